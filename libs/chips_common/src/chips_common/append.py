@@ -1,0 +1,65 @@
+"""The append protocol between the gateway (or any writer) and the eventlog.
+
+An :class:`AppendRequest` travels on ``CHIPS_APPEND`` with a reply subject in its
+headers; the eventlog answers on it with an :class:`AppendAnswer` after the commit.
+A request holds one event from a client, or a few that Chips writes together (a new
+harness and its direct space) under one idempotency key.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ActorKind = Literal["person", "harness", "operator", "system"]
+
+
+class Actor(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ActorKind
+    id: str
+
+
+class IssuedCredential(BaseModel):
+    """A token to store, as a hash, with the participant a request creates."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    credential_id: str
+    participant_id: str
+    token_hash: str
+
+
+class AppendRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: str
+    workspace_id: str
+    credential_id: str
+    actor: Actor
+    idempotency_key: str = Field(min_length=1, max_length=200)
+    events: list[dict[str, Any]] = Field(min_length=1, max_length=16)
+    credentials: list[IssuedCredential] = Field(default_factory=list)
+
+
+class AppendAnswer(BaseModel):
+    """What the eventlog says about a request: the events it logged, or why not."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: str
+    ok: bool
+    seqs: list[int] = Field(default_factory=list)
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    duplicate: bool = False
+    code: str | None = None
+    message: str | None = None
+    field: str | None = None
+
+    @classmethod
+    def refused(
+        cls, request_id: str, code: str, message: str, field: str | None = None
+    ) -> AppendAnswer:
+        return cls(request_id=request_id, ok=False, code=code, message=message, field=field)

@@ -1,0 +1,66 @@
+"""Configuration: ``CHIPS_*`` environment variables only, with working local defaults.
+
+Every service reads the same :class:`Settings`; a service that needs more subclasses it.
+Defaults point at the machine's own NATS, Postgres and Redis, and at the S3 endpoint
+``make up`` starts. The development secrets are refused outside development.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEV_OPERATOR_SECRET = "chips-dev-operator-secret"
+DEV_SIGNING_KEY = "chips-dev-signing-key"
+
+
+class Settings(BaseSettings):
+    """Settings shared by every service."""
+
+    model_config = SettingsConfigDict(env_prefix="CHIPS_", extra="ignore")
+
+    env: Literal["development", "test", "production"] = "development"
+
+    nats_url: str = "nats://127.0.0.1:4222"
+    database_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/chips"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_prefix: str = "chips"
+    s3_endpoint_url: str = "http://127.0.0.1:9000"
+    s3_bucket: str = "chips-attachments"
+
+    # Streams and subjects can be renamed so that several Chips installs (or test runs)
+    # share one NATS without seeing each other.
+    stream_prefix: str = "CHIPS"
+    subject_prefix: str = "chips"
+
+    operator_secret: str = DEV_OPERATOR_SECRET
+    signing_key: str = DEV_SIGNING_KEY
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    public_url: str = ""
+
+    # websocket.md, Getting on / Staying alive: all four numbers are configuration.
+    ticket_ttl_seconds: int = 30
+    ws_ping_interval_seconds: float = 20.0
+    ws_silence_timeout_seconds: float = 60.0
+    ws_max_queued_frames: int = 1000
+    replay_batch_size: int = 500
+
+    append_timeout_seconds: float = 10.0
+    log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _refuse_dev_secrets(self) -> Settings:
+        if self.env == "production":
+            if self.operator_secret == DEV_OPERATOR_SECRET:
+                raise ValueError("CHIPS_OPERATOR_SECRET must be set in production")
+            if self.signing_key == DEV_SIGNING_KEY:
+                raise ValueError("CHIPS_SIGNING_KEY must be set in production")
+        return self
+
+    @property
+    def gateway_url(self) -> str:
+        return self.public_url or f"http://{self.host}:{self.port}"

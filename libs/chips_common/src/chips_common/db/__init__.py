@@ -1,0 +1,1 @@
+"""Postgres wiring: tables, engine, migrations."""

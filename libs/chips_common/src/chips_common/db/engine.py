@@ -1,0 +1,17 @@
+"""Async engines, built once per service and passed in (STYLE.md, A service is wired)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from chips_common.config import Settings
+
+
+def build_engine(settings: Settings, *, pool_size: int = 10) -> AsyncEngine:
+    """An async engine on psycopg 3 for the configured database."""
+    return create_async_engine(
+        settings.database_url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+    )

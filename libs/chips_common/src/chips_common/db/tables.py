@@ -1,0 +1,182 @@
+"""Every table, grouped by the service that writes it.
+
+The eventlog is the only writer of the log and the door state; the projector owns the
+read models (``rm_*``). Others read. Schema changes go through Alembic
+(``chips_common/db/migrations``); this module is what the code queries with.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+metadata = MetaData()
+
+# --- eventlog: the log of record -------------------------------------------------------
+
+events = Table(
+    "events",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("id", Text, nullable=False, unique=True),
+    Column("type", Text, nullable=False),
+    Column("ts", DateTime(timezone=True), nullable=False),
+    Column("actor_id", Text, nullable=False),
+    Column("space_id", Text),
+    Column("body", JSONB, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "seq"),
+    Index("events_space_seq", "workspace_id", "space_id", "seq"),
+)
+
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "seq"),
+)
+
+idempotency = Table(
+    "idempotency",
+    metadata,
+    Column("credential_id", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    Column("seqs", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("credential_id", "key"),
+)
+
+# --- eventlog: the door state (DESIGN.md §2) -------------------------------------------
+
+workspaces = Table(
+    "workspaces",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("head_seq", BigInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+participants = Table(
+    "participants",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False, index=True),
+    Column("kind", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("owner_id", Text),
+    Column("joined_seq", BigInteger, nullable=False),
+)
+
+credentials = Table(
+    "credentials",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("participant_id", Text, nullable=False, index=True),
+    Column("token_hash", Text, nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+)
+
+spaces = Table(
+    "spaces",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False, index=True),
+    Column("kind", Text, nullable=False),
+    Column("title", Text),
+    Column("created_by", Text, nullable=False),
+    Column("created_seq", BigInteger, nullable=False),
+)
+
+memberships = Table(
+    "memberships",
+    metadata,
+    Column("space_id", Text, nullable=False),
+    Column("participant_id", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    Column("standing", Text, nullable=False),
+    Column("since_seq", BigInteger, nullable=False),
+    PrimaryKeyConstraint("space_id", "participant_id"),
+    Index("memberships_participant", "workspace_id", "participant_id"),
+)
+
+# Every change of membership with its seq, so a reader can ask who was in which space
+# as of any seq (the gateway scopes a replay by membership as of each event).
+membership_log = Table(
+    "membership_log",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("space_id", Text, nullable=False),
+    Column("participant_id", Text, nullable=False),
+    Column("added", Boolean, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "seq", "space_id", "participant_id"),
+    Index("membership_log_participant", "workspace_id", "participant_id", "seq"),
+)
+
+# --- projector: read models (DESIGN.md §5) ---------------------------------------------
+
+projector_checkpoints = Table(
+    "projector_checkpoints",
+    metadata,
+    Column("workspace_id", Text, primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+)
+
+rm_spaces = Table(
+    "rm_spaces",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False, index=True),
+    Column("kind", Text, nullable=False),
+    Column("title", Text),
+    Column("created_by", Text, nullable=False),
+    Column("created_seq", BigInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_seq", BigInteger, nullable=False),
+    Column("message_count", BigInteger, nullable=False),
+)
+
+rm_members = Table(
+    "rm_members",
+    metadata,
+    Column("space_id", Text, nullable=False),
+    Column("participant_id", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    Column("standing", Text, nullable=False),
+    Column("since_seq", BigInteger, nullable=False),
+    PrimaryKeyConstraint("space_id", "participant_id"),
+    Index("rm_members_participant", "workspace_id", "participant_id"),
+)
+
+rm_messages = Table(
+    "rm_messages",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("space_id", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("author_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("reply_to", Text),
+    Column("ts", DateTime(timezone=True), nullable=False),
+    Index("rm_messages_space_seq", "space_id", "seq"),
+)
+
+READ_MODELS = (rm_spaces, rm_members, rm_messages)

@@ -1,0 +1,102 @@
+"""The base of the event catalogue: one registry, one decoder.
+
+Each event type is a frozen pydantic model whose ``type`` literal is the name the spec
+gives it. Registering a name twice fails at import. ``parse_event`` is the only way
+a dict becomes an event body; it raises :class:`InvalidEvent` naming the first bad
+field, which the door turns into an ``invalid_event`` error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+# Fields Chips fills in itself; a client may not send them (websocket.md, Writing).
+ENVELOPE_FIELDS = frozenset({"v", "id", "seq", "ts", "workspace_id", "actor"})
+
+PROTOCOL_VERSION = 1
+EVENT_VERSION = 1
+
+
+# The order an event's fields are written in on the wire, whatever storage did to them,
+# so that a replayed event and a live one are the same bytes.
+ENVELOPE_ORDER = ("v", "id", "seq", "ts", "workspace_id", "actor", "type", "space_id")
+
+
+def canonical(event: dict[str, Any]) -> dict[str, Any]:
+    """The event with the envelope first, in a fixed order, and its own fields sorted."""
+    ordered = {k: event[k] for k in ENVELOPE_ORDER if k in event}
+    ordered.update(sorted((k, v) for k, v in event.items() if k not in ordered))
+    return ordered
+
+
+class InvalidEvent(ValueError):
+    """An event that does not fit the catalogue; ``field`` names what is wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class EventBody(BaseModel):
+    """Fields of one event type, without the envelope."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+    # Whether clients may write this type over HTTP or the socket. Types that only
+    # Chips itself writes (a workspace being created, a token being issued) say False.
+    client_writable: ClassVar[bool] = True
+    # Whether the event belongs to a space (and so needs a space_id and membership).
+    in_space: ClassVar[bool] = True
+
+    type: str
+
+
+CATALOGUE: dict[str, type[EventBody]] = {}
+
+T = TypeVar("T", bound=type[EventBody])
+
+
+def register(cls: T) -> T:
+    """Class decorator adding an event type to the catalogue, once."""
+    name = cls.model_fields["type"].default
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} must give its type a literal default")
+    if name in CATALOGUE:
+        raise TypeError(f"event type {name!r} is registered twice")
+    CATALOGUE[name] = cls
+    return cls
+
+
+def _first_error(exc: ValidationError) -> InvalidEvent:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "event"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        message = f"{field} is not a field of this event"
+    elif kind == "missing":
+        message = f"{field} is required"
+    else:
+        message = f"{field}: {err['msg']}"
+    return InvalidEvent(field, message)
+
+
+def parse_event(data: Any) -> EventBody:
+    """Decode the type-specific part of an event, refusing anything the catalogue lacks."""
+    if not isinstance(data, dict):
+        raise InvalidEvent("event", "an event is a JSON object")
+    name = data.get("type")
+    if not isinstance(name, str) or not name:
+        raise InvalidEvent("type", "type is required")
+    cls = CATALOGUE.get(name)
+    if cls is None:
+        raise InvalidEvent("type", f"unknown event type {name!r}")
+    for key in ENVELOPE_FIELDS:
+        if key in data:
+            raise InvalidEvent(key, f"{key} is filled in by Chips; leave it out")
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise _first_error(exc) from None

@@ -1,0 +1,1 @@
+"""NATS wiring: stream and subject names, declarations, connection."""

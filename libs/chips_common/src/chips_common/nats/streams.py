@@ -1,0 +1,131 @@
+"""Streams, subjects and consumers, declared in code and idempotently (DESIGN.md §3).
+
+``CHIPS_APPEND`` is a work queue of append requests (``chips.append.<workspace>``);
+``CHIPS_EVENTS`` carries committed events (``chips.events.<workspace>``) for live
+fan-out. Postgres keeps the log of record, so ``CHIPS_EVENTS`` only needs to hold what
+consumers have not read yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nats.js import JetStreamContext
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError, NotFoundError
+
+from chips_common.config import Settings
+
+# Header names carried on append requests and committed events.
+HDR_REPLY = "Chips-Reply-To"
+HDR_MSG_ID = "Nats-Msg-Id"
+HDR_TRACEPARENT = "traceparent"
+
+# Consumers of CHIPS_EVENTS, one durable per service that folds the log.
+CONSUMERS = ("projector", "search", "referee", "attachments")
+
+
+@dataclass(frozen=True)
+class Names:
+    """Every stream, subject and consumer name, derived from the configured prefixes."""
+
+    stream_prefix: str
+    subject_prefix: str
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Names:
+        return cls(settings.stream_prefix, settings.subject_prefix)
+
+    @property
+    def append_stream(self) -> str:
+        return f"{self.stream_prefix}_APPEND"
+
+    @property
+    def events_stream(self) -> str:
+        return f"{self.stream_prefix}_EVENTS"
+
+    def append_subject(self, workspace_id: str) -> str:
+        return f"{self.subject_prefix}.append.{workspace_id}"
+
+    def events_subject(self, workspace_id: str) -> str:
+        return f"{self.subject_prefix}.events.{workspace_id}"
+
+    @property
+    def append_wildcard(self) -> str:
+        return f"{self.subject_prefix}.append.>"
+
+    @property
+    def events_wildcard(self) -> str:
+        return f"{self.subject_prefix}.events.>"
+
+    @property
+    def dead_letter_subject(self) -> str:
+        return f"{self.subject_prefix}.deadletter"
+
+    def reply_subject(self, gateway_id: str) -> str:
+        return f"{self.subject_prefix}.reply.{gateway_id}"
+
+    def consumer(self, name: str) -> str:
+        return f"{self.stream_prefix.lower()}_{name}"
+
+
+async def declare_streams(js: JetStreamContext, names: Names) -> None:
+    """Create or update both streams; safe to call from every service at start."""
+    configs = [
+        StreamConfig(
+            name=names.append_stream,
+            subjects=[names.append_wildcard],
+            retention=RetentionPolicy.WORK_QUEUE,
+            storage=StorageType.FILE,
+            max_age=24 * 3600,
+        ),
+        StreamConfig(
+            name=names.events_stream,
+            subjects=[names.events_wildcard],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=7 * 24 * 3600,
+            duplicate_window=120,
+        ),
+    ]
+    for config in configs:
+        try:
+            await js.add_stream(config)
+        except BadRequestError:
+            await js.update_stream(config)
+
+
+async def declare_consumer(
+    js: JetStreamContext,
+    stream: str,
+    durable: str,
+    subject: str,
+    *,
+    ack_wait: float = 30.0,
+    max_deliver: int = 10,
+) -> None:
+    """Create a durable pull consumer with explicit acks, unless it exists."""
+    try:
+        await js.consumer_info(stream, durable)
+        return
+    except NotFoundError:
+        pass
+    await js.add_consumer(
+        stream,
+        ConsumerConfig(
+            durable_name=durable,
+            filter_subject=subject,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=ack_wait,
+            max_deliver=max_deliver,
+            max_ack_pending=10_000,
+        ),
+    )

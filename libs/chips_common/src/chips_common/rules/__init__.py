@@ -1,0 +1,1 @@
+"""Pure rule functions shared by the eventlog and the gateway (no I/O here)."""

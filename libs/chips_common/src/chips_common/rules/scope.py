@@ -1,0 +1,43 @@
+"""Who is delivered which event: membership as of each event's seq (DESIGN.md §4).
+
+A credential sees the events of the spaces its participant is a member of, and the
+workspace-wide events that belong to no space. Membership is folded from the stream
+itself, so the decision for event N uses membership as of N, whether the event comes
+from a replay or live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+class MembershipView:
+    """The spaces one participant is in, kept current by folding events in seq order."""
+
+    def __init__(self, participant_id: str, spaces: Iterable[str] = ()) -> None:
+        self.participant_id = participant_id
+        self.spaces: set[str] = set(spaces)
+
+    def fold(self, event: dict[str, Any]) -> bool:
+        """Apply ``event`` and say whether the participant is to be delivered it.
+
+        A membership change about the participant is delivered to them on both sides:
+        being added (they are in once it lands) and being removed (they were in before).
+        """
+        space_id = event.get("space_id")
+        kind = event.get("type")
+        me = self.participant_id
+        if kind == "space.created":
+            opener = (event.get("actor") or {}).get("id")
+            if opener == me or me in (event.get("members") or ()):
+                self.spaces.add(space_id)  # type: ignore[arg-type]
+        elif kind == "membership.added" and event.get("participant_id") == me:
+            self.spaces.add(space_id)  # type: ignore[arg-type]
+        elif kind == "membership.removed" and event.get("participant_id") == me:
+            was_in = space_id in self.spaces
+            self.spaces.discard(space_id)  # type: ignore[arg-type]
+            return was_in
+        if space_id is None:
+            return True
+        return space_id in self.spaces

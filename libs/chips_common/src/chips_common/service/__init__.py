@@ -1,0 +1,1 @@
+"""Service lifecycle: logging, health endpoints, graceful shutdown."""

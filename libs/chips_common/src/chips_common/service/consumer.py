@@ -1,0 +1,89 @@
+"""The one shape of a ``CHIPS_EVENTS`` consumer (STYLE.md, A NATS consumer).
+
+A durable pull consumer; each fetched batch is grouped by workspace and handed to
+``handle(workspace_id, highest_seq)``, which does its work in its own transaction and
+stores its checkpoint there. The message is only a prompt: the handler reads what it has
+not applied from the log in Postgres, so a lost or reordered message heals itself. A
+message that cannot be decoded goes to the dead-letter subject and is terminated; a
+failed handler naks with a delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from chips_common.nats.streams import Names
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[str, int], Awaitable[None]]
+
+
+async def consume_events(
+    nc: NATS,
+    js: JetStreamContext,
+    names: Names,
+    service: str,
+    handle: Handler,
+    stop: asyncio.Event,
+    *,
+    batch_size: int = 256,
+) -> None:
+    sub = await js.pull_subscribe(
+        names.events_wildcard,
+        durable=names.consumer(service),
+        stream=names.events_stream,
+        config=ConsumerConfig(
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=30,
+            max_deliver=20,
+            max_ack_pending=20_000,
+        ),
+    )
+    log.info("%s consuming %s", service, names.events_stream)
+    try:
+        while not stop.is_set():
+            try:
+                msgs = await sub.fetch(batch_size, timeout=1)
+            except (NatsTimeout, asyncio.TimeoutError):
+                continue
+            await settle_batch(nc, names, msgs, handle)
+    finally:
+        await sub.unsubscribe()
+
+
+async def settle_batch(nc: NATS, names: Names, msgs: list[Msg], handle: Handler) -> None:
+    highest: dict[str, int] = {}
+    by_workspace: dict[str, list[Msg]] = {}
+    for msg in msgs:
+        try:
+            event = json.loads(msg.data)
+            workspace_id, seq = str(event["workspace_id"]), int(event["seq"])
+        except (ValueError, KeyError, TypeError):
+            log.error("dead-lettering an undecodable event from %s", msg.subject)
+            await nc.publish(names.dead_letter_subject, msg.data,
+                             headers={"Chips-Dead-Reason": "undecodable event"})
+            await msg.term()
+            continue
+        highest[workspace_id] = max(seq, highest.get(workspace_id, 0))
+        by_workspace.setdefault(workspace_id, []).append(msg)
+    for workspace_id, seq in highest.items():
+        try:
+            await handle(workspace_id, seq)
+        except Exception:
+            log.exception("applying %s up to seq %d failed; will retry", workspace_id, seq)
+            for msg in by_workspace[workspace_id]:
+                await msg.nak(delay=2)
+            continue
+        for msg in by_workspace[workspace_id]:
+            await msg.ack()

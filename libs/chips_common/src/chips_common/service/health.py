@@ -1,0 +1,47 @@
+"""``/healthz``, ``/readyz`` and ``/metrics`` for services that are not HTTP APIs.
+
+``/healthz`` depends on nothing; ``/readyz`` runs the service's checks (each answers
+whether one dependency responds) and fails with 503 naming the ones that did not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+
+from fastapi import FastAPI, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+Check = Callable[[], Awaitable[bool]]
+
+
+async def run_checks(checks: Mapping[str, Check]) -> dict[str, bool]:
+    results: dict[str, bool] = {}
+    for name, check in checks.items():
+        try:
+            results[name] = await check()
+        except Exception:  # a failing dependency is a "no", never a 500
+            results[name] = False
+    return results
+
+
+def add_health_routes(app: FastAPI, checks: Mapping[str, Check]) -> None:
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        results = await run_checks(checks)
+        ready = all(results.values())
+        return JSONResponse({"ready": ready, "checks": results}, status_code=200 if ready else 503)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def build_health_app(checks: Mapping[str, Check]) -> FastAPI:
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    add_health_routes(app, checks)
+    return app

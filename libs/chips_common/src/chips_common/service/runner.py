@@ -1,0 +1,41 @@
+"""Running a worker service: its consumer loop beside a small health server.
+
+SIGTERM and SIGINT set ``stop``; the loop finishes the batch in flight, then the health
+server stops (STYLE.md, A NATS consumer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+
+import uvicorn
+from fastapi import FastAPI
+
+
+def install_stop_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+
+async def serve_with_health(
+    health_app: FastAPI,
+    host: str,
+    port: int,
+    work: Callable[[asyncio.Event], Awaitable[None]],
+) -> None:
+    """Run ``work(stop)`` and a health server until a stop signal or the work ends."""
+    stop = asyncio.Event()
+    install_stop_signals(stop)
+    server = uvicorn.Server(
+        uvicorn.Config(health_app, host=host, port=port, log_level="warning", lifespan="off")
+    )
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    serving = asyncio.create_task(server.serve())
+    try:
+        await work(stop)
+    finally:
+        server.should_exit = True
+        await serving

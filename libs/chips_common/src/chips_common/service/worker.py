@@ -1,0 +1,51 @@
+"""A worker service: NATS, Postgres, health, and one events consumer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chips_common.config import Settings
+from chips_common.db.engine import build_engine
+from chips_common.nats.connect import build_nats, jetstream
+from chips_common.nats.streams import Names, declare_streams
+from chips_common.service.consumer import Handler, consume_events
+from chips_common.service.health import build_health_app
+from chips_common.service.runner import serve_with_health
+
+log = logging.getLogger(__name__)
+
+
+async def run_worker(
+    settings: Settings, service: str, build_handler: Callable[[AsyncEngine], Handler]
+) -> None:
+    """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped."""
+    engine = build_engine(settings, pool_size=4)
+    nc = await build_nats(settings, name=f"chips-{service}")
+    js = jetstream(nc)
+    names = Names.from_settings(settings)
+    await declare_streams(js, names)
+    handler = build_handler(engine)
+
+    async def db_ok() -> bool:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        return True
+
+    async def nats_ok() -> bool:
+        return bool(nc.is_connected)
+
+    async def work(stop: asyncio.Event) -> None:
+        await consume_events(nc, js, names, service, handler, stop)
+
+    try:
+        await serve_with_health(
+            build_health_app({"postgres": db_ok, "nats": nats_ok}), settings.host, settings.port, work
+        )
+    finally:
+        await nc.drain()
+        await engine.dispose()

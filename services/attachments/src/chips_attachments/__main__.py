@@ -1,0 +1,19 @@
+"""``python -m chips_attachments``: run the attachments service."""
+
+from __future__ import annotations
+
+import asyncio
+
+from chips_attachments.app import run
+from chips_attachments.config import AttachmentsSettings
+from chips_common.service.logs import setup_logging
+
+
+def main() -> None:
+    settings = AttachmentsSettings()
+    setup_logging("attachments", settings.log_level)
+    asyncio.run(run(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Wiring of the eventlog: Postgres, NATS, streams, the append loop, health."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy import text
+
+from chips_common.db.engine import build_engine
+from chips_common.nats.connect import build_nats, jetstream
+from chips_common.nats.streams import Names, declare_streams
+from chips_common.service.health import build_health_app
+from chips_common.service.runner import serve_with_health
+from chips_eventlog.config import EventlogSettings
+from chips_eventlog.consumer import Appender
+
+log = logging.getLogger(__name__)
+
+
+async def run(settings: EventlogSettings) -> None:
+    engine = build_engine(settings)
+    nc = await build_nats(settings, name="chips-eventlog")
+    js = jetstream(nc)
+    names = Names.from_settings(settings)
+    await declare_streams(js, names)
+
+    async def db_ok() -> bool:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        return True
+
+    async def nats_ok() -> bool:
+        return bool(nc.is_connected)
+
+    appender = Appender(engine, nc, js, names)
+
+    async def work(stop: asyncio.Event) -> None:
+        log.info("eventlog appending from %s", names.append_wildcard)
+        await appender.run(stop, settings.batch_size, settings.outbox_sweep_seconds)
+
+    try:
+        await serve_with_health(
+            build_health_app({"postgres": db_ok, "nats": nats_ok}), settings.host, settings.port, work
+        )
+    finally:
+        await nc.drain()
+        await engine.dispose()

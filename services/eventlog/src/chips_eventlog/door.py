@@ -1,0 +1,282 @@
+"""The rules at the door, decided inside the append transaction (DESIGN.md §2).
+
+Every check reads the door state through the same connection that will write the
+event, after the workspace's head row is locked, so two racing writes can never both
+pass. A refusal raises :class:`Refused`; the caller rolls back to its savepoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chips_common.append import Actor, AppendRequest
+from chips_common.clock import iso
+from chips_common.db import tables as t
+from chips_common.events import (
+    EVENT_VERSION,
+    EventBody,
+    InvalidEvent,
+    MembershipAdded,
+    MembershipRemoved,
+    MessagePost,
+    ParticipantJoined,
+    SpaceCreated,
+    WorkspaceCreated,
+    canonical,
+    parse_event,
+)
+from chips_common.ids import message_id_for, new_id
+
+
+class Refused(Exception):
+    """A request the door does not let in; nothing of it is logged."""
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+@dataclass
+class Participant:
+    id: str
+    kind: str
+    role: str
+    owner_id: str | None
+
+
+class Door:
+    """Checks and applies one request's events against the door state of one workspace."""
+
+    def __init__(self, conn: AsyncConnection, workspace_id: str, head_seq: int, now: datetime):
+        self.conn = conn
+        self.workspace_id = workspace_id
+        self.head_seq = head_seq
+        self.now = now
+
+    # --- reading the door state ----------------------------------------------------
+
+    async def participant(self, participant_id: str) -> Participant | None:
+        row = (
+            await self.conn.execute(
+                select(t.participants.c.id, t.participants.c.kind, t.participants.c.role,
+                       t.participants.c.owner_id).where(
+                    and_(t.participants.c.id == participant_id,
+                         t.participants.c.workspace_id == self.workspace_id)
+                )
+            )
+        ).first()
+        return Participant(row.id, row.kind, row.role, row.owner_id) if row else None
+
+    async def standing(self, space_id: str, participant_id: str) -> str | None:
+        return (
+            await self.conn.execute(
+                select(t.memberships.c.standing).where(
+                    and_(t.memberships.c.space_id == space_id,
+                         t.memberships.c.participant_id == participant_id,
+                         t.memberships.c.workspace_id == self.workspace_id)
+                )
+            )
+        ).scalar()
+
+    async def check_member(self, space_id: str, actor: Actor) -> str:
+        """The actor's standing in the space; anyone not in it is refused.
+
+        A space that does not exist and one the actor is not in are refused alike, so a
+        refusal never tells a stranger which rooms exist.
+        """
+        standing = await self.standing(space_id, actor.id)
+        if standing is None:
+            raise Refused("forbidden", "you are not a member of this space", "space_id")
+        return standing
+
+    # --- the rules, one per event type ---------------------------------------------
+
+    async def check_workspace_created(self, body: WorkspaceCreated, actor: Actor) -> dict[str, Any]:
+        if actor.kind != "operator":
+            raise Refused("forbidden", "only an operator creates workspaces")
+        if self.head_seq != 0:
+            raise Refused("invalid_event", "this workspace already exists", "workspace_id")
+        await self.conn.execute(
+            update(t.workspaces).where(t.workspaces.c.id == self.workspace_id).values(name=body.name)
+        )
+        return {}
+
+    async def check_participant_joined(
+        self, body: ParticipantJoined, actor: Actor, request: AppendRequest
+    ) -> dict[str, Any]:
+        if await self.participant(body.participant_id):
+            raise Refused("invalid_event", "that participant already exists", "participant_id")
+        prefix = "usr_" if body.kind == "person" else "hrn_"
+        if not body.participant_id.startswith(prefix):
+            raise Refused("invalid_event", f"a {body.kind}'s id starts with {prefix}", "participant_id")
+        if actor.kind == "operator":
+            if body.kind != "person" or body.role != "owner":
+                raise Refused("forbidden", "an operator adds only the workspace's owner")
+        else:
+            me = await self.participant(actor.id)
+            if me is None or me.kind != "person" or me.role not in ("owner", "admin"):
+                raise Refused("forbidden", "only a workspace owner or admin adds participants")
+            if body.role == "owner":
+                raise Refused("forbidden", "a workspace has one owner", "role")
+            if body.kind == "harness" and body.owner_id != actor.id:
+                raise Refused("invalid_event", "a harness is owned by who connects it", "owner_id")
+        await self.conn.execute(
+            insert(t.participants).values(
+                id=body.participant_id, workspace_id=self.workspace_id, kind=body.kind,
+                name=body.name, role=body.role, owner_id=body.owner_id,
+                joined_seq=self.head_seq + 1,
+            )
+        )
+        for cred in request.credentials:
+            if cred.participant_id == body.participant_id:
+                await self.conn.execute(
+                    insert(t.credentials).values(
+                        id=cred.credential_id, workspace_id=self.workspace_id,
+                        participant_id=cred.participant_id, token_hash=cred.token_hash,
+                        created_at=self.now,
+                    )
+                )
+        return {}
+
+    async def check_space_created(self, body: SpaceCreated, actor: Actor) -> dict[str, Any]:
+        if actor.kind != "person":
+            raise Refused(
+                "forbidden", "a harness opens spaces through its door, not with space.created"
+            )
+        space_id = body.space_id or new_id("spc")
+        if not space_id.startswith("spc_"):
+            raise Refused("invalid_event", "a space's id starts with spc_", "space_id")
+        exists = (
+            await self.conn.execute(select(t.spaces.c.id).where(t.spaces.c.id == space_id))
+        ).first()
+        if exists:
+            raise Refused("invalid_event", "that space already exists", "space_id")
+        members = list(dict.fromkeys(m for m in body.members if m != actor.id))
+        for member in members:
+            if await self.participant(member) is None:
+                raise Refused("not_found", f"no participant {member} in this workspace", "members")
+        if body.kind == "direct" and not members:
+            raise Refused("invalid_event", "a direct space names who it is with", "members")
+        seq = self.head_seq + 1
+        await self.conn.execute(
+            insert(t.spaces).values(
+                id=space_id, workspace_id=self.workspace_id, kind=body.kind, title=body.title,
+                created_by=actor.id, created_seq=seq,
+            )
+        )
+        await self._add_member(space_id, actor.id, "owner", seq)
+        for member in members:
+            await self._add_member(space_id, member, "member", seq)
+        return {"space_id": space_id, "members": members}
+
+    async def check_membership_added(self, body: MembershipAdded, actor: Actor) -> dict[str, Any]:
+        standing = await self.check_member(body.space_id, actor)
+        if standing == "guest":
+            raise Refused("forbidden", "a guest cannot add anyone to a space")
+        if body.standing == "owner" and standing != "owner":
+            raise Refused("forbidden", "only the space's owner makes another owner", "standing")
+        if await self.participant(body.participant_id) is None:
+            raise Refused("not_found", "no such participant in this workspace", "participant_id")
+        if await self.standing(body.space_id, body.participant_id):
+            raise Refused("invalid_event", "already a member of this space", "participant_id")
+        await self._add_member(body.space_id, body.participant_id, body.standing, self.head_seq + 1)
+        return {}
+
+    async def check_membership_removed(self, body: MembershipRemoved, actor: Actor) -> dict[str, Any]:
+        standing = await self.check_member(body.space_id, actor)
+        if body.participant_id != actor.id and standing != "owner":
+            raise Refused("forbidden", "only the space's owner takes others out of it")
+        if not await self.standing(body.space_id, body.participant_id):
+            raise Refused("invalid_event", "not a member of this space", "participant_id")
+        await self.conn.execute(
+            delete(t.memberships).where(
+                and_(t.memberships.c.space_id == body.space_id,
+                     t.memberships.c.participant_id == body.participant_id)
+            )
+        )
+        await self._log_membership(body.space_id, body.participant_id, False, self.head_seq + 1)
+        return {}
+
+    async def check_message_post(self, body: MessagePost, actor: Actor) -> dict[str, Any]:
+        await self.check_member(body.space_id, actor)
+        return {}
+
+    # --- writing -------------------------------------------------------------------
+
+    async def _add_member(self, space_id: str, participant_id: str, standing: str, seq: int) -> None:
+        await self.conn.execute(
+            insert(t.memberships).values(
+                space_id=space_id, participant_id=participant_id, workspace_id=self.workspace_id,
+                standing=standing, since_seq=seq,
+            )
+        )
+        await self._log_membership(space_id, participant_id, True, seq)
+
+    async def _log_membership(self, space_id: str, participant_id: str, added: bool, seq: int) -> None:
+        await self.conn.execute(
+            insert(t.membership_log).values(
+                workspace_id=self.workspace_id, seq=seq, space_id=space_id,
+                participant_id=participant_id, added=added,
+            )
+        )
+
+    async def check(self, body: EventBody, actor: Actor, request: AppendRequest) -> dict[str, Any]:
+        """Decide the rule for one event, update the door state, and say what Chips fills in."""
+        match body:
+            case WorkspaceCreated():
+                return await self.check_workspace_created(body, actor)
+            case ParticipantJoined():
+                return await self.check_participant_joined(body, actor, request)
+            case SpaceCreated():
+                return await self.check_space_created(body, actor)
+            case MembershipAdded():
+                return await self.check_membership_added(body, actor)
+            case MembershipRemoved():
+                return await self.check_membership_removed(body, actor)
+            case MessagePost():
+                return await self.check_message_post(body, actor)
+        raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
+
+    async def append(self, request: AppendRequest) -> list[dict[str, Any]]:
+        """Check and log every event of ``request``; return them as logged."""
+        logged: list[dict[str, Any]] = []
+        for raw in request.events:
+            try:
+                body = parse_event(raw)
+            except InvalidEvent as exc:
+                raise Refused("invalid_event", exc.message, exc.field) from None
+            filled = await self.check(body, request.actor, request)
+            seq = self.head_seq + 1
+            event_id = new_id("evt")
+            fields = body.model_dump(mode="json", exclude_none=True)
+            fields.update(filled)
+            event: dict[str, Any] = {
+                "v": EVENT_VERSION,
+                "id": event_id,
+                "seq": seq,
+                "ts": iso(self.now),
+                "workspace_id": self.workspace_id,
+                "actor": request.actor.model_dump(),
+                **fields,
+            }
+            if body.type == "message.post":
+                event["message_id"] = message_id_for(event_id)
+            event = canonical(event)
+            await self.conn.execute(
+                insert(t.events).values(
+                    workspace_id=self.workspace_id, seq=seq, id=event_id, type=body.type,
+                    ts=self.now, actor_id=request.actor.id, space_id=event.get("space_id"),
+                    body=event,
+                )
+            )
+            await self.conn.execute(insert(t.outbox).values(workspace_id=self.workspace_id, seq=seq))
+            self.head_seq = seq
+            logged.append(event)
+        return logged

@@ -1,0 +1,99 @@
+"""The eventlog's reads and writes outside the door rules: heads, keys, the outbox."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from chips_common.db import tables as t
+from chips_common.events import canonical
+
+
+async def lock_head(conn: AsyncConnection, workspace_id: str, *, create: bool, now: datetime) -> int | None:
+    """Lock the workspace's head row and return its seq (DESIGN.md §2).
+
+    With ``create`` a missing workspace gets its row first (head 0), so the request that
+    creates it holds the lock like any other.
+    """
+    if create:
+        await conn.execute(
+            pg_insert(t.workspaces)
+            .values(id=workspace_id, name="", head_seq=0, created_at=now)
+            .on_conflict_do_nothing()
+        )
+    return (
+        await conn.execute(
+            select(t.workspaces.c.head_seq).where(t.workspaces.c.id == workspace_id).with_for_update()
+        )
+    ).scalar()
+
+
+async def save_head(conn: AsyncConnection, workspace_id: str, head_seq: int) -> None:
+    await conn.execute(
+        update(t.workspaces).where(t.workspaces.c.id == workspace_id).values(head_seq=head_seq)
+    )
+
+
+async def find_key(conn: AsyncConnection, credential_id: str, key: str) -> list[int] | None:
+    seqs = (
+        await conn.execute(
+            select(t.idempotency.c.seqs).where(
+                and_(t.idempotency.c.credential_id == credential_id, t.idempotency.c.key == key)
+            )
+        )
+    ).scalar()
+    return list(seqs) if seqs is not None else None
+
+
+async def save_key(
+    conn: AsyncConnection, credential_id: str, key: str, workspace_id: str, seqs: list[int], now: datetime
+) -> None:
+    await conn.execute(
+        insert(t.idempotency).values(
+            credential_id=credential_id, key=key, workspace_id=workspace_id, seqs=seqs, created_at=now
+        )
+    )
+
+
+async def read_events(conn: AsyncConnection, workspace_id: str, seqs: list[int]) -> list[dict[str, Any]]:
+    rows = await conn.execute(
+        select(t.events.c.body)
+        .where(and_(t.events.c.workspace_id == workspace_id, t.events.c.seq.in_(seqs)))
+        .order_by(t.events.c.seq)
+    )
+    return [canonical(row.body) for row in rows]
+
+
+async def unpublished(engine: AsyncEngine, limit: int = 1000) -> list[dict[str, Any]]:
+    """Committed events still waiting in the outbox, oldest first."""
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            select(t.events.c.body)
+            .select_from(
+                t.outbox.join(
+                    t.events,
+                    and_(t.outbox.c.workspace_id == t.events.c.workspace_id,
+                         t.outbox.c.seq == t.events.c.seq),
+                )
+            )
+            .order_by(t.outbox.c.workspace_id, t.outbox.c.seq)
+            .limit(limit)
+        )
+        return [canonical(row.body) for row in rows]
+
+
+async def mark_published(engine: AsyncEngine, events: list[dict[str, Any]]) -> None:
+    by_workspace: dict[str, list[int]] = {}
+    for event in events:
+        by_workspace.setdefault(event["workspace_id"], []).append(event["seq"])
+    async with engine.begin() as conn:
+        for workspace_id, seqs in by_workspace.items():
+            await conn.execute(
+                delete(t.outbox).where(
+                    and_(t.outbox.c.workspace_id == workspace_id, t.outbox.c.seq.in_(seqs))
+                )
+            )

@@ -1,0 +1,31 @@
+"""``python -m chips_gateway``: serve the HTTP API and /v1/ws with uvicorn."""
+
+from __future__ import annotations
+
+import uvicorn
+
+from chips_common.service.logs import setup_logging
+from chips_gateway.app import build_app
+from chips_gateway.config import GatewaySettings
+
+
+def main() -> None:
+    settings = GatewaySettings()
+    setup_logging("gateway", settings.log_level)
+    # websocket.md, Staying alive: a ping every interval; a socket that has not answered
+    # for the silence timeout is closed (the pong wait is what remains of it).
+    ping_timeout = max(settings.ws_silence_timeout_seconds - settings.ws_ping_interval_seconds, 1.0)
+    uvicorn.run(
+        build_app(settings),
+        host=settings.host,
+        port=settings.port,
+        ws="websockets-sansio",
+        ws_ping_interval=settings.ws_ping_interval_seconds,
+        ws_ping_timeout=ping_timeout,
+        log_config=None,
+        access_log=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""Writing and reading the log over HTTP, by the same rules as the socket."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query
+
+from chips_common.rules.scope import MembershipView
+from chips_gateway.context import Caller, Ctx
+from chips_gateway.errors import ChipsError
+from chips_gateway.ws import check_writable
+
+router = APIRouter(prefix="/v1")
+
+
+@router.post("/events")
+async def post_event(ctx: Ctx, caller: Caller, event: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+    """Append one event; answered like the socket's ack, refusals like its error frames."""
+    event = dict(event)
+    key = event.pop("idempotency_key", None)
+    if not isinstance(key, str) or not key or len(key) > 200:
+        raise ChipsError("invalid_frame", "every event carries its idempotency_key inside it")
+    try:
+        check_writable(event)
+    except ChipsError as exc:
+        exc.extra["idempotency_key"] = key
+        raise
+    answer = await ctx.appender.append(
+        caller.workspace_id, caller.credential_id, caller.actor, key, [event]
+    )
+    if not answer.ok:
+        raise ChipsError(answer.code or "invalid_event", answer.message or "refused",
+                         idempotency_key=key, field=answer.field)
+    return {"idempotency_key": key, "seq": answer.seqs[-1], "duplicate": answer.duplicate}
+
+
+@router.get("/events")
+async def read_events(
+    ctx: Ctx,
+    caller: Caller,
+    since: Annotated[int, Query(ge=0)] = 0,
+    space_id: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
+    """Events after ``since`` that the caller may see, oldest first.
+
+    With ``space_id``, every event of that space (a member reads a room from its
+    beginning). Without, the workspace as the caller's socket would have been sent it:
+    each space's events while the caller was in it, and the workspace-wide ones.
+    """
+    ws_id = caller.workspace_id
+    if space_id is not None:
+        if not await ctx.reader.is_member(space_id, caller.participant_id):
+            raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
+        events = await ctx.reader.space_events(ws_id, space_id, since, limit)
+        next_since = events[-1]["seq"] if events else since
+        return {"events": events, "next_since": next_since}
+
+    view = MembershipView(caller.participant_id,
+                          await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since))
+    head = await ctx.reader.head(ws_id)
+    found: list[dict[str, Any]] = []
+    cursor = since
+    async for batch in ctx.reader.replay(ws_id, since, head):
+        for event in batch:
+            cursor = event["seq"]
+            if view.fold(event):
+                found.append(event)
+                if len(found) == limit:
+                    return {"events": found, "next_since": cursor}
+    return {"events": found, "next_since": max(cursor, since)}

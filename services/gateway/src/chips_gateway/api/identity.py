@@ -1,0 +1,127 @@
+"""Workspaces, people and harnesses: the acts that issue tokens.
+
+Each is an append like any other (the participant lands in the log as
+``participant.joined``); the token travels beside the request only as a hash, and is
+shown once, in this answer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header
+from pydantic import BaseModel, Field
+
+from chips_common.append import AppendAnswer, IssuedCredential
+from chips_common.ids import new_id, new_token
+from chips_common.tokens import hash_token
+from chips_gateway.auth import check_operator
+from chips_gateway.context import Caller, Ctx
+from chips_gateway.errors import ChipsError
+
+router = APIRouter(prefix="/v1")
+
+Name = Annotated[str, Field(min_length=1, max_length=80)]
+
+
+class WorkspaceIn(BaseModel):
+    name: Name
+    owner_name: Name
+
+
+class PersonIn(BaseModel):
+    name: Name
+    role: Literal["admin", "member", "guest"] = "member"
+
+
+class HarnessIn(BaseModel):
+    name: Name
+
+
+def raise_refusal(answer: AppendAnswer) -> None:
+    if not answer.ok:
+        raise ChipsError(answer.code or "invalid_event", answer.message or "refused", field=answer.field)
+
+
+def request_key(header: str | None) -> str:
+    return header or f"http-{secrets.token_hex(12)}"
+
+
+@router.post("/workspaces", status_code=201)
+async def create_workspace(
+    body: WorkspaceIn,
+    ctx: Ctx,
+    x_chips_operator_secret: Annotated[str | None, Header()] = None,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, str]:
+    """An operator creates a workspace with its owner, who gets a person token."""
+    check_operator(x_chips_operator_secret, ctx.settings.operator_secret)
+    workspace_id = new_id("ws")
+    owner_id = new_id("usr")
+    token = new_token("pt")
+    answer = await ctx.appender.append(
+        workspace_id, "operator", {"kind": "operator", "id": "operator"},
+        request_key(idempotency_key),
+        [
+            {"type": "workspace.created", "name": body.name},
+            {"type": "participant.joined", "participant_id": owner_id, "kind": "person",
+             "name": body.owner_name, "role": "owner"},
+        ],
+        [IssuedCredential(credential_id=new_id("crd"), participant_id=owner_id,
+                          token_hash=hash_token(token))],
+    )
+    raise_refusal(answer)
+    if answer.duplicate:
+        raise ChipsError("invalid_request", "that Idempotency-Key created a workspace already; "
+                         "its token was shown then")
+    return {"workspace_id": workspace_id, "owner_id": owner_id, "token": token}
+
+
+@router.post("/participants", status_code=201)
+async def add_person(body: PersonIn, ctx: Ctx, caller: Caller,
+                     idempotency_key: Annotated[str | None, Header()] = None) -> dict[str, str]:
+    """A workspace owner or admin adds a person, who gets a person token."""
+    person_id = new_id("usr")
+    token = new_token("pt")
+    answer = await ctx.appender.append(
+        caller.workspace_id, caller.credential_id, caller.actor, request_key(idempotency_key),
+        [{"type": "participant.joined", "participant_id": person_id, "kind": "person",
+          "name": body.name, "role": body.role}],
+        [IssuedCredential(credential_id=new_id("crd"), participant_id=person_id,
+                          token_hash=hash_token(token))],
+    )
+    raise_refusal(answer)
+    return {"participant_id": person_id, "name": body.name, "role": body.role, "token": token}
+
+
+@router.post("/harnesses", status_code=201)
+async def connect_harness(body: HarnessIn, ctx: Ctx, caller: Caller,
+                          idempotency_key: Annotated[str | None, Header()] = None) -> dict[str, str]:
+    """A person connects a harness: it gets a token and a direct space with its owner."""
+    if caller.kind != "person":
+        raise ChipsError("forbidden", "a person connects a harness")
+    harness_id = new_id("hrn")
+    space_id = new_id("spc")
+    token = new_token("at")
+    answer = await ctx.appender.append(
+        caller.workspace_id, caller.credential_id, caller.actor, request_key(idempotency_key),
+        [
+            {"type": "participant.joined", "participant_id": harness_id, "kind": "harness",
+             "name": body.name, "owner_id": caller.participant_id},
+            {"type": "space.created", "space_id": space_id, "kind": "direct", "title": body.name,
+             "members": [harness_id]},
+        ],
+        [IssuedCredential(credential_id=new_id("crd"), participant_id=harness_id,
+                          token_hash=hash_token(token))],
+    )
+    raise_refusal(answer)
+    return {"harness_id": harness_id, "name": body.name, "token": token, "space_id": space_id,
+            "url": ctx.settings.gateway_url}
+
+
+@router.post("/socket-tickets", status_code=201)
+async def socket_ticket(ctx: Ctx, caller: Caller) -> dict[str, str | int]:
+    """A single-use ticket for opening /v1/ws where no header can be set."""
+    ticket = await ctx.tickets.issue(caller)
+    return {"ticket": ticket, "expires_in": ctx.tickets.ttl}

@@ -1,0 +1,79 @@
+"""Wiring of the gateway: ``build_app(settings)`` opens every client in its lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from fastapi import FastAPI, WebSocket
+from fastapi.exceptions import RequestValidationError
+from redis.asyncio import Redis
+from sqlalchemy import text
+
+from chips_common.db.engine import build_engine
+from chips_common.nats.connect import build_nats, jetstream
+from chips_common.nats.streams import Names, declare_streams
+from chips_common.service.health import add_health_routes
+from chips_gateway.api import events, identity, spaces
+from chips_gateway.appender import AppendClient
+from chips_gateway.auth import Tickets
+from chips_gateway.config import GatewaySettings
+from chips_gateway.context import Context
+from chips_gateway.errors import ChipsError, chips_error_handler, validation_error_handler
+from chips_gateway.feeds import Feeds
+from chips_gateway.reader import LogReader
+from chips_gateway.ws import serve_socket
+
+
+def build_app(settings: GatewaySettings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            engine = build_engine(settings)
+            stack.push_async_callback(engine.dispose)
+            redis = Redis.from_url(settings.redis_url)
+            stack.push_async_callback(redis.aclose)
+            nc = await build_nats(settings, name=f"chips-gateway-{settings.replica_id()}")
+            stack.push_async_callback(nc.drain)
+            js = jetstream(nc)
+            names = Names.from_settings(settings)
+            await declare_streams(js, names)
+            appender = AppendClient(nc, js, names, settings.replica_id(), settings.append_timeout_seconds)
+            await appender.start()
+            stack.push_async_callback(appender.stop)
+            reader = LogReader(engine, settings.replay_batch_size)
+            feeds = Feeds(reader, nc, names, settings.feed_tail_check_seconds)
+            await feeds.start()
+            stack.push_async_callback(feeds.stop)
+            app.state.ctx = Context(
+                settings=settings, engine=engine, redis=redis, appender=appender, reader=reader,
+                feeds=feeds, tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
+            )
+            app.state.nc = nc
+            yield
+
+    app = FastAPI(title="Chips gateway", version="0.1.0", lifespan=lifespan)
+    app.add_exception_handler(ChipsError, chips_error_handler)
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.include_router(identity.router)
+    app.include_router(events.router)
+    app.include_router(spaces.router)
+
+    async def db_ok() -> bool:
+        async with app.state.ctx.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        return True
+
+    async def nats_ok() -> bool:
+        return bool(app.state.nc.is_connected)
+
+    async def redis_ok() -> bool:
+        return bool(await app.state.ctx.redis.ping())
+
+    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok, "redis": redis_ok})
+
+    @app.websocket("/v1/ws")
+    async def socket(ws: WebSocket) -> None:
+        await serve_socket(ws, app.state.ctx)
+
+    return app

@@ -1,0 +1,92 @@
+"""Sending append requests to the eventlog and waiting for its answers.
+
+Each request is a JetStream publish on ``chips.append.<workspace>`` whose headers name
+this replica's reply subject; the eventlog answers there after its commit. Many requests
+may be in flight at once (DESIGN.md §2, Pipelining).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js import JetStreamContext
+
+from chips_common.append import Actor, AppendAnswer, AppendRequest, IssuedCredential
+from chips_common.ids import new_id
+from chips_common.nats.streams import HDR_REPLY, Names
+from chips_gateway.errors import ChipsError
+
+
+class AppendClient:
+    def __init__(self, nc: NATS, js: JetStreamContext, names: Names, replica_id: str, timeout: float):
+        self.nc = nc
+        self.js = js
+        self.names = names
+        self.reply_prefix = names.reply_subject(replica_id)
+        self.timeout = timeout
+        self.waiting: dict[str, asyncio.Future[AppendAnswer]] = {}
+        self.sub: Subscription | None = None
+
+    async def start(self) -> None:
+        self.sub = await self.nc.subscribe(f"{self.reply_prefix}.*", cb=self._on_reply)
+
+    async def stop(self) -> None:
+        if self.sub is not None:
+            await self.sub.unsubscribe()
+
+    async def _on_reply(self, msg: Msg) -> None:
+        answer = AppendAnswer.model_validate_json(msg.data)
+        future = self.waiting.pop(answer.request_id, None)
+        if future is not None and not future.done():
+            future.set_result(answer)
+
+    async def send(
+        self,
+        workspace_id: str,
+        credential_id: str,
+        actor: Actor | dict[str, str],
+        idempotency_key: str,
+        events: list[dict[str, Any]],
+        credentials: list[IssuedCredential] | None = None,
+    ) -> asyncio.Future[AppendAnswer]:
+        """Publish a request; the returned future resolves with the eventlog's answer.
+
+        The publish itself is awaited, so requests a caller sends one after another enter
+        the stream in that order; the answers are awaited separately.
+        """
+        request = AppendRequest(
+            request_id=new_id("req"),
+            workspace_id=workspace_id,
+            credential_id=credential_id,
+            actor=actor if isinstance(actor, Actor) else Actor.model_validate(actor),
+            idempotency_key=idempotency_key,
+            events=events,
+            credentials=credentials or [],
+        )
+        future: asyncio.Future[AppendAnswer] = asyncio.get_running_loop().create_future()
+        self.waiting[request.request_id] = future
+        try:
+            await self.js.publish(
+                self.names.append_subject(workspace_id),
+                request.model_dump_json().encode(),
+                headers={HDR_REPLY: f"{self.reply_prefix}.{request.request_id}"},
+            )
+        except Exception:
+            self.waiting.pop(request.request_id, None)
+            raise ChipsError("unavailable", "the log is not reachable right now; send it again") from None
+        return future
+
+    async def wait(self, future: asyncio.Future[AppendAnswer]) -> AppendAnswer:
+        try:
+            return await asyncio.wait_for(future, self.timeout)
+        except TimeoutError:
+            raise ChipsError(
+                "unavailable", "the log did not answer in time; send it again with the same key"
+            ) from None
+
+    async def append(self, *args: Any, **kwargs: Any) -> AppendAnswer:
+        return await self.wait(await self.send(*args, **kwargs))

@@ -1,0 +1,42 @@
+"""What the gateway's handlers share: built once in ``build_app``'s lifespan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chips_gateway.appender import AppendClient
+from chips_gateway.auth import Principal, Tickets, require_principal
+from chips_gateway.config import GatewaySettings
+from chips_gateway.feeds import Feeds
+from chips_gateway.reader import LogReader
+
+
+@dataclass
+class Context:
+    settings: GatewaySettings
+    engine: AsyncEngine
+    redis: Redis
+    appender: AppendClient
+    reader: LogReader
+    feeds: Feeds
+    tickets: Tickets
+
+
+def get_context(request: Request) -> Context:
+    ctx: Context = request.app.state.ctx
+    return ctx
+
+
+Ctx = Annotated[Context, Depends(get_context)]
+
+
+async def get_principal(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> Principal:
+    return await require_principal(ctx.engine, authorization)
+
+
+Caller = Annotated[Principal, Depends(get_principal)]

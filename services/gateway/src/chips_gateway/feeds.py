@@ -1,0 +1,145 @@
+"""Live fan-out: one feed per workspace with sockets on this replica.
+
+A feed listens on ``chips.events.<workspace>`` and hands every committed event, in seq
+order and without gaps, to each subscription attached to it. A missing seq (a lost or
+reordered message) is read from Postgres before going on, and a periodic look at the
+workspace's head catches a loss at the tail, so JetStream losing a message may delay
+an event but never drop it (DESIGN.md §2, Gaps are healed from the log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, Protocol
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+from chips_common.nats.streams import Names
+from chips_gateway.reader import LogReader
+
+log = logging.getLogger(__name__)
+
+
+class Listener(Protocol):
+    def offer(self, event: dict[str, Any]) -> None: ...
+
+
+class Feed:
+    def __init__(self, workspace_id: str, reader: LogReader, nc: NATS, names: Names) -> None:
+        self.workspace_id = workspace_id
+        self.reader = reader
+        self.nc = nc
+        self.names = names
+        self.last = 0
+        self.listeners: set[Listener] = set()
+        self.lock = asyncio.Lock()
+        self.sub: Subscription | None = None
+
+    async def start(self) -> None:
+        # Hold the lock while subscribing and reading the head, so that an event arriving
+        # in between waits and is then judged against the head (no loss, no repeat).
+        async with self.lock:
+            self.sub = await self.nc.subscribe(
+                self.names.events_subject(self.workspace_id), cb=self._on_msg
+            )
+            self.last = await self.reader.head(self.workspace_id)
+
+    async def stop(self) -> None:
+        if self.sub is not None:
+            await self.sub.unsubscribe()
+            self.sub = None
+
+    def attach(self, listener: Listener) -> int:
+        """Attach a listener and return the last seq it will not be offered."""
+        self.listeners.add(listener)
+        return self.last
+
+    def detach(self, listener: Listener) -> None:
+        self.listeners.discard(listener)
+
+    async def _on_msg(self, msg: Msg) -> None:
+        try:
+            event = json.loads(msg.data)
+        except ValueError:
+            log.error("undecodable event on %s", msg.subject)
+            return
+        async with self.lock:
+            await self._advance_to(event["seq"], event)
+
+    async def catch_up(self) -> None:
+        """Deliver whatever Postgres has beyond what this feed has heard."""
+        head = await self.reader.head(self.workspace_id)
+        if head > self.last:
+            async with self.lock:
+                await self._advance_to(head, None)
+
+    async def _advance_to(self, seq: int, event: dict[str, Any] | None) -> None:
+        if seq <= self.last:
+            return
+        upto = seq - 1 if event is not None else seq
+        while self.last < upto:
+            missing = await self.reader.events_between(self.workspace_id, self.last, upto)
+            if not missing:
+                log.warning("seq %d..%d of %s not in the log yet", self.last + 1, upto, self.workspace_id)
+                return
+            for healed in missing:
+                self._dispatch(healed)
+        if event is not None:
+            self._dispatch(event)
+
+    def _dispatch(self, event: dict[str, Any]) -> None:
+        self.last = event["seq"]
+        for listener in list(self.listeners):
+            listener.offer(event)
+
+
+class Feeds:
+    """The feeds of this replica, opened on first use and closed when nobody listens."""
+
+    def __init__(self, reader: LogReader, nc: NATS, names: Names, tail_check_seconds: float) -> None:
+        self.reader = reader
+        self.nc = nc
+        self.names = names
+        self.tail_check_seconds = tail_check_seconds
+        self.feeds: dict[str, Feed] = {}
+        self.lock = asyncio.Lock()
+        self.checker: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.checker = asyncio.create_task(self._check_tails())
+
+    async def stop(self) -> None:
+        if self.checker:
+            self.checker.cancel()
+        for feed in self.feeds.values():
+            await feed.stop()
+
+    async def attach(self, workspace_id: str, listener: Listener) -> tuple[Feed, int]:
+        async with self.lock:
+            feed = self.feeds.get(workspace_id)
+            if feed is None:
+                feed = Feed(workspace_id, self.reader, self.nc, self.names)
+                await feed.start()
+                self.feeds[workspace_id] = feed
+            async with feed.lock:
+                return feed, feed.attach(listener)
+
+    async def detach(self, feed: Feed, listener: Listener) -> None:
+        async with self.lock:
+            feed.detach(listener)
+            if not feed.listeners and self.feeds.get(feed.workspace_id) is feed:
+                del self.feeds[feed.workspace_id]
+                await feed.stop()
+
+    async def _check_tails(self) -> None:
+        while True:
+            await asyncio.sleep(self.tail_check_seconds)
+            for feed in list(self.feeds.values()):
+                try:
+                    await feed.catch_up()
+                except Exception:
+                    log.exception("tail check of %s failed", feed.workspace_id)

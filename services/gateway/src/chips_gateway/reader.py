@@ -1,0 +1,91 @@
+"""Read-only access to the log and the door state, for replay, scope and heads."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chips_common.db import tables as t
+from chips_common.events import canonical
+
+
+class LogReader:
+    def __init__(self, engine: AsyncEngine, batch_size: int = 500) -> None:
+        self.engine = engine
+        self.batch_size = batch_size
+
+    async def head(self, workspace_id: str) -> int:
+        async with self.engine.connect() as conn:
+            head = (
+                await conn.execute(
+                    select(t.workspaces.c.head_seq).where(t.workspaces.c.id == workspace_id)
+                )
+            ).scalar()
+        return int(head or 0)
+
+    async def events_between(self, workspace_id: str, after: int, upto: int | None) -> list[dict[str, Any]]:
+        """Events with ``after < seq <= upto`` (no upper bound when ``upto`` is None), in order."""
+        query = select(t.events.c.body).where(
+            and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
+        )
+        if upto is not None:
+            query = query.where(t.events.c.seq <= upto)
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
+            return [canonical(row.body) for row in rows]
+
+    async def replay(self, workspace_id: str, after: int, upto: int) -> AsyncIterator[list[dict[str, Any]]]:
+        """Batches of up to ``batch_size`` events with ``after < seq <= upto``."""
+        cursor = after
+        while cursor < upto:
+            batch = await self.events_between(workspace_id, cursor, upto)
+            if not batch:
+                return
+            yield batch
+            cursor = batch[-1]["seq"]
+
+    async def space_events(
+        self, workspace_id: str, space_id: str, after: int, limit: int
+    ) -> list[dict[str, Any]]:
+        query = (
+            select(t.events.c.body)
+            .where(and_(t.events.c.workspace_id == workspace_id, t.events.c.space_id == space_id,
+                        t.events.c.seq > after))
+            .order_by(t.events.c.seq)
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            return [canonical(row.body) for row in await conn.execute(query)]
+
+    async def spaces_as_of(self, workspace_id: str, participant_id: str, seq: int) -> set[str]:
+        """The spaces a participant was in once event ``seq`` had been applied."""
+        log = t.membership_log
+        query = (
+            select(log.c.space_id, log.c.added)
+            .where(and_(log.c.workspace_id == workspace_id, log.c.participant_id == participant_id,
+                        log.c.seq <= seq))
+            .order_by(log.c.space_id, log.c.seq.desc())
+            .distinct(log.c.space_id)
+        )
+        async with self.engine.connect() as conn:
+            return {row.space_id for row in await conn.execute(query) if row.added}
+
+    async def current_spaces(self, workspace_id: str, participant_id: str) -> list[str]:
+        query = (
+            select(t.memberships.c.space_id)
+            .where(and_(t.memberships.c.workspace_id == workspace_id,
+                        t.memberships.c.participant_id == participant_id))
+            .order_by(t.memberships.c.since_seq)
+        )
+        async with self.engine.connect() as conn:
+            return [row.space_id for row in await conn.execute(query)]
+
+    async def is_member(self, space_id: str, participant_id: str) -> bool:
+        query = select(t.memberships.c.standing).where(
+            and_(t.memberships.c.space_id == space_id, t.memberships.c.participant_id == participant_id)
+        )
+        async with self.engine.connect() as conn:
+            return (await conn.execute(query)).first() is not None

@@ -1,0 +1,333 @@
+"""``/v1/ws``: one socket, one credential (spec/websocket.md).
+
+The session reads frames in one task and writes them in another, through a bounded
+queue: a reader more than ``ws_max_queued_frames`` behind is told ``too_far_behind`` and
+closed rather than buffered for (websocket.md, Staying alive). Protocol pings and the
+silence timeout are uvicorn's, configured from the same settings (see ``__main__``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from fastapi import WebSocket, WebSocketDisconnect
+
+from chips_common.events import CATALOGUE, PROTOCOL_VERSION, InvalidEvent, parse_event
+from chips_common.rules.delivery import shape_for
+from chips_common.rules.scope import MembershipView
+from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
+from chips_gateway.context import Context
+from chips_gateway.errors import ChipsError
+from chips_gateway.feeds import Feed
+
+log = logging.getLogger(__name__)
+
+SERVER_PROTOCOL = (PROTOCOL_VERSION, PROTOCOL_VERSION)
+CLOSE_POLICY = 4401
+CLOSE_PROTOCOL = 4400
+CLOSE_BEHIND = 4008
+
+
+class TooFarBehind(Exception):
+    pass
+
+
+async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
+    token = bearer(ws.headers.get("authorization"))
+    if token is None and (ticket := ws.query_params.get("ticket")):
+        credential_id = await ctx.tickets.spend(ticket)
+        if credential_id is None:
+            raise ChipsError("unauthorized", "that ticket was used already, expired, or never issued")
+        principal = await principal_for_credential(ctx.engine, credential_id)
+        if principal is None:
+            raise ChipsError("unauthorized", "the ticket's token was withdrawn")
+        return principal
+    if token is None and (token := ws.query_params.get("token")):
+        # Deprecated (websocket.md, Getting on): still taken, with a warning each time.
+        # The token itself never reaches the log.
+        log.warning("a socket opened with ?token= in its URL; use a ticket or a header instead")
+    if token is None:
+        raise ChipsError("unauthorized", "send Authorization: Bearer <token>, or open with ?ticket=")
+    principal = await principal_for_token(ctx.engine, token)
+    if principal is None:
+        raise ChipsError("unauthorized", "that token is not known or was withdrawn")
+    return principal
+
+
+class Subscription:
+    """One socket's view of one workspace: replay first, then live, each seq once."""
+
+    def __init__(self, session: Session, view: MembershipView, cursor: int) -> None:
+        self.session = session
+        self.view = view
+        self.cursor = cursor
+        self.replaying = True
+        self.pending: list[dict[str, Any]] = []
+
+    def frame_for(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The event as this socket is sent it, or None (already sent, or not in scope)."""
+        seq = event["seq"]
+        if seq <= self.cursor:
+            return None
+        self.cursor = seq
+        if not self.view.fold(event):
+            return None
+        p = self.session.principal
+        return shape_for(event, p.participant_id, "harness" if p.kind == "harness" else "person")
+
+    def offer(self, event: dict[str, Any]) -> None:
+        """Called by the feed for every event of the workspace, in seq order."""
+        if self.replaying:
+            self.pending.append(event)
+            if len(self.pending) > self.session.max_queued:
+                self.session.fall_behind()
+            return
+        shaped = self.frame_for(event)
+        if shaped is not None:
+            self.session.push({"frame": "event", "event": shaped})
+
+
+class Session:
+    def __init__(self, ws: WebSocket, ctx: Context, principal: Principal) -> None:
+        self.ws = ws
+        self.ctx = ctx
+        self.principal = principal
+        self.max_queued = ctx.settings.ws_max_queued_frames
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(self.max_queued)
+        self.hello: dict[str, Any] | None = None
+        self.accepts: set[str] = set()
+        self.subscription: Subscription | None = None
+        self.feed: Feed | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.behind = asyncio.Event()
+
+    # --- writing to the client -----------------------------------------------------
+
+    def push(self, frame: dict[str, Any]) -> None:
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            self.fall_behind()
+
+    def fall_behind(self) -> None:
+        self.behind.set()
+
+    async def send_loop(self) -> None:
+        while True:
+            frame = await self.queue.get()
+            await self.ws.send_text(json.dumps(frame, separators=(",", ":")))
+
+    def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
+        return {"frame": "error", "code": code, "message": message,
+                **{k: v for k, v in extra.items() if v is not None}}
+
+    # --- reading from the client ---------------------------------------------------
+
+    async def read_loop(self) -> None:
+        while True:
+            raw = await self.ws.receive_text()
+            try:
+                frame = json.loads(raw)
+            except ValueError:
+                self.push(self.error("invalid_frame", "a frame is one JSON object"))
+                continue
+            if not isinstance(frame, dict):
+                self.push(self.error("invalid_frame", "a frame is one JSON object"))
+                continue
+            kind = frame.get("frame")
+            if kind == "hello":
+                if not await self.on_hello(frame):
+                    return
+            elif self.hello is None:
+                self.push(self.error("invalid_frame", "send hello first"))
+            elif kind == "subscribe":
+                await self.on_subscribe(frame)
+            elif kind == "event":
+                await self.on_event(frame)
+            else:
+                self.push(self.error("invalid_frame", f"unknown frame {kind!r}"))
+
+    async def on_hello(self, frame: dict[str, Any]) -> bool:
+        if self.hello is not None:
+            self.push(self.error("invalid_frame", "hello was already said on this socket"))
+            return True
+        protocol = frame.get("protocol") or {}
+        try:
+            low, high = int(protocol.get("min", 1)), int(protocol.get("max", protocol.get("min", 1)))
+        except (TypeError, ValueError, AttributeError):
+            self.push(self.error("invalid_frame", "protocol is {min, max} with integer versions"))
+            return True
+        version = min(high, SERVER_PROTOCOL[1])
+        if version < max(low, SERVER_PROTOCOL[0]):
+            await self.ws.send_text(json.dumps(self.error(
+                "invalid_frame",
+                f"no protocol version in common: this server speaks {SERVER_PROTOCOL[0]} to "
+                f"{SERVER_PROTOCOL[1]}, the client {low} to {high}",
+            )))
+            await self.ws.close(CLOSE_PROTOCOL)
+            return False
+        accepts = frame.get("accepts") or []
+        self.accepts = {a for a in accepts if isinstance(a, str)} if isinstance(accepts, list) else set()
+        self.hello = frame
+        p = self.principal
+        spaces = await self.ctx.reader.current_spaces(p.workspace_id, p.participant_id)
+        who: dict[str, Any] = {"id": p.participant_id, "name": p.name}
+        answer: dict[str, Any] = {
+            "frame": "hello",
+            "protocol": {"min": SERVER_PROTOCOL[0], "max": SERVER_PROTOCOL[1], "version": version},
+            "server": {"name": "chips", "gateway": self.ctx.settings.replica_id()},
+            "workspace_id": p.workspace_id,
+            "spaces": spaces,
+        }
+        if p.kind == "harness":
+            answer["harness"] = {**who, "owner_id": p.owner_id}
+            # The autonomy dial is not modelled yet: a harness's own policy decides.
+            answer["autonomy"] = "off"
+        else:
+            answer["person"] = {**who, "role": p.role}
+        self.push(answer)
+        return True
+
+    async def on_subscribe(self, frame: dict[str, Any]) -> None:
+        p = self.principal
+        if self.subscription is not None:
+            self.push(self.error("invalid_frame", "this socket is subscribed already"))
+            return
+        if frame.get("workspace_id") != p.workspace_id:
+            self.push(self.error("forbidden", "your credential belongs to another workspace",
+                                 workspace_id=frame.get("workspace_id")))
+            return
+        since = frame.get("since")
+        if since is not None and (not isinstance(since, int) or isinstance(since, bool) or since < 0):
+            self.push(self.error("invalid_frame", "since is the last seq you saw, a whole number"))
+            return
+        # Attach first, so that everything after the attach point comes live; then replay
+        # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
+        placeholder = Subscription(self, MembershipView(p.participant_id), 0)
+        feed, boundary = await self.ctx.feeds.attach(p.workspace_id, placeholder)
+        self.feed = feed
+        start = boundary if since is None else since
+        spaces = await self.ctx.reader.spaces_as_of(p.workspace_id, p.participant_id, start)
+        placeholder.view.spaces = spaces
+        placeholder.cursor = start
+        self.subscription = placeholder
+        task = asyncio.create_task(self.replay(placeholder, start, boundary))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def replay(self, sub: Subscription, since: int, boundary: int) -> None:
+        batched = "events" in self.accepts
+        async for batch in self.ctx.reader.replay(self.principal.workspace_id, since, boundary):
+            shaped = [f for e in batch if (f := sub.frame_for(e)) is not None]
+            if not shaped:
+                continue
+            if batched:
+                await self.queue.put({"frame": "events", "events": shaped})
+            else:
+                for event in shaped:
+                    await self.queue.put({"frame": "event", "event": event})
+        while sub.pending:
+            shaped_event = sub.frame_for(sub.pending.pop(0))
+            if shaped_event is not None:
+                await self.queue.put({"frame": "event", "event": shaped_event})
+        sub.replaying = False
+
+    async def on_event(self, frame: dict[str, Any]) -> None:
+        if "idempotency_key" in frame:
+            self.push(self.error(
+                "invalid_frame", "idempotency_key goes inside event, not beside it",
+                idempotency_key=frame.get("idempotency_key"),
+            ))
+            return
+        event = frame.get("event")
+        if not isinstance(event, dict):
+            self.push(self.error("invalid_frame", "an event frame carries one event object"))
+            return
+        event = dict(event)
+        key = event.pop("idempotency_key", None)
+        if not isinstance(key, str) or not key or len(key) > 200:
+            self.push(self.error("invalid_frame", "every event carries its idempotency_key inside it"))
+            return
+        try:
+            check_writable(event)
+        except ChipsError as exc:
+            self.push(self.error(exc.code, exc.message, idempotency_key=key, **exc.extra))
+            return
+        p = self.principal
+        try:
+            future = await self.ctx.appender.send(
+                p.workspace_id, p.credential_id, p.actor, key, [event]
+            )
+        except ChipsError as exc:
+            self.push(self.error(exc.code, exc.message, idempotency_key=key))
+            return
+        task = asyncio.create_task(self.answer(key, future))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def answer(self, key: str, future: Any) -> None:
+        try:
+            answer = await self.ctx.appender.wait(future)
+        except ChipsError as exc:
+            self.push(self.error(exc.code, exc.message, idempotency_key=key))
+            return
+        if answer.ok:
+            self.push({"frame": "ack", "idempotency_key": key, "seq": answer.seqs[-1],
+                       "duplicate": answer.duplicate})
+        else:
+            self.push(self.error(answer.code or "invalid_event", answer.message or "refused",
+                                 idempotency_key=key, field=answer.field))
+
+    # --- the whole life of a socket --------------------------------------------------
+
+    async def run(self) -> None:
+        sender = asyncio.create_task(self.send_loop())
+        reader = asyncio.create_task(self.read_loop())
+        behind = asyncio.create_task(self.behind.wait())
+        try:
+            done, _ = await asyncio.wait({sender, reader, behind}, return_when=asyncio.FIRST_COMPLETED)
+            if behind in done:
+                sender.cancel()
+                with contextlib.suppress(Exception):
+                    await self.ws.send_text(json.dumps(self.error(
+                        "too_far_behind",
+                        f"more than {self.max_queued} frames were waiting for you; "
+                        "reconnect and subscribe with since",
+                    )))
+                    await self.ws.close(CLOSE_BEHIND)
+            for task in done:
+                if task is not behind and not task.cancelled():
+                    exc = task.exception()
+                    if exc is not None and not isinstance(exc, WebSocketDisconnect | RuntimeError):
+                        log.error("socket task failed", exc_info=exc)
+        finally:
+            for task in (sender, reader, behind, *self.tasks):
+                task.cancel()
+            if self.feed is not None and self.subscription is not None:
+                await self.ctx.feeds.detach(self.feed, self.subscription)
+
+
+def check_writable(event: dict[str, Any]) -> None:
+    """Refuse what no client may write, before it travels to the eventlog."""
+    try:
+        body = parse_event(event)
+    except InvalidEvent as exc:
+        raise ChipsError("invalid_event", exc.message, field=exc.field) from None
+    if not CATALOGUE[body.type].client_writable:
+        raise ChipsError("forbidden", f"{body.type} is written by Chips itself", field="type")
+
+
+async def serve_socket(ws: WebSocket, ctx: Context) -> None:
+    await ws.accept()
+    try:
+        principal = await authenticate(ws, ctx)
+    except ChipsError as exc:
+        with contextlib.suppress(Exception):
+            await ws.send_text(json.dumps({"frame": "error", "code": exc.code, "message": exc.message}))
+            await ws.close(CLOSE_POLICY)
+        return
+    await Session(ws, ctx, principal).run()

@@ -1,0 +1,40 @@
+"""``python -m chips_projector [run | rebuild | digest]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from chips_common.db.engine import build_engine
+from chips_common.service.logs import setup_logging
+from chips_projector.app import run
+from chips_projector.config import ProjectorSettings
+from chips_projector.rebuild import digest, rebuild
+
+
+async def one_shot(settings: ProjectorSettings, command: str) -> None:
+    engine = build_engine(settings, pool_size=2)
+    try:
+        if command == "rebuild":
+            count = await rebuild(engine)
+            print(f"rebuilt the read models of {count} workspaces from seq 0")
+        else:
+            print(await digest(engine))
+    finally:
+        await engine.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="chips_projector")
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "rebuild", "digest"])
+    args = parser.parse_args()
+    settings = ProjectorSettings()
+    setup_logging("projector", settings.log_level)
+    if args.command == "run":
+        asyncio.run(run(settings))
+    else:
+        asyncio.run(one_shot(settings, args.command))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""The read models: one ``apply_*`` per event type folds it into the tables.
+
+Applying is a pure function of the log: the same events in seq order give the same
+rows, whether they arrive live or in a rebuild from seq 0 (DESIGN.md §5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chips_common.db import tables as t
+
+Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
+
+
+def ts_of(event: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(event["ts"].replace("Z", "+00:00"))
+
+
+async def touch(conn: AsyncConnection, space_id: str, seq: int, messages: int = 0) -> None:
+    await conn.execute(
+        update(t.rm_spaces)
+        .where(t.rm_spaces.c.id == space_id)
+        .values(last_seq=seq, message_count=t.rm_spaces.c.message_count + messages)
+    )
+
+
+async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, standing: str) -> None:
+    await conn.execute(
+        pg_insert(t.rm_members)
+        .values(space_id=event["space_id"], participant_id=who, workspace_id=event["workspace_id"],
+                standing=standing, since_seq=event["seq"])
+        .on_conflict_do_nothing()
+    )
+
+
+async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        insert(t.rm_spaces).values(
+            id=event["space_id"], workspace_id=event["workspace_id"], kind=event["kind"],
+            title=event.get("title"), created_by=event["actor"]["id"], created_seq=event["seq"],
+            created_at=ts_of(event), last_seq=event["seq"], message_count=0,
+        )
+    )
+    await add_member(conn, event, event["actor"]["id"], "owner")
+    for member in event.get("members", []):
+        await add_member(conn, event, member, "member")
+
+
+async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await add_member(conn, event, event["participant_id"], event.get("standing", "member"))
+    await touch(conn, event["space_id"], event["seq"])
+
+
+async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        delete(t.rm_members).where(
+            and_(t.rm_members.c.space_id == event["space_id"],
+                 t.rm_members.c.participant_id == event["participant_id"])
+        )
+    )
+    await touch(conn, event["space_id"], event["seq"])
+
+
+async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        insert(t.rm_messages).values(
+            id=event["message_id"], workspace_id=event["workspace_id"], space_id=event["space_id"],
+            seq=event["seq"], author_id=event["actor"]["id"], kind=event.get("kind", "text"),
+            text=event["text"], reply_to=event.get("reply_to"), ts=ts_of(event),
+        )
+    )
+    await touch(conn, event["space_id"], event["seq"], messages=1)
+
+
+APPLY: dict[str, Apply] = {
+    "space.created": apply_space_created,
+    "membership.added": apply_membership_added,
+    "membership.removed": apply_membership_removed,
+    "message.post": apply_message_post,
+}
+
+
+async def apply_event(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    apply = APPLY.get(event["type"])
+    if apply is not None:
+        await apply(conn, event)
+
+
+async def lock_checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
+    await conn.execute(
+        pg_insert(t.projector_checkpoints).values(workspace_id=workspace_id, seq=0).on_conflict_do_nothing()
+    )
+    seq = (
+        await conn.execute(
+            select(t.projector_checkpoints.c.seq)
+            .where(t.projector_checkpoints.c.workspace_id == workspace_id)
+            .with_for_update()
+        )
+    ).scalar()
+    return int(seq or 0)
+
+
+async def save_checkpoint(conn: AsyncConnection, workspace_id: str, seq: int) -> None:
+    await conn.execute(
+        update(t.projector_checkpoints)
+        .where(t.projector_checkpoints.c.workspace_id == workspace_id)
+        .values(seq=seq)
+    )
+
+
+async def events_after(
+    conn: AsyncConnection, workspace_id: str, after: int, upto: int | None, limit: int = 1000
+) -> list[dict[str, Any]]:
+    query = select(t.events.c.body).where(
+        and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
+    )
+    if upto is not None:
+        query = query.where(t.events.c.seq <= upto)
+    rows = await conn.execute(query.order_by(t.events.c.seq).limit(limit))
+    return [row.body for row in rows]

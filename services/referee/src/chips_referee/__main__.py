@@ -1,0 +1,19 @@
+"""``python -m chips_referee``: run the referee service."""
+
+from __future__ import annotations
+
+import asyncio
+
+from chips_referee.app import run
+from chips_referee.config import RefereeSettings
+from chips_common.service.logs import setup_logging
+
+
+def main() -> None:
+    settings = RefereeSettings()
+    setup_logging("referee", settings.log_level)
+    asyncio.run(run(settings))
+
+
+if __name__ == "__main__":
+    main()
