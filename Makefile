@@ -1,0 +1,43 @@
+# Chips: the targets a developer needs. `make help` lists them.
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+VENV := .venv/bin
+
+.PHONY: help install up down status test test-unit test-e2e lint format bench
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+install: ## Install uv (when missing) and every package into .venv
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install -q uv
+	@$(UV) sync --quiet
+
+up: install ## Start NATS, Postgres, Redis, S3 (when the machine has none) and every service
+	@$(VENV)/chips-dev up
+
+down: ## Stop what `make up` started
+	@$(VENV)/chips-dev down
+
+status: ## Which of the processes `make up` started are running
+	@$(VENV)/chips-dev status
+
+test: install ## Run the whole suite: unit, then end to end against the real stack
+	@$(VENV)/pytest
+
+test-unit: install ## Only the tests that need no infrastructure
+	@$(VENV)/pytest libs services
+
+test-e2e: install ## Only the end-to-end tests
+	@$(VENV)/pytest tests/e2e
+
+lint: install ## ruff (format and check) and mypy --strict
+	@$(VENV)/ruff format --check .
+	@$(VENV)/ruff check .
+	@$(VENV)/mypy libs/*/src services/*/src
+
+format: install ## Format and fix what ruff can
+	@$(VENV)/ruff format .
+	@$(VENV)/ruff check --fix .
+
+bench: install ## Run the benchmarks in bench/ (they print figures and write bench/results/)
+	@for b in bench/*.py; do $(VENV)/python $$b; done

@@ -1,0 +1,246 @@
+"""The event catalogue: one typed model per event type, and ``parse_event`` as the only decoder.
+
+STYLE.md, One typed catalogue of events: every type has a sample and a round-trip test,
+an undeclared field is a schema bug, and registering a name twice fails at import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import pytest
+from pydantic import ValidationError
+
+from chips_common.events import (
+    CATALOGUE,
+    ENVELOPE_FIELDS,
+    EventBody,
+    InvalidEvent,
+    canonical,
+    parse_event,
+)
+from chips_common.events.base import ENVELOPE_ORDER, register
+
+pytestmark = pytest.mark.unit
+
+USR = "usr_01J9ZQ5V1M3X8K2R7T4W6Y0ABC"
+HRN = "hrn_01J9ZQ5V1M3X8K2R7T4W6Y0DEF"
+SPC = "spc_01J9ZQ5V1M3X8K2R7T4W6Y0GHJ"
+MSG = "msg_01J9ZQ5V1M3X8K2R7T4W6Y0KMN"
+
+# One sample per catalogued type, each giving every field the type has, so a round trip
+# exercises all of them. A type added to the catalogue without a sample fails
+# test_every_type_has_a_sample; a field added without one fails test_samples_give_every_field.
+SAMPLES: dict[str, dict[str, Any]] = {
+    "workspace.created": {"type": "workspace.created", "name": "Northwind"},
+    "participant.joined": {
+        "type": "participant.joined",
+        "participant_id": HRN,
+        "kind": "harness",
+        "name": "Scout",
+        "role": "member",
+        "owner_id": USR,
+    },
+    "space.created": {
+        "type": "space.created",
+        "space_id": SPC,
+        "kind": "direct",
+        "title": "Scout",
+        "members": [HRN],
+    },
+    "membership.added": {
+        "type": "membership.added",
+        "space_id": SPC,
+        "participant_id": HRN,
+        "standing": "guest",
+    },
+    "membership.removed": {
+        "type": "membership.removed",
+        "space_id": SPC,
+        "participant_id": HRN,
+    },
+    "message.post": {
+        "type": "message.post",
+        "space_id": SPC,
+        "kind": "text",
+        "text": "Northwind want the PO before they hold the slot.",
+        "reply_to": MSG,
+    },
+}
+
+TYPES = sorted(CATALOGUE)
+
+
+def test_every_type_has_a_sample() -> None:
+    """Every catalogued type has a sample, and no sample names a type the catalogue lacks.
+
+    STYLE.md, One typed catalogue of events: "Every event type has a sample and a
+    round-trip test".
+    """
+    assert set(SAMPLES) - set(CATALOGUE) == set(), "samples for types not in the catalogue"
+    assert set(CATALOGUE) - set(SAMPLES) == set(), "catalogued types without a sample"
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_samples_give_every_field(name: str) -> None:
+    """A sample sets every field of its type, so the round trip covers all of them."""
+    assert set(SAMPLES[name]) == set(CATALOGUE[name].model_fields)
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_round_trip(name: str) -> None:
+    """parse → JSON dump → parse gives the same event, and the dump is the sample.
+
+    STYLE.md, One typed catalogue of events: a round-trip test for every type.
+    """
+    body = parse_event(SAMPLES[name])
+    assert isinstance(body, CATALOGUE[name])
+    dumped = body.model_dump(mode="json", exclude_none=True)
+    assert parse_event(dumped) == body
+    assert dumped == SAMPLES[name]
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_type_names_its_model(name: str) -> None:
+    """The ``type`` literal is written once, as the model's default, and names its class.
+
+    STYLE.md, Names explain themselves: ``message.post`` is ``MessagePost``.
+    """
+    cls = CATALOGUE[name]
+    assert cls.model_fields["type"].default == name
+    assert cls.__name__ == "".join(part.capitalize() for part in re.split(r"[._]", name))
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_every_type_has_a_docstring(name: str) -> None:
+    """Each model says what its event is; docs/protocol/events.md shows the first line."""
+    assert (CATALOGUE[name].__doc__ or "").strip()
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_bodies_are_frozen(name: str) -> None:
+    """A parsed event is a fact: it cannot be changed after it is decoded."""
+    body = parse_event(SAMPLES[name])
+    with pytest.raises(ValidationError):
+        body.type = "something.else"
+
+
+def _refused(data: Any) -> InvalidEvent:
+    with pytest.raises(InvalidEvent) as caught:
+        parse_event(data)
+    return caught.value
+
+
+def test_unknown_type_is_refused() -> None:
+    """A type the catalogue lacks is invalid_event on ``type`` (spec/websocket.md, Writing)."""
+    err = _refused({"type": "message.shouted", "space_id": SPC, "text": "hi"})
+    assert err.field == "type"
+    assert "message.shouted" in err.message
+
+
+@pytest.mark.parametrize("data", [{}, {"type": ""}, {"type": 7}], ids=["absent", "empty", "int"])
+def test_missing_type_is_refused(data: dict[str, Any]) -> None:
+    """An event without a string ``type`` is refused on ``type``."""
+    assert _refused(data).field == "type"
+
+
+def test_non_object_is_refused() -> None:
+    """An event is a JSON object; anything else is refused as a whole."""
+    assert _refused(["message.post"]).field == "event"
+
+
+def test_missing_required_field_is_refused() -> None:
+    """A required field left out is refused naming it."""
+    data = {k: v for k, v in SAMPLES["message.post"].items() if k != "text"}
+    err = _refused(data)
+    assert err.field == "text"
+    assert err.message == "text is required"
+
+
+def test_wrong_type_is_refused() -> None:
+    """A field of the wrong JSON type is refused naming it."""
+    err = _refused({**SAMPLES["message.post"], "text": 5})
+    assert err.field == "text"
+
+
+def test_bad_literal_is_refused() -> None:
+    """A value outside a field's closed set is refused naming the field."""
+    err = _refused({**SAMPLES["membership.added"], "standing": "emperor"})
+    assert err.field == "standing"
+
+
+def test_extra_field_is_refused() -> None:
+    """An undeclared field is refused naming it: extra="forbid" on every model."""
+    err = _refused({**SAMPLES["message.post"], "colour": "blue"})
+    assert err.field == "colour"
+    assert err.message == "colour is not a field of this event"
+
+
+@pytest.mark.parametrize("field", sorted(ENVELOPE_FIELDS))
+def test_envelope_field_is_refused(field: str) -> None:
+    """Chips fills in the envelope; a client that sends any of it is refused naming it.
+
+    spec/websocket.md, Writing: "Chips fills in v, id, ts, workspace_id and actor."
+    """
+    err = _refused({**SAMPLES["message.post"], field: 1})
+    assert err.field == field
+
+
+def test_registering_a_type_twice_fails() -> None:
+    """A second model claiming a registered name is refused before it is added.
+
+    STYLE.md, One typed catalogue of events: registering a name twice fails at import.
+    """
+    before = dict(CATALOGUE)
+
+    class MessagePostAgain(EventBody):
+        """A throwaway model that claims a name already taken."""
+
+        type: Literal["message.post"] = "message.post"
+
+    with pytest.raises(TypeError, match="registered twice"):
+        register(MessagePostAgain)
+    assert CATALOGUE == before
+
+
+def test_registering_a_type_without_a_name_fails() -> None:
+    """A model must give its ``type`` a literal default, or it cannot be catalogued."""
+    before = dict(CATALOGUE)
+
+    class Nameless(EventBody):
+        """A throwaway model with no type name."""
+
+    with pytest.raises(TypeError, match="literal default"):
+        register(Nameless)
+    assert CATALOGUE == before
+
+
+def test_canonical_puts_the_envelope_first() -> None:
+    """The envelope comes first in ENVELOPE_ORDER and the event's own fields follow, sorted.
+
+    DESIGN.md §4: replayed and live frames must be the same bytes, whatever order storage
+    kept the fields in.
+    """
+    event = {
+        "text": "hi",
+        "space_id": SPC,
+        "actor": {"kind": "person", "id": USR},
+        "reply_to": MSG,
+        "seq": 42,
+        "kind": "text",
+        "type": "message.post",
+        "ts": "2026-09-02T14:20:02.004Z",
+        "workspace_id": "ws_01J9ZQ5V1M3X8K2R7T4W6Y0PQR",
+        "v": 1,
+        "id": "evt_01J9ZQ5V1M3X8K2R7T4W6Y0KMN",
+    }
+    out = canonical(event)
+    assert out == event
+    assert list(out) == [*ENVELOPE_ORDER, "kind", "reply_to", "text"]
+
+
+def test_canonical_skips_absent_envelope_fields() -> None:
+    """An event without a space keeps the rest of the envelope in order and sorts its fields."""
+    event = {"name": "Northwind", "type": "workspace.created", "seq": 1, "v": 1, "id": "evt_1"}
+    assert list(canonical(event)) == ["v", "id", "seq", "type", "name"]

@@ -1,0 +1,232 @@
+"""Who is delivered which event: ``MembershipView`` folds membership in seq order.
+
+spec/websocket.md, Subscribing and resuming: "A subscription is scoped by membership: it
+delivers the events of the spaces the credential belongs to, and the workspace-wide events
+that belong to none." DESIGN.md §4: the decision for event N uses membership as of N.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chips_common.rules.scope import MembershipView
+
+pytestmark = pytest.mark.unit
+
+ME = "usr_me"
+OTHER = "usr_other"
+HARNESS = "hrn_scout"
+SPACE = "spc_a"
+
+
+def person(participant_id: str) -> dict[str, str]:
+    return {"kind": "person", "id": participant_id}
+
+
+def post(space_id: str, by: str = OTHER) -> dict[str, Any]:
+    return {"type": "message.post", "space_id": space_id, "text": "hi", "actor": person(by)}
+
+
+def added(space_id: str, who: str, by: str = OTHER) -> dict[str, Any]:
+    return {
+        "type": "membership.added",
+        "space_id": space_id,
+        "participant_id": who,
+        "actor": person(by),
+    }
+
+
+def removed(space_id: str, who: str, by: str = OTHER) -> dict[str, Any]:
+    return {
+        "type": "membership.removed",
+        "space_id": space_id,
+        "participant_id": who,
+        "actor": person(by),
+    }
+
+
+def created(space_id: str, by: str, members: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "space.created",
+        "space_id": space_id,
+        "kind": "group",
+        "members": members or [],
+        "actor": person(by),
+    }
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "workspace.created", "name": "Northwind", "actor": {"kind": "operator", "id": "op"}},
+        {"type": "participant.joined", "participant_id": HARNESS, "kind": "harness", "name": "S"},
+    ],
+    ids=["workspace.created", "participant.joined"],
+)
+def test_workspace_wide_events_are_visible(event: dict[str, Any]) -> None:
+    """An event of no space is delivered to everyone (spec/websocket.md, Subscribing and resuming)."""
+    assert MembershipView(ME).fold(event) is True
+
+
+def test_space_events_are_visible_only_to_members() -> None:
+    """A space's events reach its members and nobody else (spec/websocket.md, Subscribing and resuming)."""
+    outsider = MembershipView(ME)
+    member = MembershipView(ME, spaces=[SPACE])
+    assert outsider.fold(post(SPACE)) is False
+    assert member.fold(post(SPACE)) is True
+
+
+def test_opener_of_a_space_is_its_first_member() -> None:
+    """Whoever opens a space is its first member (spec/websocket.md, Writing)."""
+    view = MembershipView(ME)
+    assert view.fold(created(SPACE, by=ME)) is True
+    assert view.fold(post(SPACE)) is True
+    assert SPACE in view.spaces
+
+
+def test_members_a_space_opens_with_are_in_it() -> None:
+    """The ``members`` of space.created are in the space from its first event (spec/spaces.md)."""
+    view = MembershipView(HARNESS)
+    assert view.fold(created(SPACE, by=OTHER, members=[HARNESS])) is True
+    assert view.fold(post(SPACE)) is True
+
+
+def test_a_space_opened_without_me_is_not_mine() -> None:
+    """A space opened by somebody else, without me in it, stays hidden."""
+    view = MembershipView(ME)
+    assert view.fold(created(SPACE, by=OTHER, members=[HARNESS])) is False
+    assert view.fold(post(SPACE)) is False
+
+
+def test_being_added_is_delivered_and_lets_me_in() -> None:
+    """membership.added of me is delivered to me, and the space is mine from then on.
+
+    spec/spaces.md, Leaving one: anyone still in the space can add you back.
+    """
+    view = MembershipView(ME)
+    assert view.fold(post(SPACE)) is False
+    assert view.fold(added(SPACE, ME)) is True
+    assert view.fold(post(SPACE)) is True
+
+
+def test_being_removed_is_delivered_and_then_the_space_is_gone() -> None:
+    """membership.removed of me reaches me (I was in before), and then nothing of it does.
+
+    spec/spaces.md, Leaving one: /leave is a membership.removed naming you.
+    """
+    view = MembershipView(ME, spaces=[SPACE])
+    assert view.fold(removed(SPACE, ME, by=ME)) is True
+    assert view.fold(post(SPACE)) is False
+    assert SPACE not in view.spaces
+
+
+def test_removal_from_a_space_i_was_not_in_is_not_delivered() -> None:
+    """A removal of me from a space I was never in is news of a space I cannot see."""
+    view = MembershipView(ME)
+    assert view.fold(removed(SPACE, ME)) is False
+
+
+def test_other_peoples_membership_follows_the_space() -> None:
+    """Membership events about others are visible only in spaces I am in."""
+    outsider = MembershipView(ME)
+    assert outsider.fold(added(SPACE, OTHER)) is False
+    assert outsider.fold(removed(SPACE, OTHER)) is False
+    member = MembershipView(ME, spaces=[SPACE])
+    assert member.fold(added(SPACE, OTHER)) is True
+    assert member.fold(removed(SPACE, OTHER)) is True
+    assert SPACE in member.spaces
+
+
+def test_membership_is_per_space() -> None:
+    """Being in one space says nothing about another."""
+    view = MembershipView(ME)
+    view.fold(added("spc_a", ME))
+    assert view.fold(post("spc_a")) is True
+    assert view.fold(post("spc_b")) is False
+
+
+# --- property: the fold against a model that reads the history backwards -----------------
+
+SPACES = ("spc_a", "spc_b", "spc_c")
+PEOPLE = (ME, OTHER, HARNESS)
+
+spaces_st = st.sampled_from(SPACES)
+people_st = st.sampled_from(PEOPLE)
+events_st = st.one_of(
+    st.builds(added, spaces_st, people_st, people_st),
+    st.builds(removed, spaces_st, people_st, people_st),
+    st.builds(post, spaces_st, people_st),
+    st.builds(
+        created, spaces_st, people_st, st.lists(people_st, max_size=2, unique=True)
+    ),
+    st.just({"type": "participant.joined", "participant_id": OTHER, "kind": "person", "name": "O"}),
+)
+
+
+def _lets_me_in(event: dict[str, Any]) -> bool | None:
+    """Whether ``event`` puts me in its space (True), takes me out (False), or neither (None)."""
+    kind = event["type"]
+    if kind == "space.created":
+        if event["actor"]["id"] == ME or ME in event["members"]:
+            return True
+        return None
+    if kind in ("membership.added", "membership.removed") and event["participant_id"] == ME:
+        return kind == "membership.added"
+    return None
+
+
+def reference_member(initial: frozenset[str], history: list[dict[str, Any]], space: str) -> bool:
+    """Am I in ``space`` after ``history``? The last event about me there decides."""
+    for event in reversed(history):
+        if event.get("space_id") == space:
+            verdict = _lets_me_in(event)
+            if verdict is not None:
+                return verdict
+    return space in initial
+
+
+def reference_visible(initial: frozenset[str], history: list[dict[str, Any]], event: dict[str, Any]) -> bool:
+    """Is ``event`` delivered to me, given everything before it?"""
+    space = event.get("space_id")
+    if space is None:
+        return True
+    if _lets_me_in(event):
+        return True
+    return reference_member(initial, history, space)
+
+
+@given(st.frozensets(spaces_st), st.lists(events_st, max_size=40))
+def test_fold_matches_reference_model(initial: frozenset[str], events: list[dict[str, Any]]) -> None:
+    """For any history, each event's visibility is membership as of that event.
+
+    DESIGN.md §4: the decision for event N uses membership as of N; a removal of me is
+    delivered because I was in before it, an addition because I am in after it.
+    """
+    view = MembershipView(ME, spaces=initial)
+    for i, event in enumerate(events):
+        expected = reference_visible(initial, events[:i], event)
+        assert view.fold(event) is expected, (i, event)
+    for space in SPACES:
+        assert (space in view.spaces) is reference_member(initial, events, space)
+
+
+@given(st.lists(events_st, max_size=40), st.data())
+def test_resuming_from_a_snapshot_decides_the_same(
+    events: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """A view resumed mid-stream from the spaces it had there decides as one that never stopped.
+
+    spec/websocket.md, Subscribing and resuming: replay and live delivery give the same frames.
+    """
+    cut = data.draw(st.integers(min_value=0, max_value=len(events)))
+    whole = MembershipView(ME)
+    decisions = [whole.fold(event) for event in events]
+    first = MembershipView(ME)
+    for event in events[:cut]:
+        first.fold(event)
+    resumed = MembershipView(ME, spaces=first.spaces)
+    assert [resumed.fold(event) for event in events[cut:]] == decisions[cut:]
