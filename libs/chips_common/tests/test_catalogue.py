@@ -123,7 +123,7 @@ def test_bodies_are_frozen(name: str) -> None:
     """A parsed event is a fact: it cannot be changed after it is decoded."""
     body = parse_event(SAMPLES[name])
     with pytest.raises(ValidationError):
-        body.type = "something.else"
+        body.type = "something.else"  # type: ignore[misc]
 
 
 def _refused(data: Any) -> InvalidEvent:
@@ -201,7 +201,7 @@ def test_registering_a_type_twice_fails() -> None:
 
     with pytest.raises(TypeError, match="registered twice"):
         register(MessagePostAgain)
-    assert CATALOGUE == before
+    assert before == CATALOGUE
 
 
 def test_registering_a_type_without_a_name_fails() -> None:
@@ -213,7 +213,7 @@ def test_registering_a_type_without_a_name_fails() -> None:
 
     with pytest.raises(TypeError, match="literal default"):
         register(Nameless)
-    assert CATALOGUE == before
+    assert before == CATALOGUE
 
 
 def test_canonical_puts_the_envelope_first() -> None:

@@ -69,7 +69,10 @@ def test_a_harness_hears_its_own_post_as_sent() -> None:
     [("person", PERSON), ("person", "usr_other"), ("harness", HARNESS)],
 )
 def test_a_person_hears_every_post_as_posted(actor_kind: str, actor_id: str) -> None:
-    """A person's session hears every message as posted (spec/websocket.md, What a harness hears)."""
+    """A person's session hears every message as posted, whoever said it.
+
+    spec/websocket.md, What a harness hears when someone speaks.
+    """
     event = message_post(actor_kind, actor_id)
     assert shape_for(event, PERSON, "person") == message_post(actor_kind, actor_id)
 
@@ -78,7 +81,11 @@ def test_a_person_hears_every_post_as_posted(actor_kind: str, actor_id: str) -> 
 @pytest.mark.parametrize(
     "event",
     [
-        {"type": "workspace.created", "name": "Northwind", "actor": {"kind": "operator", "id": "o"}},
+        {
+            "type": "workspace.created",
+            "name": "Northwind",
+            "actor": {"kind": "operator", "id": "o"},
+        },
         {
             "type": "membership.added",
             "space_id": "spc_a",
@@ -89,9 +96,7 @@ def test_a_person_hears_every_post_as_posted(actor_kind: str, actor_id: str) -> 
     ],
     ids=["workspace.created", "membership.added", "space.created"],
 )
-def test_other_events_are_delivered_unchanged(
-    event: dict[str, Any], recipient_kind: str
-) -> None:
+def test_other_events_are_delivered_unchanged(event: dict[str, Any], recipient_kind: str) -> None:
     """Only message.post is shaped per recipient; every other event is sent as logged."""
     recipient = HARNESS if recipient_kind == "harness" else PERSON
     assert shape_for(event, recipient, recipient_kind) == event  # type: ignore[arg-type]

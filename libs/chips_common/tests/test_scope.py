@@ -62,18 +62,29 @@ def created(space_id: str, by: str, members: list[str] | None = None) -> dict[st
 @pytest.mark.parametrize(
     "event",
     [
-        {"type": "workspace.created", "name": "Northwind", "actor": {"kind": "operator", "id": "op"}},
+        {
+            "type": "workspace.created",
+            "name": "Northwind",
+            "actor": {"kind": "operator", "id": "op"},
+        },
         {"type": "participant.joined", "participant_id": HARNESS, "kind": "harness", "name": "S"},
     ],
     ids=["workspace.created", "participant.joined"],
 )
 def test_workspace_wide_events_are_visible(event: dict[str, Any]) -> None:
-    """An event of no space is delivered to everyone (spec/websocket.md, Subscribing and resuming)."""
+    """An event of no space is delivered to everyone.
+
+    spec/websocket.md, Subscribing and resuming: "the workspace-wide events that belong to none".
+    """
     assert MembershipView(ME).fold(event) is True
 
 
 def test_space_events_are_visible_only_to_members() -> None:
-    """A space's events reach its members and nobody else (spec/websocket.md, Subscribing and resuming)."""
+    """A space's events reach its members and nobody else.
+
+    spec/websocket.md, Subscribing and resuming: "A harness’s token sees no space its harness
+    is not in."
+    """
     outsider = MembershipView(ME)
     member = MembershipView(ME, spaces=[SPACE])
     assert outsider.fold(post(SPACE)) is False
@@ -160,16 +171,14 @@ events_st = st.one_of(
     st.builds(added, spaces_st, people_st, people_st),
     st.builds(removed, spaces_st, people_st, people_st),
     st.builds(post, spaces_st, people_st),
-    st.builds(
-        created, spaces_st, people_st, st.lists(people_st, max_size=2, unique=True)
-    ),
+    st.builds(created, spaces_st, people_st, st.lists(people_st, max_size=2, unique=True)),
     st.just({"type": "participant.joined", "participant_id": OTHER, "kind": "person", "name": "O"}),
 )
 
 
 def _lets_me_in(event: dict[str, Any]) -> bool | None:
     """Whether ``event`` puts me in its space (True), takes me out (False), or neither (None)."""
-    kind = event["type"]
+    kind: str = event["type"]
     if kind == "space.created":
         if event["actor"]["id"] == ME or ME in event["members"]:
             return True
@@ -189,7 +198,9 @@ def reference_member(initial: frozenset[str], history: list[dict[str, Any]], spa
     return space in initial
 
 
-def reference_visible(initial: frozenset[str], history: list[dict[str, Any]], event: dict[str, Any]) -> bool:
+def reference_visible(
+    initial: frozenset[str], history: list[dict[str, Any]], event: dict[str, Any]
+) -> bool:
     """Is ``event`` delivered to me, given everything before it?"""
     space = event.get("space_id")
     if space is None:
@@ -200,7 +211,9 @@ def reference_visible(initial: frozenset[str], history: list[dict[str, Any]], ev
 
 
 @given(st.frozensets(spaces_st), st.lists(events_st, max_size=40))
-def test_fold_matches_reference_model(initial: frozenset[str], events: list[dict[str, Any]]) -> None:
+def test_fold_matches_reference_model(
+    initial: frozenset[str], events: list[dict[str, Any]]
+) -> None:
     """For any history, each event's visibility is membership as of that event.
 
     DESIGN.md §4: the decision for event N uses membership as of N; a removal of me is

@@ -29,12 +29,20 @@ class Client:
         self.url = url.rstrip("/")
         self.token = token
 
-    def post(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None,
-             *, needs_token: bool = True) -> dict[str, Any]:
+    def post(
+        self,
+        path: str,
+        body: dict[str, Any],
+        headers: dict[str, str] | None = None,
+        *,
+        needs_token: bool = True,
+    ) -> dict[str, Any]:
         sent = dict(headers or {})
         if needs_token:
             if not self.token:
-                raise CliError("this command needs a person's token: pass --token or set CHIPS_TOKEN")
+                raise CliError(
+                    "this command needs a person's token: pass --token or set CHIPS_TOKEN"
+                )
             sent["Authorization"] = f"Bearer {self.token}"
         try:
             response = httpx.post(f"{self.url}{path}", json=body, headers=sent, timeout=30)
@@ -51,8 +59,12 @@ class Client:
 
 def workspace_create(client: Client, args: argparse.Namespace) -> None:
     secret = os.environ.get("CHIPS_OPERATOR_SECRET", DEV_OPERATOR_SECRET)
-    data = client.post("/v1/workspaces", {"name": args.name, "owner_name": args.owner},
-                       {"X-Chips-Operator-Secret": secret}, needs_token=False)
+    data = client.post(
+        "/v1/workspaces",
+        {"name": args.name, "owner_name": args.owner},
+        {"X-Chips-Operator-Secret": secret},
+        needs_token=False,
+    )
     print(json.dumps(data, indent=2))
 
 
@@ -73,27 +85,37 @@ def connect_custom(client: Client, args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
-    parser.add_argument("--url", default=os.environ.get("CHIPS_URL", DEFAULT_URL),
-                        help="the server (default: $CHIPS_URL or %(default)s)")
-    parser.add_argument("--token", default=os.environ.get("CHIPS_TOKEN"),
-                        help="a person's token (default: $CHIPS_TOKEN)")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("CHIPS_URL", DEFAULT_URL),
+        help="the server (default: $CHIPS_URL or %(default)s)",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("CHIPS_TOKEN"),
+        help="a person's token (default: $CHIPS_TOKEN)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     workspace = commands.add_parser("workspace", help="workspaces").add_subparsers(
-        dest="action", required=True)
+        dest="action", required=True
+    )
     create = workspace.add_parser("create", help="create a workspace and its owner (operator)")
     create.add_argument("--name", required=True)
     create.add_argument("--owner", required=True, help="the owner's name")
     create.set_defaults(run=workspace_create)
 
-    person = commands.add_parser("person", help="people").add_subparsers(dest="action", required=True)
+    person = commands.add_parser("person", help="people").add_subparsers(
+        dest="action", required=True
+    )
     add = person.add_parser("add", help="add a person (workspace owner or admin)")
     add.add_argument("--name", required=True)
     add.add_argument("--role", default="member", choices=["admin", "member", "guest"])
     add.set_defaults(run=person_add)
 
     connect = commands.add_parser("connect", help="connect a harness").add_subparsers(
-        dest="kind", required=True)
+        dest="kind", required=True
+    )
     custom = connect.add_parser("custom", help="a harness of your own, over HTTP and the socket")
     custom.add_argument("--name", required=True)
     custom.add_argument("--no-dial", action="store_true", help="do not try to reach the harness")

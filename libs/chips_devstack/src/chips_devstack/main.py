@@ -106,8 +106,9 @@ def up() -> int:
     settings = Settings()
     env = start_infrastructure(settings, pids)
     save_pids(pids)
-    subprocess.run([sys.executable, "-m", "chips_common.db.migrate"], env={**os.environ, **env},
-                   check=True)
+    subprocess.run(
+        [sys.executable, "-m", "chips_common.db.migrate"], env={**os.environ, **env}, check=True
+    )
     procs = []
     for name, port in SERVICES.items():
         proc = service_proc(name, port, env, LOGS).start()
@@ -116,7 +117,7 @@ def up() -> int:
     save_pids(pids)
     for proc, port in procs:
         try:
-            wait_until(lambda p=port: ready(f"http://127.0.0.1:{p}"), 60, proc.name)  # type: ignore[misc]
+            wait_until(lambda p=port: ready(f"http://127.0.0.1:{p}"), 60, proc.name)
         except TimeoutError as exc:
             print(f"{exc}; its log says:\n{proc.tail()}", file=sys.stderr)
             return 1

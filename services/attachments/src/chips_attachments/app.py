@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from chips_common.service.worker import run_worker
 from chips_attachments.config import AttachmentsSettings
 from chips_attachments.consumer import build_handler
+from chips_common.service.worker import run_worker
 
 
 async def run(settings: AttachmentsSettings) -> None:

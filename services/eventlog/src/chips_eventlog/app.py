@@ -41,7 +41,10 @@ async def run(settings: EventlogSettings) -> None:
 
     try:
         await serve_with_health(
-            build_health_app({"postgres": db_ok, "nats": nats_ok}), settings.host, settings.port, work
+            build_health_app({"postgres": db_ok, "nats": nats_ok}),
+            settings.host,
+            settings.port,
+            work,
         )
     finally:
         await nc.drain()

@@ -82,8 +82,12 @@ class Appender:
                 try:
                     events = await door.append(req)
                     await store.save_key(
-                        conn, req.credential_id, req.idempotency_key, workspace_id,
-                        [e["seq"] for e in events], now,
+                        conn,
+                        req.credential_id,
+                        req.idempotency_key,
+                        workspace_id,
+                        [e["seq"] for e in events],
+                        now,
                     )
                 except Refused as refusal:
                     await savepoint.rollback()
@@ -95,7 +99,10 @@ class Appender:
                 await savepoint.commit()
                 item.published = events
                 item.answer = AppendAnswer(
-                    request_id=req.request_id, ok=True, seqs=[e["seq"] for e in events], events=events
+                    request_id=req.request_id,
+                    ok=True,
+                    seqs=[e["seq"] for e in events],
+                    events=events,
                 )
             if head is not None or creates:
                 await store.save_head(conn, workspace_id, door.head_seq)
@@ -184,8 +191,9 @@ class Appender:
             self.names.append_wildcard,
             durable=self.names.consumer("eventlog"),
             stream=self.names.append_stream,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_deliver=20,
-                                  max_ack_pending=20_000),
+            config=ConsumerConfig(
+                ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_deliver=20, max_ack_pending=20_000
+            ),
         )
         swept = await self.sweep_outbox()
         if swept:
@@ -195,7 +203,7 @@ class Appender:
             while not stop.is_set():
                 try:
                     msgs = await sub.fetch(batch_size, timeout=1)
-                except (NatsTimeout, asyncio.TimeoutError):
+                except (TimeoutError, NatsTimeout):
                     continue
                 await self.handle_batch(msgs)
         finally:

@@ -65,10 +65,16 @@ class Door:
     async def participant(self, participant_id: str) -> Participant | None:
         row = (
             await self.conn.execute(
-                select(t.participants.c.id, t.participants.c.kind, t.participants.c.role,
-                       t.participants.c.owner_id).where(
-                    and_(t.participants.c.id == participant_id,
-                         t.participants.c.workspace_id == self.workspace_id)
+                select(
+                    t.participants.c.id,
+                    t.participants.c.kind,
+                    t.participants.c.role,
+                    t.participants.c.owner_id,
+                ).where(
+                    and_(
+                        t.participants.c.id == participant_id,
+                        t.participants.c.workspace_id == self.workspace_id,
+                    )
                 )
             )
         ).first()
@@ -78,9 +84,11 @@ class Door:
         return (
             await self.conn.execute(
                 select(t.memberships.c.standing).where(
-                    and_(t.memberships.c.space_id == space_id,
-                         t.memberships.c.participant_id == participant_id,
-                         t.memberships.c.workspace_id == self.workspace_id)
+                    and_(
+                        t.memberships.c.space_id == space_id,
+                        t.memberships.c.participant_id == participant_id,
+                        t.memberships.c.workspace_id == self.workspace_id,
+                    )
                 )
             )
         ).scalar()
@@ -104,7 +112,9 @@ class Door:
         if self.head_seq != 0:
             raise Refused("invalid_event", "this workspace already exists", "workspace_id")
         await self.conn.execute(
-            update(t.workspaces).where(t.workspaces.c.id == self.workspace_id).values(name=body.name)
+            update(t.workspaces)
+            .where(t.workspaces.c.id == self.workspace_id)
+            .values(name=body.name)
         )
         return {}
 
@@ -115,7 +125,9 @@ class Door:
             raise Refused("invalid_event", "that participant already exists", "participant_id")
         prefix = "usr_" if body.kind == "person" else "hrn_"
         if not body.participant_id.startswith(prefix):
-            raise Refused("invalid_event", f"a {body.kind}'s id starts with {prefix}", "participant_id")
+            raise Refused(
+                "invalid_event", f"a {body.kind}'s id starts with {prefix}", "participant_id"
+            )
         if actor.kind == "operator":
             if body.kind != "person" or body.role != "owner":
                 raise Refused("forbidden", "an operator adds only the workspace's owner")
@@ -129,8 +141,12 @@ class Door:
                 raise Refused("invalid_event", "a harness is owned by who connects it", "owner_id")
         await self.conn.execute(
             insert(t.participants).values(
-                id=body.participant_id, workspace_id=self.workspace_id, kind=body.kind,
-                name=body.name, role=body.role, owner_id=body.owner_id,
+                id=body.participant_id,
+                workspace_id=self.workspace_id,
+                kind=body.kind,
+                name=body.name,
+                role=body.role,
+                owner_id=body.owner_id,
                 joined_seq=self.head_seq + 1,
             )
         )
@@ -138,8 +154,10 @@ class Door:
             if cred.participant_id == body.participant_id:
                 await self.conn.execute(
                     insert(t.credentials).values(
-                        id=cred.credential_id, workspace_id=self.workspace_id,
-                        participant_id=cred.participant_id, token_hash=cred.token_hash,
+                        id=cred.credential_id,
+                        workspace_id=self.workspace_id,
+                        participant_id=cred.participant_id,
+                        token_hash=cred.token_hash,
                         created_at=self.now,
                     )
                 )
@@ -167,8 +185,12 @@ class Door:
         seq = self.head_seq + 1
         await self.conn.execute(
             insert(t.spaces).values(
-                id=space_id, workspace_id=self.workspace_id, kind=body.kind, title=body.title,
-                created_by=actor.id, created_seq=seq,
+                id=space_id,
+                workspace_id=self.workspace_id,
+                kind=body.kind,
+                title=body.title,
+                created_by=actor.id,
+                created_seq=seq,
             )
         )
         await self._add_member(space_id, actor.id, "owner", seq)
@@ -189,7 +211,9 @@ class Door:
         await self._add_member(body.space_id, body.participant_id, body.standing, self.head_seq + 1)
         return {}
 
-    async def check_membership_removed(self, body: MembershipRemoved, actor: Actor) -> dict[str, Any]:
+    async def check_membership_removed(
+        self, body: MembershipRemoved, actor: Actor
+    ) -> dict[str, Any]:
         standing = await self.check_member(body.space_id, actor)
         if body.participant_id != actor.id and standing != "owner":
             raise Refused("forbidden", "only the space's owner takes others out of it")
@@ -197,8 +221,10 @@ class Door:
             raise Refused("invalid_event", "not a member of this space", "participant_id")
         await self.conn.execute(
             delete(t.memberships).where(
-                and_(t.memberships.c.space_id == body.space_id,
-                     t.memberships.c.participant_id == body.participant_id)
+                and_(
+                    t.memberships.c.space_id == body.space_id,
+                    t.memberships.c.participant_id == body.participant_id,
+                )
             )
         )
         await self._log_membership(body.space_id, body.participant_id, False, self.head_seq + 1)
@@ -210,20 +236,30 @@ class Door:
 
     # --- writing -------------------------------------------------------------------
 
-    async def _add_member(self, space_id: str, participant_id: str, standing: str, seq: int) -> None:
+    async def _add_member(
+        self, space_id: str, participant_id: str, standing: str, seq: int
+    ) -> None:
         await self.conn.execute(
             insert(t.memberships).values(
-                space_id=space_id, participant_id=participant_id, workspace_id=self.workspace_id,
-                standing=standing, since_seq=seq,
+                space_id=space_id,
+                participant_id=participant_id,
+                workspace_id=self.workspace_id,
+                standing=standing,
+                since_seq=seq,
             )
         )
         await self._log_membership(space_id, participant_id, True, seq)
 
-    async def _log_membership(self, space_id: str, participant_id: str, added: bool, seq: int) -> None:
+    async def _log_membership(
+        self, space_id: str, participant_id: str, added: bool, seq: int
+    ) -> None:
         await self.conn.execute(
             insert(t.membership_log).values(
-                workspace_id=self.workspace_id, seq=seq, space_id=space_id,
-                participant_id=participant_id, added=added,
+                workspace_id=self.workspace_id,
+                seq=seq,
+                space_id=space_id,
+                participant_id=participant_id,
+                added=added,
             )
         )
 
@@ -271,12 +307,19 @@ class Door:
             event = canonical(event)
             await self.conn.execute(
                 insert(t.events).values(
-                    workspace_id=self.workspace_id, seq=seq, id=event_id, type=body.type,
-                    ts=self.now, actor_id=request.actor.id, space_id=event.get("space_id"),
+                    workspace_id=self.workspace_id,
+                    seq=seq,
+                    id=event_id,
+                    type=body.type,
+                    ts=self.now,
+                    actor_id=request.actor.id,
+                    space_id=event.get("space_id"),
                     body=event,
                 )
             )
-            await self.conn.execute(insert(t.outbox).values(workspace_id=self.workspace_id, seq=seq))
+            await self.conn.execute(
+                insert(t.outbox).values(workspace_id=self.workspace_id, seq=seq)
+            )
             self.head_seq = seq
             logged.append(event)
         return logged

@@ -13,7 +13,9 @@ from chips_common.db import tables as t
 from chips_common.events import canonical
 
 
-async def lock_head(conn: AsyncConnection, workspace_id: str, *, create: bool, now: datetime) -> int | None:
+async def lock_head(
+    conn: AsyncConnection, workspace_id: str, *, create: bool, now: datetime
+) -> int | None:
     """Lock the workspace's head row and return its seq (DESIGN.md §2).
 
     With ``create`` a missing workspace gets its row first (head 0), so the request that
@@ -27,7 +29,9 @@ async def lock_head(conn: AsyncConnection, workspace_id: str, *, create: bool, n
         )
     return (
         await conn.execute(
-            select(t.workspaces.c.head_seq).where(t.workspaces.c.id == workspace_id).with_for_update()
+            select(t.workspaces.c.head_seq)
+            .where(t.workspaces.c.id == workspace_id)
+            .with_for_update()
         )
     ).scalar()
 
@@ -50,16 +54,27 @@ async def find_key(conn: AsyncConnection, credential_id: str, key: str) -> list[
 
 
 async def save_key(
-    conn: AsyncConnection, credential_id: str, key: str, workspace_id: str, seqs: list[int], now: datetime
+    conn: AsyncConnection,
+    credential_id: str,
+    key: str,
+    workspace_id: str,
+    seqs: list[int],
+    now: datetime,
 ) -> None:
     await conn.execute(
         insert(t.idempotency).values(
-            credential_id=credential_id, key=key, workspace_id=workspace_id, seqs=seqs, created_at=now
+            credential_id=credential_id,
+            key=key,
+            workspace_id=workspace_id,
+            seqs=seqs,
+            created_at=now,
         )
     )
 
 
-async def read_events(conn: AsyncConnection, workspace_id: str, seqs: list[int]) -> list[dict[str, Any]]:
+async def read_events(
+    conn: AsyncConnection, workspace_id: str, seqs: list[int]
+) -> list[dict[str, Any]]:
     rows = await conn.execute(
         select(t.events.c.body)
         .where(and_(t.events.c.workspace_id == workspace_id, t.events.c.seq.in_(seqs)))
@@ -76,8 +91,10 @@ async def unpublished(engine: AsyncEngine, limit: int = 1000) -> list[dict[str, 
             .select_from(
                 t.outbox.join(
                     t.events,
-                    and_(t.outbox.c.workspace_id == t.events.c.workspace_id,
-                         t.outbox.c.seq == t.events.c.seq),
+                    and_(
+                        t.outbox.c.workspace_id == t.events.c.workspace_id,
+                        t.outbox.c.seq == t.events.c.seq,
+                    ),
                 )
             )
             .order_by(t.outbox.c.workspace_id, t.outbox.c.seq)

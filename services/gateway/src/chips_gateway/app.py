@@ -38,7 +38,9 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             js = jetstream(nc)
             names = Names.from_settings(settings)
             await declare_streams(js, names)
-            appender = AppendClient(nc, js, names, settings.replica_id(), settings.append_timeout_seconds)
+            appender = AppendClient(
+                nc, js, names, settings.replica_id(), settings.append_timeout_seconds
+            )
             await appender.start()
             stack.push_async_callback(appender.stop)
             reader = LogReader(engine, settings.replay_batch_size)
@@ -46,8 +48,13 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             await feeds.start()
             stack.push_async_callback(feeds.stop)
             app.state.ctx = Context(
-                settings=settings, engine=engine, redis=redis, appender=appender, reader=reader,
-                feeds=feeds, tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
+                settings=settings,
+                engine=engine,
+                redis=redis,
+                appender=appender,
+                reader=reader,
+                feeds=feeds,
+                tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
             )
             app.state.nc = nc
             yield

@@ -22,7 +22,9 @@ from chips_gateway.errors import ChipsError
 
 
 class AppendClient:
-    def __init__(self, nc: NATS, js: JetStreamContext, names: Names, replica_id: str, timeout: float):
+    def __init__(
+        self, nc: NATS, js: JetStreamContext, names: Names, replica_id: str, timeout: float
+    ):
         self.nc = nc
         self.js = js
         self.names = names
@@ -77,7 +79,9 @@ class AppendClient:
             )
         except Exception:
             self.waiting.pop(request.request_id, None)
-            raise ChipsError("unavailable", "the log is not reachable right now; send it again") from None
+            raise ChipsError(
+                "unavailable", "the log is not reachable right now; send it again"
+            ) from None
         return future
 
     async def wait(self, future: asyncio.Future[AppendAnswer]) -> AppendAnswer:

@@ -50,11 +50,19 @@ async def principal_for_credential(engine: AsyncEngine, credential_id: str) -> P
 async def principal_where(engine: AsyncEngine, condition: object) -> Principal | None:
     query = (
         select(
-            t.credentials.c.id, t.credentials.c.workspace_id, t.participants.c.id.label("pid"),
-            t.participants.c.kind, t.participants.c.name, t.participants.c.role,
+            t.credentials.c.id,
+            t.credentials.c.workspace_id,
+            t.participants.c.id.label("pid"),
+            t.participants.c.kind,
+            t.participants.c.name,
+            t.participants.c.role,
             t.participants.c.owner_id,
         )
-        .select_from(t.credentials.join(t.participants, t.credentials.c.participant_id == t.participants.c.id))
+        .select_from(
+            t.credentials.join(
+                t.participants, t.credentials.c.participant_id == t.participants.c.id
+            )
+        )
         .where(and_(condition, t.credentials.c.revoked_at.is_(None)))  # type: ignore[arg-type]
     )
     async with engine.connect() as conn:

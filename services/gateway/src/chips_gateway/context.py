@@ -35,7 +35,9 @@ def get_context(request: Request) -> Context:
 Ctx = Annotated[Context, Depends(get_context)]
 
 
-async def get_principal(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> Principal:
+async def get_principal(
+    ctx: Ctx, authorization: Annotated[str | None, Header()] = None
+) -> Principal:
     return await require_principal(ctx.engine, authorization)
 
 

@@ -84,7 +84,9 @@ class Feed:
         while self.last < upto:
             missing = await self.reader.events_between(self.workspace_id, self.last, upto)
             if not missing:
-                log.warning("seq %d..%d of %s not in the log yet", self.last + 1, upto, self.workspace_id)
+                log.warning(
+                    "seq %d..%d of %s not in the log yet", self.last + 1, upto, self.workspace_id
+                )
                 return
             for healed in missing:
                 self._dispatch(healed)
@@ -100,7 +102,9 @@ class Feed:
 class Feeds:
     """The feeds of this replica, opened on first use and closed when nobody listens."""
 
-    def __init__(self, reader: LogReader, nc: NATS, names: Names, tail_check_seconds: float) -> None:
+    def __init__(
+        self, reader: LogReader, nc: NATS, names: Names, tail_check_seconds: float
+    ) -> None:
         self.reader = reader
         self.nc = nc
         self.names = names

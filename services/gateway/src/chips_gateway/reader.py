@@ -26,7 +26,9 @@ class LogReader:
             ).scalar()
         return int(head or 0)
 
-    async def events_between(self, workspace_id: str, after: int, upto: int | None) -> list[dict[str, Any]]:
+    async def events_between(
+        self, workspace_id: str, after: int, upto: int | None
+    ) -> list[dict[str, Any]]:
         """Events with ``after < seq <= upto`` (no upper bound when ``upto`` is None), in order."""
         query = select(t.events.c.body).where(
             and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
@@ -37,7 +39,9 @@ class LogReader:
             rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
             return [canonical(row.body) for row in rows]
 
-    async def replay(self, workspace_id: str, after: int, upto: int) -> AsyncIterator[list[dict[str, Any]]]:
+    async def replay(
+        self, workspace_id: str, after: int, upto: int
+    ) -> AsyncIterator[list[dict[str, Any]]]:
         """Batches of up to ``batch_size`` events with ``after < seq <= upto``."""
         cursor = after
         while cursor < upto:
@@ -52,8 +56,13 @@ class LogReader:
     ) -> list[dict[str, Any]]:
         query = (
             select(t.events.c.body)
-            .where(and_(t.events.c.workspace_id == workspace_id, t.events.c.space_id == space_id,
-                        t.events.c.seq > after))
+            .where(
+                and_(
+                    t.events.c.workspace_id == workspace_id,
+                    t.events.c.space_id == space_id,
+                    t.events.c.seq > after,
+                )
+            )
             .order_by(t.events.c.seq)
             .limit(limit)
         )
@@ -65,8 +74,13 @@ class LogReader:
         log = t.membership_log
         query = (
             select(log.c.space_id, log.c.added)
-            .where(and_(log.c.workspace_id == workspace_id, log.c.participant_id == participant_id,
-                        log.c.seq <= seq))
+            .where(
+                and_(
+                    log.c.workspace_id == workspace_id,
+                    log.c.participant_id == participant_id,
+                    log.c.seq <= seq,
+                )
+            )
             .order_by(log.c.space_id, log.c.seq.desc())
             .distinct(log.c.space_id)
         )
@@ -76,8 +90,12 @@ class LogReader:
     async def current_spaces(self, workspace_id: str, participant_id: str) -> list[str]:
         query = (
             select(t.memberships.c.space_id)
-            .where(and_(t.memberships.c.workspace_id == workspace_id,
-                        t.memberships.c.participant_id == participant_id))
+            .where(
+                and_(
+                    t.memberships.c.workspace_id == workspace_id,
+                    t.memberships.c.participant_id == participant_id,
+                )
+            )
             .order_by(t.memberships.c.since_seq)
         )
         async with self.engine.connect() as conn:
@@ -85,7 +103,10 @@ class LogReader:
 
     async def is_member(self, space_id: str, participant_id: str) -> bool:
         query = select(t.memberships.c.standing).where(
-            and_(t.memberships.c.space_id == space_id, t.memberships.c.participant_id == participant_id)
+            and_(
+                t.memberships.c.space_id == space_id,
+                t.memberships.c.participant_id == participant_id,
+            )
         )
         async with self.engine.connect() as conn:
             return (await conn.execute(query)).first() is not None

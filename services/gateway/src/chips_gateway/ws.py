@@ -41,7 +41,9 @@ async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
     if token is None and (ticket := ws.query_params.get("ticket")):
         credential_id = await ctx.tickets.spend(ticket)
         if credential_id is None:
-            raise ChipsError("unauthorized", "that ticket was used already, expired, or never issued")
+            raise ChipsError(
+                "unauthorized", "that ticket was used already, expired, or never issued"
+            )
         principal = await principal_for_credential(ctx.engine, credential_id)
         if principal is None:
             raise ChipsError("unauthorized", "the ticket's token was withdrawn")
@@ -51,7 +53,9 @@ async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
         # The token itself never reaches the log.
         log.warning("a socket opened with ?token= in its URL; use a ticket or a header instead")
     if token is None:
-        raise ChipsError("unauthorized", "send Authorization: Bearer <token>, or open with ?ticket=")
+        raise ChipsError(
+            "unauthorized", "send Authorization: Bearer <token>, or open with ?ticket="
+        )
     principal = await principal_for_token(ctx.engine, token)
     if principal is None:
         raise ChipsError("unauthorized", "that token is not known or was withdrawn")
@@ -122,8 +126,12 @@ class Session:
             await self.ws.send_text(json.dumps(frame, separators=(",", ":")))
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
-        return {"frame": "error", "code": code, "message": message,
-                **{k: v for k, v in extra.items() if v is not None}}
+        return {
+            "frame": "error",
+            "code": code,
+            "message": message,
+            **{k: v for k, v in extra.items() if v is not None},
+        }
 
     # --- reading from the client ---------------------------------------------------
 
@@ -157,21 +165,30 @@ class Session:
             return True
         protocol = frame.get("protocol") or {}
         try:
-            low, high = int(protocol.get("min", 1)), int(protocol.get("max", protocol.get("min", 1)))
+            low, high = (
+                int(protocol.get("min", 1)),
+                int(protocol.get("max", protocol.get("min", 1))),
+            )
         except (TypeError, ValueError, AttributeError):
             self.push(self.error("invalid_frame", "protocol is {min, max} with integer versions"))
             return True
         version = min(high, SERVER_PROTOCOL[1])
         if version < max(low, SERVER_PROTOCOL[0]):
-            await self.ws.send_text(json.dumps(self.error(
-                "invalid_frame",
-                f"no protocol version in common: this server speaks {SERVER_PROTOCOL[0]} to "
-                f"{SERVER_PROTOCOL[1]}, the client {low} to {high}",
-            )))
+            await self.ws.send_text(
+                json.dumps(
+                    self.error(
+                        "invalid_frame",
+                        "no protocol version in common: this server speaks "
+                        f"{SERVER_PROTOCOL[0]} to {SERVER_PROTOCOL[1]}, the client {low} to {high}",
+                    )
+                )
+            )
             await self.ws.close(CLOSE_PROTOCOL)
             return False
         accepts = frame.get("accepts") or []
-        self.accepts = {a for a in accepts if isinstance(a, str)} if isinstance(accepts, list) else set()
+        self.accepts = (
+            {a for a in accepts if isinstance(a, str)} if isinstance(accepts, list) else set()
+        )
         self.hello = frame
         p = self.principal
         spaces = await self.ctx.reader.current_spaces(p.workspace_id, p.participant_id)
@@ -198,11 +215,18 @@ class Session:
             self.push(self.error("invalid_frame", "this socket is subscribed already"))
             return
         if frame.get("workspace_id") != p.workspace_id:
-            self.push(self.error("forbidden", "your credential belongs to another workspace",
-                                 workspace_id=frame.get("workspace_id")))
+            self.push(
+                self.error(
+                    "forbidden",
+                    "your credential belongs to another workspace",
+                    workspace_id=frame.get("workspace_id"),
+                )
+            )
             return
         since = frame.get("since")
-        if since is not None and (not isinstance(since, int) or isinstance(since, bool) or since < 0):
+        if since is not None and (
+            not isinstance(since, int) or isinstance(since, bool) or since < 0
+        ):
             self.push(self.error("invalid_frame", "since is the last seq you saw, a whole number"))
             return
         # Attach first, so that everything after the attach point comes live; then replay
@@ -238,10 +262,13 @@ class Session:
 
     async def on_event(self, frame: dict[str, Any]) -> None:
         if "idempotency_key" in frame:
-            self.push(self.error(
-                "invalid_frame", "idempotency_key goes inside event, not beside it",
-                idempotency_key=frame.get("idempotency_key"),
-            ))
+            self.push(
+                self.error(
+                    "invalid_frame",
+                    "idempotency_key goes inside event, not beside it",
+                    idempotency_key=frame.get("idempotency_key"),
+                )
+            )
             return
         event = frame.get("event")
         if not isinstance(event, dict):
@@ -250,7 +277,9 @@ class Session:
         event = dict(event)
         key = event.pop("idempotency_key", None)
         if not isinstance(key, str) or not key or len(key) > 200:
-            self.push(self.error("invalid_frame", "every event carries its idempotency_key inside it"))
+            self.push(
+                self.error("invalid_frame", "every event carries its idempotency_key inside it")
+            )
             return
         try:
             check_writable(event)
@@ -276,11 +305,23 @@ class Session:
             self.push(self.error(exc.code, exc.message, idempotency_key=key))
             return
         if answer.ok:
-            self.push({"frame": "ack", "idempotency_key": key, "seq": answer.seqs[-1],
-                       "duplicate": answer.duplicate})
+            self.push(
+                {
+                    "frame": "ack",
+                    "idempotency_key": key,
+                    "seq": answer.seqs[-1],
+                    "duplicate": answer.duplicate,
+                }
+            )
         else:
-            self.push(self.error(answer.code or "invalid_event", answer.message or "refused",
-                                 idempotency_key=key, field=answer.field))
+            self.push(
+                self.error(
+                    answer.code or "invalid_event",
+                    answer.message or "refused",
+                    idempotency_key=key,
+                    field=answer.field,
+                )
+            )
 
     # --- the whole life of a socket --------------------------------------------------
 
@@ -289,15 +330,21 @@ class Session:
         reader = asyncio.create_task(self.read_loop())
         behind = asyncio.create_task(self.behind.wait())
         try:
-            done, _ = await asyncio.wait({sender, reader, behind}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                {sender, reader, behind}, return_when=asyncio.FIRST_COMPLETED
+            )
             if behind in done:
                 sender.cancel()
                 with contextlib.suppress(Exception):
-                    await self.ws.send_text(json.dumps(self.error(
-                        "too_far_behind",
-                        f"more than {self.max_queued} frames were waiting for you; "
-                        "reconnect and subscribe with since",
-                    )))
+                    await self.ws.send_text(
+                        json.dumps(
+                            self.error(
+                                "too_far_behind",
+                                f"more than {self.max_queued} frames were waiting for you; "
+                                "reconnect and subscribe with since",
+                            )
+                        )
+                    )
                     await self.ws.close(CLOSE_BEHIND)
             for task in done:
                 if task is not behind and not task.cancelled():
@@ -327,7 +374,9 @@ async def serve_socket(ws: WebSocket, ctx: Context) -> None:
         principal = await authenticate(ws, ctx)
     except ChipsError as exc:
         with contextlib.suppress(Exception):
-            await ws.send_text(json.dumps({"frame": "error", "code": exc.code, "message": exc.message}))
+            await ws.send_text(
+                json.dumps({"frame": "error", "code": exc.code, "message": exc.message})
+            )
             await ws.close(CLOSE_POLICY)
         return
     await Session(ws, ctx, principal).run()

@@ -34,8 +34,13 @@ async def touch(conn: AsyncConnection, space_id: str, seq: int, messages: int = 
 async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, standing: str) -> None:
     await conn.execute(
         pg_insert(t.rm_members)
-        .values(space_id=event["space_id"], participant_id=who, workspace_id=event["workspace_id"],
-                standing=standing, since_seq=event["seq"])
+        .values(
+            space_id=event["space_id"],
+            participant_id=who,
+            workspace_id=event["workspace_id"],
+            standing=standing,
+            since_seq=event["seq"],
+        )
         .on_conflict_do_nothing()
     )
 
@@ -43,9 +48,15 @@ async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, sta
 async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
         insert(t.rm_spaces).values(
-            id=event["space_id"], workspace_id=event["workspace_id"], kind=event["kind"],
-            title=event.get("title"), created_by=event["actor"]["id"], created_seq=event["seq"],
-            created_at=ts_of(event), last_seq=event["seq"], message_count=0,
+            id=event["space_id"],
+            workspace_id=event["workspace_id"],
+            kind=event["kind"],
+            title=event.get("title"),
+            created_by=event["actor"]["id"],
+            created_seq=event["seq"],
+            created_at=ts_of(event),
+            last_seq=event["seq"],
+            message_count=0,
         )
     )
     await add_member(conn, event, event["actor"]["id"], "owner")
@@ -61,8 +72,10 @@ async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -
 async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
         delete(t.rm_members).where(
-            and_(t.rm_members.c.space_id == event["space_id"],
-                 t.rm_members.c.participant_id == event["participant_id"])
+            and_(
+                t.rm_members.c.space_id == event["space_id"],
+                t.rm_members.c.participant_id == event["participant_id"],
+            )
         )
     )
     await touch(conn, event["space_id"], event["seq"])
@@ -71,9 +84,15 @@ async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any])
 async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
         insert(t.rm_messages).values(
-            id=event["message_id"], workspace_id=event["workspace_id"], space_id=event["space_id"],
-            seq=event["seq"], author_id=event["actor"]["id"], kind=event.get("kind", "text"),
-            text=event["text"], reply_to=event.get("reply_to"), ts=ts_of(event),
+            id=event["message_id"],
+            workspace_id=event["workspace_id"],
+            space_id=event["space_id"],
+            seq=event["seq"],
+            author_id=event["actor"]["id"],
+            kind=event.get("kind", "text"),
+            text=event["text"],
+            reply_to=event.get("reply_to"),
+            ts=ts_of(event),
         )
     )
     await touch(conn, event["space_id"], event["seq"], messages=1)
@@ -95,7 +114,9 @@ async def apply_event(conn: AsyncConnection, event: dict[str, Any]) -> None:
 
 async def lock_checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
     await conn.execute(
-        pg_insert(t.projector_checkpoints).values(workspace_id=workspace_id, seq=0).on_conflict_do_nothing()
+        pg_insert(t.projector_checkpoints)
+        .values(workspace_id=workspace_id, seq=0)
+        .on_conflict_do_nothing()
     )
     seq = (
         await conn.execute(

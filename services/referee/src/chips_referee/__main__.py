@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from chips_common.service.logs import setup_logging
 from chips_referee.app import run
 from chips_referee.config import RefereeSettings
-from chips_common.service.logs import setup_logging
 
 
 def main() -> None:

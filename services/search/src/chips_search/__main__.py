@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from chips_common.service.logs import setup_logging
 from chips_search.app import run
 from chips_search.config import SearchSettings
-from chips_common.service.logs import setup_logging
 
 
 def main() -> None:

@@ -61,7 +61,7 @@ T = TypeVar("T", bound=type[EventBody])
 
 def register(cls: T) -> T:
     """Class decorator adding an event type to the catalogue, once."""
-    name = cls.model_fields["type"].default
+    name = cls.__pydantic_fields__["type"].default
     if not isinstance(name, str) or not name:
         raise TypeError(f"{cls.__name__} must give its type a literal default")
     if name in CATALOGUE:

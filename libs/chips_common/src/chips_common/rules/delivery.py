@@ -11,7 +11,9 @@ from typing import Any, Literal
 RecipientKind = Literal["person", "harness"]
 
 
-def shape_for(event: dict[str, Any], recipient_id: str, recipient_kind: RecipientKind) -> dict[str, Any]:
+def shape_for(
+    event: dict[str, Any], recipient_id: str, recipient_kind: RecipientKind
+) -> dict[str, Any]:
     """The event as this recipient is sent it.
 
     A harness hears somebody else's ``message.post`` as ``message.new``; its own post

@@ -36,7 +36,7 @@ class MembershipView:
             self.spaces.add(space_id)  # type: ignore[arg-type]
         elif kind == "membership.removed" and event.get("participant_id") == me:
             was_in = space_id in self.spaces
-            self.spaces.discard(space_id)  # type: ignore[arg-type]
+            self.spaces.discard(space_id)
             return was_in
         if space_id is None:
             return True

@@ -55,7 +55,7 @@ async def consume_events(
         while not stop.is_set():
             try:
                 msgs = await sub.fetch(batch_size, timeout=1)
-            except (NatsTimeout, asyncio.TimeoutError):
+            except (TimeoutError, NatsTimeout):
                 continue
             await settle_batch(nc, names, msgs, handle)
     finally:
@@ -71,8 +71,11 @@ async def settle_batch(nc: NATS, names: Names, msgs: list[Msg], handle: Handler)
             workspace_id, seq = str(event["workspace_id"]), int(event["seq"])
         except (ValueError, KeyError, TypeError):
             log.error("dead-lettering an undecodable event from %s", msg.subject)
-            await nc.publish(names.dead_letter_subject, msg.data,
-                             headers={"Chips-Dead-Reason": "undecodable event"})
+            await nc.publish(
+                names.dead_letter_subject,
+                msg.data,
+                headers={"Chips-Dead-Reason": "undecodable event"},
+            )
             await msg.term()
             continue
         highest[workspace_id] = max(seq, highest.get(workspace_id, 0))

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
+
+# Tokens and tickets never appear in logs (DESIGN.md §7), even where a library logs a URL.
+SECRET_IN_URL = re.compile(r"((?:token|ticket)=)[^&\s\"']+")
+SECRET_TOKEN = re.compile(r"chips_(?:at|pt|tk)_[A-Za-z0-9_-]+")
+
+
+def redact(text: str) -> str:
+    return SECRET_TOKEN.sub("chips_[redacted]", SECRET_IN_URL.sub(r"\1[redacted]", text))
 
 
 class JsonFormatter(logging.Formatter):
@@ -19,7 +28,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "service": self.service,
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": redact(record.getMessage()),
         }
         trace_id = getattr(record, "trace_id", None)
         if trace_id:

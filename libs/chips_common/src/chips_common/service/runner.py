@@ -7,6 +7,7 @@ server stops (STYLE.md, A NATS consumer).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Awaitable, Callable
 
@@ -32,7 +33,8 @@ async def serve_with_health(
     server = uvicorn.Server(
         uvicorn.Config(health_app, host=host, port=port, log_level="warning", lifespan="off")
     )
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    # The service's own handlers (above) decide when to stop; uvicorn must not take them.
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     serving = asyncio.create_task(server.serve())
     try:
         await work(stop)

@@ -44,7 +44,10 @@ async def run_worker(
 
     try:
         await serve_with_health(
-            build_health_app({"postgres": db_ok, "nats": nats_ok}), settings.host, settings.port, work
+            build_health_app({"postgres": db_ok, "nats": nats_ok}),
+            settings.host,
+            settings.port,
+            work,
         )
     finally:
         await nc.drain()

@@ -15,7 +15,9 @@ router = APIRouter(prefix="/v1")
 
 
 @router.post("/events")
-async def post_event(ctx: Ctx, caller: Caller, event: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+async def post_event(
+    ctx: Ctx, caller: Caller, event: Annotated[dict[str, Any], Body()]
+) -> dict[str, Any]:
     """Append one event; answered like the socket's ack, refusals like its error frames."""
     event = dict(event)
     key = event.pop("idempotency_key", None)
@@ -30,8 +32,12 @@ async def post_event(ctx: Ctx, caller: Caller, event: Annotated[dict[str, Any], 
         caller.workspace_id, caller.credential_id, caller.actor, key, [event]
     )
     if not answer.ok:
-        raise ChipsError(answer.code or "invalid_event", answer.message or "refused",
-                         idempotency_key=key, field=answer.field)
+        raise ChipsError(
+            answer.code or "invalid_event",
+            answer.message or "refused",
+            idempotency_key=key,
+            field=answer.field,
+        )
     return {"idempotency_key": key, "seq": answer.seqs[-1], "duplicate": answer.duplicate}
 
 
@@ -57,8 +63,9 @@ async def read_events(
         next_since = events[-1]["seq"] if events else since
         return {"events": events, "next_since": next_since}
 
-    view = MembershipView(caller.participant_id,
-                          await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since))
+    view = MembershipView(
+        caller.participant_id, await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since)
+    )
     head = await ctx.reader.head(ws_id)
     found: list[dict[str, Any]] = []
     cursor = since

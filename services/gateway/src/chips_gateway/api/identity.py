@@ -41,7 +41,9 @@ class HarnessIn(BaseModel):
 
 def raise_refusal(answer: AppendAnswer) -> None:
     if not answer.ok:
-        raise ChipsError(answer.code or "invalid_event", answer.message or "refused", field=answer.field)
+        raise ChipsError(
+            answer.code or "invalid_event", answer.message or "refused", field=answer.field
+        )
 
 
 def request_key(header: str | None) -> str:
@@ -61,43 +63,76 @@ async def create_workspace(
     owner_id = new_id("usr")
     token = new_token("pt")
     answer = await ctx.appender.append(
-        workspace_id, "operator", {"kind": "operator", "id": "operator"},
+        workspace_id,
+        "operator",
+        {"kind": "operator", "id": "operator"},
         request_key(idempotency_key),
         [
             {"type": "workspace.created", "name": body.name},
-            {"type": "participant.joined", "participant_id": owner_id, "kind": "person",
-             "name": body.owner_name, "role": "owner"},
+            {
+                "type": "participant.joined",
+                "participant_id": owner_id,
+                "kind": "person",
+                "name": body.owner_name,
+                "role": "owner",
+            },
         ],
-        [IssuedCredential(credential_id=new_id("crd"), participant_id=owner_id,
-                          token_hash=hash_token(token))],
+        [
+            IssuedCredential(
+                credential_id=new_id("crd"), participant_id=owner_id, token_hash=hash_token(token)
+            )
+        ],
     )
     raise_refusal(answer)
     if answer.duplicate:
-        raise ChipsError("invalid_request", "that Idempotency-Key created a workspace already; "
-                         "its token was shown then")
+        raise ChipsError(
+            "invalid_request",
+            "that Idempotency-Key created a workspace already; its token was shown then",
+        )
     return {"workspace_id": workspace_id, "owner_id": owner_id, "token": token}
 
 
 @router.post("/participants", status_code=201)
-async def add_person(body: PersonIn, ctx: Ctx, caller: Caller,
-                     idempotency_key: Annotated[str | None, Header()] = None) -> dict[str, str]:
+async def add_person(
+    body: PersonIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, str]:
     """A workspace owner or admin adds a person, who gets a person token."""
     person_id = new_id("usr")
     token = new_token("pt")
     answer = await ctx.appender.append(
-        caller.workspace_id, caller.credential_id, caller.actor, request_key(idempotency_key),
-        [{"type": "participant.joined", "participant_id": person_id, "kind": "person",
-          "name": body.name, "role": body.role}],
-        [IssuedCredential(credential_id=new_id("crd"), participant_id=person_id,
-                          token_hash=hash_token(token))],
+        caller.workspace_id,
+        caller.credential_id,
+        caller.actor,
+        request_key(idempotency_key),
+        [
+            {
+                "type": "participant.joined",
+                "participant_id": person_id,
+                "kind": "person",
+                "name": body.name,
+                "role": body.role,
+            }
+        ],
+        [
+            IssuedCredential(
+                credential_id=new_id("crd"), participant_id=person_id, token_hash=hash_token(token)
+            )
+        ],
     )
     raise_refusal(answer)
     return {"participant_id": person_id, "name": body.name, "role": body.role, "token": token}
 
 
 @router.post("/harnesses", status_code=201)
-async def connect_harness(body: HarnessIn, ctx: Ctx, caller: Caller,
-                          idempotency_key: Annotated[str | None, Header()] = None) -> dict[str, str]:
+async def connect_harness(
+    body: HarnessIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, str]:
     """A person connects a harness: it gets a token and a direct space with its owner."""
     if caller.kind != "person":
         raise ChipsError("forbidden", "a person connects a harness")
@@ -105,19 +140,40 @@ async def connect_harness(body: HarnessIn, ctx: Ctx, caller: Caller,
     space_id = new_id("spc")
     token = new_token("at")
     answer = await ctx.appender.append(
-        caller.workspace_id, caller.credential_id, caller.actor, request_key(idempotency_key),
+        caller.workspace_id,
+        caller.credential_id,
+        caller.actor,
+        request_key(idempotency_key),
         [
-            {"type": "participant.joined", "participant_id": harness_id, "kind": "harness",
-             "name": body.name, "owner_id": caller.participant_id},
-            {"type": "space.created", "space_id": space_id, "kind": "direct", "title": body.name,
-             "members": [harness_id]},
+            {
+                "type": "participant.joined",
+                "participant_id": harness_id,
+                "kind": "harness",
+                "name": body.name,
+                "owner_id": caller.participant_id,
+            },
+            {
+                "type": "space.created",
+                "space_id": space_id,
+                "kind": "direct",
+                "title": body.name,
+                "members": [harness_id],
+            },
         ],
-        [IssuedCredential(credential_id=new_id("crd"), participant_id=harness_id,
-                          token_hash=hash_token(token))],
+        [
+            IssuedCredential(
+                credential_id=new_id("crd"), participant_id=harness_id, token_hash=hash_token(token)
+            )
+        ],
     )
     raise_refusal(answer)
-    return {"harness_id": harness_id, "name": body.name, "token": token, "space_id": space_id,
-            "url": ctx.settings.gateway_url}
+    return {
+        "harness_id": harness_id,
+        "name": body.name,
+        "token": token,
+        "space_id": space_id,
+        "url": ctx.settings.gateway_url,
+    }
 
 
 @router.post("/socket-tickets", status_code=201)

@@ -1,0 +1,280 @@
+"""A test client that talks to Chips only as a real client would: HTTP and WebSocket.
+
+Every frame it receives is checked against the protocol (frame shapes) and every event
+against the catalogue, so a malformed frame fails the test that saw it (STYLE.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from chips_common.events import CATALOGUE, ENVELOPE_FIELDS, parse_event
+
+_keys = itertools.count(1)
+
+
+def key(prefix: str = "k") -> str:
+    return f"{prefix}-{next(_keys)}"
+
+
+def check_event(event: dict[str, Any]) -> None:
+    """An event as delivered: envelope, then fields the catalogue accepts."""
+    for name in ("v", "id", "seq", "ts", "workspace_id", "actor", "type"):
+        assert name in event, f"delivered event lacks {name}: {event}"
+    logged_type = "message.post" if event["type"] == "message.new" else event["type"]
+    assert logged_type in CATALOGUE, f"unknown event type {event['type']}"
+    fields = {k: v for k, v in event.items() if k not in ENVELOPE_FIELDS}
+    fields["type"] = logged_type
+    fields.pop("message_id", None)  # filled in by Chips for message.post
+    parse_event(fields)
+
+
+def check_frame(frame: dict[str, Any]) -> None:
+    kind = frame.get("frame")
+    if kind == "event":
+        check_event(frame["event"])
+    elif kind == "events":
+        assert 1 <= len(frame["events"]) <= 500, "an events frame holds 1 to 500 events"
+        seqs = [e["seq"] for e in frame["events"]]
+        assert seqs == sorted(seqs), "an events frame is in seq order"
+        for event in frame["events"]:
+            check_event(event)
+    elif kind == "ack":
+        assert isinstance(frame["seq"], int) and isinstance(frame["duplicate"], bool)
+        assert frame["idempotency_key"]
+    elif kind == "error":
+        assert frame["code"] and frame["message"]
+    elif kind == "hello":
+        assert "protocol" in frame and "workspace_id" in frame
+        assert ("harness" in frame) != ("person" in frame)
+    else:
+        raise AssertionError(f"unknown frame {frame}")
+
+
+@dataclass
+class Identity:
+    workspace_id: str
+    participant_id: str
+    token: str
+    kind: str = "person"
+
+
+class Api:
+    """HTTP calls against one gateway."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.http = httpx.AsyncClient(base_url=base_url, timeout=20)
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    def auth(self, who: Identity | str) -> dict[str, str]:
+        token = who if isinstance(who, str) else who.token
+        return {"Authorization": f"Bearer {token}"}
+
+    async def create_workspace(
+        self,
+        name: str = "Acme",
+        owner: str = "Arjun Rao",
+        secret: str = "chips-dev-operator-secret",
+    ) -> Identity:
+        r = await self.http.post(
+            "/v1/workspaces",
+            json={"name": name, "owner_name": owner},
+            headers={"X-Chips-Operator-Secret": secret},
+        )
+        assert r.status_code == 201, r.text
+        data = r.json()
+        return Identity(data["workspace_id"], data["owner_id"], data["token"])
+
+    async def add_person(self, by: Identity, name: str, role: str = "member") -> Identity:
+        r = await self.http.post(
+            "/v1/participants", json={"name": name, "role": role}, headers=self.auth(by)
+        )
+        assert r.status_code == 201, r.text
+        data = r.json()
+        return Identity(by.workspace_id, data["participant_id"], data["token"])
+
+    async def connect_harness(self, by: Identity, name: str) -> tuple[Identity, str]:
+        r = await self.http.post("/v1/harnesses", json={"name": name}, headers=self.auth(by))
+        assert r.status_code == 201, r.text
+        data = r.json()
+        return Identity(by.workspace_id, data["harness_id"], data["token"], "harness"), data[
+            "space_id"
+        ]
+
+    async def post_event(self, who: Identity, event: dict[str, Any]) -> httpx.Response:
+        return await self.http.post("/v1/events", json=event, headers=self.auth(who))
+
+    async def append(self, who: Identity, event: dict[str, Any]) -> int:
+        r = await self.post_event(
+            who, {**event, "idempotency_key": event.get("idempotency_key", key())}
+        )
+        assert r.status_code == 200, r.text
+        return int(r.json()["seq"])
+
+    async def open_space(self, who: Identity, title: str, members: list[str] | None = None) -> str:
+        r = await self.post_event(
+            who,
+            {
+                "type": "space.created",
+                "title": title,
+                "members": members or [],
+                "idempotency_key": key("open"),
+            },
+        )
+        assert r.status_code == 200, r.text
+        events = await self.read(who, since=r.json()["seq"] - 1, limit=1)
+        assert events and events[0]["type"] == "space.created"
+        return str(events[0]["space_id"])
+
+    async def say(self, who: Identity, space_id: str, text: str) -> int:
+        return await self.append(who, {"type": "message.post", "space_id": space_id, "text": text})
+
+    async def read(
+        self, who: Identity, since: int = 0, space_id: str | None = None, limit: int = 500
+    ) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {"since": since, "limit": limit}
+        if space_id:
+            params["space_id"] = space_id
+        r = await self.http.get("/v1/events", params=params, headers=self.auth(who))
+        assert r.status_code == 200, r.text
+        events: list[dict[str, Any]] = r.json()["events"]
+        for event in events:
+            check_event(event)
+        return events
+
+    async def ticket(self, who: Identity) -> str:
+        r = await self.http.post("/v1/socket-tickets", headers=self.auth(who))
+        assert r.status_code == 201, r.text
+        return str(r.json()["ticket"])
+
+
+@dataclass
+class Socket:
+    """One WebSocket, with everything it received kept in order."""
+
+    conn: ClientConnection
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    hello_frame: dict[str, Any] | None = None
+    _reader: asyncio.Task[None] | None = None
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+
+    @classmethod
+    async def open(
+        cls,
+        base_url: str,
+        who: Identity | None = None,
+        *,
+        query: str = "",
+        accepts: list[str] | None = None,
+        hello: bool = True,
+        protocol: tuple[int, int] = (1, 1),
+    ) -> Socket:
+        url = base_url.replace("http://", "ws://") + "/v1/ws" + query
+        headers = {"Authorization": f"Bearer {who.token}"} if who else {}
+        conn = await websockets.connect(url, additional_headers=headers, max_size=2**24)
+        sock = cls(conn)
+        sock._reader = asyncio.create_task(sock._read())
+        if hello:
+            await sock.send(
+                {
+                    "frame": "hello",
+                    "protocol": {"min": protocol[0], "max": protocol[1]},
+                    "client": {"name": "e2e", "version": "0"},
+                    "accepts": accepts or [],
+                }
+            )
+            sock.hello_frame = await sock.wait_for(lambda f: f["frame"] in ("hello", "error"))
+        return sock
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self.conn:
+                frame = json.loads(raw)
+                check_frame(frame)
+                self.frames.append(frame)
+                self._arrived.set()
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            self.closed = True
+            self._arrived.set()
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        await self.conn.send(json.dumps(frame))
+
+    async def subscribe(self, workspace_id: str, since: int | None = None) -> None:
+        frame: dict[str, Any] = {"frame": "subscribe", "workspace_id": workspace_id}
+        if since is not None:
+            frame["since"] = since
+        await self.send(frame)
+
+    async def write(self, event: dict[str, Any], idempotency_key: str | None = None) -> str:
+        k = idempotency_key or key("ws")
+        await self.send({"frame": "event", "event": {**event, "idempotency_key": k}})
+        return k
+
+    async def wait_for(self, predicate: Any, timeout: float = 10) -> dict[str, Any]:
+        """The first frame (from the start) that satisfies predicate."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            for frame in self.frames:
+                if predicate(frame):
+                    return frame
+            if self.closed:
+                raise AssertionError(f"socket closed before the frame came; got {self.frames[-5:]}")
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise AssertionError(f"no such frame within {timeout} s; last: {self.frames[-5:]}")
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+
+    async def answer(self, idempotency_key: str, timeout: float = 10) -> dict[str, Any]:
+        return await self.wait_for(
+            lambda f: (
+                f["frame"] in ("ack", "error") and f.get("idempotency_key") == idempotency_key
+            ),
+            timeout,
+        )
+
+    def events(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for frame in self.frames:
+            if frame["frame"] == "event":
+                out.append(frame["event"])
+            elif frame["frame"] == "events":
+                out.extend(frame["events"])
+        return out
+
+    def seqs(self) -> list[int]:
+        return [e["seq"] for e in self.events()]
+
+    async def wait_for_seq(self, seq: int, timeout: float = 10) -> None:
+        await self.wait_for(
+            lambda f: (
+                seq
+                in [
+                    e["seq"]
+                    for e in ([f["event"]] if f["frame"] == "event" else f.get("events", []))
+                ]
+            ),
+            timeout,
+        )
+
+    async def close(self) -> None:
+        await self.conn.close()
+        if self._reader:
+            await asyncio.wait([self._reader], timeout=5)
