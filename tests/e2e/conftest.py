@@ -136,6 +136,9 @@ def stack() -> Iterator[Stack]:
         "CHIPS_REDIS_URL": redis_url,
         "CHIPS_REDIS_PREFIX": f"chips-e2e-{run_id}",
         "CHIPS_LOG_LEVEL": "INFO",
+        # Short enough that the fault tests do not wait long for redeliveries and retries.
+        "CHIPS_APPEND_ACK_WAIT_SECONDS": "3",
+        "CHIPS_APPEND_TIMEOUT_SECONDS": "5",
     }
     stack = Stack(root, env)
     stack.extra_env["gateway_b"] = {"CHIPS_TICKET_TTL_SECONDS": "2"}

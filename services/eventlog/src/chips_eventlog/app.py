@@ -37,7 +37,12 @@ async def run(settings: EventlogSettings) -> None:
 
     async def work(stop: asyncio.Event) -> None:
         log.info("eventlog appending from %s", names.append_wildcard)
-        await appender.run(stop, settings.batch_size, settings.outbox_sweep_seconds)
+        await appender.run(
+            stop,
+            settings.batch_size,
+            settings.outbox_sweep_seconds,
+            settings.append_ack_wait_seconds,
+        )
 
     try:
         await serve_with_health(

@@ -9,3 +9,5 @@ class EventlogSettings(Settings):
     port: int = 8091
     batch_size: int = 256
     outbox_sweep_seconds: float = 2.0
+    # How long a request pulled by a replica that died waits before another takes it.
+    append_ack_wait_seconds: float = 30.0

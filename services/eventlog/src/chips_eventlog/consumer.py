@@ -186,13 +186,18 @@ class Appender:
                 await self.publish(events)
                 total += len(events)
 
-    async def run(self, stop: asyncio.Event, batch_size: int, sweep_seconds: float) -> None:
+    async def run(
+        self, stop: asyncio.Event, batch_size: int, sweep_seconds: float, ack_wait: float
+    ) -> None:
         sub = await self.js.pull_subscribe(
             self.names.append_wildcard,
             durable=self.names.consumer("eventlog"),
             stream=self.names.append_stream,
             config=ConsumerConfig(
-                ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_deliver=20, max_ack_pending=20_000
+                ack_policy=AckPolicy.EXPLICIT,
+                ack_wait=ack_wait,
+                max_deliver=20,
+                max_ack_pending=20_000,
             ),
         )
         swept = await self.sweep_outbox()
