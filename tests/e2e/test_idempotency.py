@@ -106,3 +106,30 @@ async def test_seqs_are_gap_free_and_increasing_across_gateways(
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     await a.close()
     await b.close()
+
+
+async def test_a_repeated_idempotency_key_on_a_creating_call_creates_nothing_more(
+    stack, api: Api
+) -> None:
+    """A retried create is safe: nothing is created twice, and no second token is shown."""
+    headers = {"X-Chips-Operator-Secret": "chips-dev-operator-secret", "Idempotency-Key": key("ws")}
+    body = {"name": "Once", "owner_name": "Arjun"}
+    first = await api.http.post("/v1/workspaces", json=body, headers=headers)
+    again = await api.http.post("/v1/workspaces", json=body, headers=headers)
+    assert first.status_code == 201
+    assert again.status_code == 400 and again.json()["code"] == "invalid_request"
+    assert again.json()["workspace_id"] == first.json()["workspace_id"]
+    assert again.json()["participant_id"] == first.json()["owner_id"]
+    assert "token" not in again.json()
+
+    owner_token = first.json()["token"]
+    person_headers = {"Authorization": f"Bearer {owner_token}", "Idempotency-Key": "add-maya"}
+    made = await api.http.post("/v1/participants", json={"name": "Maya"}, headers=person_headers)
+    retried = await api.http.post("/v1/participants", json={"name": "Maya"}, headers=person_headers)
+    assert made.status_code == 201 and retried.status_code == 400
+    assert retried.json()["participant_id"] == made.json()["participant_id"]
+    r = await api.http.get(
+        "/v1/events", params={"since": 0}, headers={"Authorization": f"Bearer {owner_token}"}
+    )
+    joined = [e for e in r.json()["events"] if e["type"] == "participant.joined"]
+    assert [e["name"] for e in joined] == ["Arjun", "Maya"]

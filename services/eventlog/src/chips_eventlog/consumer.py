@@ -65,11 +65,16 @@ class Appender:
             door = Door(conn, workspace_id, head or 0, now)
             for item in items:
                 req = item.request
-                seqs = await store.find_key(conn, req.credential_id, req.idempotency_key)
-                if seqs is not None:
-                    events = await store.read_events(conn, workspace_id, seqs)
+                seen = await store.find_key(conn, req.credential_id, req.idempotency_key)
+                if seen is not None:
+                    seen_workspace, seqs = seen
+                    events = await store.read_events(conn, seen_workspace, seqs)
                     item.answer = AppendAnswer(
-                        request_id=req.request_id, ok=True, seqs=seqs, events=events, duplicate=True
+                        request_id=req.request_id,
+                        ok=True,
+                        seqs=seqs,
+                        events=events,
+                        duplicate=True,
                     )
                     continue
                 if head is None:
@@ -104,8 +109,10 @@ class Appender:
                     seqs=[e["seq"] for e in events],
                     events=events,
                 )
-            if head is not None or creates:
+            if door.head_seq > 0:
                 await store.save_head(conn, workspace_id, door.head_seq)
+            elif creates:
+                await store.drop_empty_workspace(conn, workspace_id)
 
     # --- the loop --------------------------------------------------------------------
 

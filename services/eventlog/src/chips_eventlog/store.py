@@ -42,15 +42,27 @@ async def save_head(conn: AsyncConnection, workspace_id: str, head_seq: int) -> 
     )
 
 
-async def find_key(conn: AsyncConnection, credential_id: str, key: str) -> list[int] | None:
-    seqs = (
+async def find_key(
+    conn: AsyncConnection, credential_id: str, key: str
+) -> tuple[str, list[int]] | None:
+    """The workspace and seqs a credential's key produced, if it was seen before."""
+    row = (
         await conn.execute(
-            select(t.idempotency.c.seqs).where(
+            select(t.idempotency.c.workspace_id, t.idempotency.c.seqs).where(
                 and_(t.idempotency.c.credential_id == credential_id, t.idempotency.c.key == key)
             )
         )
-    ).scalar()
-    return list(seqs) if seqs is not None else None
+    ).first()
+    return (row.workspace_id, list(row.seqs)) if row is not None else None
+
+
+async def drop_empty_workspace(conn: AsyncConnection, workspace_id: str) -> None:
+    """Remove a head row that a creating request made but nothing was logged under."""
+    await conn.execute(
+        delete(t.workspaces).where(
+            and_(t.workspaces.c.id == workspace_id, t.workspaces.c.head_seq == 0)
+        )
+    )
 
 
 async def save_key(

@@ -40,9 +40,18 @@ class HarnessIn(BaseModel):
 
 
 def raise_refusal(answer: AppendAnswer) -> None:
+    """Turn a refusal into an error; a repeated Idempotency-Key cannot show a token again."""
     if not answer.ok:
         raise ChipsError(
             answer.code or "invalid_event", answer.message or "refused", field=answer.field
+        )
+    if answer.duplicate:
+        created = next((e for e in answer.events if e["type"] == "participant.joined"), {})
+        raise ChipsError(
+            "invalid_request",
+            "that Idempotency-Key was used already; the token was shown in its first answer",
+            participant_id=created.get("participant_id"),
+            workspace_id=answer.events[0]["workspace_id"] if answer.events else None,
         )
 
 
@@ -84,11 +93,6 @@ async def create_workspace(
         ],
     )
     raise_refusal(answer)
-    if answer.duplicate:
-        raise ChipsError(
-            "invalid_request",
-            "that Idempotency-Key created a workspace already; its token was shown then",
-        )
     return {"workspace_id": workspace_id, "owner_id": owner_id, "token": token}
 
 
