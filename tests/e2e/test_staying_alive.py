@@ -10,9 +10,10 @@ import asyncio
 import base64
 import json
 import os
+import socket
+import struct
 
 import pytest
-import websockets
 
 from tests.e2e.client import Api, Socket
 
@@ -44,34 +45,90 @@ def short_silence(stack) -> str:
 async def test_a_reader_too_far_behind_is_told_and_closed(
     stack, api: Api, short_queue: str
 ) -> None:
+    """A consumer more than the queue's frames behind gets too_far_behind and is closed.
+
+    The reader is a bare socket that says hello, subscribes, then reads nothing (with a small
+    receive buffer, so the backlog stays in the server) while 400 large messages are posted.
+    """
     owner = await api.create_workspace()
     harness, space_id = await api.connect_harness(owner, "Scout")
-    url = short_queue.replace("http://", "ws://") + "/v1/ws"
-    slow = await websockets.connect(
-        url, additional_headers={"Authorization": f"Bearer {harness.token}"}, max_queue=1
-    )
-    await slow.send(json.dumps({"frame": "hello", "protocol": {"min": 1, "max": 1}}))
-    assert json.loads(await slow.recv())["frame"] == "hello"
-    await slow.send(json.dumps({"frame": "subscribe", "workspace_id": owner.workspace_id}))
-    await asyncio.sleep(0.3)
+    port = int(short_queue.rsplit(":", 1)[1])
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+    raw.connect(("127.0.0.1", port))
+    raw.setblocking(False)
+    reader, writer = await asyncio.open_connection(sock=raw)
+    await upgrade(reader, writer, port, harness.token)
+    writer.write(client_frame({"frame": "hello", "protocol": {"min": 1, "max": 1}}))
+    writer.write(client_frame({"frame": "subscribe", "workspace_id": owner.workspace_id}))
+    await writer.drain()
+    await asyncio.sleep(0.5)
 
-    writer = await Socket.open(stack.gateway_a, owner)
+    author = await Socket.open(stack.gateway_a, owner)
     words = "x" * 30_000
     keys = [
-        await writer.write({"type": "message.post", "space_id": space_id, "text": words})
+        await author.write({"type": "message.post", "space_id": space_id, "text": words})
         for _ in range(400)
     ]
-    assert (await writer.answer(keys[-1], timeout=60))["frame"] == "ack"
+    assert (await author.answer(keys[-1], timeout=60))["frame"] == "ack"
 
-    frames = []
-    with pytest.raises(websockets.ConnectionClosed) as closed:
-        while True:
-            frames.append(json.loads(await asyncio.wait_for(slow.recv(), 30)))
-    assert frames[-1]["frame"] == "error" and frames[-1]["code"] == "too_far_behind"
-    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4008
-    delivered = [f["event"]["seq"] for f in frames if f["frame"] == "event"]
+    frames, close_code = await read_server_frames(reader)
+    texts = [json.loads(payload) for payload in frames]
+    assert texts[0]["frame"] == "hello"
+    assert texts[-1]["frame"] == "error" and texts[-1]["code"] == "too_far_behind"
+    assert close_code == 4008
+    delivered = [f["event"]["seq"] for f in texts if f["frame"] == "event"]
     assert len(delivered) < 400, "the slow reader was cut off, not buffered for"
-    await writer.close()
+    assert delivered == sorted(delivered)
+    writer.close()
+    await author.close()
+
+
+async def upgrade(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, token: str
+) -> None:
+    nonce = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            f"GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {nonce}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n"
+        ).encode()
+    )
+    await writer.drain()
+    assert b"101" in await reader.readline()
+    while (await reader.readline()) not in (b"\r\n", b""):
+        pass
+
+
+def client_frame(message: dict[str, object]) -> bytes:
+    """One masked text frame, as RFC 6455 asks of a client."""
+    payload = json.dumps(message).encode()
+    mask = os.urandom(4)
+    head = bytes([0x81])
+    if len(payload) < 126:
+        head += bytes([0x80 | len(payload)])
+    else:
+        head += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+async def read_server_frames(reader: asyncio.StreamReader) -> tuple[list[bytes], int | None]:
+    """Every text frame the server sent until its close frame, and the close code."""
+    texts: list[bytes] = []
+    while True:
+        first, second = await asyncio.wait_for(reader.readexactly(2), 30)
+        length = second & 0x7F
+        if length == 126:
+            length = struct.unpack("!H", await reader.readexactly(2))[0]
+        elif length == 127:
+            length = struct.unpack("!Q", await reader.readexactly(8))[0]
+        payload = await reader.readexactly(length)
+        opcode = first & 0x0F
+        if opcode == 0x1:
+            texts.append(payload)
+        elif opcode == 0x8:
+            return texts, struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
 
 
 async def test_a_silent_socket_is_closed(stack, api: Api, short_silence: str) -> None:

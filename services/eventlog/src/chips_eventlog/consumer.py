@@ -63,12 +63,18 @@ class Appender:
             )
             head = await store.lock_head(conn, workspace_id, create=creates, now=now)
             door = Door(conn, workspace_id, head or 0, now)
+            seen = await store.find_keys(
+                conn, [(p.request.credential_id, p.request.idempotency_key) for p in items]
+            )
+            fresh_keys: list[dict[str, Any]] = []
             for item in items:
                 req = item.request
-                seen = await store.find_key(conn, req.credential_id, req.idempotency_key)
-                if seen is not None:
-                    seen_workspace, seqs = seen
-                    events = await store.read_events(conn, seen_workspace, seqs)
+                key = (req.credential_id, req.idempotency_key)
+                if key in seen:
+                    seen_workspace, seqs = seen[key]
+                    events = [e for p in items for e in p.published if e["seq"] in seqs]
+                    if not events:
+                        events = await store.read_events(conn, seen_workspace, seqs)
                     item.answer = AppendAnswer(
                         request_id=req.request_id,
                         ok=True,
@@ -77,42 +83,56 @@ class Appender:
                         duplicate=True,
                     )
                     continue
-                if head is None:
+                if head is None and not creates:
                     item.answer = AppendAnswer.refused(
                         req.request_id, "not_found", "no such workspace", "workspace_id"
                     )
                     continue
-                head_before = door.head_seq
-                savepoint = await conn.begin_nested()
-                try:
-                    events = await door.append(req)
-                    await store.save_key(
-                        conn,
-                        req.credential_id,
-                        req.idempotency_key,
-                        workspace_id,
-                        [e["seq"] for e in events],
-                        now,
+                item.answer, item.published = await self._append_one(conn, door, req)
+                if item.answer.ok:
+                    seqs = item.answer.seqs
+                    seen[key] = (workspace_id, seqs)
+                    fresh_keys.append(
+                        {
+                            "credential_id": req.credential_id,
+                            "key": req.idempotency_key,
+                            "workspace_id": workspace_id,
+                            "seqs": seqs,
+                            "created_at": now,
+                        }
                     )
-                except Refused as refusal:
-                    await savepoint.rollback()
-                    door.head_seq = head_before
-                    item.answer = AppendAnswer.refused(
-                        req.request_id, refusal.code, refusal.message, refusal.field
-                    )
-                    continue
-                await savepoint.commit()
-                item.published = events
-                item.answer = AppendAnswer(
-                    request_id=req.request_id,
-                    ok=True,
-                    seqs=[e["seq"] for e in events],
-                    events=events,
-                )
+            await door.flush()
+            await store.save_keys(conn, fresh_keys)
             if door.head_seq > 0:
                 await store.save_head(conn, workspace_id, door.head_seq)
             elif creates:
                 await store.drop_empty_workspace(conn, workspace_id)
+
+    @staticmethod
+    async def _append_one(
+        conn: Any, door: Door, req: AppendRequest
+    ) -> tuple[AppendAnswer, list[dict[str, Any]]]:
+        """Let one request through the door, or refuse it leaving no trace.
+
+        Every rule is checked before its own write, so a single event needs no savepoint;
+        a request of several (a harness and its space) takes one, so that a refusal of its
+        second event undoes the first.
+        """
+        mark = door.mark()
+        savepoint = await conn.begin_nested() if len(req.events) > 1 else None
+        try:
+            events = await door.append(req)
+        except Refused as refusal:
+            if savepoint is not None:
+                await savepoint.rollback()
+            door.undo(mark)
+            return AppendAnswer.refused(
+                req.request_id, refusal.code, refusal.message, refusal.field
+            ), []
+        if savepoint is not None:
+            await savepoint.commit()
+        seqs = [e["seq"] for e in events]
+        return AppendAnswer(request_id=req.request_id, ok=True, seqs=seqs, events=events), events
 
     # --- the loop --------------------------------------------------------------------
 
@@ -151,10 +171,13 @@ class Appender:
                 await self.answer(item.msg, item.answer)
                 await item.msg.ack()
 
-    async def publish(self, events: list[dict[str, Any]]) -> None:
-        """Publish committed events without awaiting each ack in turn, then clear the outbox."""
+    async def publish(self, events: list[dict[str, Any]]) -> int:
+        """Publish committed events without awaiting each ack in turn, then clear the outbox.
+
+        Returns how many were published; the others stay in the outbox for the sweeper.
+        """
         if not events:
-            return
+            return 0
         acks = [
             self.js.publish(
                 self.names.events_subject(e["workspace_id"]),
@@ -166,8 +189,12 @@ class Appender:
         results = await asyncio.gather(*acks, return_exceptions=True)
         done = [e for e, r in zip(events, results, strict=True) if not isinstance(r, BaseException)]
         if len(done) < len(events):
-            log.warning("%d events left in the outbox for the sweeper", len(events) - len(done))
+            failure = next(r for r in results if isinstance(r, BaseException))
+            log.warning(
+                "%d events left in the outbox for the sweeper: %r", len(events) - len(done), failure
+            )
         await store.mark_published(self.engine, done)
+        return len(done)
 
     async def answer(self, msg: Msg, answer: AppendAnswer) -> None:
         reply = (msg.headers or {}).get(HDR_REPLY)
@@ -190,8 +217,10 @@ class Appender:
                 events = await store.unpublished(self.engine)
                 if not events:
                     return total
-                await self.publish(events)
-                total += len(events)
+                published = await self.publish(events)
+                total += published
+                if published < len(events):
+                    return total  # NATS is refusing; the next sweep tries again
 
     async def run(
         self, stop: asyncio.Event, batch_size: int, sweep_seconds: float, ack_wait: float

@@ -59,6 +59,20 @@ class Door:
         self.workspace_id = workspace_id
         self.head_seq = head_seq
         self.now = now
+        # Door state read in this transaction, kept as this door changes it, so a batch of
+        # posts into one room asks Postgres once.
+        self._standings: dict[tuple[str, str], str | None] = {}
+        # Events checked but not yet written; written together by flush().
+        self.pending: list[dict[str, Any]] = []
+
+    def mark(self) -> tuple[int, int]:
+        """Where a request starts, to undo it with :meth:`undo` if it is refused."""
+        return self.head_seq, len(self.pending)
+
+    def undo(self, mark: tuple[int, int]) -> None:
+        self.head_seq, count = mark
+        del self.pending[count:]
+        self._standings.clear()
 
     # --- reading the door state ----------------------------------------------------
 
@@ -81,7 +95,9 @@ class Door:
         return Participant(row.id, row.kind, row.role, row.owner_id) if row else None
 
     async def standing(self, space_id: str, participant_id: str) -> str | None:
-        return (
+        if (space_id, participant_id) in self._standings:
+            return self._standings[(space_id, participant_id)]
+        standing = (
             await self.conn.execute(
                 select(t.memberships.c.standing).where(
                     and_(
@@ -92,6 +108,8 @@ class Door:
                 )
             )
         ).scalar()
+        self._standings[(space_id, participant_id)] = standing
+        return standing
 
     async def check_member(self, space_id: str, actor: Actor) -> str:
         """The actor's standing in the space; anyone not in it is refused.
@@ -227,6 +245,7 @@ class Door:
                 )
             )
         )
+        self._standings[(body.space_id, body.participant_id)] = None
         await self._log_membership(body.space_id, body.participant_id, False, self.head_seq + 1)
         return {}
 
@@ -239,6 +258,7 @@ class Door:
     async def _add_member(
         self, space_id: str, participant_id: str, standing: str, seq: int
     ) -> None:
+        self._standings[(space_id, participant_id)] = standing
         await self.conn.execute(
             insert(t.memberships).values(
                 space_id=space_id,
@@ -305,21 +325,33 @@ class Door:
             if body.type == "message.post":
                 event["message_id"] = message_id_for(event_id)
             event = canonical(event)
-            await self.conn.execute(
-                insert(t.events).values(
-                    workspace_id=self.workspace_id,
-                    seq=seq,
-                    id=event_id,
-                    type=body.type,
-                    ts=self.now,
-                    actor_id=request.actor.id,
-                    space_id=event.get("space_id"),
-                    body=event,
-                )
-            )
-            await self.conn.execute(
-                insert(t.outbox).values(workspace_id=self.workspace_id, seq=seq)
-            )
+            self.pending.append(event)
             self.head_seq = seq
             logged.append(event)
         return logged
+
+    async def flush(self) -> None:
+        """Write every event this door let in, and its outbox row, in two statements."""
+        if not self.pending:
+            return
+        await self.conn.execute(
+            insert(t.events),
+            [
+                {
+                    "workspace_id": self.workspace_id,
+                    "seq": e["seq"],
+                    "id": e["id"],
+                    "type": e["type"],
+                    "ts": self.now,
+                    "actor_id": e["actor"]["id"],
+                    "space_id": e.get("space_id"),
+                    "body": e,
+                }
+                for e in self.pending
+            ],
+        )
+        await self.conn.execute(
+            insert(t.outbox),
+            [{"workspace_id": self.workspace_id, "seq": e["seq"]} for e in self.pending],
+        )
+        self.pending.clear()

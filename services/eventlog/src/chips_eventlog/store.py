@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy import and_, delete, insert, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -42,20 +42,6 @@ async def save_head(conn: AsyncConnection, workspace_id: str, head_seq: int) -> 
     )
 
 
-async def find_key(
-    conn: AsyncConnection, credential_id: str, key: str
-) -> tuple[str, list[int]] | None:
-    """The workspace and seqs a credential's key produced, if it was seen before."""
-    row = (
-        await conn.execute(
-            select(t.idempotency.c.workspace_id, t.idempotency.c.seqs).where(
-                and_(t.idempotency.c.credential_id == credential_id, t.idempotency.c.key == key)
-            )
-        )
-    ).first()
-    return (row.workspace_id, list(row.seqs)) if row is not None else None
-
-
 async def drop_empty_workspace(conn: AsyncConnection, workspace_id: str) -> None:
     """Remove a head row that a creating request made but nothing was logged under."""
     await conn.execute(
@@ -65,23 +51,26 @@ async def drop_empty_workspace(conn: AsyncConnection, workspace_id: str) -> None
     )
 
 
-async def save_key(
-    conn: AsyncConnection,
-    credential_id: str,
-    key: str,
-    workspace_id: str,
-    seqs: list[int],
-    now: datetime,
-) -> None:
-    await conn.execute(
-        insert(t.idempotency).values(
-            credential_id=credential_id,
-            key=key,
-            workspace_id=workspace_id,
-            seqs=seqs,
-            created_at=now,
-        )
+async def find_keys(
+    conn: AsyncConnection, keys: list[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[str, list[int]]]:
+    """For each (credential, key) seen before: the workspace and seqs it produced."""
+    if not keys:
+        return {}
+    rows = await conn.execute(
+        select(
+            t.idempotency.c.credential_id,
+            t.idempotency.c.key,
+            t.idempotency.c.workspace_id,
+            t.idempotency.c.seqs,
+        ).where(tuple_(t.idempotency.c.credential_id, t.idempotency.c.key).in_(keys))
     )
+    return {(r.credential_id, r.key): (r.workspace_id, list(r.seqs)) for r in rows}
+
+
+async def save_keys(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await conn.execute(insert(t.idempotency), rows)
 
 
 async def read_events(

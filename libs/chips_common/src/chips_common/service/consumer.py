@@ -21,7 +21,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from chips_common.nats.streams import Names
+from chips_common.nats.streams import Names, declare_streams
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,28 @@ async def consume_events(
     stop: asyncio.Event,
     *,
     batch_size: int = 256,
+) -> None:
+    """Consume until ``stop``; if the stream or consumer goes away, declare them again."""
+    while not stop.is_set():
+        try:
+            await _consume(nc, js, names, service, handle, stop, batch_size)
+        except Exception:
+            log.exception("%s lost its consumer; declaring it again", service)
+            await asyncio.sleep(1)
+            try:
+                await declare_streams(js, names)
+            except Exception:
+                log.exception("could not declare the streams")
+
+
+async def _consume(
+    nc: NATS,
+    js: JetStreamContext,
+    names: Names,
+    service: str,
+    handle: Handler,
+    stop: asyncio.Event,
+    batch_size: int,
 ) -> None:
     sub = await js.pull_subscribe(
         names.events_wildcard,
