@@ -23,8 +23,8 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chips_devstack.stack import local_stack  # noqa: E402
-from tests.e2e.client import Api  # noqa: E402
+from chips_devstack.stack import local_stack
+from tests.e2e.client import Api
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -32,7 +32,9 @@ RESULTS = Path(__file__).parent / "results"
 async def writer(url: str, token: str, space_id: str, count: int, tag: str) -> list[float]:
     latencies: list[float] = []
     sent: dict[str, float] = {}
-    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+    async with websockets.connect(
+        url, additional_headers={"Authorization": f"Bearer {token}"}
+    ) as ws:
         await ws.send(json.dumps({"frame": "hello", "protocol": {"min": 1, "max": 1}}))
         await ws.recv()
 
@@ -46,9 +48,19 @@ async def writer(url: str, token: str, space_id: str, count: int, tag: str) -> l
         for i in range(count):
             k = f"{tag}-{i}"
             sent[k] = time.perf_counter()
-            await ws.send(json.dumps({"frame": "event", "event": {
-                "type": "message.post", "space_id": space_id, "text": f"bench {i}",
-                "idempotency_key": k}}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "frame": "event",
+                        "event": {
+                            "type": "message.post",
+                            "space_id": space_id,
+                            "text": f"bench {i}",
+                            "idempotency_key": k,
+                        },
+                    }
+                )
+            )
         await reading
     return latencies
 
