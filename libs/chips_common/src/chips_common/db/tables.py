@@ -35,6 +35,9 @@ events = Table(
     Column("actor_id", Text, nullable=False),
     Column("space_id", Text),
     Column("body", JSONB, nullable=False),
+    # The W3C trace context the event was appended under, so that whoever reads it from
+    # the log (a consumer healing a gap, a rebuild) can join the same trace.
+    Column("traceparent", Text),
     PrimaryKeyConstraint("workspace_id", "seq"),
     Index("events_space_seq", "workspace_id", "space_id", "seq"),
 )
