@@ -13,13 +13,23 @@ import pytest
 
 from chips_devstack.stack import Stack, local_stack
 from tests.e2e.client import Api
+from tests.e2e.otlp import OtlpReceiver
 
 
 @pytest.fixture(scope="session")
-def stack() -> Iterator[Stack]:
-    # Gateway B gives two-second tickets, for the test of an expired one.
+def otlp() -> Iterator[OtlpReceiver]:
+    receiver = OtlpReceiver().start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(otlp: OtlpReceiver) -> Iterator[Stack]:
+    # Every service sends its spans to the receiver; gateway B gives two-second tickets,
+    # for the test of an expired one.
+    tracing = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200"}
     with local_stack(
-        gateways=2, extra_env={"gateway_b": {"CHIPS_TICKET_TTL_SECONDS": "2"}}
+        gateways=2, extra_env={"gateway_b": {"CHIPS_TICKET_TTL_SECONDS": "2"}}, env=tracing
     ) as running:
         yield running
 

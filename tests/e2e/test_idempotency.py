@@ -52,7 +52,8 @@ async def test_duplicate_is_recognised_after_the_eventlog_restarts(stack, api: A
     stack.restart("eventlog")
     again = await api.post_event(owner, event)
     assert again.status_code == 200, again.text
-    assert again.json() == {**first, "duplicate": True}
+    repeated = {k: v for k, v in again.json().items() if k != "trace_id"}
+    assert repeated == {**{k: v for k, v in first.items() if k != "trace_id"}, "duplicate": True}
 
 
 async def test_the_same_key_from_another_credential_is_a_different_event(stack, api: Api) -> None:

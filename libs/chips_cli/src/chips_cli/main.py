@@ -11,10 +11,12 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from chips_cli import trace
 from chips_common.config import DEV_OPERATOR_SECRET
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -83,6 +85,22 @@ def connect_custom(client: Client, args: argparse.Namespace) -> None:
     print(f"CHIPS_SPACE_ID={data['space_id']}")
 
 
+def trace_message(client: Client, args: argparse.Namespace) -> None:
+    if args.jaeger:
+        spans = trace.spans_from_jaeger(args.jaeger, args.message_id)
+    else:
+        path = Path(args.file)
+        if not path.exists():
+            raise CliError(
+                f"no trace file at {path}: set CHIPS_TRACE_FILE or pass --file or --jaeger"
+            )
+        spans = trace.spans_from_file(path)
+    traces = trace.traces_of(args.message_id, spans)
+    if not traces:
+        raise CliError(f"no trace names {args.message_id} (yet: spans are written in batches)")
+    print("\n\n".join(trace.render(tid, found) for tid, found in traces.items()))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
     parser.add_argument(
@@ -120,6 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     custom.add_argument("--name", required=True)
     custom.add_argument("--no-dial", action="store_true", help="do not try to reach the harness")
     custom.set_defaults(run=connect_custom)
+
+    traced = commands.add_parser("trace", help="a message's trace, as a tree with timings")
+    traced.add_argument("message_id", help="msg_…")
+    traced.add_argument(
+        "--file",
+        default=os.environ.get("CHIPS_TRACE_FILE", ".run/traces.jsonl"),
+        help="the spans file the services write (default: $CHIPS_TRACE_FILE or %(default)s)",
+    )
+    traced.add_argument("--jaeger", help="a Jaeger query URL to read the trace from instead")
+    traced.set_defaults(run=trace_message)
     return parser
 
 

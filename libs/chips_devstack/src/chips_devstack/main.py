@@ -105,6 +105,10 @@ def up() -> int:
     pids = {name: pid for name, pid in pids.items() if alive(pid)}
     settings = Settings()
     env = start_infrastructure(settings, pids)
+    # Spans go to a file that `chips trace` reads (and to OTLP when that is configured).
+    env.setdefault(
+        "CHIPS_TRACE_FILE", os.environ.get("CHIPS_TRACE_FILE", str(RUN / "traces.jsonl"))
+    )
     save_pids(pids)
     subprocess.run(
         [sys.executable, "-m", "chips_common.db.migrate"], env={**os.environ, **env}, check=True

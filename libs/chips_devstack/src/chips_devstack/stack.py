@@ -60,8 +60,9 @@ class Stack:
     def start(self, name: str) -> None:
         module = "gateway" if name.startswith("gateway") else name
         port = self.ports.setdefault(name, free_port())
+        own = {"CHIPS_GATEWAY_ID": name} if module == "gateway" else {}
         proc = service_proc(
-            module, port, {**self.env, **self.extra_env.get(name, {})}, self.root / "logs"
+            module, port, {**self.env, **own, **self.extra_env.get(name, {})}, self.root / "logs"
         )
         self.procs[name] = proc.start()
 
@@ -115,6 +116,7 @@ def local_stack(
     prefix: str = "chips-e2e-",
     gateways: int = 2,
     extra_env: dict[str, dict[str, str]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Stack]:
     """The whole system on free ports: own NATS, a fresh database, every service.
 
@@ -137,8 +139,9 @@ def local_stack(
     admin = _postgres_admin_url(root)
     database = f"chips_e2e_{run_id}"
     database_url = admin.rsplit("/", 1)[0] + f"/{database}"
-    env = {
+    base_env = {
         "CHIPS_ENV": "test",
+        "CHIPS_TRACE_FILE": str(root / "traces.jsonl"),
         "CHIPS_NATS_URL": f"nats://127.0.0.1:{nats_port}",
         "CHIPS_DATABASE_URL": database_url,
         "CHIPS_REDIS_URL": redis_url,
@@ -148,7 +151,7 @@ def local_stack(
         "CHIPS_APPEND_ACK_WAIT_SECONDS": "3",
         "CHIPS_APPEND_TIMEOUT_SECONDS": "5",
     }
-    stack = Stack(root, env)
+    stack = Stack(root, {**base_env, **(env or {})})
     stack.extra_env.update(extra_env or {})
     try:
         stack.run_module("chips_common.db.migrate")

@@ -10,6 +10,7 @@ from sqlalchemy import text
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
+from chips_common.otel import setup_tracing
 from chips_common.service.health import build_health_app
 from chips_common.service.runner import serve_with_health
 from chips_eventlog.config import EventlogSettings
@@ -19,6 +20,7 @@ log = logging.getLogger(__name__)
 
 
 async def run(settings: EventlogSettings) -> None:
+    provider = setup_tracing("eventlog")
     engine = build_engine(settings)
     nc = await build_nats(settings, name="chips-eventlog")
     js = jetstream(nc)
@@ -54,3 +56,4 @@ async def run(settings: EventlogSettings) -> None:
     finally:
         await nc.drain()
         await engine.dispose()
+        provider.shutdown()

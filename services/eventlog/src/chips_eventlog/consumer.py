@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,25 +24,35 @@ from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
 from pydantic import ValidationError
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_common import otel
 from chips_common.append import AppendAnswer, AppendRequest
 from chips_common.clock import utcnow
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
-from chips_eventlog import store
+from chips_common.service.metrics import LagProbe
+from chips_eventlog import metrics, store
 from chips_eventlog.door import Door, Refused
 
 log = logging.getLogger(__name__)
+tracer = otel.tracer("chips.eventlog")
 
 
 @dataclass
 class Pending:
     msg: Msg
     request: AppendRequest
+    span: Span
     answer: AppendAnswer | None = None
     published: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def traceparent(self) -> str | None:
+        return otel.traceparent_of(self.span)
 
 
 class Appender:
@@ -55,7 +66,21 @@ class Appender:
     # --- one workspace's batch -----------------------------------------------------
 
     async def append_group(self, workspace_id: str, items: list[Pending]) -> None:
-        """Append every request in ``items`` in one transaction."""
+        """Append every request in ``items`` in one transaction, and trace the commit."""
+        started = time.time_ns()
+        await self._append_group(workspace_id, items)
+        ended = time.time_ns()
+        metrics.BATCH_SECONDS.observe((ended - started) / 1e9)
+        metrics.BATCH_SIZE.observe(len(items))
+        for item in items:
+            tracer.start_span(
+                "eventlog.commit",
+                context=trace.set_span_in_context(item.span),
+                start_time=started,
+                attributes={otel.WORKSPACE_ID: workspace_id, "chips.batch_size": len(items)},
+            ).end(end_time=ended)
+
+    async def _append_group(self, workspace_id: str, items: list[Pending]) -> None:
         now = utcnow()
         async with self.engine.begin() as conn:
             creates = any(
@@ -88,7 +113,9 @@ class Appender:
                         req.request_id, "not_found", "no such workspace", "workspace_id"
                     )
                     continue
-                item.answer, item.published = await self._append_one(conn, door, req)
+                item.answer, item.published = await self._append_one(
+                    conn, door, req, item.traceparent
+                )
                 if item.answer.ok:
                     seqs = item.answer.seqs
                     seen[key] = (workspace_id, seqs)
@@ -110,7 +137,7 @@ class Appender:
 
     @staticmethod
     async def _append_one(
-        conn: Any, door: Door, req: AppendRequest
+        conn: Any, door: Door, req: AppendRequest, traceparent: str | None
     ) -> tuple[AppendAnswer, list[dict[str, Any]]]:
         """Let one request through the door, or refuse it leaving no trace.
 
@@ -121,7 +148,7 @@ class Appender:
         mark = door.mark()
         savepoint = await conn.begin_nested() if len(req.events) > 1 else None
         try:
-            events = await door.append(req)
+            events = await door.append(req, traceparent)
         except Refused as refusal:
             if savepoint is not None:
                 await savepoint.rollback()
@@ -144,7 +171,16 @@ class Appender:
             except ValidationError as exc:
                 await self.dead_letter(msg, f"not an append request: {exc.errors()[0]['msg']}")
                 continue
-            groups.setdefault(request.workspace_id, []).append(Pending(msg, request))
+            span = tracer.start_span(
+                "eventlog.append",
+                context=otel.extract(msg.headers),
+                kind=SpanKind.CONSUMER,
+                attributes={
+                    otel.WORKSPACE_ID: request.workspace_id,
+                    otel.EVENT_TYPE: ",".join(str(e.get("type")) for e in request.events),
+                },
+            )
+            groups.setdefault(request.workspace_id, []).append(Pending(msg, request, span))
 
         for workspace_id, items in groups.items():
             try:
@@ -162,29 +198,46 @@ class Appender:
             except Exception:
                 log.exception("append batch failed for workspace %s", workspace_id)
                 for item in items:
+                    item.span.end()
                     await item.msg.nak(delay=1)
                 continue
-            await self.publish([e for item in items for e in item.published])
+            await self.publish([(e, item.traceparent) for item in items for e in item.published])
             for item in items:
-                if item.answer is None:
-                    continue
-                await self.answer(item.msg, item.answer)
-                await item.msg.ack()
+                if item.answer is not None:
+                    await self.answer(item.msg, item.answer)
+                    await item.msg.ack()
+                    self.record(item)
+                item.span.end()
 
-    async def publish(self, events: list[dict[str, Any]]) -> int:
+    @staticmethod
+    def record(item: Pending) -> None:
+        answer = item.answer
+        assert answer is not None
+        outcome = "duplicate" if answer.duplicate else ("ok" if answer.ok else "refused")
+        metrics.APPENDS.labels(outcome).inc(len(item.request.events))
+        if answer.seqs:
+            item.span.set_attribute(otel.SEQ, answer.seqs[-1])
+        if answer.events and "message_id" in answer.events[-1]:
+            item.span.set_attribute(otel.MESSAGE_ID, answer.events[-1]["message_id"])
+        if not answer.ok:
+            item.span.set_attribute("chips.refused", answer.code or "")
+
+    async def publish(self, traced: list[tuple[dict[str, Any], str | None]]) -> int:
         """Publish committed events without awaiting each ack in turn, then clear the outbox.
 
-        Returns how many were published; the others stay in the outbox for the sweeper.
+        Each carries the trace context of the append that logged it. Returns how many were
+        published; the others stay in the outbox for the sweeper.
         """
-        if not events:
+        if not traced:
             return 0
+        events = [e for e, _ in traced]
         acks = [
             self.js.publish(
                 self.names.events_subject(e["workspace_id"]),
                 json.dumps(e, separators=(",", ":")).encode(),
-                headers={HDR_MSG_ID: e["id"]},
+                headers={HDR_MSG_ID: e["id"], **({HDR_TRACEPARENT: tp} if tp else {})},
             )
-            for e in events
+            for e, tp in traced
         ]
         results = await asyncio.gather(*acks, return_exceptions=True)
         done = [e for e, r in zip(events, results, strict=True) if not isinstance(r, BaseException)]
@@ -214,12 +267,12 @@ class Appender:
         async with self.outbox_lock:
             total = 0
             while True:
-                events = await store.unpublished(self.engine)
-                if not events:
+                traced = await store.unpublished(self.engine)
+                if not traced:
                     return total
-                published = await self.publish(events)
+                published = await self.publish(traced)
                 total += published
-                if published < len(events):
+                if published < len(traced):
                     return total  # NATS is refusing; the next sweep tries again
 
     async def run(
@@ -241,7 +294,9 @@ class Appender:
             log.info("re-published %d events from the outbox", swept)
         sweeper = asyncio.create_task(self._sweep_every(stop, sweep_seconds))
         try:
+            lag = LagProbe(self.names.append_stream, self.names.consumer("eventlog"))
             while not stop.is_set():
+                await lag.maybe_update(self.js)
                 try:
                     msgs = await sub.fetch(batch_size, timeout=1)
                 except (TimeoutError, NatsTimeout):

@@ -26,6 +26,7 @@ from chips_common.events import (
     MessagePost,
     ParticipantJoined,
     SpaceCreated,
+    SpaceUpdated,
     WorkspaceCreated,
     canonical,
     parse_event,
@@ -49,6 +50,19 @@ class Participant:
     kind: str
     role: str
     owner_id: str | None
+    name: str = ""
+
+
+@dataclass
+class Space:
+    """A space's door state: what the rules about it are decided against."""
+
+    id: str
+    kind: str
+    title: str | None
+    state: str
+    title_held: bool
+    home_of: str | None
 
 
 class Door:
@@ -64,6 +78,7 @@ class Door:
         self._standings: dict[tuple[str, str], str | None] = {}
         # Events checked but not yet written; written together by flush().
         self.pending: list[dict[str, Any]] = []
+        self.traces: dict[int, str | None] = {}
 
     def mark(self) -> tuple[int, int]:
         """Where a request starts, to undo it with :meth:`undo` if it is refused."""
@@ -93,6 +108,19 @@ class Door:
             )
         ).first()
         return Participant(row.id, row.kind, row.role, row.owner_id) if row else None
+
+    async def space(self, space_id: str) -> Space | None:
+        s = t.spaces.c
+        row = (
+            await self.conn.execute(
+                select(s.id, s.kind, s.title, s.state, s.title_held, s.home_of).where(
+                    and_(s.id == space_id, s.workspace_id == self.workspace_id)
+                )
+            )
+        ).first()
+        if row is None:
+            return None
+        return Space(row.id, row.kind, row.title, row.state, row.title_held, row.home_of)
 
     async def standing(self, space_id: str, participant_id: str) -> str | None:
         if (space_id, participant_id) in self._standings:
@@ -200,6 +228,8 @@ class Door:
                 raise Refused("not_found", f"no participant {member} in this workspace", "members")
         if body.kind == "direct" and not members:
             raise Refused("invalid_event", "a direct space names who it is with", "members")
+        if body.home_of is not None:
+            await self.check_home(body, actor, members)
         seq = self.head_seq + 1
         await self.conn.execute(
             insert(t.spaces).values(
@@ -209,6 +239,7 @@ class Door:
                 title=body.title,
                 created_by=actor.id,
                 created_seq=seq,
+                home_of=body.home_of,
             )
         )
         await self._add_member(space_id, actor.id, "owner", seq)
@@ -216,10 +247,36 @@ class Door:
             await self._add_member(space_id, member, "member", seq)
         return {"space_id": space_id, "members": members}
 
+    async def check_home(self, body: SpaceCreated, actor: Actor, members: list[str]) -> None:
+        """A harness's home is the direct space its owner is handed with it, and only that."""
+        harness = await self.participant(body.home_of or "")
+        if harness is None or harness.kind != "harness" or harness.owner_id != actor.id:
+            raise Refused("forbidden", "a home is opened for a harness you connect", "home_of")
+        if body.kind != "direct" or members != [harness.id]:
+            raise Refused(
+                "invalid_event", "a home is a direct space with you and the harness", "home_of"
+            )
+        has_home = (
+            await self.conn.execute(
+                select(t.spaces.c.id).where(
+                    and_(
+                        t.spaces.c.workspace_id == self.workspace_id,
+                        t.spaces.c.home_of == harness.id,
+                    )
+                )
+            )
+        ).first()
+        if has_home:
+            raise Refused("invalid_event", "that harness has its home already", "home_of")
+
     async def check_membership_added(self, body: MembershipAdded, actor: Actor) -> dict[str, Any]:
+        # spec/spaces.md, Who may do what in a space: members and owners add; a guest
+        # talks and leaves; a harness talks and works.
         standing = await self.check_member(body.space_id, actor)
+        if actor.kind == "harness":
+            raise Refused("forbidden", "a harness talks and works in a space; it adds nobody")
         if standing == "guest":
-            raise Refused("forbidden", "a guest cannot add anyone to a space")
+            raise Refused("forbidden", "a guest may talk and leave, not add anyone")
         if body.standing == "owner" and standing != "owner":
             raise Refused("forbidden", "only the space's owner makes another owner", "standing")
         if await self.participant(body.participant_id) is None:
@@ -233,10 +290,17 @@ class Door:
         self, body: MembershipRemoved, actor: Actor
     ) -> dict[str, Any]:
         standing = await self.check_member(body.space_id, actor)
-        if body.participant_id != actor.id and standing != "owner":
-            raise Refused("forbidden", "only the space's owner takes others out of it")
+        if body.participant_id != actor.id:
+            if actor.kind == "harness":
+                raise Refused("forbidden", "a harness talks and works in a space; it removes nobody")
+            if standing != "owner":
+                raise Refused("forbidden", "only the space's owner takes others out of it")
         if not await self.standing(body.space_id, body.participant_id):
             raise Refused("invalid_event", "not a member of this space", "participant_id")
+        if actor.kind == "harness":
+            space = await self.space(body.space_id)
+            if space is not None and space.home_of == actor.id:
+                raise Refused("forbidden", "a harness stays in its home")
         await self.conn.execute(
             delete(t.memberships).where(
                 and_(
@@ -248,6 +312,44 @@ class Door:
         self._standings[(body.space_id, body.participant_id)] = None
         await self._log_membership(body.space_id, body.participant_id, False, self.head_seq + 1)
         return {}
+
+    async def check_space_updated(self, body: SpaceUpdated, actor: Actor) -> dict[str, Any]:
+        """Retitle, archive or unarchive (spec/spaces.md, Retitling and archiving)."""
+        standing = await self.check_member(body.space_id, actor)
+        space = await self.space(body.space_id)
+        if space is None:  # a member of a space that is not there: door state is broken
+            raise Refused("forbidden", "you are not a member of this space", "space_id")
+        if actor.kind == "harness":
+            if not await self.opened(space, actor.id):
+                raise Refused(
+                    "forbidden", "a harness retitles or closes only a space it opened itself"
+                )
+        elif actor.kind != "person":
+            raise Refused("forbidden", "a space is retitled and archived by who is in it")
+        elif standing == "guest":
+            raise Refused("forbidden", "a guest may talk and leave, not retitle or archive")
+        if body.state == "closed" and space.home_of is not None:
+            raise Refused("forbidden", "a harness's home is never archived", "state")
+        if body.state is not None and body.state == space.state:
+            already = "archived" if space.state == "closed" else "open"
+            raise Refused("invalid_event", f"this space is {already} already", "state")
+        if body.title is not None and body.title == space.title:
+            raise Refused("invalid_event", "that is the space's title already", "title")
+        changes: dict[str, Any] = {}
+        if body.state is not None:
+            changes["state"] = body.state
+        if body.title is not None:
+            changes["title"] = body.title
+            if actor.kind == "person":
+                changes["title_held"] = True
+        await self.conn.execute(
+            update(t.spaces).where(t.spaces.c.id == space.id).values(**changes)
+        )
+        return {}
+
+    async def opened(self, space: Space, harness_id: str) -> bool:
+        """Whether the harness opened the space itself (only through its door)."""
+        return False
 
     async def check_message_post(self, body: MessagePost, actor: Actor) -> dict[str, Any]:
         await self.check_member(body.space_id, actor)
@@ -292,6 +394,8 @@ class Door:
                 return await self.check_participant_joined(body, actor, request)
             case SpaceCreated():
                 return await self.check_space_created(body, actor)
+            case SpaceUpdated():
+                return await self.check_space_updated(body, actor)
             case MembershipAdded():
                 return await self.check_membership_added(body, actor)
             case MembershipRemoved():
@@ -301,34 +405,46 @@ class Door:
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
 
     async def append(self, request: AppendRequest) -> list[dict[str, Any]]:
-        """Check and log every event of ``request``; return them as logged."""
-        logged: list[dict[str, Any]] = []
+        """Check and log every event of ``request``; return them as logged.
+
+        Each event is staged (given its seq) before the next is checked, so a rule and the
+        door state it writes always see the seq of the event they are about.
+        """
+        start = len(self.pending)
         for raw in request.events:
-            try:
-                body = parse_event(raw)
-            except InvalidEvent as exc:
-                raise Refused("invalid_event", exc.message, exc.field) from None
-            filled = await self.check(body, request.actor, request)
-            seq = self.head_seq + 1
-            event_id = new_id("evt")
-            fields = body.model_dump(mode="json", exclude_none=True)
-            fields.update(filled)
-            event: dict[str, Any] = {
-                "v": EVENT_VERSION,
-                "id": event_id,
-                "seq": seq,
-                "ts": iso(self.now),
-                "workspace_id": self.workspace_id,
-                "actor": request.actor.model_dump(),
-                **fields,
-            }
-            if body.type == "message.post":
-                event["message_id"] = message_id_for(event_id)
-            event = canonical(event)
-            self.pending.append(event)
-            self.head_seq = seq
-            logged.append(event)
-        return logged
+            await self.admit(raw, request)
+        return self.pending[start:]
+
+    async def admit(self, raw: Any, request: AppendRequest) -> None:
+        """Decode one event the request carries, decide its rule and stage it."""
+        try:
+            body = parse_event(raw)
+        except InvalidEvent as exc:
+            raise Refused("invalid_event", exc.message, exc.field) from None
+        filled = await self.check(body, request.actor, request)
+        self.stage(body, filled, request.actor)
+
+    def stage(self, body: EventBody, filled: dict[str, Any], actor: Actor) -> dict[str, Any]:
+        """Give an admitted event its envelope and the next seq; flush() writes it."""
+        seq = self.head_seq + 1
+        event_id = new_id("evt")
+        fields = body.model_dump(mode="json", exclude_none=True)
+        fields.update(filled)
+        event: dict[str, Any] = {
+            "v": EVENT_VERSION,
+            "id": event_id,
+            "seq": seq,
+            "ts": iso(self.now),
+            "workspace_id": self.workspace_id,
+            "actor": actor.model_dump(),
+            **fields,
+        }
+        if body.type == "message.post":
+            event["message_id"] = message_id_for(event_id)
+        event = canonical(event)
+        self.pending.append(event)
+        self.head_seq = seq
+        return event
 
     async def flush(self) -> None:
         """Write every event this door let in, and its outbox row, in two statements."""
@@ -346,6 +462,7 @@ class Door:
                     "actor_id": e["actor"]["id"],
                     "space_id": e.get("space_id"),
                     "body": e,
+                    "traceparent": self.traces.get(e["seq"]),
                 }
                 for e in self.pending
             ],

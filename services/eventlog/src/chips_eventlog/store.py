@@ -84,11 +84,13 @@ async def read_events(
     return [canonical(row.body) for row in rows]
 
 
-async def unpublished(engine: AsyncEngine, limit: int = 1000) -> list[dict[str, Any]]:
-    """Committed events still waiting in the outbox, oldest first."""
+async def unpublished(
+    engine: AsyncEngine, limit: int = 1000
+) -> list[tuple[dict[str, Any], str | None]]:
+    """Committed events still waiting in the outbox, oldest first, with their trace context."""
     async with engine.connect() as conn:
         rows = await conn.execute(
-            select(t.events.c.body)
+            select(t.events.c.body, t.events.c.traceparent)
             .select_from(
                 t.outbox.join(
                     t.events,
@@ -101,7 +103,7 @@ async def unpublished(engine: AsyncEngine, limit: int = 1000) -> list[dict[str, 
             .order_by(t.outbox.c.workspace_id, t.outbox.c.seq)
             .limit(limit)
         )
-        return [canonical(row.body) for row in rows]
+        return [(canonical(row.body), row.traceparent) for row in rows]
 
 
 async def mark_published(engine: AsyncEngine, events: list[dict[str, Any]]) -> None:

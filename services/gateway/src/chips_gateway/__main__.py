@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uvicorn
 
+from chips_common.otel import setup_tracing
 from chips_common.service.logs import setup_logging
 from chips_gateway.app import build_app
 from chips_gateway.config import GatewaySettings
@@ -12,6 +13,7 @@ from chips_gateway.config import GatewaySettings
 def main() -> None:
     settings = GatewaySettings()
     setup_logging("gateway", settings.log_level)
+    provider = setup_tracing("gateway", settings.replica_id())
     # websocket.md, Staying alive: a ping every interval; a socket that has not answered
     # for the silence timeout is closed (the pong wait is what remains of it).
     ping_timeout = max(settings.ws_silence_timeout_seconds - settings.ws_ping_interval_seconds, 1.0)
@@ -25,6 +27,7 @@ def main() -> None:
         log_config=None,
         access_log=False,
     )
+    provider.shutdown()
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ from nats.js import JetStreamContext
 from chips_common.append import Actor, AppendAnswer, AppendRequest, IssuedCredential
 from chips_common.ids import new_id
 from chips_common.nats.streams import HDR_REPLY, Names
+from chips_common.otel import inject
+from chips_gateway import metrics
 from chips_gateway.errors import ChipsError
 
 
@@ -31,6 +33,7 @@ class AppendClient:
         self.reply_prefix = names.reply_subject(replica_id)
         self.timeout = timeout
         self.waiting: dict[str, asyncio.Future[AppendAnswer]] = {}
+        self.sent_at: dict[str, float] = {}
         self.sub: Subscription | None = None
 
     async def start(self) -> None:
@@ -40,10 +43,19 @@ class AppendClient:
         if self.sub is not None:
             await self.sub.unsubscribe()
 
+    def _forget(self, request_id: str) -> None:
+        self.waiting.pop(request_id, None)
+        self.sent_at.pop(request_id, None)
+
     async def _on_reply(self, msg: Msg) -> None:
         answer = AppendAnswer.model_validate_json(msg.data)
+        sent = self.sent_at.get(answer.request_id)
         future = self.waiting.pop(answer.request_id, None)
         if future is not None and not future.done():
+            if sent is not None:
+                metrics.APPEND_LATENCY.observe(asyncio.get_running_loop().time() - sent)
+            outcome = "duplicate" if answer.duplicate else ("ok" if answer.ok else "refused")
+            metrics.APPENDS.labels(outcome).inc()
             future.set_result(answer)
 
     async def send(
@@ -69,16 +81,21 @@ class AppendClient:
             events=events,
             credentials=credentials or [],
         )
-        future: asyncio.Future[AppendAnswer] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[AppendAnswer] = loop.create_future()
         self.waiting[request.request_id] = future
+        self.sent_at[request.request_id] = loop.time()
+        future.add_done_callback(lambda _: self._forget(request.request_id))
         try:
+            # The current span's trace context travels with the request (DESIGN.md §8).
             await self.js.publish(
                 self.names.append_subject(workspace_id),
                 request.model_dump_json().encode(),
-                headers={HDR_REPLY: f"{self.reply_prefix}.{request.request_id}"},
+                headers=inject({HDR_REPLY: f"{self.reply_prefix}.{request.request_id}"}),
             )
         except Exception:
             self.waiting.pop(request.request_id, None)
+            future.cancel()
             raise ChipsError(
                 "unavailable", "the log is not reachable right now; send it again"
             ) from None
@@ -88,6 +105,7 @@ class AppendClient:
         try:
             return await asyncio.wait_for(future, self.timeout)
         except TimeoutError:
+            metrics.APPENDS.labels("timeout").inc()
             raise ChipsError(
                 "unavailable", "the log did not answer in time; send it again with the same key"
             ) from None

@@ -18,10 +18,13 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from chips_common.nats.streams import Names
+from chips_common import otel
+from chips_common.nats.streams import HDR_TRACEPARENT, Names
+from chips_gateway import metrics
 from chips_gateway.reader import LogReader
 
 log = logging.getLogger(__name__)
+tracer = otel.tracer("chips.gateway")
 
 
 class Listener(Protocol):
@@ -67,8 +70,9 @@ class Feed:
         except ValueError:
             log.error("undecodable event on %s", msg.subject)
             return
+        traceparent = (msg.headers or {}).get(HDR_TRACEPARENT)
         async with self.lock:
-            await self._advance_to(event["seq"], event)
+            await self._advance_to(event["seq"], event, traceparent)
 
     async def catch_up(self) -> None:
         """Deliver whatever Postgres has beyond what this feed has heard."""
@@ -77,26 +81,42 @@ class Feed:
             async with self.lock:
                 await self._advance_to(head, None)
 
-    async def _advance_to(self, seq: int, event: dict[str, Any] | None) -> None:
+    async def _advance_to(
+        self, seq: int, event: dict[str, Any] | None, traceparent: str | None = None
+    ) -> None:
         if seq <= self.last:
             return
         upto = seq - 1 if event is not None else seq
         while self.last < upto:
-            missing = await self.reader.events_between(self.workspace_id, self.last, upto)
+            missing = await self.reader.events_traced(self.workspace_id, self.last, upto)
             if not missing:
                 log.warning(
                     "seq %d..%d of %s not in the log yet", self.last + 1, upto, self.workspace_id
                 )
                 return
-            for healed in missing:
-                self._dispatch(healed)
+            metrics.GAPS_HEALED.inc(len(missing))
+            for healed, healed_trace in missing:
+                self._dispatch(healed, healed_trace)
         if event is not None:
-            self._dispatch(event)
+            self._dispatch(event, traceparent)
 
-    def _dispatch(self, event: dict[str, Any]) -> None:
+    def _dispatch(self, event: dict[str, Any], traceparent: str | None) -> None:
+        """Offer one event to every listener, inside a span of the event's own trace."""
         self.last = event["seq"]
-        for listener in list(self.listeners):
-            listener.offer(event)
+        attributes: dict[str, str | int] = {
+            otel.WORKSPACE_ID: self.workspace_id,
+            otel.SEQ: event["seq"],
+            otel.EVENT_TYPE: event["type"],
+            "chips.listeners": len(self.listeners),
+        }
+        if "message_id" in event:
+            attributes[otel.MESSAGE_ID] = event["message_id"]
+        with tracer.start_as_current_span(
+            "gateway.deliver", context=otel.from_traceparent(traceparent), attributes=attributes
+        ):
+            for listener in list(self.listeners):
+                listener.offer(event)
+        metrics.DELIVERED.inc()
 
 
 class Feeds:

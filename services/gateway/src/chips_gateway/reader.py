@@ -39,6 +39,19 @@ class LogReader:
             rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
             return [canonical(row.body) for row in rows]
 
+    async def events_traced(
+        self, workspace_id: str, after: int, upto: int | None
+    ) -> list[tuple[dict[str, Any], str | None]]:
+        """Like :meth:`events_between`, each with the trace context it was appended under."""
+        query = select(t.events.c.body, t.events.c.traceparent).where(
+            and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
+        )
+        if upto is not None:
+            query = query.where(t.events.c.seq <= upto)
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
+            return [(canonical(row.body), row.traceparent) for row in rows]
+
     async def replay(
         self, workspace_id: str, after: int, upto: int
     ) -> AsyncIterator[list[dict[str, Any]]]:

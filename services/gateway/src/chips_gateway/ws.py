@@ -15,16 +15,21 @@ import logging
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
 
+from chips_common import otel
 from chips_common.events import CATALOGUE, PROTOCOL_VERSION, InvalidEvent, parse_event
 from chips_common.rules.delivery import shape_for
 from chips_common.rules.scope import MembershipView
+from chips_gateway import metrics
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
 from chips_gateway.context import Context
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feed
 
 log = logging.getLogger(__name__)
+tracer = otel.tracer("chips.gateway")
 
 SERVER_PROTOCOL = (PROTOCOL_VERSION, PROTOCOL_VERSION)
 CLOSE_POLICY = 4401
@@ -124,6 +129,7 @@ class Session:
         while True:
             frame = await self.queue.get()
             await self.ws.send_text(json.dumps(frame, separators=(",", ":")))
+            metrics.FRAMES_OUT.labels(frame["frame"]).inc()
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -147,6 +153,9 @@ class Session:
                 self.push(self.error("invalid_frame", "a frame is one JSON object"))
                 continue
             kind = frame.get("frame")
+            metrics.FRAMES_IN.labels(
+                kind if kind in ("hello", "subscribe", "event") else "other"
+            ).inc()
             if kind == "hello":
                 if not await self.on_hello(frame):
                     return
@@ -287,33 +296,56 @@ class Session:
             self.push(self.error(exc.code, exc.message, idempotency_key=key, **exc.extra))
             return
         p = self.principal
+        # One span per client frame; a client may hand us its own trace (DESIGN.md §8).
+        parent = (
+            otel.from_traceparent(frame.get("traceparent"))
+            if isinstance(frame.get("traceparent"), str)
+            else None
+        )
+        span = tracer.start_span(
+            "gateway.receive event",
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes={otel.WORKSPACE_ID: p.workspace_id, otel.EVENT_TYPE: str(event["type"])},
+        )
         try:
-            future = await self.ctx.appender.send(
-                p.workspace_id, p.credential_id, p.actor, key, [event]
-            )
+            with trace.use_span(span, end_on_exit=False):
+                future = await self.ctx.appender.send(
+                    p.workspace_id, p.credential_id, p.actor, key, [event]
+                )
         except ChipsError as exc:
+            span.end()
             self.push(self.error(exc.code, exc.message, idempotency_key=key))
             return
-        task = asyncio.create_task(self.answer(key, future))
+        task = asyncio.create_task(self.answer(key, future, span))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def answer(self, key: str, future: Any) -> None:
+    async def answer(self, key: str, future: Any, span: Span) -> None:
         try:
             answer = await self.ctx.appender.wait(future)
         except ChipsError as exc:
+            span.end()
             self.push(self.error(exc.code, exc.message, idempotency_key=key))
             return
+        trace_id = otel.trace_id_of(span)
         if answer.ok:
-            self.push(
-                {
-                    "frame": "ack",
-                    "idempotency_key": key,
-                    "seq": answer.seqs[-1],
-                    "duplicate": answer.duplicate,
-                }
-            )
+            span.set_attribute(otel.SEQ, answer.seqs[-1])
+            if message_id := answer.events[-1].get("message_id") if answer.events else None:
+                span.set_attribute(otel.MESSAGE_ID, message_id)
+            span.end()
+            ack: dict[str, Any] = {
+                "frame": "ack",
+                "idempotency_key": key,
+                "seq": answer.seqs[-1],
+                "duplicate": answer.duplicate,
+            }
+            if trace_id:
+                ack["trace_id"] = trace_id
+            self.push(ack)
         else:
+            span.set_attribute("chips.refused", answer.code or "invalid_event")
+            span.end()
             self.push(
                 self.error(
                     answer.code or "invalid_event",
@@ -326,6 +358,7 @@ class Session:
     # --- the whole life of a socket --------------------------------------------------
 
     async def run(self) -> None:
+        metrics.SOCKETS_OPEN.inc()
         sender = asyncio.create_task(self.send_loop())
         reader = asyncio.create_task(self.read_loop())
         behind = asyncio.create_task(self.behind.wait())
@@ -334,6 +367,7 @@ class Session:
                 {sender, reader, behind}, return_when=asyncio.FIRST_COMPLETED
             )
             if behind in done:
+                metrics.TOO_FAR_BEHIND.inc()
                 sender.cancel()
                 with contextlib.suppress(Exception):
                     await self.ws.send_text(
@@ -352,6 +386,7 @@ class Session:
                     if exc is not None and not isinstance(exc, WebSocketDisconnect | RuntimeError):
                         log.error("socket task failed", exc_info=exc)
         finally:
+            metrics.SOCKETS_OPEN.dec()
             for task in (sender, reader, behind, *self.tasks):
                 task.cancel()
             if self.feed is not None and self.subscription is not None:

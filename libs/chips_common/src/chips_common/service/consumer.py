@@ -20,10 +20,14 @@ from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from opentelemetry.trace import SpanKind
 
+from chips_common import otel
 from chips_common.nats.streams import Names, declare_streams
+from chips_common.service.metrics import LagProbe
 
 log = logging.getLogger(__name__)
+tracer = otel.tracer("chips.consumer")
 
 Handler = Callable[[str, int], Awaitable[None]]
 
@@ -73,18 +77,22 @@ async def _consume(
         ),
     )
     log.info("%s consuming %s", service, names.events_stream)
+    lag = LagProbe(names.events_stream, names.consumer(service))
     try:
         while not stop.is_set():
+            await lag.maybe_update(js)
             try:
                 msgs = await sub.fetch(batch_size, timeout=1)
             except (TimeoutError, NatsTimeout):
                 continue
-            await settle_batch(nc, names, msgs, handle)
+            await settle_batch(nc, names, msgs, handle, service)
     finally:
         await sub.unsubscribe()
 
 
-async def settle_batch(nc: NATS, names: Names, msgs: list[Msg], handle: Handler) -> None:
+async def settle_batch(
+    nc: NATS, names: Names, msgs: list[Msg], handle: Handler, service: str = "consumer"
+) -> None:
     highest: dict[str, int] = {}
     by_workspace: dict[str, list[Msg]] = {}
     for msg in msgs:
@@ -100,6 +108,17 @@ async def settle_batch(nc: NATS, names: Names, msgs: list[Msg], handle: Handler)
             )
             await msg.term()
             continue
+        # A span per event received, in the trace of the append that logged it.
+        tracer.start_span(
+            f"{service}.receive",
+            context=otel.extract(msg.headers),
+            kind=SpanKind.CONSUMER,
+            attributes={
+                otel.WORKSPACE_ID: workspace_id,
+                otel.SEQ: seq,
+                otel.EVENT_TYPE: str(event.get("type")),
+            },
+        ).end()
         highest[workspace_id] = max(seq, highest.get(workspace_id, 0))
         by_workspace.setdefault(workspace_id, []).append(msg)
     for workspace_id, seq in highest.items():

@@ -8,6 +8,8 @@ import re
 import sys
 from datetime import UTC, datetime
 
+from chips_common.otel import current_trace_id
+
 # Tokens and tickets never appear in logs (DESIGN.md §7), even where a library logs a URL.
 SECRET_IN_URL = re.compile(r"((?:token|ticket)=)[^&\s\"']+")
 SECRET_TOKEN = re.compile(r"chips_(?:at|pt|tk)_[A-Za-z0-9_-]+")
@@ -30,7 +32,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": redact(record.getMessage()),
         }
-        trace_id = getattr(record, "trace_id", None)
+        trace_id = getattr(record, "trace_id", None) or current_trace_id()
         if trace_id:
             entry["trace_id"] = trace_id
         if record.exc_info:

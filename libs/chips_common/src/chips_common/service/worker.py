@@ -13,6 +13,7 @@ from chips_common.config import Settings
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
+from chips_common.otel import setup_tracing
 from chips_common.service.consumer import Handler, consume_events
 from chips_common.service.health import build_health_app
 from chips_common.service.runner import serve_with_health
@@ -24,6 +25,7 @@ async def run_worker(
     settings: Settings, service: str, build_handler: Callable[[AsyncEngine], Handler]
 ) -> None:
     """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped."""
+    provider = setup_tracing(service)
     engine = build_engine(settings, pool_size=4)
     nc = await build_nats(settings, name=f"chips-{service}")
     js = jetstream(nc)
@@ -52,3 +54,4 @@ async def run_worker(
     finally:
         await nc.drain()
         await engine.dispose()
+        provider.shutdown()

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Header, Query
+from opentelemetry.trace import SpanKind
 
+from chips_common import otel
 from chips_common.rules.scope import MembershipView
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
 from chips_gateway.ws import check_writable
 
 router = APIRouter(prefix="/v1")
+tracer = otel.tracer("chips.gateway")
 
 
 @router.post("/events")
 async def post_event(
-    ctx: Ctx, caller: Caller, event: Annotated[dict[str, Any], Body()]
+    ctx: Ctx,
+    caller: Caller,
+    event: Annotated[dict[str, Any], Body()],
+    traceparent: Annotated[str | None, Header()] = None,
 ) -> dict[str, Any]:
     """Append one event; answered like the socket's ack, refusals like its error frames."""
     event = dict(event)
@@ -28,9 +34,20 @@ async def post_event(
     except ChipsError as exc:
         exc.extra["idempotency_key"] = key
         raise
-    answer = await ctx.appender.append(
-        caller.workspace_id, caller.credential_id, caller.actor, key, [event]
-    )
+    with tracer.start_as_current_span(
+        "gateway.receive event",
+        kind=SpanKind.SERVER,
+        context=otel.from_traceparent(traceparent),
+        attributes={otel.WORKSPACE_ID: caller.workspace_id, otel.EVENT_TYPE: str(event["type"])},
+    ) as span:
+        answer = await ctx.appender.append(
+            caller.workspace_id, caller.credential_id, caller.actor, key, [event]
+        )
+        if answer.ok:
+            span.set_attribute(otel.SEQ, answer.seqs[-1])
+            if answer.events and "message_id" in answer.events[-1]:
+                span.set_attribute(otel.MESSAGE_ID, answer.events[-1]["message_id"])
+        trace_id = otel.trace_id_of(span)
     if not answer.ok:
         raise ChipsError(
             answer.code or "invalid_event",
@@ -38,7 +55,14 @@ async def post_event(
             idempotency_key=key,
             field=answer.field,
         )
-    return {"idempotency_key": key, "seq": answer.seqs[-1], "duplicate": answer.duplicate}
+    ack: dict[str, Any] = {
+        "idempotency_key": key,
+        "seq": answer.seqs[-1],
+        "duplicate": answer.duplicate,
+    }
+    if trace_id:
+        ack["trace_id"] = trace_id
+    return ack
 
 
 @router.get("/events")

@@ -1,0 +1,122 @@
+"""OpenTelemetry: one tracer provider per process, W3C trace context in NATS headers.
+
+Spans go to an OTLP endpoint when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, and to a JSON
+lines file when ``CHIPS_TRACE_FILE`` is (what ``make up`` does, for ``chips trace``).
+With neither, the provider keeps no exporter and spans cost next to nothing.
+
+Span attributes follow DESIGN.md §8: ``chips.workspace_id``, ``chips.seq``,
+``chips.event_type``, and ``chips.message_id`` on a message's spans.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+from opentelemetry.trace import Span, SpanContext
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+PROPAGATOR = TraceContextTextMapPropagator()
+TRACEPARENT = "traceparent"
+
+WORKSPACE_ID = "chips.workspace_id"
+SEQ = "chips.seq"
+EVENT_TYPE = "chips.event_type"
+MESSAGE_ID = "chips.message_id"
+
+
+class JsonLinesExporter(SpanExporter):
+    """Appends finished spans to a file, one JSON object per line (development only)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        lines = [json.dumps(span_record(span)) + "\n" for span in spans]
+        with self.lock, open(self.path, "a", encoding="utf-8") as out:
+            out.writelines(lines)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+def span_record(span: ReadableSpan) -> dict[str, Any]:
+    ctx = span.get_span_context()
+    assert ctx is not None
+    return {
+        "trace_id": format(ctx.trace_id, "032x"),
+        "span_id": format(ctx.span_id, "016x"),
+        "parent_id": format(span.parent.span_id, "016x") if span.parent else None,
+        "name": span.name,
+        "service": span.resource.attributes.get("service.name"),
+        "instance": span.resource.attributes.get("service.instance.id"),
+        "start_ns": span.start_time,
+        "end_ns": span.end_time,
+        "attributes": dict(span.attributes or {}),
+    }
+
+
+def setup_tracing(service: str, instance: str | None = None) -> TracerProvider:
+    """Install this process's tracer provider and return it (to flush on shutdown)."""
+    attributes: dict[str, str] = {"service.name": f"chips-{service}"}
+    if instance:
+        attributes["service.instance.id"] = instance
+    provider = TracerProvider(resource=Resource.create(attributes))
+    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    ):
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    if path := os.environ.get("CHIPS_TRACE_FILE"):
+        provider.add_span_processor(BatchSpanProcessor(JsonLinesExporter(path)))
+    trace.set_tracer_provider(provider)
+    return provider
+
+
+def tracer(name: str) -> trace.Tracer:
+    return trace.get_tracer(name)
+
+
+def inject(headers: dict[str, str] | None = None, span: Span | None = None) -> dict[str, str]:
+    """Headers carrying the current (or the given span's) W3C trace context."""
+    carrier = dict(headers or {})
+    ctx = trace.set_span_in_context(span) if span is not None else None
+    PROPAGATOR.inject(carrier, context=ctx)
+    return carrier
+
+
+def extract(carrier: Mapping[str, str] | None) -> otel_context.Context:
+    """A context whose parent is the trace context in ``carrier`` (or none)."""
+    return PROPAGATOR.extract(dict(carrier or {}))
+
+
+def from_traceparent(traceparent: str | None) -> otel_context.Context:
+    return extract({TRACEPARENT: traceparent} if traceparent else None)
+
+
+def traceparent_of(span: Span) -> str | None:
+    return inject(span=span).get(TRACEPARENT)
+
+
+def trace_id_of(span: Span) -> str | None:
+    ctx: SpanContext = span.get_span_context()
+    return format(ctx.trace_id, "032x") if ctx.is_valid else None
+
+
+def current_trace_id() -> str | None:
+    return trace_id_of(trace.get_current_span())

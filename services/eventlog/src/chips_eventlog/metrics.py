@@ -1,0 +1,17 @@
+"""The eventlog's Prometheus metrics (served on /metrics)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+APPENDS = Counter("chips_eventlog_appends_total", "Events answered by the eventlog", ["outcome"])
+BATCH_SECONDS = Histogram(
+    "chips_eventlog_append_seconds",
+    "Time to append one workspace's batch (lock, rules, insert, commit)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+BATCH_SIZE = Histogram(
+    "chips_eventlog_batch_requests",
+    "Requests appended in one transaction",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+)

@@ -1,0 +1,20 @@
+"""The gateway's Prometheus metrics (served on /metrics)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+FRAMES_IN = Counter("chips_ws_frames_in_total", "Frames received from clients", ["frame"])
+FRAMES_OUT = Counter("chips_ws_frames_out_total", "Frames sent to clients", ["frame"])
+SOCKETS_OPEN = Gauge("chips_ws_sockets_open", "Sockets open on this gateway")
+TOO_FAR_BEHIND = Counter(
+    "chips_ws_slow_consumer_cutoffs_total", "Sockets closed for being too far behind"
+)
+APPENDS = Counter("chips_gateway_appends_total", "Append requests answered", ["outcome"])
+APPEND_LATENCY = Histogram(
+    "chips_gateway_append_seconds",
+    "From publishing an append request to the eventlog's answer",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+DELIVERED = Counter("chips_gateway_events_delivered_total", "Events handed to live feeds")
+GAPS_HEALED = Counter("chips_gateway_gaps_healed_total", "Events read from Postgres to heal a gap")
