@@ -154,6 +154,64 @@ class Api:
             check_event(event)
         return events
 
+    async def refused(
+        self, who: Identity, event: dict[str, Any], code: str, reason: str
+    ) -> dict[str, Any]:
+        """Post an event the door must refuse; check its code and the words of its reason."""
+        r = await self.post_event(who, {**event, "idempotency_key": key("no")})
+        body: dict[str, Any] = r.json()
+        assert body.get("code") == code, f"expected {code}, got {r.status_code} {body}"
+        assert reason in body["message"], f"the reason {body['message']!r} lacks {reason!r}"
+        return body
+
+    async def head(self, who: Identity) -> int:
+        """The newest seq ``who`` may read (the workspace's head, for its owner)."""
+        seq, since = 0, 0
+        while True:
+            r = await self.http.get(
+                "/v1/events", params={"since": since, "limit": 500}, headers=self.auth(who)
+            )
+            assert r.status_code == 200, r.text
+            body = r.json()
+            if body["events"]:
+                seq = body["events"][-1]["seq"]
+            if body["next_since"] == since:
+                return seq
+            since = body["next_since"]
+
+    async def sheet(self, who: Identity, space_id: str, after_seq: int = 0) -> dict[str, Any]:
+        """The room sheet (GET /v1/spaces/:id) once the read models hold ``after_seq``."""
+        r = await self.http.get(
+            f"/v1/spaces/{space_id}", params={"after_seq": after_seq}, headers=self.auth(who)
+        )
+        assert r.status_code == 200, r.text
+        data: dict[str, Any] = r.json()
+        assert data["as_of_seq"] >= after_seq
+        return data
+
+    async def lines(self, who: Identity, space_id: str, after_seq: int = 0) -> list[dict[str, Any]]:
+        """What the room shows (messages and system lines) once it holds ``after_seq``."""
+        r = await self.http.get(
+            f"/v1/spaces/{space_id}/messages",
+            params={"after_seq": after_seq, "limit": 500},
+            headers=self.auth(who),
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["as_of_seq"] >= after_seq
+        return list(r.json()["messages"])
+
+    async def spaces(
+        self, who: Identity, after_seq: int = 0, archived: bool = False
+    ) -> dict[str, Any]:
+        """GET /v1/spaces once the read models hold ``after_seq``."""
+        params: dict[str, Any] = {"after_seq": after_seq}
+        if archived:
+            params["archived"] = "true"
+        r = await self.http.get("/v1/spaces", params=params, headers=self.auth(who))
+        assert r.status_code == 200, r.text
+        data: dict[str, Any] = r.json()
+        return data
+
     async def ticket(self, who: Identity) -> str:
         r = await self.http.post("/v1/socket-tickets", headers=self.auth(who))
         assert r.status_code == 201, r.text

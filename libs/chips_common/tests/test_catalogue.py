@@ -48,6 +48,13 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "kind": "direct",
         "title": "Scout",
         "members": [HRN],
+        "home_of": HRN,
+    },
+    "space.updated": {
+        "type": "space.updated",
+        "space_id": SPC,
+        "title": "India trip 2026",
+        "state": "closed",
     },
     "membership.added": {
         "type": "membership.added",

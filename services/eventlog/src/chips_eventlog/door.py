@@ -292,7 +292,9 @@ class Door:
         standing = await self.check_member(body.space_id, actor)
         if body.participant_id != actor.id:
             if actor.kind == "harness":
-                raise Refused("forbidden", "a harness talks and works in a space; it removes nobody")
+                raise Refused(
+                    "forbidden", "a harness talks and works in a space; it removes nobody"
+                )
             if standing != "owner":
                 raise Refused("forbidden", "only the space's owner takes others out of it")
         if not await self.standing(body.space_id, body.participant_id):
@@ -342,9 +344,7 @@ class Door:
             changes["title"] = body.title
             if actor.kind == "person":
                 changes["title_held"] = True
-        await self.conn.execute(
-            update(t.spaces).where(t.spaces.c.id == space.id).values(**changes)
-        )
+        await self.conn.execute(update(t.spaces).where(t.spaces.c.id == space.id).values(**changes))
         return {}
 
     async def opened(self, space: Space, harness_id: str) -> bool:
@@ -404,16 +404,22 @@ class Door:
                 return await self.check_message_post(body, actor)
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
 
-    async def append(self, request: AppendRequest) -> list[dict[str, Any]]:
+    async def append(
+        self, request: AppendRequest, traceparent: str | None = None
+    ) -> list[dict[str, Any]]:
         """Check and log every event of ``request``; return them as logged.
 
         Each event is staged (given its seq) before the next is checked, so a rule and the
-        door state it writes always see the seq of the event they are about.
+        door state it writes always see the seq of the event they are about. Every event
+        keeps the trace context of the request that brought it.
         """
         start = len(self.pending)
         for raw in request.events:
             await self.admit(raw, request)
-        return self.pending[start:]
+        logged = self.pending[start:]
+        for event in logged:
+            self.traces[event["seq"]] = traceparent
+        return logged
 
     async def admit(self, raw: Any, request: AppendRequest) -> None:
         """Decode one event the request carries, decide its rule and stage it."""

@@ -15,6 +15,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
+from chips_common.ids import message_id_for
+from chips_common.rules.lines import system_line
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
@@ -57,6 +59,7 @@ async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> N
             created_at=ts_of(event),
             last_seq=event["seq"],
             message_count=0,
+            home_of=event.get("home_of"),
         )
     )
     await add_member(conn, event, event["actor"]["id"], "owner")
@@ -67,6 +70,7 @@ async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> N
 async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await add_member(conn, event, event["participant_id"], event.get("standing", "member"))
     await touch(conn, event["space_id"], event["seq"])
+    await draw_line(conn, event)
 
 
 async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any]) -> None:
@@ -79,6 +83,67 @@ async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any])
         )
     )
     await touch(conn, event["space_id"], event["seq"])
+    await draw_line(conn, event)
+
+
+async def apply_space_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    changes: dict[str, Any] = {"last_seq": event["seq"]}
+    if "title" in event:
+        changes["title"] = event["title"]
+    if "state" in event:
+        changes.update(state=event["state"], moved_by=event["actor"]["id"], moved_seq=event["seq"])
+    await conn.execute(
+        update(t.rm_spaces).where(t.rm_spaces.c.id == event["space_id"]).values(**changes)
+    )
+    await draw_line(conn, event)
+
+
+async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        insert(t.rm_participants).values(
+            id=event["participant_id"],
+            workspace_id=event["workspace_id"],
+            kind=event["kind"],
+            name=event["name"],
+            role=event.get("role", "member"),
+            owner_id=event.get("owner_id"),
+            joined_seq=event["seq"],
+        )
+    )
+
+
+async def names(conn: AsyncConnection, ids: set[str]) -> dict[str, str]:
+    rows = await conn.execute(
+        select(t.rm_participants.c.id, t.rm_participants.c.name).where(
+            t.rm_participants.c.id.in_(ids)
+        )
+    )
+    return {row.id: row.name for row in rows}
+
+
+async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """The muted ``system`` line a room operation draws (docs/adr/0006).
+
+    It is a row of the room's messages, with the id of its event's ULID and the actor as
+    its author, so a rebuild draws the same line; it does not count as a message.
+    """
+    known = await names(conn, {event["actor"]["id"], event.get("participant_id", "")})
+    text = system_line(event, lambda pid: known.get(pid, pid))
+    if text is None:
+        return
+    await conn.execute(
+        insert(t.rm_messages).values(
+            id=message_id_for(event["id"]),
+            workspace_id=event["workspace_id"],
+            space_id=event["space_id"],
+            seq=event["seq"],
+            author_id=event["actor"]["id"],
+            kind="system",
+            text=text,
+            reply_to=None,
+            ts=ts_of(event),
+        )
+    )
 
 
 async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> None:
@@ -99,7 +164,9 @@ async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> No
 
 
 APPLY: dict[str, Apply] = {
+    "participant.joined": apply_participant_joined,
     "space.created": apply_space_created,
+    "space.updated": apply_space_updated,
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "message.post": apply_message_post,

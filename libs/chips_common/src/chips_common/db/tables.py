@@ -17,6 +17,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     Text,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -104,6 +105,12 @@ spaces = Table(
     Column("title", Text),
     Column("created_by", Text, nullable=False),
     Column("created_seq", BigInteger, nullable=False),
+    # open | closed (archived): spec/spaces.md, Retitling and archiving.
+    Column("state", Text, nullable=False, server_default="open"),
+    # A person retitled it: a harness's door title no longer applies (spec/spaces.md).
+    Column("title_held", Boolean, nullable=False, server_default=false()),
+    # The harness whose home this is: the direct space it was handed when connected.
+    Column("home_of", Text),
 )
 
 memberships = Table(
@@ -153,6 +160,11 @@ rm_spaces = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("last_seq", BigInteger, nullable=False),
     Column("message_count", BigInteger, nullable=False),
+    Column("state", Text, nullable=False, server_default="open"),
+    Column("home_of", Text),
+    # Who last archived or unarchived it, and when (GET /v1/harnesses/:id/spaces).
+    Column("moved_by", Text),
+    Column("moved_seq", BigInteger),
 )
 
 rm_members = Table(
@@ -182,4 +194,17 @@ rm_messages = Table(
     Index("rm_messages_space_seq", "space_id", "seq"),
 )
 
-READ_MODELS = (rm_spaces, rm_members, rm_messages)
+# The directory: who is in the workspace, for names on screens and in room lines.
+rm_participants = Table(
+    "rm_participants",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False, index=True),
+    Column("kind", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("owner_id", Text),
+    Column("joined_seq", BigInteger, nullable=False),
+)
+
+READ_MODELS = (rm_spaces, rm_members, rm_messages, rm_participants)

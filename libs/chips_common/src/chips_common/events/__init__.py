@@ -15,7 +15,12 @@ from chips_common.events.base import (
     parse_event,
 )
 from chips_common.events.messages import MessagePost
-from chips_common.events.spaces import MembershipAdded, MembershipRemoved, SpaceCreated
+from chips_common.events.spaces import (
+    MembershipAdded,
+    MembershipRemoved,
+    SpaceCreated,
+    SpaceUpdated,
+)
 from chips_common.events.workspaces import ParticipantJoined, WorkspaceCreated
 
 # Delivered shapes that are not logged types: a harness hears a person's message.post
@@ -35,6 +40,7 @@ __all__ = [
     "MessagePost",
     "ParticipantJoined",
     "SpaceCreated",
+    "SpaceUpdated",
     "WorkspaceCreated",
     "canonical",
     "messages",

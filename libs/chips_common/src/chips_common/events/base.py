@@ -78,6 +78,9 @@ def _first_error(exc: ValidationError) -> InvalidEvent:
         message = f"{field} is not a field of this event"
     elif kind == "missing":
         message = f"{field} is required"
+    elif kind == "value_error" and "error" in err.get("ctx", {}):
+        # A model's own check (a validator) says its reason as a whole sentence.
+        message = str(err["ctx"]["error"])
     else:
         message = f"{field}: {err['msg']}"
     return InvalidEvent(field, message)

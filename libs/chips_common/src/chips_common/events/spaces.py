@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from chips_common.events.base import EventBody, register
 
 Standing = Literal["owner", "member", "guest"]
+SpaceState = Literal["open", "closed"]
+Title = Field(default=None, min_length=1, max_length=200)
 
 
 @register
@@ -16,7 +18,8 @@ class SpaceCreated(EventBody):
     """A space was opened. Whoever opens it is its first member, as its owner.
 
     ``members`` are the others it opens with (a direct space holds the harness); Chips
-    fills in ``space_id`` when the client leaves it out.
+    fills in ``space_id`` when the client leaves it out. ``home_of`` marks the direct
+    space a harness is handed when it is connected: its home, never archived.
     """
 
     type: Literal["space.created"] = "space.created"
@@ -24,6 +27,27 @@ class SpaceCreated(EventBody):
     kind: Literal["direct", "group"] = "group"
     title: str | None = Field(default=None, max_length=200)
     members: list[str] = Field(default_factory=list, max_length=200)
+    home_of: str | None = None
+
+
+@register
+class SpaceUpdated(EventBody):
+    """A space was retitled, archived (``state: "closed"``) or unarchived (``"open"``).
+
+    At least one of ``title`` and ``state`` is given; the room shows a muted line saying
+    who did it (spec/spaces.md, Retitling and archiving).
+    """
+
+    type: Literal["space.updated"] = "space.updated"
+    space_id: str
+    title: str | None = Title
+    state: SpaceState | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> SpaceUpdated:
+        if self.title is None and self.state is None:
+            raise ValueError("space.updated gives a new title, a state, or both")
+        return self
 
 
 @register

@@ -162,6 +162,7 @@ async def connect_harness(
                 "kind": "direct",
                 "title": body.name,
                 "members": [harness_id],
+                "home_of": harness_id,
             },
         ],
         [

@@ -1,47 +1,34 @@
-"""Space lists, read from the projector's read models."""
+"""Space lists, read from the projector's read models; one room's routes are in ``rooms``."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 
 from chips_common.db import tables as t
+from chips_gateway.api import rooms
+from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
 
 router = APIRouter(prefix="/v1")
-
-
-async def checkpoint(ctx: Ctx, workspace_id: str) -> int:
-    async with ctx.engine.connect() as conn:
-        seq = (
-            await conn.execute(
-                select(t.projector_checkpoints.c.seq).where(
-                    t.projector_checkpoints.c.workspace_id == workspace_id
-                )
-            )
-        ).scalar()
-    return int(seq or 0)
-
-
-async def wait_for_checkpoint(ctx: Ctx, workspace_id: str, after_seq: int) -> int:
-    """Read-your-writes: wait (a bounded while) until the projector has applied after_seq."""
-    deadline = time.monotonic() + ctx.settings.read_your_writes_timeout_seconds
-    seq = await checkpoint(ctx, workspace_id)
-    while seq < after_seq and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-        seq = await checkpoint(ctx, workspace_id)
-    return seq
+router.include_router(rooms.router)
 
 
 @router.get("/spaces")
 async def list_spaces(
-    ctx: Ctx, caller: Caller, after_seq: Annotated[int | None, Query(ge=0)] = None
+    ctx: Ctx,
+    caller: Caller,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+    archived: bool = False,
 ) -> dict[str, Any]:
-    """The caller's spaces, newest activity first, with their members."""
+    """The caller's spaces, newest activity first, with their members.
+
+    Archived spaces are left out and counted in ``archived_count`` (the Archived row at
+    the foot of the list); ``archived=true`` lists only them (spec/spaces.md, Retitling
+    and archiving).
+    """
     ws_id = caller.workspace_id
     as_of = (
         await wait_for_checkpoint(ctx, ws_id, after_seq)
@@ -54,18 +41,22 @@ async def list_spaces(
             t.rm_members.c.participant_id == caller.participant_id,
         )
     )
+    closed = t.rm_spaces.c.state == "closed"
     async with ctx.engine.connect() as conn:
         spaces = (
             (
                 await conn.execute(
                     select(t.rm_spaces)
-                    .where(t.rm_spaces.c.id.in_(mine))
+                    .where(and_(t.rm_spaces.c.id.in_(mine), closed if archived else ~closed))
                     .order_by(t.rm_spaces.c.last_seq.desc())
                 )
             )
             .mappings()
             .all()
         )
+        archived_count = (
+            await conn.execute(select(func.count()).where(and_(t.rm_spaces.c.id.in_(mine), closed)))
+        ).scalar_one()
         ids = [s["id"] for s in spaces]
         members = (
             (
@@ -76,7 +67,7 @@ async def list_spaces(
                         t.rm_members.c.standing,
                     )
                     .where(t.rm_members.c.space_id.in_(ids))
-                    .order_by(t.rm_members.c.since_seq)
+                    .order_by(t.rm_members.c.since_seq, t.rm_members.c.participant_id)
                 )
             ).all()
             if ids
@@ -89,17 +80,6 @@ async def list_spaces(
         )
     return {
         "as_of_seq": as_of,
-        "spaces": [
-            {
-                "id": s["id"],
-                "kind": s["kind"],
-                "title": s["title"],
-                "created_by": s["created_by"],
-                "created_at": s["created_at"].isoformat(),
-                "last_seq": s["last_seq"],
-                "message_count": s["message_count"],
-                "members": by_space.get(s["id"], []),
-            }
-            for s in spaces
-        ],
+        "archived_count": archived_count,
+        "spaces": [{**rooms.space_fields(s), "members": by_space.get(s["id"], [])} for s in spaces],
     }

@@ -1,0 +1,51 @@
+"""The muted line a room shows for an operation on it (spec/spaces.md, Retitling and archiving).
+
+A room operation is one event; the line saying who did it is drawn from that event, not
+logged beside it (docs/adr/0006-room-lines-are-drawn-from-the-event.md). This function is
+the one place the words are chosen, so the read model, a screen and a harness's context
+all say the same thing. It is pure: names come from the caller, as of the event's seq.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+# Events that draw a line in their room.
+LINE_TYPES = frozenset(
+    {
+        "membership.added",
+        "membership.removed",
+        "space.updated",
+        "space.lock_set",
+        "space.claimed",
+    }
+)
+
+
+def system_line(event: dict[str, Any], name_of: Callable[[str], str]) -> str | None:
+    """The words of the muted line ``event`` draws in its room, or None if it draws none."""
+    kind = event.get("type")
+    if kind not in LINE_TYPES:
+        return None
+    actor = event.get("actor") or {}
+    who = "Chips" if actor.get("kind") in ("system", "operator") else name_of(actor.get("id", ""))
+    if kind == "membership.added":
+        if event["participant_id"] == actor.get("id"):
+            return f"{who} joined"
+        return f"{who} added {name_of(event['participant_id'])}"
+    if kind == "membership.removed":
+        if event["participant_id"] == actor.get("id"):
+            return f"{who} left"
+        return f"{who} removed {name_of(event['participant_id'])}"
+    if kind == "space.lock_set":
+        return f"{who} {'locked' if event['locked'] else 'unlocked'} the room's changes"
+    if kind == "space.claimed":
+        return f"{who} took the room"
+    title, state = event.get("title"), event.get("state")
+    moved = {"closed": "archived", "open": "unarchived"}.get(state or "")
+    if title is not None and moved:
+        return f"{who} renamed the room to “{title}” and {moved} it"
+    if title is not None:
+        return f"{who} renamed the room to “{title}”"
+    return f"{who} {moved} the room"

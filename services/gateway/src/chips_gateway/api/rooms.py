@@ -1,0 +1,162 @@
+"""One room: its sheet (who is in it, its title and state) and the lines it shows.
+
+Writes go through the eventlog's door like any event; reads come from the projector's
+read models (DESIGN.md §5). Included by ``api/spaces.py``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from sqlalchemy import and_, select
+
+from chips_common.db import tables as t
+from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
+from chips_gateway.auth import Principal
+from chips_gateway.context import Caller, Ctx
+from chips_gateway.errors import ChipsError
+
+router = APIRouter()
+
+
+async def append_event(
+    ctx: Ctx, caller: Principal, event: dict[str, Any], key: str | None
+) -> dict[str, Any]:
+    """Append one event for ``caller`` and answer like an ack, or raise the refusal."""
+    idempotency_key = key or f"http-{secrets.token_hex(12)}"
+    answer = await ctx.appender.append(
+        caller.workspace_id, caller.credential_id, caller.actor, idempotency_key, [event]
+    )
+    if not answer.ok:
+        raise ChipsError(
+            answer.code or "invalid_event", answer.message or "refused", field=answer.field
+        )
+    return {
+        "idempotency_key": idempotency_key,
+        "seq": answer.seqs[-1],
+        "duplicate": answer.duplicate,
+    }
+
+
+async def require_member(ctx: Ctx, caller: Principal, space_id: str) -> None:
+    # The door state says who is in a room now; a stranger and a missing room look alike.
+    if not await ctx.reader.is_member(space_id, caller.participant_id):
+        raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
+
+
+@router.get("/spaces/{space_id}")
+async def room_sheet(
+    space_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """The room sheet: title, state, and who is in it with their standing."""
+    await require_member(ctx, caller, space_id)
+    ws_id = caller.workspace_id
+    as_of = (
+        await wait_for_checkpoint(ctx, ws_id, after_seq)
+        if after_seq is not None
+        else await checkpoint(ctx, ws_id)
+    )
+    s, m, p = t.rm_spaces, t.rm_members, t.rm_participants
+    async with ctx.engine.connect() as conn:
+        space = (
+            (
+                await conn.execute(
+                    select(s).where(and_(s.c.id == space_id, s.c.workspace_id == ws_id))
+                )
+            )
+            .mappings()
+            .first()
+        )
+        members = (
+            await conn.execute(
+                select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind)
+                .select_from(m.outerjoin(p, m.c.participant_id == p.c.id))
+                .where(m.c.space_id == space_id)
+                .order_by(m.c.since_seq, m.c.participant_id)
+            )
+        ).all()
+    if space is None:
+        raise ChipsError(
+            "not_found", "that space is not in the read models yet; retry with after_seq"
+        )
+    return {
+        "as_of_seq": as_of,
+        **space_fields(space),
+        "members": [
+            {
+                "participant_id": row.participant_id,
+                "name": row.name,
+                "kind": row.kind,
+                "standing": row.standing,
+            }
+            for row in members
+        ],
+    }
+
+
+@router.get("/spaces/{space_id}/messages")
+async def room_lines(
+    space_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    since: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """What the room shows, oldest first: messages and the muted ``system`` lines.
+
+    A room operation (add, remove, leave, retitle, archive, lock) draws a line of kind
+    ``system`` whose ``author_id`` is who did it (docs/adr/0006).
+    """
+    await require_member(ctx, caller, space_id)
+    ws_id = caller.workspace_id
+    as_of = (
+        await wait_for_checkpoint(ctx, ws_id, after_seq)
+        if after_seq is not None
+        else await checkpoint(ctx, ws_id)
+    )
+    msg = t.rm_messages
+    async with ctx.engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                select(msg)
+                .where(and_(msg.c.space_id == space_id, msg.c.seq > since))
+                .order_by(msg.c.seq)
+                .limit(limit)
+            )
+        ).mappings()
+        lines = [
+            {
+                "id": row["id"],
+                "seq": row["seq"],
+                "kind": row["kind"],
+                "author_id": row["author_id"],
+                "text": row["text"],
+                "reply_to": row["reply_to"],
+                "ts": row["ts"].isoformat(),
+            }
+            for row in rows
+        ]
+    return {"as_of_seq": as_of, "messages": lines}
+
+
+def space_fields(space: Any) -> dict[str, Any]:
+    """A space as the HTTP API shows it, from its ``rm_spaces`` row."""
+    return {
+        "id": space["id"],
+        "kind": space["kind"],
+        "title": space["title"],
+        "state": space["state"],
+        "home_of": space["home_of"],
+        "created_by": space["created_by"],
+        "created_at": space["created_at"].isoformat(),
+        "last_seq": space["last_seq"],
+        "message_count": space["message_count"],
+        "moved_by": space["moved_by"],
+        "moved_seq": space["moved_seq"],
+    }
