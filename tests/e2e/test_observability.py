@@ -43,10 +43,11 @@ async def test_one_trace_follows_a_message_from_gateway_a_to_a_harness_on_gatewa
     await bot.wait_for_seq(ack["seq"])
 
     wanted = {
-        ("chips-gateway", "gateway_a"),
-        ("chips-eventlog", None),
-        ("chips-projector", None),
-        ("chips-gateway", "gateway_b"),
+        ("gateway.receive event", "gateway_a"),
+        ("eventlog.append", None),
+        ("eventlog.commit", None),
+        ("projector.apply", None),
+        ("gateway.deliver", "gateway_b"),
     }
     spans = await wait_for_spans(otlp, trace_id, wanted)
     by_name = {(s.name, s.instance): s for s in spans}
@@ -90,7 +91,9 @@ async def test_a_client_may_bring_its_own_trace(stack, api: Api, otlp: OtlpRecei
     )
     ack = await sock.answer("traced-1")
     assert ack["trace_id"] == theirs
-    spans = await wait_for_spans(otlp, theirs, {("chips-eventlog", None)})
+    spans = await wait_for_spans(
+        otlp, theirs, {("gateway.receive event", None), ("eventlog.append", None)}
+    )
     receive = next(s for s in spans if s.name == "gateway.receive event")
     assert receive.parent_id == "00f067aa0ba902b7"
     await sock.close()
@@ -134,7 +137,8 @@ async def test_every_service_serves_health_readiness_and_metrics(stack, api: Api
         eventlog = (await http.get(f"{stack.url('eventlog')}/metrics")).text
         assert 'chips_eventlog_appends_total{outcome="ok"}' in eventlog
         assert "chips_eventlog_append_seconds_bucket" in eventlog
-        assert 'chips_consumer_lag{consumer="chips_eventlog",stream="CHIPS_APPEND"}' in eventlog
+        assert 'chips_consumer_lag{consumer="chips_eventlog_p' in eventlog
+        assert 'stream="CHIPS_APPEND"}' in eventlog
         projector = (await http.get(f"{stack.url('projector')}/metrics")).text
         assert 'chips_consumer_lag{consumer="chips_projector",stream="CHIPS_EVENTS"}' in projector
     await sock.close()

@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     # share one NATS without seeing each other.
     stream_prefix: str = "CHIPS"
     subject_prefix: str = "chips"
+    # Workspaces are spread over this many append partitions; each is owned by one
+    # eventlog replica at a time. Gateways and eventlogs must agree on it.
+    append_partitions: int = 8
 
     operator_secret: str = DEV_OPERATOR_SECRET
     signing_key: str = DEV_SIGNING_KEY

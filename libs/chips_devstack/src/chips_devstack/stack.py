@@ -58,7 +58,8 @@ class Stack:
         return self.url("gateway_b")
 
     def start(self, name: str) -> None:
-        module = "gateway" if name.startswith("gateway") else name
+        # "gateway_b", "eventlog_2": a second process of the same service.
+        module = next(m for m in (*WORKERS, "gateway") if name == m or name.startswith(m + "_"))
         port = self.ports.setdefault(name, free_port())
         own = {"CHIPS_GATEWAY_ID": name} if module == "gateway" else {}
         proc = service_proc(

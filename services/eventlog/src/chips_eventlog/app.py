@@ -38,12 +38,13 @@ async def run(settings: EventlogSettings) -> None:
     appender = Appender(engine, nc, js, names)
 
     async def work(stop: asyncio.Event) -> None:
-        log.info("eventlog appending from %s", names.append_wildcard)
+        log.info("eventlog appending from %s partitions", names.partitions)
         await appender.run(
             stop,
             settings.batch_size,
             settings.outbox_sweep_seconds,
             settings.append_ack_wait_seconds,
+            settings.lease_check_seconds,
         )
 
     try:

@@ -11,3 +11,5 @@ class EventlogSettings(Settings):
     outbox_sweep_seconds: float = 2.0
     # How long a request pulled by a replica that died waits before another takes it.
     append_ack_wait_seconds: float = 30.0
+    # How often a replica looks at its partition leases (takes free ones, hands back extras).
+    lease_check_seconds: float = 2.0

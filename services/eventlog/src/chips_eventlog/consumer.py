@@ -12,6 +12,7 @@ duplicate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -24,6 +25,7 @@ from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.errors import NotFoundError
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 from pydantic import ValidationError
@@ -37,6 +39,7 @@ from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Na
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, store
 from chips_eventlog.door import Door, Refused
+from chips_eventlog.leases import Leases
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.eventlog")
@@ -276,11 +279,74 @@ class Appender:
                     return total  # NATS is refusing; the next sweep tries again
 
     async def run(
-        self, stop: asyncio.Event, batch_size: int, sweep_seconds: float, ack_wait: float
+        self,
+        stop: asyncio.Event,
+        batch_size: int,
+        sweep_seconds: float,
+        ack_wait: float,
+        lease_check_seconds: float,
     ) -> None:
+        """Serve the partitions this replica leases until ``stop``, rebalancing as replicas
+        come and go."""
+        await self._drop_unpartitioned_consumer()
+        swept = await self.sweep_outbox()
+        if swept:
+            log.info("re-published %d events from the outbox", swept)
+        sweeper = asyncio.create_task(self._sweep_every(stop, sweep_seconds))
+        leases = Leases(self.engine, self.names.partitions)
+        await leases.open()
+        running: dict[int, tuple[asyncio.Task[None], asyncio.Event]] = {}
+
+        async def hand_back(partition: int) -> None:
+            task, done = running.pop(partition)
+            done.set()
+            await asyncio.gather(task, return_exceptions=True)
+            await leases.release(partition)
+
+        try:
+            while not stop.is_set():
+                if not await leases.alive():
+                    # Our locks went with the connection: stop writing at once, start over.
+                    log.error("lost the lease connection; stopping every partition")
+                    for partition in list(running):
+                        task, done = running.pop(partition)
+                        done.set()
+                        await asyncio.gather(task, return_exceptions=True)
+                    await leases.close()
+                    await leases.open()
+                for partition, (task, _) in list(running.items()):
+                    if task.done():  # a partition loop that crashed is started again
+                        await hand_back(partition)
+                take, give_back = await leases.rebalance(set(running))
+                for partition in give_back:
+                    await hand_back(partition)
+                    log.info("handed back append partition %d", partition)
+                for partition in take:
+                    done = asyncio.Event()
+                    task = asyncio.create_task(
+                        self.serve_partition(partition, done, batch_size, ack_wait)
+                    )
+                    running[partition] = (task, done)
+                if take:
+                    log.info("serving append partitions %s", sorted(running))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), lease_check_seconds)
+        finally:
+            # Every partition finishes its batch in flight at once, then the leases go.
+            for _, done in running.values():
+                done.set()
+            await asyncio.gather(*(task for task, _ in running.values()), return_exceptions=True)
+            await leases.close()
+            sweeper.cancel()
+
+    async def serve_partition(
+        self, partition: int, done: asyncio.Event, batch_size: int, ack_wait: float
+    ) -> None:
+        """Append the requests of one partition until ``done``; the batch in flight finishes."""
+        durable = self.names.consumer(f"eventlog_p{partition}")
         sub = await self.js.pull_subscribe(
-            self.names.append_wildcard,
-            durable=self.names.consumer("eventlog"),
+            self.names.append_partition_subject(partition),
+            durable=durable,
             stream=self.names.append_stream,
             config=ConsumerConfig(
                 ack_policy=AckPolicy.EXPLICIT,
@@ -289,13 +355,9 @@ class Appender:
                 max_ack_pending=20_000,
             ),
         )
-        swept = await self.sweep_outbox()
-        if swept:
-            log.info("re-published %d events from the outbox", swept)
-        sweeper = asyncio.create_task(self._sweep_every(stop, sweep_seconds))
+        lag = LagProbe(self.names.append_stream, durable)
         try:
-            lag = LagProbe(self.names.append_stream, self.names.consumer("eventlog"))
-            while not stop.is_set():
+            while not done.is_set():
                 await lag.maybe_update(self.js)
                 try:
                     msgs = await sub.fetch(batch_size, timeout=1)
@@ -303,8 +365,12 @@ class Appender:
                     continue
                 await self.handle_batch(msgs)
         finally:
-            sweeper.cancel()
             await sub.unsubscribe()
+
+    async def _drop_unpartitioned_consumer(self) -> None:
+        """Remove the single consumer of releases before partitions (it would overlap)."""
+        with contextlib.suppress(NotFoundError):
+            await self.js.delete_consumer(self.names.append_stream, self.names.consumer("eventlog"))
 
     async def _sweep_every(self, stop: asyncio.Event, seconds: float) -> None:
         while not stop.is_set():

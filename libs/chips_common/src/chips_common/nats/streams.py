@@ -8,6 +8,7 @@ consumers have not read yet.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 from nats.js import JetStreamContext
@@ -38,10 +39,15 @@ class Names:
 
     stream_prefix: str
     subject_prefix: str
+    partitions: int = 8
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Names:
-        return cls(settings.stream_prefix, settings.subject_prefix)
+        return cls(settings.stream_prefix, settings.subject_prefix, settings.append_partitions)
+
+    def partition_of(self, workspace_id: str) -> int:
+        """The append partition a workspace's requests go to (a stable hash)."""
+        return zlib.crc32(workspace_id.encode()) % self.partitions
 
     @property
     def append_stream(self) -> str:
@@ -52,7 +58,10 @@ class Names:
         return f"{self.stream_prefix}_EVENTS"
 
     def append_subject(self, workspace_id: str) -> str:
-        return f"{self.subject_prefix}.append.{workspace_id}"
+        return f"{self.subject_prefix}.append.{self.partition_of(workspace_id)}.{workspace_id}"
+
+    def append_partition_subject(self, partition: int) -> str:
+        return f"{self.subject_prefix}.append.{partition}.>"
 
     def events_subject(self, workspace_id: str) -> str:
         return f"{self.subject_prefix}.events.{workspace_id}"
