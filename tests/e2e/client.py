@@ -212,6 +212,38 @@ class Api:
         data: dict[str, Any] = r.json()
         return data
 
+    async def open_by_key(
+        self,
+        harness: Identity,
+        key: str,
+        title: str | None = None,
+        *,
+        shared: bool = False,
+        space_id: str | None = None,
+    ) -> httpx.Response:
+        """The harness door: POST /v1/harnesses/:id/spaces with the harness's own token."""
+        body: dict[str, Any] = {"key": key, "shared": shared}
+        if title is not None:
+            body["title"] = title
+        if space_id is not None:
+            body["space_id"] = space_id
+        return await self.http.post(
+            f"/v1/harnesses/{harness.participant_id}/spaces", json=body, headers=self.auth(harness)
+        )
+
+    async def harness_spaces(
+        self, who: Identity, harness_id: str, after_seq: int = 0
+    ) -> dict[str, Any]:
+        """GET /v1/harnesses/:id/spaces once the read models hold ``after_seq``."""
+        r = await self.http.get(
+            f"/v1/harnesses/{harness_id}/spaces",
+            params={"after_seq": after_seq},
+            headers=self.auth(who),
+        )
+        assert r.status_code == 200, r.text
+        data: dict[str, Any] = r.json()
+        return data
+
     async def ticket(self, who: Identity) -> str:
         r = await self.http.post("/v1/socket-tickets", headers=self.auth(who))
         assert r.status_code == 201, r.text

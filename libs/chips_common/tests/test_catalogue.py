@@ -49,6 +49,15 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "title": "Scout",
         "members": [HRN],
         "home_of": HRN,
+        "key": "chips-main",
+        "shared": True,
+        "opened_for": USR,
+    },
+    "space.claimed": {
+        "type": "space.claimed",
+        "space_id": SPC,
+        "key": "jspace-42",
+        "shared": False,
     },
     "space.updated": {
         "type": "space.updated",

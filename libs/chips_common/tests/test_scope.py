@@ -106,6 +106,23 @@ def test_members_a_space_opens_with_are_in_it() -> None:
     assert view.fold(post(SPACE)) is True
 
 
+def test_a_space_a_harness_opens_for_its_owner_is_the_owners_too() -> None:
+    """spec/spaces.md, How one is opened: through its door a harness gets "a direct space
+    with itself and its owner in it, opened for the owner"."""
+    event = {
+        "type": "space.created",
+        "space_id": SPACE,
+        "kind": "direct",
+        "key": "chips-main",
+        "opened_for": ME,
+        "actor": {"kind": "harness", "id": HARNESS},
+    }
+    owner, harness, other = MembershipView(ME), MembershipView(HARNESS), MembershipView(OTHER)
+    assert owner.fold(event) is True and harness.fold(event) is True
+    assert other.fold(event) is False
+    assert owner.fold(post(SPACE, by=HARNESS)) is True
+
+
 def test_a_space_opened_without_me_is_not_mine() -> None:
     """A space opened by somebody else, without me in it, stays hidden."""
     view = MembershipView(ME)

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import and_, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.append import Actor, AppendRequest
 from chips_common.clock import iso
+from chips_common.commands import OpenSpace
 from chips_common.db import tables as t
 from chips_common.events import (
     EVENT_VERSION,
@@ -25,6 +27,7 @@ from chips_common.events import (
     MembershipRemoved,
     MessagePost,
     ParticipantJoined,
+    SpaceClaimed,
     SpaceCreated,
     SpaceUpdated,
     WorkspaceCreated,
@@ -63,6 +66,8 @@ class Space:
     state: str
     title_held: bool
     home_of: str | None
+    key: str | None
+    key_shared: bool
 
 
 class Door:
@@ -110,17 +115,32 @@ class Door:
         return Participant(row.id, row.kind, row.role, row.owner_id) if row else None
 
     async def space(self, space_id: str) -> Space | None:
+        return await self._space_where(t.spaces.c.id == space_id)
+
+    async def space_by_key(self, key: str) -> Space | None:
+        return await self._space_where(t.spaces.c.key == key)
+
+    async def _space_where(self, condition: Any) -> Space | None:
         s = t.spaces.c
         row = (
             await self.conn.execute(
-                select(s.id, s.kind, s.title, s.state, s.title_held, s.home_of).where(
-                    and_(s.id == space_id, s.workspace_id == self.workspace_id)
-                )
+                select(
+                    s.id, s.kind, s.title, s.state, s.title_held, s.home_of, s.key, s.key_shared
+                ).where(and_(condition, s.workspace_id == self.workspace_id))
             )
         ).first()
         if row is None:
             return None
-        return Space(row.id, row.kind, row.title, row.state, row.title_held, row.home_of)
+        return Space(
+            row.id,
+            row.kind,
+            row.title,
+            row.state,
+            row.title_held,
+            row.home_of,
+            row.key,
+            row.key_shared,
+        )
 
     async def standing(self, space_id: str, participant_id: str) -> str | None:
         if (space_id, participant_id) in self._standings:
@@ -214,6 +234,12 @@ class Door:
             raise Refused(
                 "forbidden", "a harness opens spaces through its door, not with space.created"
             )
+        if body.key is not None or body.shared is not None:
+            raise Refused(
+                "invalid_event", "a key is given to a space through a harness's door", "key"
+            )
+        if body.opened_for is not None:
+            raise Refused("invalid_event", "opened_for is filled in by Chips", "opened_for")
         space_id = body.space_id or new_id("spc")
         if not space_id.startswith("spc_"):
             raise Refused("invalid_event", "a space's id starts with spc_", "space_id")
@@ -348,8 +374,107 @@ class Door:
         return {}
 
     async def opened(self, space: Space, harness_id: str) -> bool:
-        """Whether the harness opened the space itself (only through its door)."""
-        return False
+        """Whether the harness opened the space itself (or claimed it) through its door."""
+        row = (
+            await self.conn.execute(
+                select(t.space_openers.c.since_seq).where(
+                    and_(
+                        t.space_openers.c.space_id == space.id,
+                        t.space_openers.c.harness_id == harness_id,
+                    )
+                )
+            )
+        ).first()
+        return row is not None
+
+    # --- the harness door (docs/adr/0007) ---------------------------------------------
+
+    async def run_open_space(self, command: OpenSpace, actor: Actor) -> None:
+        """``POST /v1/harnesses/:id/spaces``: open, find, join, retitle or claim by key.
+
+        spec/spaces.md, How one is opened. Logs what changed, which may be nothing: the
+        same key with the same title finds the same space.
+        """
+        harness = await self.participant(actor.id)
+        if actor.kind != "harness" or harness is None or harness.owner_id is None:
+            raise Refused("forbidden", "only a harness opens spaces through its door")
+        if command.space_id is not None:
+            raise Refused("forbidden", "that room was not asked of you", "space_id")
+        space = await self.space_by_key(command.key)
+        if space is None:
+            await self.open_by_key(command, harness)
+            return
+        if not await self.opened(space, harness.id):
+            await self.join_by_key(command, space, harness)
+        elif await self.standing(space.id, harness.id) is None:
+            raise Refused(
+                "forbidden",
+                "you are no longer in the space that key names; somebody in it may add you back",
+                "key",
+            )
+        if command.title is not None and command.title != space.title and not space.title_held:
+            # A person's rename holds over the door's title (spec/spaces.md).
+            await self.conn.execute(
+                update(t.spaces).where(t.spaces.c.id == space.id).values(title=command.title)
+            )
+            self.stage(SpaceUpdated(space_id=space.id, title=command.title), {}, actor)
+
+    async def open_by_key(self, command: OpenSpace, harness: Participant) -> None:
+        """A direct space with the harness and its owner in it, opened for the owner."""
+        owner_id = harness.owner_id or ""
+        space_id = new_id("spc")
+        seq = self.head_seq + 1
+        await self.conn.execute(
+            insert(t.spaces).values(
+                id=space_id,
+                workspace_id=self.workspace_id,
+                kind="direct",
+                title=command.title,
+                created_by=harness.id,
+                created_seq=seq,
+                key=command.key,
+                key_shared=command.shared,
+            )
+        )
+        await self._add_member(space_id, owner_id, "owner", seq)
+        await self._add_member(space_id, harness.id, "member", seq)
+        await self._add_opener(space_id, harness.id, seq)
+        body = SpaceCreated(
+            space_id=space_id,
+            kind="direct",
+            title=command.title,
+            key=command.key,
+            shared=command.shared,
+            opened_for=owner_id,
+        )
+        self.stage(body, {}, Actor(kind="harness", id=harness.id))
+
+    async def join_by_key(self, command: OpenSpace, space: Space, harness: Participant) -> None:
+        """A second harness on a shared key joins the space, with its owner beside it."""
+        if not (space.key_shared and command.shared):
+            raise Refused(
+                "forbidden",
+                "that key names another harness's space; a key is a harness's own unless "
+                "both say it is shared",
+                "key",
+            )
+        actor = Actor(kind="harness", id=harness.id)
+        for who in dict.fromkeys((harness.id, harness.owner_id or "")):
+            if await self.standing(space.id, who) is None:
+                await self._add_member(space.id, who, "member", self.head_seq + 1)
+                self.stage(MembershipAdded(space_id=space.id, participant_id=who), {}, actor)
+        await self._add_opener(space.id, harness.id, self.head_seq + 1)
+        self.stage(SpaceClaimed(space_id=space.id, key=command.key, shared=True), {}, actor)
+
+    async def _add_opener(self, space_id: str, harness_id: str, seq: int) -> None:
+        await self.conn.execute(
+            insert(t.space_openers).values(
+                space_id=space_id,
+                harness_id=harness_id,
+                workspace_id=self.workspace_id,
+                since_seq=seq,
+            )
+        )
 
     async def check_message_post(self, body: MessagePost, actor: Actor) -> dict[str, Any]:
         await self.check_member(body.space_id, actor)
@@ -402,6 +527,8 @@ class Door:
                 return await self.check_membership_removed(body, actor)
             case MessagePost():
                 return await self.check_message_post(body, actor)
+            case SpaceClaimed():
+                raise Refused("forbidden", "a harness claims a space through its door", "type")
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
 
     async def append(
@@ -422,13 +549,30 @@ class Door:
         return logged
 
     async def admit(self, raw: Any, request: AppendRequest) -> None:
-        """Decode one event the request carries, decide its rule and stage it."""
+        """Decode one event the request carries, decide its rule and stage it.
+
+        A command (docs/adr/0007) may stage several events; it runs under a savepoint, so
+        a refusal after some door state was written leaves none of it behind.
+        """
+        if isinstance(raw, dict) and "command" in raw:
+            async with self.conn.begin_nested():
+                await self.run_command(raw, request.actor)
+            return
         try:
             body = parse_event(raw)
         except InvalidEvent as exc:
             raise Refused("invalid_event", exc.message, exc.field) from None
         filled = await self.check(body, request.actor, request)
         self.stage(body, filled, request.actor)
+
+    async def run_command(self, raw: dict[str, Any], actor: Actor) -> None:
+        try:
+            command = OpenSpace.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "command"
+            raise Refused("invalid_event", f"{field}: {err['msg']}", field) from None
+        await self.run_open_space(command, actor)
 
     def stage(self, body: EventBody, filled: dict[str, Any], actor: Actor) -> dict[str, Any]:
         """Give an admitted event its envelope and the next seq; flush() writes it."""

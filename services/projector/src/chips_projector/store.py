@@ -48,23 +48,53 @@ async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, sta
 
 
 async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    # A harness opens a space for its owner (opened_for), who owns it; the harness is in it.
+    actor = event["actor"]["id"]
+    owner = event.get("opened_for") or actor
     await conn.execute(
         insert(t.rm_spaces).values(
             id=event["space_id"],
             workspace_id=event["workspace_id"],
             kind=event["kind"],
             title=event.get("title"),
-            created_by=event["actor"]["id"],
+            created_by=actor,
             created_seq=event["seq"],
             created_at=ts_of(event),
             last_seq=event["seq"],
             message_count=0,
             home_of=event.get("home_of"),
+            key=event.get("key"),
+            key_shared=bool(event.get("shared")),
         )
     )
-    await add_member(conn, event, event["actor"]["id"], "owner")
+    await add_member(conn, event, owner, "owner")
+    if owner != actor:
+        await add_member(conn, event, actor, "member")
     for member in event.get("members", []):
         await add_member(conn, event, member, "member")
+    if event.get("key") is not None:
+        await add_opener(conn, event)
+
+
+async def apply_space_claimed(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        update(t.rm_spaces)
+        .where(and_(t.rm_spaces.c.id == event["space_id"], t.rm_spaces.c.key.is_(None)))
+        .values(key=event["key"], key_shared=bool(event.get("shared")))
+    )
+    await add_opener(conn, event)
+    await touch(conn, event["space_id"], event["seq"])
+
+
+async def add_opener(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        insert(t.rm_openers).values(
+            space_id=event["space_id"],
+            harness_id=event["actor"]["id"],
+            workspace_id=event["workspace_id"],
+            since_seq=event["seq"],
+        )
+    )
 
 
 async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -> None:
@@ -167,6 +197,7 @@ APPLY: dict[str, Apply] = {
     "participant.joined": apply_participant_joined,
     "space.created": apply_space_created,
     "space.updated": apply_space_updated,
+    "space.claimed": apply_space_claimed,
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "message.post": apply_message_post,

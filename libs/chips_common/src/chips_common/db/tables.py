@@ -18,6 +18,7 @@ from sqlalchemy import (
     Table,
     Text,
     false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -111,6 +112,24 @@ spaces = Table(
     Column("title_held", Boolean, nullable=False, server_default=false()),
     # The harness whose home this is: the direct space it was handed when connected.
     Column("home_of", Text),
+    # The key a harness opened or claimed it under: unique in the workspace (spec/spaces.md).
+    Column("key", Text),
+    Column("key_shared", Boolean, nullable=False, server_default=false()),
+    Index(
+        "spaces_key", "workspace_id", "key", unique=True, postgresql_where=text("key IS NOT NULL")
+    ),
+)
+
+# The harnesses that opened a space through their door, or claimed it there: each one
+# retitles, archives and unarchives it as its own (spec/spaces.md, Who may do what).
+space_openers = Table(
+    "space_openers",
+    metadata,
+    Column("space_id", Text, nullable=False),
+    Column("harness_id", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    Column("since_seq", BigInteger, nullable=False),
+    PrimaryKeyConstraint("space_id", "harness_id"),
 )
 
 memberships = Table(
@@ -165,6 +184,20 @@ rm_spaces = Table(
     # Who last archived or unarchived it, and when (GET /v1/harnesses/:id/spaces).
     Column("moved_by", Text),
     Column("moved_seq", BigInteger),
+    Column("key", Text),
+    Column("key_shared", Boolean, nullable=False, server_default=false()),
+)
+
+# Which harness opened (or claimed) which space by key: GET /v1/harnesses/:id/spaces.
+rm_openers = Table(
+    "rm_openers",
+    metadata,
+    Column("space_id", Text, nullable=False),
+    Column("harness_id", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    Column("since_seq", BigInteger, nullable=False),
+    PrimaryKeyConstraint("space_id", "harness_id"),
+    Index("rm_openers_harness", "workspace_id", "harness_id"),
 )
 
 rm_members = Table(
@@ -207,4 +240,4 @@ rm_participants = Table(
     Column("joined_seq", BigInteger, nullable=False),
 )
 
-READ_MODELS = (rm_spaces, rm_members, rm_messages, rm_participants)
+READ_MODELS = (rm_spaces, rm_members, rm_messages, rm_participants, rm_openers)

@@ -18,6 +18,7 @@ from chips_common.events.messages import MessagePost
 from chips_common.events.spaces import (
     MembershipAdded,
     MembershipRemoved,
+    SpaceClaimed,
     SpaceCreated,
     SpaceUpdated,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "MembershipRemoved",
     "MessagePost",
     "ParticipantJoined",
+    "SpaceClaimed",
     "SpaceCreated",
     "SpaceUpdated",
     "WorkspaceCreated",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -20,6 +20,11 @@ class SpaceCreated(EventBody):
     ``members`` are the others it opens with (a direct space holds the harness); Chips
     fills in ``space_id`` when the client leaves it out. ``home_of`` marks the direct
     space a harness is handed when it is connected: its home, never archived.
+
+    A harness opens a space only through its door (``POST /v1/harnesses/:id/spaces``):
+    then the space carries the harness's ``key`` (``shared`` when another harness may
+    work in it too), and it is opened for the harness's owner, ``opened_for``, who owns
+    it; the harness is a member.
     """
 
     type: Literal["space.created"] = "space.created"
@@ -28,6 +33,26 @@ class SpaceCreated(EventBody):
     title: str | None = Field(default=None, max_length=200)
     members: list[str] = Field(default_factory=list, max_length=200)
     home_of: str | None = None
+    key: str | None = Field(default=None, min_length=1, max_length=200)
+    shared: bool | None = None
+    opened_for: str | None = None
+
+
+@register
+class SpaceClaimed(EventBody):
+    """A harness took a space as its own under a key, through its door.
+
+    Either a room a person asked of it, or the space another harness opened under a
+    ``shared`` key (spec/spaces.md, How one is opened). From then on the harness retitles,
+    archives and unarchives it as a space it opened.
+    """
+
+    client_writable: ClassVar[bool] = False
+
+    type: Literal["space.claimed"] = "space.claimed"
+    space_id: str
+    key: str = Field(min_length=1, max_length=200)
+    shared: bool = False
 
 
 @register

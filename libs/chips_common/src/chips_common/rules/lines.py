@@ -18,7 +18,6 @@ LINE_TYPES = frozenset(
         "membership.removed",
         "space.updated",
         "space.lock_set",
-        "space.claimed",
     }
 )
 
@@ -40,8 +39,6 @@ def system_line(event: dict[str, Any], name_of: Callable[[str], str]) -> str | N
         return f"{who} removed {name_of(event['participant_id'])}"
     if kind == "space.lock_set":
         return f"{who} {'locked' if event['locked'] else 'unlocked'} the room's changes"
-    if kind == "space.claimed":
-        return f"{who} took the room"
     title, state = event.get("title"), event.get("state")
     moved = {"closed": "archived", "open": "unarchived"}.get(state or "")
     if title is not None and moved:

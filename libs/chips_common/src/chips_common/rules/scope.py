@@ -30,7 +30,8 @@ class MembershipView:
         me = self.participant_id
         if kind == "space.created":
             opener = (event.get("actor") or {}).get("id")
-            if opener == me or me in (event.get("members") or ()):
+            # A harness opens a space for its owner (opened_for), who is in it with it.
+            if opener == me or me == event.get("opened_for") or me in (event.get("members") or ()):
                 self.spaces.add(space_id)  # type: ignore[arg-type]
         elif kind == "membership.added" and event.get("participant_id") == me:
             self.spaces.add(space_id)  # type: ignore[arg-type]

@@ -153,6 +153,8 @@ def space_fields(space: Any) -> dict[str, Any]:
         "title": space["title"],
         "state": space["state"],
         "home_of": space["home_of"],
+        "key": space["key"],
+        "shared": space["key_shared"],
         "created_by": space["created_by"],
         "created_at": space["created_at"].isoformat(),
         "last_seq": space["last_seq"],

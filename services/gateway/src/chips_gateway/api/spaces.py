@@ -8,12 +8,13 @@ from fastapi import APIRouter, Query
 from sqlalchemy import and_, func, select
 
 from chips_common.db import tables as t
-from chips_gateway.api import rooms
+from chips_gateway.api import harnesses, rooms
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
 
 router = APIRouter(prefix="/v1")
 router.include_router(rooms.router)
+router.include_router(harnesses.router)
 
 
 @router.get("/spaces")

@@ -1,0 +1,33 @@
+"""Requests to the eventlog's door that are not events (docs/adr/0007).
+
+An append request usually carries events as the client wrote them. A command instead asks
+the door to decide *which* events to log, against the door state, inside the append
+transaction: the harness door ("open the space for this key") may log a new space, a
+join, a retitle, a claim, or nothing at all. Only Chips's own endpoints send commands;
+they carry ``command`` where an event carries ``type``, so a client's event can never be
+read as one (``parse_event`` refuses the field), and they are never logged themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class OpenSpace(BaseModel):
+    """``POST /v1/harnesses/:id/spaces``: a harness opens, finds or claims its space by key.
+
+    spec/spaces.md, How one is opened: the key is unique in the workspace; the same key
+    finds the same space; a ``shared`` key lets a second harness join the first one's
+    space; a new title retitles unless a person renamed it; ``space_id`` claims a room a
+    person asked of the harness.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: Literal["harness.open_space"] = "harness.open_space"
+    key: str = Field(min_length=1, max_length=200)
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    shared: bool = False
+    space_id: str | None = None

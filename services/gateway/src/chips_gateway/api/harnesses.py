@@ -1,0 +1,168 @@
+"""A harness's own door: the spaces it opens by key, and the list of them.
+
+spec/spaces.md, How one is opened: ``POST /v1/harnesses/:id/spaces`` is the one way a
+harness opens a space. The gateway sends the door a command (docs/adr/0007); the door
+decides, in the append transaction, whether that opens a space, finds yesterday's, joins
+another harness's shared one, retitles it, or claims a room asked of the harness.
+Included by ``api/spaces.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Response
+from pydantic import BaseModel, Field
+from sqlalchemy import and_, select
+
+from chips_common.commands import OpenSpace
+from chips_common.db import tables as t
+from chips_gateway.api.identity import request_key
+from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
+from chips_gateway.auth import Principal
+from chips_gateway.context import Caller, Ctx
+from chips_gateway.errors import ChipsError
+
+router = APIRouter()
+
+
+class OpenSpaceIn(BaseModel):
+    key: str = Field(min_length=1, max_length=200)
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    shared: bool = False
+    space_id: str | None = None
+
+
+def require_self(caller: Principal, harness_id: str) -> None:
+    if caller.kind != "harness" or caller.participant_id != harness_id:
+        raise ChipsError(
+            "forbidden", "a harness opens spaces through its own door, with its own token"
+        )
+
+
+@router.post("/harnesses/{harness_id}/spaces")
+async def open_space(
+    harness_id: str,
+    body: OpenSpaceIn,
+    ctx: Ctx,
+    caller: Caller,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Open the space for ``key``, or find it; answers what the door did.
+
+    201 when a space was opened; 200 when an existing one was found (and perhaps joined,
+    retitled or claimed). ``seq`` is the last event logged, or null when nothing changed.
+    """
+    require_self(caller, harness_id)
+    command = OpenSpace(
+        key=body.key, title=body.title, shared=body.shared, space_id=body.space_id
+    ).model_dump(mode="json", exclude_none=True)
+    answer = await ctx.appender.append(
+        caller.workspace_id,
+        caller.credential_id,
+        caller.actor,
+        request_key(idempotency_key),
+        [command],
+    )
+    if not answer.ok:
+        raise ChipsError(
+            answer.code or "invalid_event", answer.message or "refused", field=answer.field
+        )
+    # The door has committed: its state names the space the key belongs to now.
+    s = t.spaces.c
+    async with ctx.engine.connect() as conn:
+        space = (
+            await conn.execute(
+                select(s.id, s.title, s.state, s.key_shared).where(
+                    and_(s.workspace_id == caller.workspace_id, s.key == body.key)
+                )
+            )
+        ).first()
+    if space is None:  # the door logged the key in this very answer; it cannot be gone
+        raise ChipsError("unavailable", "the space for that key could not be read; ask again")
+    did = {e["type"] for e in answer.events}
+    mine = {e["type"] for e in answer.events if e.get("participant_id") == harness_id}
+    response.status_code = 201 if "space.created" in did else 200
+    return {
+        "space_id": space.id,
+        "key": body.key,
+        "shared": space.key_shared,
+        "title": space.title,
+        "state": space.state,
+        "opened": "space.created" in did,
+        "joined": "membership.added" in mine,
+        "claimed": "space.claimed" in did,
+        "retitled": "space.updated" in did,
+        "seq": answer.seqs[-1] if answer.seqs else None,
+    }
+
+
+async def require_harness_or_owner(ctx: Ctx, caller: Principal, harness_id: str) -> None:
+    """The harness itself, or the person who connected it."""
+    if caller.participant_id == harness_id:
+        return
+    async with ctx.engine.connect() as conn:
+        owner = (
+            await conn.execute(
+                select(t.participants.c.owner_id).where(
+                    and_(
+                        t.participants.c.id == harness_id,
+                        t.participants.c.workspace_id == caller.workspace_id,
+                    )
+                )
+            )
+        ).scalar()
+    if owner is None or owner != caller.participant_id:
+        raise ChipsError("forbidden", "a harness's spaces are listed for it and for its owner")
+
+
+@router.get("/harnesses/{harness_id}/spaces")
+async def harness_spaces(
+    harness_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """Every space the harness opened (or claimed) by key: open or not, who last moved it.
+
+    spec/spaces.md, Retitling and archiving: an adapter reads this to carry archives over
+    both ways, "whichever side moved last wins".
+    """
+    await require_harness_or_owner(ctx, caller, harness_id)
+    ws_id = caller.workspace_id
+    as_of = (
+        await wait_for_checkpoint(ctx, ws_id, after_seq)
+        if after_seq is not None
+        else await checkpoint(ctx, ws_id)
+    )
+    s, o, m = t.rm_spaces, t.rm_openers, t.rm_members
+    inside = (
+        select(m.c.space_id)
+        .where(and_(m.c.participant_id == harness_id, m.c.space_id == s.c.id))
+        .exists()
+    )
+    async with ctx.engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                select(s, inside.label("inside"))
+                .select_from(o.join(s, o.c.space_id == s.c.id))
+                .where(and_(o.c.workspace_id == ws_id, o.c.harness_id == harness_id))
+                .order_by(o.c.since_seq)
+            )
+        ).mappings()
+        spaces = [
+            {
+                "space_id": row["id"],
+                "key": row["key"],
+                "shared": row["key_shared"],
+                "title": row["title"],
+                "state": row["state"],
+                "open": row["state"] == "open",
+                "moved_by": row["moved_by"],
+                "moved_seq": row["moved_seq"],
+                "member": row["inside"],
+            }
+            for row in rows
+        ]
+    return {"as_of_seq": as_of, "spaces": spaces}
