@@ -20,6 +20,7 @@ from websockets.asyncio.client import ClientConnection
 from chips_common.events import CATALOGUE, ENVELOPE_FIELDS, parse_event
 
 _keys = itertools.count(1)
+DELIVERED = ("message.new", "message.overheard")
 
 
 def key(prefix: str = "k") -> str:
@@ -30,11 +31,17 @@ def check_event(event: dict[str, Any]) -> None:
     """An event as delivered: envelope, then fields the catalogue accepts."""
     for name in ("v", "id", "seq", "ts", "workspace_id", "actor", "type"):
         assert name in event, f"delivered event lacks {name}: {event}"
-    logged_type = "message.post" if event["type"] == "message.new" else event["type"]
+    # What a harness hears of a message.post: the same payload under another name, and
+    # for a turn, its context and room (spec/websocket.md, What a harness hears).
+    logged_type = "message.post" if event["type"] in DELIVERED else event["type"]
     assert logged_type in CATALOGUE, f"unknown event type {event['type']}"
     fields = {k: v for k, v in event.items() if k not in ENVELOPE_FIELDS}
     fields["type"] = logged_type
     fields.pop("message_id", None)  # filled in by Chips for message.post
+    if event["type"] == "message.new":
+        assert "room" in event, "a message.new carries room"
+        fields.pop("context", None)
+        fields.pop("room", None)
     parse_event(fields)
 
 
@@ -243,6 +250,28 @@ class Api:
         assert r.status_code == 200, r.text
         data: dict[str, Any] = r.json()
         return data
+
+    async def add_to_room(
+        self, who: Identity, space_id: str, participant_id: str, standing: str = "member"
+    ) -> httpx.Response:
+        """The room sheet's Add: POST /v1/spaces/:id/members."""
+        return await self.http.post(
+            f"/v1/spaces/{space_id}/members",
+            json={"participant_id": participant_id, "standing": standing},
+            headers=self.auth(who),
+        )
+
+    async def remove_from_room(
+        self, who: Identity, space_id: str, participant_id: str
+    ) -> httpx.Response:
+        """The room sheet's Remove (or Leave): DELETE /v1/spaces/:id/members/:pid."""
+        return await self.http.delete(
+            f"/v1/spaces/{space_id}/members/{participant_id}", headers=self.auth(who)
+        )
+
+    async def change_room(self, who: Identity, space_id: str, **change: Any) -> httpx.Response:
+        """The room sheet's retitle, Archive and Unarchive: PATCH /v1/spaces/:id."""
+        return await self.http.patch(f"/v1/spaces/{space_id}", json=change, headers=self.auth(who))
 
     async def ticket(self, who: Identity) -> str:
         r = await self.http.post("/v1/socket-tickets", headers=self.auth(who))

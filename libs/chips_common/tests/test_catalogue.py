@@ -82,6 +82,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "kind": "text",
         "text": "Northwind want the PO before they hold the slot.",
         "reply_to": MSG,
+        "to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
+        "mentions": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
+        "addressed_to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
     },
 }
 

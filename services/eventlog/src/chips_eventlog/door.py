@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.append import Actor, AppendRequest
@@ -34,7 +35,10 @@ from chips_common.events import (
     canonical,
     parse_event,
 )
-from chips_common.ids import message_id_for, new_id
+from chips_common.ids import event_id_for_message, message_id_for, new_id
+from chips_common.rules.addressing import Choice, address
+from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
+from chips_common.rules.handles import Member
 
 
 class Refused(Exception):
@@ -81,6 +85,7 @@ class Door:
         # Door state read in this transaction, kept as this door changes it, so a batch of
         # posts into one room asks Postgres once.
         self._standings: dict[tuple[str, str], str | None] = {}
+        self._rooms: dict[str, list[Member]] = {}
         # Events checked but not yet written; written together by flush().
         self.pending: list[dict[str, Any]] = []
         self.traces: dict[int, str | None] = {}
@@ -93,6 +98,7 @@ class Door:
         self.head_seq, count = mark
         del self.pending[count:]
         self._standings.clear()
+        self._rooms.clear()
 
     # --- reading the door state ----------------------------------------------------
 
@@ -478,7 +484,94 @@ class Door:
 
     async def check_message_post(self, body: MessagePost, actor: Actor) -> dict[str, Any]:
         await self.check_member(body.space_id, actor)
-        return {}
+        return await self.address_message(body, actor)
+
+    async def address_message(self, body: MessagePost, actor: Actor) -> dict[str, Any]:
+        """Fill in ``mentions`` and ``addressed_to``, once, at append (DESIGN.md §2)."""
+        members = await self.room_members(body.space_id)
+        sender = next((m for m in members if m.id == actor.id), None)
+        if sender is None:  # an operator or system writer: the words are for the people
+            return {"mentions": [], "addressed_to": []}
+        reply_author = None
+        if body.reply_to:
+            reply_author = await self.message_author(body.space_id, body.reply_to)
+            if reply_author is None:
+                raise Refused("not_found", "reply_to names no message in this space", "reply_to")
+        decided = address(
+            sender=sender,
+            text=body.text,
+            members=members,
+            to=body.to,
+            reply_author=reply_author,
+            last_choice=await self.address_choice(body.space_id, actor.id),
+        )
+        if decided.choice is not None:
+            await self.remember_choice(body.space_id, actor.id, decided.choice)
+        return {"mentions": decided.mentions, "addressed_to": decided.addressed_to}
+
+    async def room_members(self, space_id: str) -> list[Member]:
+        if space_id not in self._rooms:
+            rows = await self.conn.execute(
+                select(t.participants.c.id, t.participants.c.kind, t.participants.c.name)
+                .select_from(
+                    t.memberships.join(
+                        t.participants, t.memberships.c.participant_id == t.participants.c.id
+                    )
+                )
+                .where(t.memberships.c.space_id == space_id)
+                .order_by(t.memberships.c.since_seq, t.participants.c.id)
+            )
+            self._rooms[space_id] = [Member(r.id, r.kind, r.name) for r in rows]
+        return self._rooms[space_id]
+
+    async def message_author(self, space_id: str, message_id: str) -> Member | None:
+        """Who said a message of this space (a reply's addressee), or None."""
+        if not message_id.startswith("msg_"):
+            return None
+        row = (
+            await self.conn.execute(
+                select(t.events.c.actor_id, t.events.c.body).where(
+                    and_(
+                        t.events.c.id == event_id_for_message(message_id),
+                        t.events.c.space_id == space_id,
+                        t.events.c.type == "message.post",
+                    )
+                )
+            )
+        ).first()
+        if row is None:
+            pending = next((e for e in self.pending if e.get("message_id") == message_id), None)
+            if pending is None or pending.get("space_id") != space_id:
+                return None
+            actor_id = pending["actor"]["id"]
+        else:
+            actor_id = row.actor_id
+        found = await self.participant(actor_id)
+        return Member(actor_id, found.kind, "") if found else None
+
+    async def address_choice(self, space_id: str, participant_id: str) -> Choice | None:
+        row = (
+            await self.conn.execute(
+                select(t.address_choices.c.kind, t.address_choices.c.ids).where(
+                    and_(
+                        t.address_choices.c.space_id == space_id,
+                        t.address_choices.c.participant_id == participant_id,
+                    )
+                )
+            )
+        ).first()
+        return Choice(row.kind, tuple(row.ids)) if row else None
+
+    async def remember_choice(self, space_id: str, participant_id: str, choice: Choice) -> None:
+        stmt = pg_insert(t.address_choices).values(
+            space_id=space_id, participant_id=participant_id, kind=choice.kind, ids=list(choice.ids)
+        )
+        await self.conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["space_id", "participant_id"],
+                set_={"kind": stmt.excluded.kind, "ids": stmt.excluded.ids},
+            )
+        )
 
     # --- writing -------------------------------------------------------------------
 
@@ -500,6 +593,7 @@ class Door:
     async def _log_membership(
         self, space_id: str, participant_id: str, added: bool, seq: int
     ) -> None:
+        self._rooms.pop(space_id, None)
         await self.conn.execute(
             insert(t.membership_log).values(
                 workspace_id=self.workspace_id,
@@ -510,12 +604,14 @@ class Door:
             )
         )
 
-    async def check(self, body: EventBody, actor: Actor, request: AppendRequest) -> dict[str, Any]:
+    async def check(
+        self, body: EventBody, actor: Actor, request: AppendRequest | None
+    ) -> dict[str, Any]:
         """Decide the rule for one event, update the door state, and say what Chips fills in."""
         match body:
             case WorkspaceCreated():
                 return await self.check_workspace_created(body, actor)
-            case ParticipantJoined():
+            case ParticipantJoined() if request is not None:
                 return await self.check_participant_joined(body, actor, request)
             case SpaceCreated():
                 return await self.check_space_created(body, actor)
@@ -562,8 +658,69 @@ class Door:
             body = parse_event(raw)
         except InvalidEvent as exc:
             raise Refused("invalid_event", exc.message, exc.field) from None
+        if isinstance(body, MessagePost) and request.actor.kind == "person":
+            try:
+                command = parse_command(body.text)
+            except CommandError as exc:
+                await self.check_member(body.space_id, request.actor)
+                raise Refused("invalid_event", str(exc), "text") from None
+            if command is not None:
+                async with self.conn.begin_nested():
+                    await self.run_composer(body.space_id, command, request.actor)
+                return
         filled = await self.check(body, request.actor, request)
         self.stage(body, filled, request.actor)
+
+    async def run_composer(self, space_id: str, command: Command, actor: Actor) -> None:
+        """A person's composer command, logged as the room operation it names (ADR 0008).
+
+        Each event it becomes is decided by the same rule as when it is sent as itself.
+        """
+        await self.check_member(space_id, actor)
+        bodies: list[EventBody] = []
+        if command.name == "add":
+            people = await self.directory()
+            for handle in command.handles:
+                who = self.resolve(handle, people)
+                bodies.append(MembershipAdded(space_id=space_id, participant_id=who))
+        elif command.name == "remove":
+            people = await self.directory(space_id)
+            for handle in command.handles:
+                who = self.resolve(handle, people)
+                bodies.append(MembershipRemoved(space_id=space_id, participant_id=who))
+        elif command.name == "leave":
+            bodies.append(MembershipRemoved(space_id=space_id, participant_id=actor.id))
+        elif command.name == "title":
+            bodies.append(SpaceUpdated(space_id=space_id, title=command.title))
+        else:
+            state = "closed" if command.name == "archive" else "open"
+            bodies.append(SpaceUpdated(space_id=space_id, state=state))
+        for body in bodies:
+            filled = await self.check(body, actor, None)
+            self.stage(body, filled, actor)
+
+    @staticmethod
+    def resolve(handle: str, people: list[tuple[str, str]]) -> str:
+        try:
+            return resolve_handle(handle, people)
+        except CommandError as exc:
+            code = "not_found" if str(exc).startswith("nobody") else "invalid_event"
+            raise Refused(code, str(exc), "text") from None
+
+    async def directory(self, space_id: str | None = None) -> list[tuple[str, str]]:
+        """``(id, name)`` of the workspace's participants, or of a space's members."""
+        p = t.participants.c
+        query = select(p.id, p.name).where(p.workspace_id == self.workspace_id)
+        if space_id is not None:
+            query = query.where(
+                p.id.in_(
+                    select(t.memberships.c.participant_id).where(
+                        t.memberships.c.space_id == space_id
+                    )
+                )
+            )
+        rows = await self.conn.execute(query.order_by(p.joined_seq, p.id))
+        return [(row.id, row.name) for row in rows]
 
     async def run_command(self, raw: dict[str, Any], actor: Actor) -> None:
         try:

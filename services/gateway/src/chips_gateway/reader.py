@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.events import canonical
+from chips_common.rules.handles import Member
 
 
 class LogReader:
@@ -51,6 +52,98 @@ class LogReader:
         async with self.engine.connect() as conn:
             rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
             return [(canonical(row.body), row.traceparent) for row in rows]
+
+    async def context_start(
+        self, workspace_id: str, space_id: str, participant_id: str, before: int
+    ) -> int:
+        """The seq a harness's context starts after: its last words here, or its joining."""
+        spoke = (
+            select(func.max(t.events.c.seq))
+            .where(
+                and_(
+                    t.events.c.workspace_id == workspace_id,
+                    t.events.c.space_id == space_id,
+                    t.events.c.actor_id == participant_id,
+                    t.events.c.type == "message.post",
+                    t.events.c.seq < before,
+                )
+            )
+            .scalar_subquery()
+        )
+        joined = (
+            select(func.max(t.membership_log.c.seq))
+            .where(
+                and_(
+                    t.membership_log.c.workspace_id == workspace_id,
+                    t.membership_log.c.space_id == space_id,
+                    t.membership_log.c.participant_id == participant_id,
+                    t.membership_log.c.added.is_(True),
+                    t.membership_log.c.seq < before,
+                )
+            )
+            .scalar_subquery()
+        )
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(spoke, joined))).first()
+        return max(int((row[0] if row else 0) or 0), int((row[1] if row else 0) or 0))
+
+    async def space_window(
+        self, workspace_id: str, space_id: str, after: int, before: int, limit: int
+    ) -> list[dict[str, Any]]:
+        """The newest ``limit`` events of a space with ``after < seq < before``, oldest first."""
+        query = (
+            select(t.events.c.body)
+            .where(
+                and_(
+                    t.events.c.workspace_id == workspace_id,
+                    t.events.c.space_id == space_id,
+                    t.events.c.seq > after,
+                    t.events.c.seq < before,
+                )
+            )
+            .order_by(t.events.c.seq.desc())
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            rows = [canonical(row.body) for row in await conn.execute(query)]
+        rows.reverse()
+        return rows
+
+    async def members_as_of(self, workspace_id: str, space_id: str, seq: int) -> list[Member]:
+        """Who was in a space once event ``seq`` had been applied."""
+        log = t.membership_log
+        latest = (
+            select(log.c.participant_id, log.c.added)
+            .where(
+                and_(
+                    log.c.workspace_id == workspace_id, log.c.space_id == space_id, log.c.seq <= seq
+                )
+            )
+            .order_by(log.c.participant_id, log.c.seq.desc())
+            .distinct(log.c.participant_id)
+            .subquery()
+        )
+        query = (
+            select(t.participants.c.id, t.participants.c.kind, t.participants.c.name)
+            .select_from(
+                latest.join(t.participants, latest.c.participant_id == t.participants.c.id)
+            )
+            .where(latest.c.added.is_(True))
+        )
+        async with self.engine.connect() as conn:
+            return [Member(r.id, r.kind, r.name) for r in await conn.execute(query)]
+
+    async def participants(self, ids: list[str]) -> dict[str, dict[str, str]]:
+        if not ids:
+            return {}
+        query = select(t.participants.c.id, t.participants.c.kind, t.participants.c.name).where(
+            t.participants.c.id.in_(ids)
+        )
+        async with self.engine.connect() as conn:
+            return {
+                r.id: {"id": r.id, "kind": r.kind, "name": r.name}
+                for r in await conn.execute(query)
+            }
 
     async def replay(
         self, workspace_id: str, after: int, upto: int

@@ -20,13 +20,14 @@ from opentelemetry.trace import Span, SpanKind
 
 from chips_common import otel
 from chips_common.events import CATALOGUE, PROTOCOL_VERSION, InvalidEvent, parse_event
-from chips_common.rules.delivery import shape_for
+from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
 from chips_gateway.context import Context
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feed
+from chips_gateway.shaping import Shaper
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.gateway")
@@ -35,6 +36,8 @@ SERVER_PROTOCOL = (PROTOCOL_VERSION, PROTOCOL_VERSION)
 CLOSE_POLICY = 4401
 CLOSE_PROTOCOL = 4400
 CLOSE_BEHIND = 4008
+# Marks a queued event frame still to be shaped for its recipient by the send loop.
+SHAPE = "_shape"
 
 
 class TooFarBehind(Exception):
@@ -77,16 +80,17 @@ class Subscription:
         self.replaying = True
         self.pending: list[dict[str, Any]] = []
 
-    def frame_for(self, event: dict[str, Any]) -> dict[str, Any] | None:
-        """The event as this socket is sent it, or None (already sent, or not in scope)."""
+    def visible(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The event if this socket is to be sent it (not sent yet, and in scope), else None.
+
+        Shaping for the recipient happens later, in the send loop or the replay, since a
+        message.new's context and room are read from the log.
+        """
         seq = event["seq"]
         if seq <= self.cursor:
             return None
         self.cursor = seq
-        if not self.view.fold(event):
-            return None
-        p = self.session.principal
-        return shape_for(event, p.participant_id, "harness" if p.kind == "harness" else "person")
+        return event if self.view.fold(event) else None
 
     def offer(self, event: dict[str, Any]) -> None:
         """Called by the feed for every event of the workspace, in seq order."""
@@ -95,9 +99,8 @@ class Subscription:
             if len(self.pending) > self.session.max_queued:
                 self.session.fall_behind()
             return
-        shaped = self.frame_for(event)
-        if shaped is not None:
-            self.session.push({"frame": "event", "event": shaped})
+        if self.visible(event) is not None:
+            self.session.push({"frame": "event", "event": event, SHAPE: True})
 
 
 class Session:
@@ -113,6 +116,7 @@ class Session:
         self.feed: Feed | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.behind = asyncio.Event()
+        self.shaper = Shaper(ctx.reader, principal, Budget())
 
     # --- writing to the client -----------------------------------------------------
 
@@ -128,6 +132,8 @@ class Session:
     async def send_loop(self) -> None:
         while True:
             frame = await self.queue.get()
+            if frame.pop(SHAPE, False):
+                frame = {"frame": "event", "event": await self.shaper.shape(frame["event"])}
             await self.ws.send_text(json.dumps(frame, separators=(",", ":")))
             metrics.FRAMES_OUT.labels(frame["frame"]).inc()
 
@@ -199,6 +205,9 @@ class Session:
             {a for a in accepts if isinstance(a, str)} if isinstance(accepts, list) else set()
         )
         self.hello = frame
+        self.shaper = Shaper(
+            self.ctx.reader, self.principal, Budget.from_hello(frame.get("context"))
+        )
         p = self.principal
         spaces = await self.ctx.reader.current_spaces(p.workspace_id, p.participant_id)
         who: dict[str, Any] = {"id": p.participant_id, "name": p.name}
@@ -255,18 +264,19 @@ class Session:
     async def replay(self, sub: Subscription, since: int, boundary: int) -> None:
         batched = "events" in self.accepts
         async for batch in self.ctx.reader.replay(self.principal.workspace_id, since, boundary):
-            shaped = [f for e in batch if (f := sub.frame_for(e)) is not None]
-            if not shaped:
+            shown = [e for e in batch if sub.visible(e) is not None]
+            if not shown:
                 continue
             if batched:
+                shaped = [await self.shaper.shape(e) for e in shown]
                 await self.queue.put({"frame": "events", "events": shaped})
             else:
-                for event in shaped:
-                    await self.queue.put({"frame": "event", "event": event})
+                for event in shown:
+                    await self.queue.put({"frame": "event", "event": event, SHAPE: True})
         while sub.pending:
-            shaped_event = sub.frame_for(sub.pending.pop(0))
-            if shaped_event is not None:
-                await self.queue.put({"frame": "event", "event": shaped_event})
+            event = sub.pending.pop(0)
+            if sub.visible(event) is not None:
+                await self.queue.put({"frame": "event", "event": event, SHAPE: True})
         sub.replaying = False
 
     async def on_event(self, frame: dict[str, Any]) -> None:

@@ -40,7 +40,8 @@ def alembic_config(url: str) -> Config:
 def upgrade(settings: Settings | None = None) -> None:
     settings = settings or Settings()
     ensure_database(settings.database_url)
-    command.upgrade(alembic_config(settings.database_url), "head")
+    # "heads": work that branched from the same revision (see versions/) applies whole.
+    command.upgrade(alembic_config(settings.database_url), "heads")
 
 
 def main() -> int:

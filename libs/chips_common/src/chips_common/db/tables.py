@@ -158,6 +158,18 @@ membership_log = Table(
     Index("membership_log_participant", "workspace_id", "participant_id", "seq"),
 )
 
+# Where each sender's last message in a space went, for the next one's rule 5
+# (spec/spaces.md: "Where your last message here went").
+address_choices = Table(
+    "address_choices",
+    metadata,
+    Column("space_id", Text, nullable=False),
+    Column("participant_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),  # everyone | named | nobody
+    Column("ids", JSONB, nullable=False),
+    PrimaryKeyConstraint("space_id", "participant_id"),
+)
+
 # --- projector: read models (DESIGN.md §5) ---------------------------------------------
 
 projector_checkpoints = Table(

@@ -8,9 +8,11 @@ from fastapi import APIRouter, Body, Header, Query
 from opentelemetry.trace import SpanKind
 
 from chips_common import otel
+from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.scope import MembershipView
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
+from chips_gateway.shaping import lines_from
 from chips_gateway.ws import check_writable
 
 router = APIRouter(prefix="/v1")
@@ -101,3 +103,36 @@ async def read_events(
                 if len(found) == limit:
                     return {"events": found, "next_since": cursor}
     return {"events": found, "next_since": max(cursor, since)}
+
+
+@router.get("/spaces/{space_id}/context")
+async def read_context(
+    space_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    before: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LINES)] = DEFAULT_LINES,
+) -> dict[str, Any]:
+    """Older lines of a room, for a harness catching up (spec/websocket.md, What you're told).
+
+    The newest ``limit`` lines older than ``before``, in the shape a message.new's context
+    has. A person reads the room itself, so a person's credential is refused.
+    """
+    if caller.kind != "harness":
+        raise ChipsError("forbidden", "context is a harness's; a person reads the room itself")
+    if not await ctx.reader.is_member(space_id, caller.participant_id):
+        raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
+    upper = before if before is not None else await ctx.reader.head(caller.workspace_id) + 1
+    lines: list[dict[str, Any]] = []
+    floor = 0
+    window = upper
+    # Read back in windows until enough lines (or the room's start) are found.
+    while len(lines) < limit + 1 and window > 1:
+        events = await ctx.reader.space_window(caller.workspace_id, space_id, floor, window, 500)
+        if not events:
+            break
+        lines = await lines_from(ctx.reader, events) + lines
+        window = events[0]["seq"]
+    truncated = len(lines) > limit
+    kept = lines[-limit:]
+    return {"lines": kept, "truncated": truncated, "before": kept[0]["seq"] if kept else upper}

@@ -1,0 +1,94 @@
+"""What a harness is sent with a message that is its turn: context and room.
+
+Both are worked out from the log relative to the message's seq, never from what this
+gateway happens to have seen, so a live delivery, a replay and a delivery after any
+restart hand over the same lines (spec/websocket.md, What you're told with a question).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chips_common.rules.context import Budget, fit
+from chips_common.rules.context_lines import line_of
+from chips_common.rules.delivery import shape_for
+from chips_common.rules.room import room_for
+from chips_gateway.auth import Principal
+from chips_gateway.reader import LogReader
+
+
+async def context_lines(
+    reader: LogReader, workspace_id: str, space_id: str, after: int, before: int, limit: int
+) -> list[dict[str, Any]]:
+    """The lines of a space with ``after < seq < before``, from its ``limit`` newest events."""
+    events = await reader.space_window(workspace_id, space_id, after, before, limit)
+    return await lines_from(reader, events)
+
+
+async def lines_from(reader: LogReader, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The context lines these events make, with who said or did each."""
+    ids = {(e.get("actor") or {}).get("id", "") for e in events} | {
+        e["participant_id"] for e in events if "participant_id" in e
+    }
+    people = await reader.participants(sorted(i for i in ids if i))
+
+    def who(pid: str) -> dict[str, str]:
+        return people.get(pid) or {"id": pid, "kind": "unknown", "name": pid}
+
+    return [line for e in events if (line := line_of(e, who)) is not None]
+
+
+async def build_context(
+    reader: LogReader, taker: Principal, event: dict[str, Any], budget: Budget
+) -> dict[str, Any]:
+    """Lines said in the room since the taker last spoke there (or joined), up to the message.
+
+    Reads back from the message only as far as the budget can use (one line more, to know
+    whether older ones were left out), so a long room costs no more than a short one.
+    """
+    space_id, seq = event["space_id"], event["seq"]
+    since = await reader.context_start(taker.workspace_id, space_id, taker.participant_id, seq)
+    wanted = budget.lines + 1
+    lines: list[dict[str, Any]] = []
+    upper = seq
+    while len(lines) < wanted:
+        chunk = max(wanted - len(lines), 8)
+        events = await reader.space_window(taker.workspace_id, space_id, since, upper, chunk)
+        lines = [line for line in await lines_from(reader, events) if not own(line, taker)] + lines
+        if len(events) < chunk:
+            break
+        upper = events[0]["seq"]
+    kept, truncated = fit(lines, budget)
+    return {
+        "lines": kept,
+        "since_seq": since,
+        "truncated": truncated,
+        "before": kept[0]["seq"] if kept else seq,
+    }
+
+
+def own(line: dict[str, Any], taker: Principal) -> bool:
+    """The taker's own words are not handed back to it."""
+    return line["kind"] == "said" and (line.get("from") or {}).get("id") == taker.participant_id
+
+
+class Shaper:
+    """Shapes every event one socket is sent."""
+
+    def __init__(self, reader: LogReader, principal: Principal, budget: Budget) -> None:
+        self.reader = reader
+        self.principal = principal
+        self.budget = budget
+        self.kind: Any = "harness" if principal.kind == "harness" else "person"
+
+    async def shape(self, event: dict[str, Any]) -> dict[str, Any]:
+        shaped = shape_for(event, self.principal.participant_id, self.kind)
+        if shaped["type"] != "message.new":
+            return shaped
+        members = await self.reader.members_as_of(
+            self.principal.workspace_id, event["space_id"], event["seq"]
+        )
+        shaped = {**shaped, "room": room_for([self.principal.participant_id], members)}
+        if self.budget.lines > 0:
+            shaped["context"] = await build_context(self.reader, self.principal, event, self.budget)
+        return shaped
