@@ -6,13 +6,16 @@ from a person's ``message.post`` and logs the operation instead of the words
 (docs/adr/0008). Any other text, including ``//command`` (a harness command passed
 through) and slash words that are not these six, is an ordinary message.
 
-Pure: parsing here, resolving handles against participants in the door.
+Pure: parsing here; the door resolves handles against participants with the same handle
+rule mentions use (``chips_common.rules.handles``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from chips_common.rules.handles import handles_of
 
 COMMANDS = frozenset({"add", "remove", "title", "archive", "unarchive", "leave"})
 MAX_TITLE = 200
@@ -62,19 +65,6 @@ def parse_command(text: str) -> Command | None:
     if rest:
         raise CommandError(f"/{name} takes nothing after it")
     return Command(name)
-
-
-def handles_of(name: str) -> set[str]:
-    """The handles (case-folded, without the @) that reach a participant of this name.
-
-    spec/spaces.md, rule 1: "A handle is a participant's name without its spaces, or its
-    first word"; compared without regard to case.
-    """
-    words = name.split()
-    found = {"".join(words).casefold()}
-    if words:
-        found.add(words[0].casefold())
-    return {h.rstrip(".-'") for h in found if h}
 
 
 def resolve_handle(handle: str, candidates: list[tuple[str, str]]) -> str:

@@ -7,9 +7,10 @@ read models (DESIGN.md §5). Included by ``api/spaces.py``.
 from __future__ import annotations
 
 import secrets
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query
+from pydantic import BaseModel, Field
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
@@ -143,6 +144,55 @@ async def room_lines(
             for row in rows
         ]
     return {"as_of_seq": as_of, "messages": lines}
+
+
+class MemberIn(BaseModel):
+    participant_id: str = Field(min_length=1, max_length=100)
+    standing: Literal["owner", "member", "guest"] = "member"
+
+
+class SpaceChange(BaseModel):
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    state: Literal["open", "closed"] | None = None
+
+
+@router.post("/spaces/{space_id}/members")
+async def add_member(
+    space_id: str,
+    body: MemberIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """The room sheet's Add: ``membership.added``, by the rules at the door."""
+    event = {"type": "membership.added", "space_id": space_id, **body.model_dump()}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
+@router.delete("/spaces/{space_id}/members/{participant_id}")
+async def remove_member(
+    space_id: str,
+    participant_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """The room sheet's Remove, or Leave when it names the caller: ``membership.removed``."""
+    event = {"type": "membership.removed", "space_id": space_id, "participant_id": participant_id}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
+@router.patch("/spaces/{space_id}")
+async def change_space(
+    space_id: str,
+    body: SpaceChange,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Retitle (``title``), archive (``state: "closed"``) or unarchive: ``space.updated``."""
+    event = {"type": "space.updated", "space_id": space_id, **body.model_dump(exclude_none=True)}
+    return await append_event(ctx, caller, event, idempotency_key)
 
 
 def space_fields(space: Any) -> dict[str, Any]:
