@@ -273,6 +273,12 @@ class Api:
         """The room sheet's retitle, Archive and Unarchive: PATCH /v1/spaces/:id."""
         return await self.http.patch(f"/v1/spaces/{space_id}", json=change, headers=self.auth(who))
 
+    async def lock(self, who: Identity, space_id: str, locked: bool = True) -> httpx.Response:
+        """POST /v1/spaces/:id/lock {locked}: space.lock_set."""
+        return await self.http.post(
+            f"/v1/spaces/{space_id}/lock", json={"locked": locked}, headers=self.auth(who)
+        )
+
     async def ticket(self, who: Identity) -> str:
         r = await self.http.post("/v1/socket-tickets", headers=self.auth(who))
         assert r.status_code == 201, r.text

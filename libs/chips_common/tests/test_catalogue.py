@@ -59,6 +59,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "key": "jspace-42",
         "shared": False,
     },
+    "space.lock_set": {"type": "space.lock_set", "space_id": SPC, "locked": True},
     "space.updated": {
         "type": "space.updated",
         "space_id": SPC,

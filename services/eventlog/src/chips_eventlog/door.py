@@ -30,6 +30,7 @@ from chips_common.events import (
     ParticipantJoined,
     SpaceClaimed,
     SpaceCreated,
+    SpaceLockSet,
     SpaceUpdated,
     WorkspaceCreated,
     canonical,
@@ -72,6 +73,7 @@ class Space:
     home_of: str | None
     key: str | None
     key_shared: bool
+    locked: bool
 
 
 class Door:
@@ -131,7 +133,15 @@ class Door:
         row = (
             await self.conn.execute(
                 select(
-                    s.id, s.kind, s.title, s.state, s.title_held, s.home_of, s.key, s.key_shared
+                    s.id,
+                    s.kind,
+                    s.title,
+                    s.state,
+                    s.title_held,
+                    s.home_of,
+                    s.key,
+                    s.key_shared,
+                    s.locked,
                 ).where(and_(condition, s.workspace_id == self.workspace_id))
             )
         ).first()
@@ -146,6 +156,7 @@ class Door:
             row.home_of,
             row.key,
             row.key_shared,
+            row.locked,
         )
 
     async def standing(self, space_id: str, participant_id: str) -> str | None:
@@ -362,6 +373,12 @@ class Door:
             raise Refused("forbidden", "a space is retitled and archived by who is in it")
         elif standing == "guest":
             raise Refused("forbidden", "a guest may talk and leave, not retitle or archive")
+        elif space.locked:
+            # spec/websocket.md: while a room's changes are locked no person renames,
+            # archives or deletes it; its opening harness's own changes still land.
+            raise Refused(
+                "forbidden", "this room's changes are locked; unlock it to rename or archive it"
+            )
         if body.state == "closed" and space.home_of is not None:
             raise Refused("forbidden", "a harness's home is never archived", "state")
         if body.state is not None and body.state == space.state:
@@ -377,6 +394,28 @@ class Door:
             if actor.kind == "person":
                 changes["title_held"] = True
         await self.conn.execute(update(t.spaces).where(t.spaces.c.id == space.id).values(**changes))
+        return {}
+
+    async def check_space_lock_set(self, body: SpaceLockSet, actor: Actor) -> dict[str, Any]:
+        """``POST /v1/spaces/:id/lock``: a person's, the room's owner or a workspace's."""
+        standing = await self.check_member(body.space_id, actor)
+        space = await self.space(body.space_id)
+        if space is None:
+            raise Refused("forbidden", "you are not a member of this space", "space_id")
+        if actor.kind != "person":
+            raise Refused("forbidden", "locking a room's changes is a person's to do")
+        me = await self.participant(actor.id)
+        if standing != "owner" and (me is None or me.role not in ("owner", "admin")):
+            raise Refused(
+                "forbidden",
+                "only the room's owner, or a workspace owner or admin, locks its changes",
+            )
+        if body.locked == space.locked:
+            already = "locked" if space.locked else "not locked"
+            raise Refused("invalid_event", f"the room's changes are {already} already", "locked")
+        await self.conn.execute(
+            update(t.spaces).where(t.spaces.c.id == space.id).values(locked=body.locked)
+        )
         return {}
 
     async def opened(self, space: Space, harness_id: str) -> bool:
@@ -617,6 +656,8 @@ class Door:
                 return await self.check_space_created(body, actor)
             case SpaceUpdated():
                 return await self.check_space_updated(body, actor)
+            case SpaceLockSet():
+                return await self.check_space_lock_set(body, actor)
             case MembershipAdded():
                 return await self.check_membership_added(body, actor)
             case MembershipRemoved():

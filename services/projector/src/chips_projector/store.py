@@ -128,6 +128,15 @@ async def apply_space_updated(conn: AsyncConnection, event: dict[str, Any]) -> N
     await draw_line(conn, event)
 
 
+async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        update(t.rm_spaces)
+        .where(t.rm_spaces.c.id == event["space_id"])
+        .values(locked=event["locked"], last_seq=event["seq"])
+    )
+    await draw_line(conn, event)
+
+
 async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
         insert(t.rm_participants).values(
@@ -198,6 +207,7 @@ APPLY: dict[str, Apply] = {
     "space.created": apply_space_created,
     "space.updated": apply_space_updated,
     "space.claimed": apply_space_claimed,
+    "space.lock_set": apply_space_lock_set,
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "message.post": apply_message_post,

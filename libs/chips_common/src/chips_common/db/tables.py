@@ -115,6 +115,8 @@ spaces = Table(
     # The key a harness opened or claimed it under: unique in the workspace (spec/spaces.md).
     Column("key", Text),
     Column("key_shared", Boolean, nullable=False, server_default=false()),
+    # Its changes are locked: no person renames, archives or deletes it (space.lock_set).
+    Column("locked", Boolean, nullable=False, server_default=false()),
     Index(
         "spaces_key", "workspace_id", "key", unique=True, postgresql_where=text("key IS NOT NULL")
     ),
@@ -198,6 +200,7 @@ rm_spaces = Table(
     Column("moved_seq", BigInteger),
     Column("key", Text),
     Column("key_shared", Boolean, nullable=False, server_default=false()),
+    Column("locked", Boolean, nullable=False, server_default=false()),
 )
 
 # Which harness opened (or claimed) which space by key: GET /v1/harnesses/:id/spaces.

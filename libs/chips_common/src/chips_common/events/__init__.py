@@ -20,6 +20,7 @@ from chips_common.events.spaces import (
     MembershipRemoved,
     SpaceClaimed,
     SpaceCreated,
+    SpaceLockSet,
     SpaceUpdated,
 )
 from chips_common.events.workspaces import ParticipantJoined, WorkspaceCreated
@@ -42,6 +43,7 @@ __all__ = [
     "ParticipantJoined",
     "SpaceClaimed",
     "SpaceCreated",
+    "SpaceLockSet",
     "SpaceUpdated",
     "WorkspaceCreated",
     "canonical",

@@ -76,6 +76,19 @@ class SpaceUpdated(EventBody):
 
 
 @register
+class SpaceLockSet(EventBody):
+    """A room's changes were locked or unlocked (``POST /v1/spaces/:id/lock``).
+
+    While locked no person renames, archives or deletes the room; the harness that opened
+    it still retitles and closes it (spec/websocket.md, spend ceilings and locks).
+    """
+
+    type: Literal["space.lock_set"] = "space.lock_set"
+    space_id: str
+    locked: bool
+
+
+@register
 class MembershipAdded(EventBody):
     """A participant was added to a space."""
 

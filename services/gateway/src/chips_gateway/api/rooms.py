@@ -195,6 +195,23 @@ async def change_space(
     return await append_event(ctx, caller, event, idempotency_key)
 
 
+class LockIn(BaseModel):
+    locked: bool
+
+
+@router.post("/spaces/{space_id}/lock")
+async def lock_space(
+    space_id: str,
+    body: LockIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Lock (or unlock) a room's changes: ``space.lock_set`` (spec/websocket.md)."""
+    event = {"type": "space.lock_set", "space_id": space_id, "locked": body.locked}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
 def space_fields(space: Any) -> dict[str, Any]:
     """A space as the HTTP API shows it, from its ``rm_spaces`` row."""
     return {
@@ -205,6 +222,7 @@ def space_fields(space: Any) -> dict[str, Any]:
         "home_of": space["home_of"],
         "key": space["key"],
         "shared": space["key_shared"],
+        "locked": space["locked"],
         "created_by": space["created_by"],
         "created_at": space["created_at"].isoformat(),
         "last_seq": space["last_seq"],
