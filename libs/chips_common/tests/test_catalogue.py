@@ -42,6 +42,11 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "role": "member",
         "owner_id": USR,
     },
+    "harness.declared": {
+        "type": "harness.declared",
+        "harness_id": HRN,
+        "capabilities": ["new_spaces", "follows_rooms", "agents", "forks"],
+    },
     "space.created": {
         "type": "space.created",
         "space_id": SPC,

@@ -18,6 +18,7 @@ import httpx
 
 from chips_cli import trace
 from chips_common.config import DEV_OPERATOR_SECRET
+from chips_common.events import CAPABILITIES
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -39,6 +40,17 @@ class Client:
         *,
         needs_token: bool = True,
     ) -> dict[str, Any]:
+        return self.request("POST", path, body, headers, needs_token=needs_token)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        *,
+        needs_token: bool = True,
+    ) -> dict[str, Any]:
         sent = dict(headers or {})
         if needs_token:
             if not self.token:
@@ -47,7 +59,9 @@ class Client:
                 )
             sent["Authorization"] = f"Bearer {self.token}"
         try:
-            response = httpx.post(f"{self.url}{path}", json=body, headers=sent, timeout=30)
+            response = httpx.request(
+                method, f"{self.url}{path}", json=body, headers=sent, timeout=30
+            )
         except httpx.HTTPError as exc:
             raise CliError(f"could not reach Chips at {self.url}: {exc}") from None
         try:
@@ -101,6 +115,37 @@ def trace_message(client: Client, args: argparse.Namespace) -> None:
     print("\n\n".join(trace.render(tid, found) for tid, found in traces.items()))
 
 
+def declare(client: Client, args: argparse.Namespace) -> None:
+    """``chips declare NAME capability…``: what a harness does (spec/jacobian-channel.md)."""
+    unknown = [c for c in args.capabilities if c not in CAPABILITIES]
+    if unknown:
+        raise CliError(
+            f"{', '.join(unknown)}: not a capability; choose from {', '.join(CAPABILITIES)}"
+        )
+    harness_id = args.name
+    if not harness_id.startswith("hrn_"):
+        directory = client.request("GET", "/v1/participants")["participants"]
+        named = [
+            p["participant_id"]
+            for p in directory
+            if p["kind"] == "harness" and p["name"].casefold() == args.name.casefold()
+        ]
+        if not named:
+            raise CliError(f"no harness is called {args.name!r} in this workspace")
+        if len(named) > 1:
+            raise CliError(
+                f"{len(named)} harnesses are called {args.name!r}; name one by its id: "
+                + ", ".join(named)
+            )
+        harness_id = named[0]
+    data = client.request(
+        "PUT",
+        f"/v1/harnesses/{harness_id}/capabilities",
+        {"capabilities": list(dict.fromkeys(args.capabilities))},
+    )
+    print(json.dumps({"harness_id": harness_id, "capabilities": data["capabilities"]}, indent=2))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
     parser.add_argument(
@@ -138,6 +183,19 @@ def build_parser() -> argparse.ArgumentParser:
     custom.add_argument("--name", required=True)
     custom.add_argument("--no-dial", action="store_true", help="do not try to reach the harness")
     custom.set_defaults(run=connect_custom)
+
+    declared = commands.add_parser(
+        "declare", help="say what a harness does (its owner; the list replaces the last one)"
+    )
+    declared.add_argument("name", metavar="NAME", help="the harness's name, or its hrn_ id")
+    # Checked in declare(), not by choices=: argparse refuses an empty list with choices.
+    declared.add_argument(
+        "capabilities",
+        metavar="capability",
+        nargs="*",
+        help="any of: " + ", ".join(CAPABILITIES) + " (none clears them)",
+    )
+    declared.set_defaults(run=declare)
 
     traced = commands.add_parser("trace", help="a message's trace, as a tree with timings")
     traced.add_argument("message_id", help="msg_…")

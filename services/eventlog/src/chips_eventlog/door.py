@@ -23,6 +23,7 @@ from chips_common.db import tables as t
 from chips_common.events import (
     EVENT_VERSION,
     EventBody,
+    HarnessDeclared,
     InvalidEvent,
     MembershipAdded,
     MembershipRemoved,
@@ -59,6 +60,7 @@ class Participant:
     role: str
     owner_id: str | None
     name: str = ""
+    capabilities: tuple[str, ...] = ()
 
 
 @dataclass
@@ -112,6 +114,7 @@ class Door:
                     t.participants.c.kind,
                     t.participants.c.role,
                     t.participants.c.owner_id,
+                    t.participants.c.capabilities,
                 ).where(
                     and_(
                         t.participants.c.id == participant_id,
@@ -120,7 +123,11 @@ class Door:
                 )
             )
         ).first()
-        return Participant(row.id, row.kind, row.role, row.owner_id) if row else None
+        if row is None:
+            return None
+        return Participant(
+            row.id, row.kind, row.role, row.owner_id, capabilities=tuple(row.capabilities)
+        )
 
     async def space(self, space_id: str) -> Space | None:
         return await self._space_where(t.spaces.c.id == space_id)
@@ -245,6 +252,21 @@ class Door:
                     )
                 )
         return {}
+
+    async def check_harness_declared(self, body: HarnessDeclared, actor: Actor) -> dict[str, Any]:
+        """``chips declare``: the harness itself or its owner says what it does."""
+        harness = await self.participant(body.harness_id)
+        if harness is None or harness.kind != "harness":
+            raise Refused("not_found", "no such harness in this workspace", "harness_id")
+        if actor.id not in (harness.id, harness.owner_id):
+            raise Refused("forbidden", "a harness's capabilities are declared by it or its owner")
+        declared = sorted(set(body.capabilities))
+        await self.conn.execute(
+            update(t.participants)
+            .where(t.participants.c.id == harness.id)
+            .values(capabilities=declared)
+        )
+        return {"capabilities": declared}
 
     async def check_space_created(self, body: SpaceCreated, actor: Actor) -> dict[str, Any]:
         if actor.kind != "person":
@@ -658,6 +680,8 @@ class Door:
                 return await self.check_space_updated(body, actor)
             case SpaceLockSet():
                 return await self.check_space_lock_set(body, actor)
+            case HarnessDeclared():
+                return await self.check_harness_declared(body, actor)
             case MembershipAdded():
                 return await self.check_membership_added(body, actor)
             case MembershipRemoved():

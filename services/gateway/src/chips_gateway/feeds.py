@@ -22,6 +22,7 @@ from chips_common import otel
 from chips_common.nats.streams import HDR_TRACEPARENT, Names
 from chips_gateway import metrics
 from chips_gateway.reader import LogReader
+from chips_gateway.windows import RoomWindow
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.gateway")
@@ -41,6 +42,9 @@ class Feed:
         self.listeners: set[Listener] = set()
         self.lock = asyncio.Lock()
         self.sub: Subscription | None = None
+        # The fast path for shaping (windows.py): who is who, and each room's recent events.
+        self.people: dict[str, dict[str, str]] = {}
+        self.rooms: dict[str, RoomWindow] = {}
 
     async def start(self) -> None:
         # Hold the lock while subscribing and reading the head, so that an event arriving
@@ -50,6 +54,7 @@ class Feed:
                 self.names.events_subject(self.workspace_id), cb=self._on_msg
             )
             self.last = await self.reader.head(self.workspace_id)
+            self.people = await self.reader.workspace_participants(self.workspace_id)
 
     async def stop(self) -> None:
         if self.sub is not None:
@@ -96,9 +101,25 @@ class Feed:
                 return
             metrics.GAPS_HEALED.inc(len(missing))
             for healed, healed_trace in missing:
+                await self._fold(healed)
                 self._dispatch(healed, healed_trace)
         if event is not None:
+            await self._fold(event)
             self._dispatch(event, traceparent)
+
+    async def _fold(self, event: dict[str, Any]) -> None:
+        """Keep the names and the room windows up to date with the event about to go out."""
+        if event["type"] == "participant.joined":
+            pid = event["participant_id"]
+            self.people[pid] = {"id": pid, "kind": event["kind"], "name": event["name"]}
+        space_id = event.get("space_id")
+        if space_id is None:
+            return
+        window = self.rooms.get(space_id)
+        if window is None:
+            window = await RoomWindow.load(self.reader, self.workspace_id, space_id, event["seq"])
+            self.rooms[space_id] = window
+        window.apply(event, self.people)
 
     def _dispatch(self, event: dict[str, Any], traceparent: str | None) -> None:
         """Offer one event to every listener, inside a span of the event's own trace."""

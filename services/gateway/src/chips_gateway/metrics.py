@@ -18,3 +18,8 @@ APPEND_LATENCY = Histogram(
 )
 DELIVERED = Counter("chips_gateway_events_delivered_total", "Events handed to live feeds")
 GAPS_HEALED = Counter("chips_gateway_gaps_healed_total", "Events read from Postgres to heal a gap")
+SHAPED = Counter(
+    "chips_gateway_turns_shaped_total",
+    "message.new deliveries shaped, by where their context and room came from",
+    ["source"],
+)

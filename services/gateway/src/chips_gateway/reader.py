@@ -133,6 +133,16 @@ class LogReader:
         async with self.engine.connect() as conn:
             return [Member(r.id, r.kind, r.name) for r in await conn.execute(query)]
 
+    async def workspace_participants(self, workspace_id: str) -> dict[str, dict[str, str]]:
+        query = select(t.participants.c.id, t.participants.c.kind, t.participants.c.name).where(
+            t.participants.c.workspace_id == workspace_id
+        )
+        async with self.engine.connect() as conn:
+            return {
+                r.id: {"id": r.id, "kind": r.kind, "name": r.name}
+                for r in await conn.execute(query)
+            }
+
     async def participants(self, ids: list[str]) -> dict[str, dict[str, str]]:
         if not ids:
             return {}

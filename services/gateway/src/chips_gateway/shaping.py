@@ -13,6 +13,7 @@ from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import line_of
 from chips_common.rules.delivery import shape_for
 from chips_common.rules.room import room_for
+from chips_gateway import metrics
 from chips_gateway.auth import Principal
 from chips_gateway.reader import LogReader
 
@@ -81,10 +82,18 @@ class Shaper:
         self.budget = budget
         self.kind: Any = "harness" if principal.kind == "harness" else "person"
 
-    async def shape(self, event: dict[str, Any]) -> dict[str, Any]:
+    async def shape(
+        self, event: dict[str, Any], extras: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The event for this socket; ``extras`` are a message.new's room and context when
+        the feed's window of the room could tell them (otherwise they are read here)."""
         shaped = shape_for(event, self.principal.participant_id, self.kind)
         if shaped["type"] != "message.new":
             return shaped
+        if extras is not None:
+            metrics.SHAPED.labels("window").inc()
+            return {**shaped, **extras}
+        metrics.SHAPED.labels("log").inc()
         members = await self.reader.members_as_of(
             self.principal.workspace_id, event["space_id"], event["seq"]
         )

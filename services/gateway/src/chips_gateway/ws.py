@@ -14,6 +14,7 @@ import json
 import logging
 from typing import Any
 
+import orjson
 from fastapi import WebSocket, WebSocketDisconnect
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
@@ -21,6 +22,7 @@ from opentelemetry.trace import Span, SpanKind
 from chips_common import otel
 from chips_common.events import CATALOGUE, PROTOCOL_VERSION, InvalidEvent, parse_event
 from chips_common.rules.context import Budget
+from chips_common.rules.delivery import is_for
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
@@ -38,6 +40,7 @@ CLOSE_PROTOCOL = 4400
 CLOSE_BEHIND = 4008
 # Marks a queued event frame still to be shaped for its recipient by the send loop.
 SHAPE = "_shape"
+EXTRAS = "_extras"
 
 
 class TooFarBehind(Exception):
@@ -78,7 +81,7 @@ class Subscription:
         self.view = view
         self.cursor = cursor
         self.replaying = True
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
 
     def visible(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """The event if this socket is to be sent it (not sent yet, and in scope), else None.
@@ -93,14 +96,27 @@ class Subscription:
         return event if self.view.fold(event) else None
 
     def offer(self, event: dict[str, Any]) -> None:
-        """Called by the feed for every event of the workspace, in seq order."""
+        """Called by the feed for every event of the workspace, in seq order.
+
+        A turn's room and context are worked out now, from the feed's window as of this
+        event, even while the replay runs and the event waits its turn.
+        """
+        extras = self.session.fast_extras(event)
         if self.replaying:
-            self.pending.append(event)
+            self.pending.append((event, extras))
             if len(self.pending) > self.session.max_queued:
                 self.session.fall_behind()
             return
         if self.visible(event) is not None:
-            self.session.push({"frame": "event", "event": event, SHAPE: True})
+            self.session.push(queued(event, extras))
+
+
+def queued(event: dict[str, Any], extras: dict[str, Any] | None) -> dict[str, Any]:
+    """An event frame waiting to be shaped by the send loop (with its extras, if known)."""
+    frame: dict[str, Any] = {"frame": "event", "event": event, SHAPE: True}
+    if extras is not None:
+        frame[EXTRAS] = extras
+    return frame
 
 
 class Session:
@@ -120,6 +136,23 @@ class Session:
 
     # --- writing to the client -----------------------------------------------------
 
+    def fast_extras(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """A message.new's room and context from the feed's window of the room, worked out
+        as the event goes by, or None to read them from the log when it is sent."""
+        p = self.principal
+        if (
+            p.kind != "harness"
+            or event["type"] != "message.post"
+            or event["actor"]["id"] == p.participant_id
+            or not is_for(event, p.participant_id)
+            or self.feed is None
+        ):
+            return None
+        window = self.feed.rooms.get(event["space_id"])
+        if window is None:
+            return None
+        return window.extras(p.participant_id, event, self.shaper.budget, self.feed.people)
+
     def push(self, frame: dict[str, Any]) -> None:
         try:
             self.queue.put_nowait(frame)
@@ -133,8 +166,9 @@ class Session:
         while True:
             frame = await self.queue.get()
             if frame.pop(SHAPE, False):
-                frame = {"frame": "event", "event": await self.shaper.shape(frame["event"])}
-            await self.ws.send_text(json.dumps(frame, separators=(",", ":")))
+                shaped = await self.shaper.shape(frame["event"], frame.pop(EXTRAS, None))
+                frame = {"frame": "event", "event": shaped}
+            await self.ws.send_text(orjson.dumps(frame).decode())
             metrics.FRAMES_OUT.labels(frame["frame"]).inc()
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
@@ -272,11 +306,11 @@ class Session:
                 await self.queue.put({"frame": "events", "events": shaped})
             else:
                 for event in shown:
-                    await self.queue.put({"frame": "event", "event": event, SHAPE: True})
+                    await self.queue.put(queued(event, None))
         while sub.pending:
-            event = sub.pending.pop(0)
+            event, extras = sub.pending.pop(0)
             if sub.visible(event) is not None:
-                await self.queue.put({"frame": "event", "event": event, SHAPE: True})
+                await self.queue.put(queued(event, extras))
         sub.replaying = False
 
     async def on_event(self, frame: dict[str, Any]) -> None:

@@ -151,6 +151,14 @@ async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any])
     )
 
 
+async def apply_harness_declared(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        update(t.rm_participants)
+        .where(t.rm_participants.c.id == event["harness_id"])
+        .values(capabilities=event["capabilities"])
+    )
+
+
 async def names(conn: AsyncConnection, ids: set[str]) -> dict[str, str]:
     rows = await conn.execute(
         select(t.rm_participants.c.id, t.rm_participants.c.name).where(
@@ -204,6 +212,7 @@ async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> No
 
 APPLY: dict[str, Apply] = {
     "participant.joined": apply_participant_joined,
+    "harness.declared": apply_harness_declared,
     "space.created": apply_space_created,
     "space.updated": apply_space_updated,
     "space.claimed": apply_space_claimed,

@@ -84,6 +84,8 @@ participants = Table(
     Column("role", Text, nullable=False),
     Column("owner_id", Text),
     Column("joined_seq", BigInteger, nullable=False),
+    # What a harness declared it does (harness.declared), sorted.
+    Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
 )
 
 credentials = Table(
@@ -253,6 +255,7 @@ rm_participants = Table(
     Column("role", Text, nullable=False),
     Column("owner_id", Text),
     Column("joined_seq", BigInteger, nullable=False),
+    Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
 )
 
 READ_MODELS = (rm_spaces, rm_members, rm_messages, rm_participants, rm_openers)

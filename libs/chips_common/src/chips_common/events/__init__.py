@@ -23,19 +23,26 @@ from chips_common.events.spaces import (
     SpaceLockSet,
     SpaceUpdated,
 )
-from chips_common.events.workspaces import ParticipantJoined, WorkspaceCreated
+from chips_common.events.workspaces import (
+    CAPABILITIES,
+    HarnessDeclared,
+    ParticipantJoined,
+    WorkspaceCreated,
+)
 
 # Delivered shapes that are not logged types: a harness hears a person's message.post
 # as message.new (websocket.md, What a harness hears).
 DELIVERED_TYPES = frozenset({"message.new"})
 
 __all__ = [
+    "CAPABILITIES",
     "CATALOGUE",
     "DELIVERED_TYPES",
     "ENVELOPE_FIELDS",
     "EVENT_VERSION",
     "PROTOCOL_VERSION",
     "EventBody",
+    "HarnessDeclared",
     "InvalidEvent",
     "MembershipAdded",
     "MembershipRemoved",

@@ -39,3 +39,31 @@ class ParticipantJoined(EventBody):
     name: str = Name
     role: Literal["owner", "admin", "member", "guest"] = "member"
     owner_id: str | None = None
+
+
+# What a harness may declare it does (spec/jacobian-channel.md, Connect it; websocket.md).
+Capability = Literal["new_spaces", "follows_rooms", "agents", "forks", "new_agents", "restarts"]
+CAPABILITIES: tuple[str, ...] = (
+    "new_spaces",
+    "follows_rooms",
+    "agents",
+    "forks",
+    "new_agents",
+    "restarts",
+)
+
+
+@register
+class HarnessDeclared(EventBody):
+    """A harness declared what it does; the list replaces what it declared before.
+
+    ``new_spaces``: it may be asked for a room; ``follows_rooms``: it carries archives and
+    deletes over to its own side; ``agents``, ``forks``, ``new_agents``, ``restarts``:
+    see spec/websocket.md. Written by the harness itself or its owner (``chips declare``).
+    """
+
+    in_space: ClassVar[bool] = False
+
+    type: Literal["harness.declared"] = "harness.declared"
+    harness_id: str
+    capabilities: list[Capability] = Field(default_factory=list, max_length=len(CAPABILITIES))

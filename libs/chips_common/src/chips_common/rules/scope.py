@@ -12,6 +12,14 @@ from collections.abc import Iterable
 from typing import Any
 
 
+def opened_with(event: dict[str, Any]) -> list[str]:
+    """Who a ``space.created`` puts in the space: its opener, the owner a harness opened it
+    for, and the members it names."""
+    opener = (event.get("actor") or {}).get("id")
+    found = [opener, event.get("opened_for"), *(event.get("members") or ())]
+    return list(dict.fromkeys(p for p in found if p))
+
+
 class MembershipView:
     """The spaces one participant is in, kept current by folding events in seq order."""
 
@@ -29,9 +37,8 @@ class MembershipView:
         kind = event.get("type")
         me = self.participant_id
         if kind == "space.created":
-            opener = (event.get("actor") or {}).get("id")
             # A harness opens a space for its owner (opened_for), who is in it with it.
-            if opener == me or me == event.get("opened_for") or me in (event.get("members") or ()):
+            if me in opened_with(event):
                 self.spaces.add(space_id)  # type: ignore[arg-type]
         elif kind == "membership.added" and event.get("participant_id") == me:
             self.spaces.add(space_id)  # type: ignore[arg-type]

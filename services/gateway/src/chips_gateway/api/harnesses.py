@@ -17,8 +17,10 @@ from sqlalchemy import and_, select
 
 from chips_common.commands import OpenSpace
 from chips_common.db import tables as t
+from chips_common.events.workspaces import Capability
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
+from chips_gateway.api.rooms import append_event
 from chips_gateway.auth import Principal
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
@@ -166,3 +168,54 @@ async def harness_spaces(
             for row in rows
         ]
     return {"as_of_seq": as_of, "spaces": spaces}
+
+
+class CapabilitiesIn(BaseModel):
+    capabilities: list[Capability] = Field(max_length=6)
+
+
+@router.put("/harnesses/{harness_id}/capabilities")
+async def declare_capabilities(
+    harness_id: str,
+    body: CapabilitiesIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """``chips declare``: record what the harness does (``harness.declared``).
+
+    The list replaces the one declared before; the harness itself or its owner sends it.
+    """
+    event = {"type": "harness.declared", "harness_id": harness_id, **body.model_dump()}
+    ack = await append_event(ctx, caller, event, idempotency_key)
+    return {**ack, "harness_id": harness_id, "capabilities": sorted(set(body.capabilities))}
+
+
+@router.get("/participants")
+async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
+    """The workspace's directory: who is in it, and what each harness declared.
+
+    Read from the read models once they hold everything logged before this call, so a
+    participant added a moment ago is listed.
+    """
+    ws_id = caller.workspace_id
+    as_of = await wait_for_checkpoint(ctx, ws_id, await ctx.reader.head(ws_id))
+    p = t.rm_participants
+    async with ctx.engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                select(p).where(p.c.workspace_id == ws_id).order_by(p.c.joined_seq, p.c.id)
+            )
+        ).mappings()
+        people = [
+            {
+                "participant_id": row["id"],
+                "kind": row["kind"],
+                "name": row["name"],
+                "role": row["role"],
+                "owner_id": row["owner_id"],
+                "capabilities": row["capabilities"],
+            }
+            for row in rows
+        ]
+    return {"as_of_seq": as_of, "participants": people}

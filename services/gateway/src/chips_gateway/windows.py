@@ -1,0 +1,137 @@
+"""What a gateway keeps of each room it delivers: the fast path for context and room.
+
+DESIGN.md §4: the state per-recipient shaping needs comes either from what the gateway
+folds from the stream it already reads (a bounded window of each room's recent events),
+or from the log (cold start, deep history). A window answers only what it can answer
+exactly; anything older than it holds goes to the log, so both paths give the same frame.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from chips_common.rules.context import Budget, fit
+from chips_common.rules.context_lines import line_of
+from chips_common.rules.handles import Member
+from chips_common.rules.room import room_for
+from chips_common.rules.scope import opened_with
+from chips_gateway.reader import LogReader
+
+KEEP = 400  # events of one room a window holds
+
+
+def who(names: dict[str, dict[str, str]], pid: str) -> dict[str, str]:
+    return names.get(pid) or {"id": pid, "kind": "unknown", "name": pid}
+
+
+class RoomWindow:
+    def __init__(
+        self,
+        space_id: str,
+        members: dict[str, Member],
+        events: list[dict[str, Any]],
+        complete: bool,
+        marks: dict[str, int],
+    ) -> None:
+        self.space_id = space_id
+        self.members = members
+        self.events: deque[dict[str, Any]] = deque(events, maxlen=KEEP)
+        # Every event of the room after this seq is in the window (0: the whole room).
+        self.covers_after = 0 if complete else (events[0]["seq"] - 1 if events else 0)
+        # Where each member's context starts: the seq of its last words here or its joining.
+        self.marks = marks
+        # Each event's context line, made once rather than for every delivery.
+        self.lines: dict[int, dict[str, Any] | None] = {}
+
+    @classmethod
+    async def load(
+        cls, reader: LogReader, workspace_id: str, space_id: str, before: int
+    ) -> RoomWindow:
+        """The window of a room as it stood just before event ``before``."""
+        members = await reader.members_as_of(workspace_id, space_id, before - 1)
+        events = await reader.space_window(workspace_id, space_id, 0, before, KEEP)
+        marks = {
+            m.id: await reader.context_start(workspace_id, space_id, m.id, before) for m in members
+        }
+        return cls(
+            space_id, {m.id: m for m in members}, events, complete=len(events) < KEEP, marks=marks
+        )
+
+    def apply(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
+        """Fold one event of the room, in seq order."""
+        if len(self.events) == KEEP:
+            self.covers_after = self.events[0]["seq"]
+            self.lines.pop(self.covers_after, None)
+        self.events.append(event)
+        kind, seq = event["type"], event["seq"]
+        self.lines[seq] = line_of(event, lambda p: who(names, p))
+        if kind == "space.created":
+            for pid in opened_with(event):
+                self._add(pid, names, seq)
+        elif kind == "membership.added":
+            self._add(event["participant_id"], names, seq)
+        elif kind == "membership.removed":
+            self.members.pop(event["participant_id"], None)
+        elif kind == "message.post":
+            self.marks[event["actor"]["id"]] = seq
+
+    def _add(self, pid: str, names: dict[str, dict[str, str]], seq: int) -> None:
+        known = who(names, pid)
+        self.members[pid] = Member(pid, known["kind"], known["name"])
+        self.marks[pid] = seq
+
+    def since(self, pid: str, before: int) -> int | None:
+        """Where ``pid``'s context starts for a message at ``before``, or None if unknown.
+
+        The window folds events in seq order and is asked about the message just folded,
+        so a member's mark is below it unless the member said it (no context then).
+        """
+        mark = self.marks.get(pid)
+        return mark if mark is not None and mark < before else None
+
+    def line(
+        self, event: dict[str, Any], names: dict[str, dict[str, str]]
+    ) -> dict[str, Any] | None:
+        seq = event["seq"]
+        if seq not in self.lines:  # loaded with the window rather than folded into it
+            self.lines[seq] = line_of(event, lambda p: who(names, p))
+        return self.lines[seq]
+
+    def extras(
+        self, pid: str, event: dict[str, Any], budget: Budget, names: dict[str, dict[str, str]]
+    ) -> dict[str, Any] | None:
+        """The room and context for ``pid``'s turn on ``event``, or None to ask the log."""
+        seq = event["seq"]
+        extra: dict[str, Any] = {"room": room_for([pid], list(self.members.values()))}
+        if budget.lines == 0:
+            return extra
+        since = self.since(pid, seq)
+        if since is None:
+            return None
+
+        wanted = budget.lines + 1
+        lines: list[dict[str, Any]] = []
+        reached_since = False
+        for older in reversed(self.events):
+            if older["seq"] >= seq:
+                continue
+            if older["seq"] <= since:
+                reached_since = True
+                break
+            line = self.line(older, names)
+            if line is not None and not (line["kind"] == "said" and line["from"]["id"] == pid):
+                lines.append(line)
+                if len(lines) == wanted:
+                    break
+        if len(lines) < wanted and not reached_since and self.covers_after > since:
+            return None  # the lines it needs are older than the window holds
+        lines.reverse()
+        kept, truncated = fit(lines, budget)
+        extra["context"] = {
+            "lines": kept,
+            "since_seq": since,
+            "truncated": truncated,
+            "before": kept[0]["seq"] if kept else seq,
+        }
+        return extra

@@ -1,0 +1,151 @@
+"""The gateway's room window gives the same context and room as the log would.
+
+DESIGN.md §4: replay and live delivery must produce the same frames. The window is the live
+fast path; the reference here works from the whole history the way the log path does
+(spec/websocket.md, What you're told with a question).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from chips_common.rules.context import Budget, fit
+from chips_common.rules.context_lines import line_of
+from chips_common.rules.handles import Member
+from chips_common.rules.room import room_for
+from chips_common.rules.scope import opened_with
+from chips_gateway.windows import KEEP, RoomWindow, who
+
+pytestmark = pytest.mark.unit
+
+PEOPLE = {
+    "usr_a": {"id": "usr_a", "kind": "person", "name": "Arjun"},
+    "usr_m": {"id": "usr_m", "kind": "person", "name": "Maya"},
+    **{f"hrn_{i}": {"id": f"hrn_{i}", "kind": "harness", "name": f"Bot {i}"} for i in range(4)},
+}
+
+
+def reference(
+    history: list[dict[str, Any]], pid: str, event: dict[str, Any], budget: Budget
+) -> dict[str, Any]:
+    """Context and room worked out from the whole history, as the log path does."""
+    seq = event["seq"]
+    before = [e for e in history if e["seq"] < seq]
+    since = 0
+    members: dict[str, Member] = {}
+    for e in before:
+        if e["type"] == "message.post" and e["actor"]["id"] == pid:
+            since = e["seq"]
+        added = (
+            opened_with(e)
+            if e["type"] == "space.created"
+            else ([e["participant_id"]] if e["type"] == "membership.added" else [])
+        )
+        for p in added:
+            members[p] = Member(p, PEOPLE[p]["kind"], PEOPLE[p]["name"])
+            if p == pid:
+                since = e["seq"]
+        if e["type"] == "membership.removed":
+            members.pop(e["participant_id"], None)
+    lines = [
+        line
+        for e in before
+        if e["seq"] > since
+        if (line := line_of(e, lambda p: who(PEOPLE, p))) is not None
+        and not (line["kind"] == "said" and line["from"]["id"] == pid)
+    ]
+    kept, truncated = fit(lines, budget)
+    return {
+        "room": room_for([pid], list(members.values())),
+        "context": {
+            "lines": kept,
+            "since_seq": since,
+            "truncated": truncated,
+            "before": kept[0]["seq"] if kept else seq,
+        },
+    }
+
+
+def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [
+        {
+            "seq": 1,
+            "ts": "t1",
+            "type": "space.created",
+            "space_id": "spc",
+            "actor": {"id": "usr_a", "kind": "person"},
+            "members": ["hrn_0", "hrn_1"],
+        }
+    ]
+    inside = {"usr_a", "hrn_0", "hrn_1"}
+    for seq in range(2, count + 2):
+        roll = rng.random()
+        outside = sorted(set(PEOPLE) - inside)
+        if roll < 0.05 and outside:
+            pid = rng.choice(outside)
+            inside.add(pid)
+            events.append(
+                {
+                    "seq": seq,
+                    "ts": f"t{seq}",
+                    "type": "membership.added",
+                    "space_id": "spc",
+                    "actor": {"id": "usr_a", "kind": "person"},
+                    "participant_id": pid,
+                }
+            )
+        elif roll < 0.08 and len(inside) > 2:
+            pid = rng.choice(sorted(inside - {"usr_a"}))
+            inside.discard(pid)
+            events.append(
+                {
+                    "seq": seq,
+                    "ts": f"t{seq}",
+                    "type": "membership.removed",
+                    "space_id": "spc",
+                    "actor": {"id": pid, "kind": PEOPLE[pid]["kind"]},
+                    "participant_id": pid,
+                }
+            )
+        else:
+            author = rng.choice(sorted(inside))
+            events.append(
+                {
+                    "seq": seq,
+                    "ts": f"t{seq}",
+                    "type": "message.post",
+                    "space_id": "spc",
+                    "actor": {"id": author, "kind": PEOPLE[author]["kind"]},
+                    "message_id": f"msg_{seq}",
+                    "text": "w" * rng.randint(1, 300),
+                    "addressed_to": [],
+                }
+            )
+    return events
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("budget", [Budget(), Budget(5, 600), Budget(200, 32_000)])
+def test_the_window_answers_as_the_whole_history_would(seed: int, budget: Budget) -> None:
+    """Every turn's context and room from the window equal the reference, also once the
+    room has outgrown the window; when the window cannot tell, it says so (None)."""
+    rng = random.Random(seed)
+    events = history(rng, KEEP * 2)
+    window = RoomWindow("spc", {}, [], True, {})
+    answered = 0
+    for i, event in enumerate(events):
+        window.apply(event, PEOPLE)
+        if event["type"] != "message.post":
+            continue
+        for pid in sorted(window.members):
+            if pid == event["actor"]["id"] or PEOPLE[pid]["kind"] != "harness":
+                continue
+            got = window.extras(pid, event, budget, PEOPLE)
+            if got is None:
+                continue
+            answered += 1
+            assert got == reference(events[: i + 1], pid, event, budget)
+    assert answered > 100
