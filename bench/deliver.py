@@ -154,7 +154,8 @@ async def run(base: str, rate: int, seconds: int) -> dict[str, Any]:
             if shaped["p50_ms"] is not None and plain["p50_ms"] is not None
             else None
         ),
-        "machine": f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores",
+        "machine": f"{platform.machine()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} cores",
     }
 
 
