@@ -57,6 +57,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "key": "chips-main",
         "shared": True,
         "opened_for": USR,
+        "asked_of": HRN,
     },
     "space.claimed": {
         "type": "space.claimed",

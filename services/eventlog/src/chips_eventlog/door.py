@@ -76,6 +76,7 @@ class Space:
     key: str | None
     key_shared: bool
     locked: bool
+    asked_of: str | None
 
 
 class Door:
@@ -149,6 +150,7 @@ class Door:
                     s.key,
                     s.key_shared,
                     s.locked,
+                    s.asked_of,
                 ).where(and_(condition, s.workspace_id == self.workspace_id))
             )
         ).first()
@@ -164,6 +166,7 @@ class Door:
             row.key,
             row.key_shared,
             row.locked,
+            row.asked_of,
         )
 
     async def standing(self, space_id: str, participant_id: str) -> str | None:
@@ -288,6 +291,10 @@ class Door:
         if exists:
             raise Refused("invalid_event", "that space already exists", "space_id")
         members = list(dict.fromkeys(m for m in body.members if m != actor.id))
+        if body.asked_of is not None:
+            await self.check_asked(body.asked_of)
+            if body.asked_of not in members:
+                members.append(body.asked_of)  # every face picked is put in it (ADR 0084)
         for member in members:
             if await self.participant(member) is None:
                 raise Refused("not_found", f"no participant {member} in this workspace", "members")
@@ -305,12 +312,25 @@ class Door:
                 created_by=actor.id,
                 created_seq=seq,
                 home_of=body.home_of,
+                asked_of=body.asked_of,
             )
         )
         await self._add_member(space_id, actor.id, "owner", seq)
         for member in members:
             await self._add_member(space_id, member, "member", seq)
         return {"space_id": space_id, "members": members}
+
+    async def check_asked(self, harness_id: str) -> None:
+        """spec/spaces.md: "only a harness that declares new_spaces may be asked"."""
+        harness = await self.participant(harness_id)
+        if harness is None or harness.kind != "harness":
+            raise Refused("not_found", "no such harness in this workspace", "asked_of")
+        if "new_spaces" not in harness.capabilities:
+            raise Refused(
+                "forbidden",
+                "that harness does not take new spaces (it never declared new_spaces)",
+                "asked_of",
+            )
 
     async def check_home(self, body: SpaceCreated, actor: Actor, members: list[str]) -> None:
         """A harness's home is the direct space its owner is handed with it, and only that."""
@@ -465,9 +485,14 @@ class Door:
         harness = await self.participant(actor.id)
         if actor.kind != "harness" or harness is None or harness.owner_id is None:
             raise Refused("forbidden", "only a harness opens spaces through its door")
+        space: Space | None
         if command.space_id is not None:
-            raise Refused("forbidden", "that room was not asked of you", "space_id")
-        space = await self.space_by_key(command.key)
+            claimed = await self.claim(command, harness)
+            if claimed is None:
+                return
+            space = claimed
+        else:
+            space = await self.space_by_key(command.key)
         if space is None:
             await self.open_by_key(command, harness)
             return
@@ -485,6 +510,47 @@ class Door:
                 update(t.spaces).where(t.spaces.c.id == space.id).values(title=command.title)
             )
             self.stage(SpaceUpdated(space_id=space.id, title=command.title), {}, actor)
+
+    async def claim(self, command: OpenSpace, harness: Participant) -> Space | None:
+        """A room a person asked of this harness takes the harness's key (``space.claimed``).
+
+        Returns the space when it was claimed under this key already (a repeat finds it,
+        and may retitle it), None once the claim is staged.
+        """
+        space = await self.space(command.space_id or "")
+        if space is None or space.asked_of != harness.id:
+            raise Refused("forbidden", "that room was not asked of you", "space_id")
+        if space.key is not None:
+            if space.key == command.key:
+                return space
+            raise Refused(
+                "invalid_event", "that room was claimed already, under another key", "key"
+            )
+        if await self.space_by_key(command.key) is not None:
+            raise Refused("invalid_event", "that key names another space already", "key")
+        if await self.standing(space.id, harness.id) is None:
+            raise Refused(
+                "forbidden",
+                "you are no longer in that room; somebody in it may add you back",
+                "space_id",
+            )
+        seq = self.head_seq + 1
+        await self.conn.execute(
+            update(t.spaces)
+            .where(t.spaces.c.id == space.id)
+            .values(key=command.key, key_shared=command.shared)
+        )
+        await self._add_opener(space.id, harness.id, seq)
+        actor = Actor(kind="harness", id=harness.id)
+        self.stage(
+            SpaceClaimed(space_id=space.id, key=command.key, shared=command.shared), {}, actor
+        )
+        if command.title is not None and command.title != space.title and not space.title_held:
+            await self.conn.execute(
+                update(t.spaces).where(t.spaces.c.id == space.id).values(title=command.title)
+            )
+            self.stage(SpaceUpdated(space_id=space.id, title=command.title), {}, actor)
+        return None
 
     async def open_by_key(self, command: OpenSpace, harness: Participant) -> None:
         """A direct space with the harness and its owner in it, opened for the owner."""

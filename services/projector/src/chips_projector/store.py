@@ -65,6 +65,7 @@ async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> N
             home_of=event.get("home_of"),
             key=event.get("key"),
             key_shared=bool(event.get("shared")),
+            asked_of=event.get("asked_of"),
         )
     )
     await add_member(conn, event, owner, "owner")

@@ -119,6 +119,8 @@ spaces = Table(
     Column("key_shared", Boolean, nullable=False, server_default=false()),
     # Its changes are locked: no person renames, archives or deletes it (space.lock_set).
     Column("locked", Boolean, nullable=False, server_default=false()),
+    # The harness a person asked to make something of it, until it claims it.
+    Column("asked_of", Text),
     Index(
         "spaces_key", "workspace_id", "key", unique=True, postgresql_where=text("key IS NOT NULL")
     ),
@@ -203,6 +205,7 @@ rm_spaces = Table(
     Column("key", Text),
     Column("key_shared", Boolean, nullable=False, server_default=false()),
     Column("locked", Boolean, nullable=False, server_default=false()),
+    Column("asked_of", Text),
 )
 
 # Which harness opened (or claimed) which space by key: GET /v1/harnesses/:id/spaces.

@@ -25,6 +25,9 @@ class SpaceCreated(EventBody):
     then the space carries the harness's ``key`` (``shared`` when another harness may
     work in it too), and it is opened for the harness's owner, ``opened_for``, who owns
     it; the harness is a member.
+
+    A person may open a room ``asked_of`` a harness that declared ``new_spaces``: the
+    harness is put in it and claims it through its door (``space.claimed``).
     """
 
     type: Literal["space.created"] = "space.created"
@@ -36,6 +39,7 @@ class SpaceCreated(EventBody):
     key: str | None = Field(default=None, min_length=1, max_length=200)
     shared: bool | None = None
     opened_for: str | None = None
+    asked_of: str | None = None
 
 
 @register

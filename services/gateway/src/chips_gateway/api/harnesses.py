@@ -54,7 +54,8 @@ async def open_space(
     """Open the space for ``key``, or find it; answers what the door did.
 
     201 when a space was opened; 200 when an existing one was found (and perhaps joined,
-    retitled or claimed). ``seq`` is the last event logged, or null when nothing changed.
+    retitled or claimed). With ``space_id``, claims the room a person asked of the harness
+    under ``key``. ``seq`` is the last event logged, or null when nothing changed.
     """
     require_self(caller, harness_id)
     command = OpenSpace(
@@ -126,10 +127,12 @@ async def harness_spaces(
     caller: Caller,
     after_seq: Annotated[int | None, Query(ge=0)] = None,
 ) -> dict[str, Any]:
-    """Every space the harness opened (or claimed) by key: open or not, who last moved it.
+    """Every space the harness opened (or claimed) by key: open or not, who last moved it;
+    and, as ``asked``, the rooms people asked of it that it has not claimed yet.
 
     spec/spaces.md, Retitling and archiving: an adapter reads this to carry archives over
-    both ways, "whichever side moved last wins".
+    both ways, "whichever side moved last wins"; and "so an adapter that was down catches
+    up when it starts".
     """
     await require_harness_or_owner(ctx, caller, harness_id)
     ws_id = caller.workspace_id
@@ -167,7 +170,30 @@ async def harness_spaces(
             }
             for row in rows
         ]
-    return {"as_of_seq": as_of, "spaces": spaces}
+        asked_rows = (
+            await conn.execute(
+                select(s.c.id, s.c.title, s.c.state, s.c.created_by, s.c.created_seq)
+                .where(
+                    and_(
+                        s.c.workspace_id == ws_id,
+                        s.c.asked_of == harness_id,
+                        s.c.key.is_(None),
+                    )
+                )
+                .order_by(s.c.created_seq)
+            )
+        ).all()
+    asked = [
+        {
+            "space_id": row.id,
+            "title": row.title,
+            "state": row.state,
+            "asked_by": row.created_by,
+            "asked_seq": row.created_seq,
+        }
+        for row in asked_rows
+    ]
+    return {"as_of_seq": as_of, "spaces": spaces, "asked": asked}
 
 
 class CapabilitiesIn(BaseModel):
