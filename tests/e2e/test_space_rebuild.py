@@ -51,7 +51,20 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
     rooms.append(worktree)
     keyed[scout.participant_id].append(worktree)
     keyed[ledger.participant_id].append(worktree)
-    done = 2
+    declared = await api.http.put(
+        f"/v1/harnesses/{scout.participant_id}/capabilities",
+        json={"capabilities": ["new_spaces"]},
+        headers=api.auth(owner),
+    )
+    assert declared.status_code == 200, declared.text
+    asked = await api.append(
+        maya, {"type": "space.created", "title": "Asked", "asked_of": scout.participant_id}
+    )
+    asked_room = (await api.read(maya, since=asked - 1))[0]["space_id"]
+    claim = await api.open_by_key(scout, "claimed", "Claimed", space_id=asked_room)
+    assert claim.json()["claimed"] is True
+    rooms.append(asked_room)
+    done = 5
     for i in range(12):  # the harness door: opens, finds again, joins a shared key, retitles
         harness = scout if i % 2 else ledger
         r = await api.open_by_key(harness, f"key-{i % 5}", f"Work {i}", shared=i % 3 == 0)
@@ -127,11 +140,14 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
             }
         if who.kind == "person":
             other = rng.choice(everyone).participant_id
-            return who, {
+            opened: dict[str, Any] = {
                 "type": "space.created",
                 "title": f"New {rng.randrange(99)}",
                 "members": [other],
             }
+            if rng.random() < 0.4:
+                opened["asked_of"] = rng.choice([scout, ledger]).participant_id
+            return who, opened
         return who, {"type": "message.post", "space_id": room, "text": "still here"}
 
     sockets = {
