@@ -168,7 +168,9 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
         else:
             assert answer["code"] in ("forbidden", "invalid_event", "not_found"), answer
             refused += 1
-    assert landed > 300 and refused > 100, (landed, refused)
+    # Six sockets interleave differently on every run, so how many land varies; both
+    # outcomes must be well represented whatever the order.
+    assert landed > 150 and refused > 150, (landed, refused)
     for sock in sockets.values():
         await sock.close()
 
