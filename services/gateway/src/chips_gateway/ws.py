@@ -374,14 +374,15 @@ class Session:
             return
         trace_id = otel.trace_id_of(span)
         if answer.ok:
-            span.set_attribute(otel.SEQ, answer.seqs[-1])
+            if answer.seqs:  # a request may log nothing (a harness door that changed nothing)
+                span.set_attribute(otel.SEQ, answer.seqs[-1])
             if message_id := answer.events[-1].get("message_id") if answer.events else None:
                 span.set_attribute(otel.MESSAGE_ID, message_id)
             span.end()
             ack: dict[str, Any] = {
                 "frame": "ack",
                 "idempotency_key": key,
-                "seq": answer.seqs[-1],
+                "seq": answer.seqs[-1] if answer.seqs else None,
                 "duplicate": answer.duplicate,
             }
             if trace_id:

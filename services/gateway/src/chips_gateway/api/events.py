@@ -46,7 +46,8 @@ async def post_event(
             caller.workspace_id, caller.credential_id, caller.actor, key, [event]
         )
         if answer.ok:
-            span.set_attribute(otel.SEQ, answer.seqs[-1])
+            if answer.seqs:  # a request may log nothing (a harness door that changed nothing)
+                span.set_attribute(otel.SEQ, answer.seqs[-1])
             if answer.events and "message_id" in answer.events[-1]:
                 span.set_attribute(otel.MESSAGE_ID, answer.events[-1]["message_id"])
         trace_id = otel.trace_id_of(span)
@@ -59,7 +60,7 @@ async def post_event(
         )
     ack: dict[str, Any] = {
         "idempotency_key": key,
-        "seq": answer.seqs[-1],
+        "seq": answer.seqs[-1] if answer.seqs else None,
         "duplicate": answer.duplicate,
     }
     if trace_id:
