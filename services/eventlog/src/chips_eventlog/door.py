@@ -625,13 +625,17 @@ class Door:
             if reply_author is None:
                 raise Refused("not_found", "reply_to names no message in this space", "reply_to")
         decided = address(
-            sender=sender,
-            text=body.text,
-            members=members,
-            to=body.to,
-            reply_author=reply_author,
-            last_choice=await self.address_choice(body.space_id, actor.id),
+            sender=sender, text=body.text, members=members, to=body.to, reply_author=reply_author
         )
+        if decided.rule == "5:last":  # only then does the sender's last choice matter
+            decided = address(
+                sender=sender,
+                text=body.text,
+                members=members,
+                to=body.to,
+                reply_author=reply_author,
+                last_choice=await self.address_choice(body.space_id, actor.id),
+            )
         if decided.choice is not None:
             await self.remember_choice(body.space_id, actor.id, decided.choice)
         return {"mentions": decided.mentions, "addressed_to": decided.addressed_to}
