@@ -14,11 +14,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from chips_common.config import Settings
 from chips_devstack.procs import (
     SERVICES,
+    Proc,
     answers,
     embedded_postgres_url,
     host_port,
@@ -59,23 +61,21 @@ def alive(pid: int) -> bool:
 def start_infrastructure(settings: Settings, pids: dict[str, int]) -> dict[str, str]:
     """Start what does not answer; return the environment the services need."""
     env: dict[str, str] = {}
-    host, port = host_port(settings.nats_url, 4222)
-    if not answers(host, port):
-        proc = nats_proc(port, RUN / "nats", LOGS).start()
-        pids["nats"] = proc.pid
-        wait_until(lambda: answers(host, port), 15, "NATS")
-        print(f"started NATS with JetStream on {host}:{port}")
-    else:
-        print(f"using the NATS at {settings.nats_url}")
-
-    host, port = host_port(settings.redis_url, 6379)
-    if not answers(host, port):
-        proc = redis_proc(port, LOGS).start()
-        pids["redis"] = proc.pid
-        wait_until(lambda: answers(host, port), 15, "Redis")
-        print(f"started Redis on {host}:{port}")
-    else:
-        print(f"using the Redis at {settings.redis_url}")
+    # What runs as a process of ours when nothing answers: name, URL, default port, process.
+    daemons: list[tuple[str, str, int, Callable[[int], Proc]]] = [
+        ("NATS", settings.nats_url, 4222, lambda port: nats_proc(port, RUN / "nats", LOGS)),
+        ("Redis", settings.redis_url, 6379, lambda port: redis_proc(port, LOGS)),
+        ("S3 endpoint", settings.s3_endpoint_url, 9000, lambda port: s3_proc(port, LOGS)),
+    ]
+    for name, url, default_port, make in daemons:
+        host, port = host_port(url, default_port)
+        if answers(host, port):
+            print(f"using the {name} at {url}")
+            continue
+        proc = make(port).start()
+        pids[proc.name] = proc.pid
+        wait_until(lambda h=host, p=port: answers(h, p), 30, name)
+        print(f"started the {name} on {host}:{port}")
 
     host, port = host_port(settings.database_url, 5432)
     if not answers(host, port):
@@ -84,15 +84,6 @@ def start_infrastructure(settings: Settings, pids: dict[str, int]) -> dict[str, 
         print("started Postgres from the embedded-postgres package")
     else:
         print(f"using the Postgres at {host}:{port}")
-
-    host, port = host_port(settings.s3_endpoint_url, 9000)
-    if not answers(host, port):
-        proc = s3_proc(port, LOGS).start()
-        pids["s3"] = proc.pid
-        wait_until(lambda: answers(host, port), 30, "the S3 endpoint")
-        print(f"started an S3 endpoint (moto) on {host}:{port}")
-    else:
-        print(f"using the S3 endpoint at {settings.s3_endpoint_url}")
     return env
 
 

@@ -31,14 +31,7 @@ class LogReader:
         self, workspace_id: str, after: int, upto: int | None
     ) -> list[dict[str, Any]]:
         """Events with ``after < seq <= upto`` (no upper bound when ``upto`` is None), in order."""
-        query = select(t.events.c.body).where(
-            and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
-        )
-        if upto is not None:
-            query = query.where(t.events.c.seq <= upto)
-        async with self.engine.connect() as conn:
-            rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
-            return [canonical(row.body) for row in rows]
+        return [event for event, _ in await self.events_traced(workspace_id, after, upto)]
 
     async def events_traced(
         self, workspace_id: str, after: int, upto: int | None

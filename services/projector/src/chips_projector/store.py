@@ -252,15 +252,3 @@ async def save_checkpoint(conn: AsyncConnection, workspace_id: str, seq: int) ->
         .where(t.projector_checkpoints.c.workspace_id == workspace_id)
         .values(seq=seq)
     )
-
-
-async def events_after(
-    conn: AsyncConnection, workspace_id: str, after: int, upto: int | None, limit: int = 1000
-) -> list[dict[str, Any]]:
-    query = select(t.events.c.body).where(
-        and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
-    )
-    if upto is not None:
-        query = query.where(t.events.c.seq <= upto)
-    rows = await conn.execute(query.order_by(t.events.c.seq).limit(limit))
-    return [row.body for row in rows]
