@@ -127,13 +127,14 @@ async def test_a_command_written_wrong_or_naming_nobody_is_refused_and_not_poste
 
 
 async def test_other_slash_words_and_a_harness_words_are_messages(stack, api: Api) -> None:
-    """Only the six commands are room operations, and only from a person's composer: a
-    //command passed through, /wrong, and a harness saying "/archive" are words."""
+    """Only the commands are room operations, and only from a person's composer: a
+    //command passed through, a slash word that is no command, and a harness saying
+    "/archive" are words."""
     owner = await api.create_workspace()
     scout, home = await api.connect_harness(owner, "Scout")
     for who, text in (
         (owner, "//compact"),
-        (owner, "/wrong the total is off"),
+        (owner, "/wrongly placed"),
         (owner, "please /archive this later"),
         (scout, "/archive"),
         (scout, "/title Scout's room"),

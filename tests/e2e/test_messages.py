@@ -261,3 +261,65 @@ async def test_a_reply_to_a_message_of_another_space_is_refused(stack, api: Api)
         },
     )
     assert r.status_code == 404 and r.json()["code"] == "not_found"
+
+
+async def test_context_starts_where_the_turn_that_said_its_last_words_began(
+    stack, api: Api
+) -> None:
+    """What was said while a turn worked is handed over with the next turn (ADR 0105)."""
+    owner, maya, scout, ledger, room, socks = await room_with_two_harnesses(stack, api)
+    asked = await post(api, owner, room, "@Scout draft the PO")
+    meanwhile = await post(api, maya, room, "Northwind called: make it 40 units")
+    await post(api, scout, room, "Drafted.")
+    again = await post(api, owner, room, "@Scout send it")
+    event = await heard(socks["scout"], again)
+    lines = event["context"]["lines"]
+    assert [x["seq"] for x in lines] == [meanwhile]
+    assert event["context"]["since_seq"] == asked
+    # The window of a gateway that saw it live and the log of one that did not agree.
+    fresh = await Socket.open(stack.gateway_a, scout)
+    await fresh.subscribe(owner.workspace_id, since=again - 1)
+    assert (await heard(fresh, again))["context"] == event["context"]
+    await fresh.close()
+
+
+async def test_context_with_its_budget_is_the_same_live_on_replay_and_after_a_gateway_restart(
+    stack, api: Api
+) -> None:
+    """A truncated context, with edits and a take-back in it, is handed over the same by a
+    gateway that folded it live and by a gateway restarted since (spec/websocket.md)."""
+    owner, maya, scout, ledger, room, _ = await room_with_two_harnesses(stack, api)
+    live = await reopen_with_context(stack, scout, {"lines": 3, "chars": 400})
+    await live.subscribe(owner.workspace_id)
+    await asyncio.sleep(0.2)
+    start = await post(api, maya, room, "warm-up")
+    ids = []
+    for i in range(6):
+        seq = await post(api, maya if i % 2 else ledger, room, f"point {i} " + "x" * 40 * i)
+        ids.append(next(e for e in await api.read(owner, since=seq - 1) if e["seq"] == seq))
+    await api.append(
+        maya,
+        {
+            "type": "message.edited",
+            "space_id": room,
+            "message_id": ids[5]["message_id"],
+            "text": "point 5, edited",
+        },
+    )
+    await api.append(
+        ledger,
+        {"type": "message.deleted", "space_id": room, "message_id": ids[4]["message_id"]},
+    )
+    ask = await post(api, owner, room, "@Scout sum it up")
+    heard_live = await heard(live, ask)
+    context = heard_live["context"]
+    assert context["truncated"] is True and len(context["lines"]) <= 3
+    assert context["lines"][-1]["text"] == "point 5, edited"
+    assert ids[4]["seq"] not in [x["seq"] for x in context["lines"]]
+    await live.close()
+
+    stack.restart("gateway_b")
+    after = await reopen_with_context(stack, scout, {"lines": 3, "chars": 400})
+    await after.subscribe(owner.workspace_id, since=start)
+    assert (await heard(after, ask)) == heard_live
+    await after.close()

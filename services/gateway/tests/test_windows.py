@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chips_common.rules.context import Budget, fit
-from chips_common.rules.context_lines import line_of
+from chips_common.rules.context_lines import lines_of
 from chips_common.rules.handles import Member
 from chips_common.rules.room import room_for
 from chips_common.rules.scope import opened_with
@@ -35,10 +35,9 @@ def reference(
     seq = event["seq"]
     before = [e for e in history if e["seq"] < seq]
     since = 0
+    asked: int | None = None  # the first message for pid since its turn last ended
     members: dict[str, Member] = {}
     for e in before:
-        if e["type"] == "message.post" and e["actor"]["id"] == pid:
-            since = e["seq"]
         added = (
             opened_with(e)
             if e["type"] == "space.created"
@@ -47,15 +46,18 @@ def reference(
         for p in added:
             members[p] = Member(p, PEOPLE[p]["kind"], PEOPLE[p]["name"])
             if p == pid:
-                since = e["seq"]
+                since, asked = e["seq"], None
         if e["type"] == "membership.removed":
             members.pop(e["participant_id"], None)
+        author = e["actor"]["id"]
+        if e["type"] == "message.post" and author != pid and pid in e["addressed_to"]:
+            asked = e["seq"] if asked is None else asked
+        if e["type"] in ("message.post", "turn.passed") and author == pid:
+            since, asked = (asked if asked is not None else e["seq"]), None
     lines = [
         line
-        for e in before
-        if e["seq"] > since
-        if (line := line_of(e, lambda p: who(PEOPLE, p))) is not None
-        and not (line["kind"] == "said" and line["from"]["id"] == pid)
+        for line in lines_of([e for e in before if e["seq"] > since], lambda p: who(PEOPLE, p))
+        if not (line["kind"] == "said" and line["from"]["id"] == pid)
     ]
     kept, truncated = fit(lines, budget)
     return {
@@ -81,6 +83,8 @@ def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
         }
     ]
     inside = {"usr_a", "hrn_0", "hrn_1"}
+    harnesses = {p for p, known in PEOPLE.items() if known["kind"] == "harness"}
+    standing: dict[str, str] = {}  # message id → author, for messages not taken back
     for seq in range(2, count + 2):
         roll = rng.random()
         outside = sorted(set(PEOPLE) - inside)
@@ -110,8 +114,38 @@ def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
                     "participant_id": pid,
                 }
             )
+        elif roll < 0.14 and standing:
+            # An edit, or a take-back, of a message still standing.
+            target = rng.choice(sorted(standing))
+            author = standing[target]
+            kind = "message.edited" if rng.random() < 0.6 else "message.deleted"
+            change = {
+                "seq": seq,
+                "ts": f"t{seq}",
+                "type": kind,
+                "space_id": "spc",
+                "actor": {"id": author, "kind": PEOPLE[author]["kind"]},
+                "message_id": target,
+            }
+            if kind == "message.edited":
+                change["text"] = "e" * rng.randint(1, 300)
+            else:
+                del standing[target]
+            events.append(change)
+        elif roll < 0.18 and inside & harnesses:
+            author = rng.choice(sorted(inside & harnesses))
+            events.append(
+                {
+                    "seq": seq,
+                    "ts": f"t{seq}",
+                    "type": "turn.passed",
+                    "space_id": "spc",
+                    "actor": {"id": author, "kind": "harness"},
+                }
+            )
         else:
             author = rng.choice(sorted(inside))
+            others = sorted((inside & harnesses) - {author})
             events.append(
                 {
                     "seq": seq,
@@ -121,9 +155,10 @@ def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
                     "actor": {"id": author, "kind": PEOPLE[author]["kind"]},
                     "message_id": f"msg_{seq}",
                     "text": "w" * rng.randint(1, 300),
-                    "addressed_to": [],
+                    "addressed_to": rng.sample(others, rng.randint(0, len(others))),
                 }
             )
+            standing[f"msg_{seq}"] = author
     return events
 
 

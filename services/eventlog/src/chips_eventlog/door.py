@@ -23,16 +23,24 @@ from chips_common.db import tables as t
 from chips_common.events import (
     EVENT_VERSION,
     EventBody,
+    Feedback,
     HarnessDeclared,
     InvalidEvent,
     MembershipAdded,
     MembershipRemoved,
+    MessageDeleted,
+    MessageEdited,
+    MessageHidden,
+    MessagePinned,
     MessagePost,
+    MessageShown,
+    MessageUnpinned,
     ParticipantJoined,
     SpaceClaimed,
     SpaceCreated,
     SpaceLockSet,
     SpaceUpdated,
+    TurnPassed,
     WorkspaceCreated,
     canonical,
     parse_event,
@@ -41,6 +49,8 @@ from chips_common.ids import event_id_for_message, message_id_for, new_id
 from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
+from chips_common.rules.kinds import passes, refusal
+from chips_eventlog import words
 
 
 class Refused(Exception):
@@ -611,7 +621,24 @@ class Door:
 
     async def check_message_post(self, body: MessagePost, actor: Actor) -> dict[str, Any]:
         await self.check_member(body.space_id, actor)
+        why = refusal(body.kind, actor.kind)  # the credential's kind: no query per post
+        if why is not None:
+            raise Refused("forbidden", why, "kind")
+        if (
+            body.handoff is not None
+            and await self.standing(body.space_id, body.handoff.recipient) is None
+        ):
+            raise Refused(
+                "not_found", "a hand-off goes to somebody in this room", "handoff.recipient"
+            )
         return await self.address_message(body, actor)
+
+    async def check_turn_passed(self, body: MessagePost, actor: Actor) -> TurnPassed:
+        """A harness's ``NO_REPLY``: logged as turn.passed, not as a message (websocket.md)."""
+        await self.check_member(body.space_id, actor)
+        if body.reply_to and await self.message_author(body.space_id, body.reply_to) is None:
+            raise Refused("not_found", "reply_to names no message in this space", "reply_to")
+        return TurnPassed(space_id=body.space_id, reply_to=body.reply_to)
 
     async def address_message(self, body: MessagePost, actor: Actor) -> dict[str, Any]:
         """Fill in ``mentions`` and ``addressed_to``, once, at append (DESIGN.md §2)."""
@@ -624,15 +651,19 @@ class Door:
             reply_author = await self.message_author(body.space_id, body.reply_to)
             if reply_author is None:
                 raise Refused("not_found", "reply_to names no message in this space", "reply_to")
+        text = body.text or ""
+        to = body.to
+        if to is None and body.handoff is not None:  # a hand-off is for its recipient
+            to = [body.handoff.recipient]
         decided = address(
-            sender=sender, text=body.text, members=members, to=body.to, reply_author=reply_author
+            sender=sender, text=text, members=members, to=to, reply_author=reply_author
         )
         if decided.rule == "5:last":  # only then does the sender's last choice matter
             decided = address(
                 sender=sender,
-                text=body.text,
+                text=text,
                 members=members,
-                to=body.to,
+                to=to,
                 reply_author=reply_author,
                 last_choice=await self.address_choice(body.space_id, actor.id),
             )
@@ -758,6 +789,16 @@ class Door:
                 return await self.check_membership_removed(body, actor)
             case MessagePost():
                 return await self.check_message_post(body, actor)
+            case MessageEdited():
+                return await words.check_edited(self, body, actor)
+            case MessageDeleted():
+                return await words.check_deleted(self, body, actor)
+            case MessageHidden() | MessageShown():
+                return await words.check_hidden(self, body, actor)
+            case MessagePinned() | MessageUnpinned():
+                return await words.check_pinned(self, body, actor)
+            case Feedback():
+                return await words.check_feedback(self, body, actor)
             case SpaceClaimed():
                 raise Refused("forbidden", "a harness claims a space through its door", "type")
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
@@ -793,7 +834,11 @@ class Door:
             body = parse_event(raw)
         except InvalidEvent as exc:
             raise Refused("invalid_event", exc.message, exc.field) from None
-        if isinstance(body, MessagePost) and request.actor.kind == "person":
+        if isinstance(body, MessagePost) and passes(body.kind, body.text, request.actor.kind):
+            passed = await self.check_turn_passed(body, request.actor)
+            self.stage(passed, {}, request.actor)
+            return
+        if isinstance(body, MessagePost) and request.actor.kind == "person" and body.text:
             try:
                 command = parse_command(body.text)
             except CommandError as exc:
@@ -827,6 +872,13 @@ class Door:
             bodies.append(MembershipRemoved(space_id=space_id, participant_id=actor.id))
         elif command.name == "title":
             bodies.append(SpaceUpdated(space_id=space_id, title=command.title))
+        elif command.name == "wrong":
+            said = await words.last_harness_message(self, space_id)
+            if said is None:
+                raise Refused("not_found", "no harness has said anything here to correct", "text")
+            bodies.append(
+                Feedback(space_id=space_id, message_id=said, kind="correction", note=command.note)
+            )
         else:
             state = "closed" if command.name == "archive" else "open"
             bodies.append(SpaceUpdated(space_id=space_id, state=state))

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.events import canonical
 from chips_common.rules.handles import Member
+
+# What ends a harness's turn in a room: its words, or its passing.
+TURN_ENDS = ("message.post", "turn.passed")
 
 
 class LogReader:
@@ -49,21 +52,18 @@ class LogReader:
     async def context_start(
         self, workspace_id: str, space_id: str, participant_id: str, before: int
     ) -> int:
-        """The seq a harness's context starts after: its last words here, or its joining."""
-        spoke = (
-            select(func.max(t.events.c.seq))
-            .where(
-                and_(
-                    t.events.c.workspace_id == workspace_id,
-                    t.events.c.space_id == space_id,
-                    t.events.c.actor_id == participant_id,
-                    t.events.c.type == "message.post",
-                    t.events.c.seq < before,
-                )
-            )
-            .scalar_subquery()
-        )
-        joined = (
+        """The seq a harness's context starts after (spec/websocket.md, What you're told).
+
+        Its joining, or where the turn that said its last words here began: the first
+        message for it after its words before those, so what was said while that turn
+        worked is handed over (a message for it it did not answer is handed again: lines
+        may repeat, never leave a gap). With no such message, its last words.
+        """
+        e = t.events.c
+        said = [e.workspace_id == workspace_id, e.space_id == space_id]
+        own = and_(*said, e.actor_id == participant_id, e.type.in_(TURN_ENDS))
+        spoke_q = select(func.max(e.seq)).where(and_(own, e.seq < before)).scalar_subquery()
+        joined_q = (
             select(func.max(t.membership_log.c.seq))
             .where(
                 and_(
@@ -77,8 +77,31 @@ class LogReader:
             .scalar_subquery()
         )
         async with self.engine.connect() as conn:
-            row = (await conn.execute(select(spoke, joined))).first()
-        return max(int((row[0] if row else 0) or 0), int((row[1] if row else 0) or 0))
+            row = (await conn.execute(select(spoke_q, joined_q))).first()
+            spoke = int((row[0] if row else 0) or 0)
+            joined = int((row[1] if row else 0) or 0)
+            if spoke <= joined:
+                return joined
+            earlier = select(func.max(e.seq)).where(and_(own, e.seq < spoke)).scalar_subquery()
+            for_it = or_(
+                ~e.body.has_key("addressed_to"), e.body["addressed_to"].has_key(participant_id)
+            )
+            began = (
+                await conn.execute(
+                    select(func.min(e.seq)).where(
+                        and_(
+                            *said,
+                            e.type == "message.post",
+                            e.actor_id != participant_id,
+                            e.seq < spoke,
+                            e.seq > func.coalesce(earlier, 0),
+                            e.seq > joined,
+                            for_it,
+                        )
+                    )
+                )
+            ).scalar()
+        return int(began) if began else spoke
 
     async def space_window(
         self, workspace_id: str, space_id: str, after: int, before: int, limit: int

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chips_common.rules.context import Budget, fit
-from chips_common.rules.context_lines import line_of
+from chips_common.rules.context_lines import Changes, lines_of
 from chips_common.rules.delivery import shape_for
 from chips_common.rules.room import room_for
 from chips_gateway import metrics
@@ -18,16 +18,14 @@ from chips_gateway.auth import Principal
 from chips_gateway.reader import LogReader
 
 
-async def context_lines(
-    reader: LogReader, workspace_id: str, space_id: str, after: int, before: int, limit: int
+async def lines_from(
+    reader: LogReader, events: list[dict[str, Any]], changes: Changes | None = None
 ) -> list[dict[str, Any]]:
-    """The lines of a space with ``after < seq < before``, from its ``limit`` newest events."""
-    events = await reader.space_window(workspace_id, space_id, after, before, limit)
-    return await lines_from(reader, events)
+    """The context lines these events make, with who said or did each.
 
-
-async def lines_from(reader: LogReader, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The context lines these events make, with who said or did each."""
+    ``changes`` carries the edits and take-backs of newer events already read, for a
+    caller reading a room backwards in chunks.
+    """
     ids = {(e.get("actor") or {}).get("id", "") for e in events} | {
         e["participant_id"] for e in events if "participant_id" in e
     }
@@ -36,7 +34,7 @@ async def lines_from(reader: LogReader, events: list[dict[str, Any]]) -> list[di
     def who(pid: str) -> dict[str, str]:
         return people.get(pid) or {"id": pid, "kind": "unknown", "name": pid}
 
-    return [line for e in events if (line := line_of(e, who)) is not None]
+    return lines_of(events, who, changes)
 
 
 async def build_context(
@@ -51,11 +49,13 @@ async def build_context(
     since = await reader.context_start(taker.workspace_id, space_id, taker.participant_id, seq)
     wanted = budget.lines + 1
     lines: list[dict[str, Any]] = []
+    changes: Changes = {}
     upper = seq
     while len(lines) < wanted:
         chunk = max(wanted - len(lines), 8)
         events = await reader.space_window(taker.workspace_id, space_id, since, upper, chunk)
-        lines = [line for line in await lines_from(reader, events) if not own(line, taker)] + lines
+        said = await lines_from(reader, events, changes)
+        lines = [line for line in said if not own(line, taker)] + lines
         if len(events) < chunk:
             break
         upper = events[0]["seq"]

@@ -12,11 +12,11 @@ from collections import deque
 from typing import Any
 
 from chips_common.rules.context import Budget, fit
-from chips_common.rules.context_lines import line_of
+from chips_common.rules.context_lines import Changes, line_of, note_change, revised
 from chips_common.rules.handles import Member
 from chips_common.rules.room import room_for
 from chips_common.rules.scope import opened_with
-from chips_gateway.reader import LogReader
+from chips_gateway.reader import TURN_ENDS, LogReader
 
 KEEP = 400  # events of one room a window holds
 
@@ -32,15 +32,21 @@ class RoomWindow:
         members: dict[str, Member],
         events: list[dict[str, Any]],
         complete: bool,
-        marks: dict[str, int],
+        marks: dict[str, int | None],
     ) -> None:
         self.space_id = space_id
         self.members = members
         self.events: deque[dict[str, Any]] = deque(events, maxlen=KEEP)
         # Every event of the room after this seq is in the window (0: the whole room).
         self.covers_after = 0 if complete else (events[0]["seq"] - 1 if events else 0)
-        # Where each member's context starts: the seq of its last words here or its joining.
+        # Where each member's context starts (LogReader.context_start), None when unknown.
         self.marks = marks
+        # The first message for each member since its last words or its joining, and the
+        # members for whom that is known (their last words or joining are in the window).
+        self.asked: dict[str, int] = {}
+        self.fresh: set[str] = set()
+        for event in events:
+            self._turns(event, marks=False)
         # Each event's context line, made once rather than for every delivery.
         self.lines: dict[int, dict[str, Any] | None] = {}
 
@@ -51,7 +57,7 @@ class RoomWindow:
         """The window of a room as it stood just before event ``before``."""
         members = await reader.members_as_of(workspace_id, space_id, before - 1)
         events = await reader.space_window(workspace_id, space_id, 0, before, KEEP)
-        marks = {
+        marks: dict[str, int | None] = {
             m.id: await reader.context_start(workspace_id, space_id, m.id, before) for m in members
         }
         return cls(
@@ -68,18 +74,50 @@ class RoomWindow:
         self.lines[seq] = line_of(event, lambda p: who(names, p))
         if kind == "space.created":
             for pid in opened_with(event):
-                self._add(pid, names, seq)
+                self._add(pid, names)
         elif kind == "membership.added":
-            self._add(event["participant_id"], names, seq)
+            self._add(event["participant_id"], names)
         elif kind == "membership.removed":
             self.members.pop(event["participant_id"], None)
-        elif kind == "message.post":
-            self.marks[event["actor"]["id"]] = seq
+        self._turns(event, marks=True)
 
-    def _add(self, pid: str, names: dict[str, dict[str, str]], seq: int) -> None:
+    def _add(self, pid: str, names: dict[str, dict[str, str]]) -> None:
         known = who(names, pid)
         self.members[pid] = Member(pid, known["kind"], known["name"])
-        self.marks[pid] = seq
+
+    def _turns(self, event: dict[str, Any], *, marks: bool) -> None:
+        """Follow who was asked what and where each turn ended, as context_start reads it.
+
+        A member's context starts at its joining, or where the turn that said its last
+        words began: the first message for it since its words before those.
+        """
+        kind, seq = event["type"], event["seq"]
+        joined: list[str] = []
+        if kind == "space.created":
+            joined = opened_with(event)
+        elif kind == "membership.added":
+            joined = [event["participant_id"]]
+        for pid in joined:
+            self.asked.pop(pid, None)
+            self.fresh.add(pid)
+            if marks:
+                self.marks[pid] = seq
+        if kind not in TURN_ENDS:
+            return
+        author = event["actor"]["id"]
+        if kind == "message.post":
+            addressed = event.get("addressed_to")
+            if addressed is None:  # logged before Chips said whom: for every harness
+                addressed = [m.id for m in self.members.values() if m.kind == "harness"]
+            for pid in addressed:
+                if pid != author:
+                    self.asked.setdefault(pid, seq)
+        began = self.asked.pop(author, None)
+        if marks:
+            self.marks[author] = (
+                began if began is not None else seq if author in self.fresh else None
+            )
+        self.fresh.add(author)
 
     def since(self, pid: str, before: int) -> int | None:
         """Where ``pid``'s context starts for a message at ``before``, or None if unknown.
@@ -112,6 +150,7 @@ class RoomWindow:
 
         wanted = budget.lines + 1
         lines: list[dict[str, Any]] = []
+        changes: Changes = {}
         reached_since = False
         for older in reversed(self.events):
             if older["seq"] >= seq:
@@ -119,7 +158,10 @@ class RoomWindow:
             if older["seq"] <= since:
                 reached_since = True
                 break
+            note_change(older, changes)
             line = self.line(older, names)
+            if line is not None:
+                line = revised(line, changes)
             if line is not None and not (line["kind"] == "said" and line["from"]["id"] == pid):
                 lines.append(line)
                 if len(lines) == wanted:

@@ -283,7 +283,7 @@ class Session:
             return
         # Attach first, so that everything after the attach point comes live; then replay
         # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
-        placeholder = Subscription(self, MembershipView(p.participant_id), 0)
+        placeholder = Subscription(self, MembershipView(p.participant_id, kind=p.kind), 0)
         feed, boundary = await self.ctx.feeds.attach(p.workspace_id, placeholder)
         self.feed = feed
         start = boundary if since is None else since

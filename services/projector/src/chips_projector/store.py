@@ -15,8 +15,11 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
+from chips_common.events import words_of
+from chips_common.events.messages import CARD_FIELDS
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
+from chips_projector import words
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
@@ -195,6 +198,7 @@ async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
 
 
 async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    kind = event.get("kind", "text")
     await conn.execute(
         insert(t.rm_messages).values(
             id=event["message_id"],
@@ -202,10 +206,11 @@ async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> No
             space_id=event["space_id"],
             seq=event["seq"],
             author_id=event["actor"]["id"],
-            kind=event.get("kind", "text"),
-            text=event["text"],
+            kind=kind,
+            text=words_of(event),
             reply_to=event.get("reply_to"),
             ts=ts_of(event),
+            card=event.get(kind) if kind in CARD_FIELDS else None,
         )
     )
     await touch(conn, event["space_id"], event["seq"], messages=1)
@@ -221,6 +226,13 @@ APPLY: dict[str, Apply] = {
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "message.post": apply_message_post,
+    "message.edited": words.apply_message_edited,
+    "message.deleted": words.apply_message_deleted,
+    "message.pinned": words.apply_message_pinned,
+    "message.unpinned": words.apply_message_pinned,
+    "message.hidden": words.apply_message_hidden,
+    "message.shown": words.apply_message_hidden,
+    "feedback": words.apply_feedback,
 }
 
 

@@ -176,6 +176,40 @@ address_choices = Table(
     PrimaryKeyConstraint("space_id", "participant_id"),
 )
 
+# What has been done to a message since it was posted: taken back, pinned, edited. A row
+# exists only for a message something was done to, so a post writes nothing here.
+message_marks = Table(
+    "message_marks",
+    metadata,
+    Column("message_id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("space_id", Text, nullable=False),
+    Column("deleted_seq", BigInteger),
+    Column("edited_seq", BigInteger),
+    Column("pinned", Boolean, nullable=False, server_default=false()),
+)
+
+# Delete for me: the messages each person has hidden from their own room.
+message_hidden = Table(
+    "message_hidden",
+    metadata,
+    Column("message_id", Text, nullable=False),
+    Column("participant_id", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    PrimaryKeyConstraint("message_id", "participant_id"),
+)
+
+# Reactions standing now, so the same emoji again takes one back.
+reactions = Table(
+    "reactions",
+    metadata,
+    Column("message_id", Text, nullable=False),
+    Column("participant_id", Text, nullable=False),
+    Column("emoji", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    PrimaryKeyConstraint("message_id", "participant_id", "emoji"),
+)
+
 # --- projector: read models (DESIGN.md §5) ---------------------------------------------
 
 projector_checkpoints = Table(
@@ -244,7 +278,38 @@ rm_messages = Table(
     Column("text", Text, nullable=False),
     Column("reply_to", Text),
     Column("ts", DateTime(timezone=True), nullable=False),
+    # A card's fields, for every kind but text and system.
+    Column("card", JSONB),
+    Column("edited", Boolean, nullable=False, server_default=false()),
+    Column("deleted", Boolean, nullable=False, server_default=false()),
+    Column("pinned", Boolean, nullable=False, server_default=false()),
     Index("rm_messages_space_seq", "space_id", "seq"),
+)
+
+# The lines each person hid from their own room (message.hidden, until message.shown).
+rm_hidden = Table(
+    "rm_hidden",
+    metadata,
+    Column("participant_id", Text, nullable=False),
+    Column("message_id", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    PrimaryKeyConstraint("participant_id", "message_id"),
+)
+
+# Feedback standing under each line: reactions not taken back, and every correction.
+rm_feedback = Table(
+    "rm_feedback",
+    metadata,
+    Column("id", Text, primary_key=True),  # the feedback event's id
+    Column("workspace_id", Text, nullable=False),
+    Column("space_id", Text, nullable=False),
+    Column("message_id", Text, nullable=False, index=True),
+    Column("from_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("emoji", Text),
+    Column("note", Text),
+    Column("reasons", JSONB),
+    Column("seq", BigInteger, nullable=False),
 )
 
 # The directory: who is in the workspace, for names on screens and in room lines.
@@ -261,4 +326,12 @@ rm_participants = Table(
     Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
 )
 
-READ_MODELS = (rm_spaces, rm_members, rm_messages, rm_participants, rm_openers)
+READ_MODELS = (
+    rm_spaces,
+    rm_members,
+    rm_messages,
+    rm_participants,
+    rm_openers,
+    rm_hidden,
+    rm_feedback,
+)

@@ -40,6 +40,14 @@ class InvalidEvent(ValueError):
         self.message = message
 
 
+class FieldProblem(ValueError):
+    """A model's own check failing on one field: raise it from a validator to name it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 class EventBody(BaseModel):
     """Fields of one event type, without the envelope."""
 
@@ -80,7 +88,11 @@ def _first_error(exc: ValidationError) -> InvalidEvent:
         message = f"{field} is required"
     elif kind == "value_error" and "error" in err.get("ctx", {}):
         # A model's own check (a validator) says its reason as a whole sentence.
-        message = str(err["ctx"]["error"])
+        problem = err["ctx"]["error"]
+        message = str(problem)
+        if isinstance(problem, FieldProblem):
+            prefix = field + "." if field != "event" else ""
+            field = prefix + problem.field
     else:
         message = f"{field}: {err['msg']}"
     return InvalidEvent(field, message)

@@ -1,31 +1,331 @@
-"""Messages said in a space (spec/messages.md)."""
+"""Messages said in a space, and what is done to them afterwards (spec/messages.md).
+
+A ``message.post`` is one of eleven kinds. Text carries words; every other kind carries a
+card of its own, in the field named after the kind (``"kind": "status", "status": {…}``),
+so each is validated and documented on its own. Who may post which kind is a rule at the
+door (``chips_common.rules.kinds``).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from datetime import datetime
+from typing import Literal, get_args
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chips_common.events.base import EventBody, register
+from chips_common.events.base import EventBody, FieldProblem, register
 
 MAX_TEXT = 32_000
+MAX_LINE = 2_000  # a title, a goal, an outcome: one line of a card
+
+Kind = Literal[
+    "text",
+    "status",
+    "approval",
+    "question",
+    "receipt",
+    "artifact",
+    "task",
+    "handoff",
+    "checkpoint",
+    "summary",
+    "system",
+]
+KINDS: tuple[str, ...] = get_args(Kind)
+# The kinds whose words are the message's ``text``; every other kind carries a card.
+WORDED = frozenset({"text", "system"})
+
+Line = Field(min_length=1, max_length=MAX_LINE)
+Lines = Field(default=None, max_length=100)
+
+
+class Card(BaseModel):
+    """The structured part of a message that is not plain words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StatusCard(Card):
+    """A pill under the harness's name: what it is doing now."""
+
+    phase: str = Field(min_length=1, max_length=80)
+    verb: str = Field(min_length=1, max_length=200)
+    progress: float | None = Field(default=None, ge=0, le=1)
+    estimate: str | None = Field(default=None, max_length=80)
+
+
+class ApprovalCard(Card):
+    """A card asking a person to approve, edit or deny an action."""
+
+    action: str = Line
+    preview: str | None = Field(default=None, max_length=MAX_TEXT)
+    risk: Literal["low", "medium", "high"] = "medium"
+    expires_at: datetime | None = None
+    answerers: list[str] | None = Field(default=None, max_length=50)
+
+
+class Option(Card):
+    """One tappable answer to a question."""
+
+    label: str = Field(min_length=1, max_length=200)
+    value: str = Field(min_length=1, max_length=200)
+
+
+class QuestionCard(Card):
+    """A question with tappable options, and whether typed words are taken too."""
+
+    prompt: str = Line
+    options: list[Option] = Field(default_factory=list, max_length=20)
+    free_text: bool = False
+    default: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _answerable(self) -> QuestionCard:
+        if not self.options and not self.free_text:
+            raise FieldProblem("options", "a question needs options to tap or free_text: true")
+        if self.default is not None and self.default not in {o.value for o in self.options}:
+            raise FieldProblem("default", "a question's default is the value of one of its options")
+        return self
+
+
+class ReceiptStep(Card):
+    title: str = Line
+    status: Literal["done", "failed", "skipped"] = "done"
+    summary: str | None = Field(default=None, max_length=MAX_LINE)
+
+
+class Tokens(Card):
+    input: int = Field(ge=0)
+    output: int = Field(ge=0)
+
+
+class ReceiptCard(Card):
+    """What a run did: steps, tool calls, sources, tokens, cost and time."""
+
+    steps: list[ReceiptStep] = Field(default_factory=list, max_length=200)
+    tool_calls: int | None = Field(default=None, ge=0)
+    sources: list[str] | None = Lines
+    tokens: Tokens | None = None
+    cost_usd: float | None = Field(default=None, ge=0)
+    duration_ms: int | None = Field(default=None, ge=0)
+
+
+class ArtifactCard(Card):
+    """A file, document, code, image or table the harness made, with its version."""
+
+    name: str = Field(min_length=1, max_length=255)
+    form: Literal["file", "document", "code", "image", "table"]
+    version: int = Field(default=1, ge=1)
+    language: str | None = Field(default=None, max_length=40)
+    content: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class TaskCard(Card):
+    """Work given to the room: a goal, its constraints, a deadline and how free to act."""
+
+    goal: str = Line
+    constraints: list[str] | None = Lines
+    deadline: datetime | None = None
+    autonomy: Literal["ask", "suggest", "act"] = "ask"
+
+
+class HandoffCard(Card):
+    """Work handed to somebody in the room, with what they need to carry on."""
+
+    recipient: str = Field(min_length=1, max_length=100)
+    summary: str = Line
+    open_items: list[str] | None = Lines
+
+
+class CheckpointCard(Card):
+    """A milestone reached, and what comes next: FYI."""
+
+    milestone: str = Line
+    next: str | None = Field(default=None, max_length=MAX_LINE)
+
+
+class SummaryCard(Card):
+    """The card at the end of a run: outcome, what changed, cost and follow-ups."""
+
+    outcome: str = Line
+    changed: list[str] | None = Lines
+    cost_usd: float | None = Field(default=None, ge=0)
+    follow_ups: list[str] | None = Lines
+
+
+CARD_FIELDS = (
+    "status",
+    "approval",
+    "question",
+    "receipt",
+    "artifact",
+    "task",
+    "handoff",
+    "checkpoint",
+    "summary",
+)
 
 
 @register
 class MessagePost(EventBody):
-    """Words said in a space. The message's id is the event's ULID with ``msg_``.
+    """Words said in a space, or a card. The message's id is the event's ULID with ``msg_``.
 
     ``to`` is the composer's pick: harness ids, or ``"everyone"``. ``mentions`` is filled in
     by Chips from the text's @handles (a value the sender writes is replaced), and so is
     ``addressed_to``: the harnesses the message is for (spec/spaces.md, the five rules).
+    A text or system message has ``text``; any other kind has its card in the field named
+    after it, and may add ``text`` as a caption.
     """
 
     type: Literal["message.post"] = "message.post"
     space_id: str
-    kind: Literal["text"] = "text"
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    kind: Kind = "text"
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
     reply_to: str | None = None
     to: list[str] | None = Field(default=None, max_length=50)
     mentions: list[str] | None = Field(default=None, max_length=200)
     # Filled in by Chips at append; what a client writes here is replaced.
     addressed_to: list[str] | None = Field(default=None, max_length=200)
+    status: StatusCard | None = None
+    approval: ApprovalCard | None = None
+    question: QuestionCard | None = None
+    receipt: ReceiptCard | None = None
+    artifact: ArtifactCard | None = None
+    task: TaskCard | None = None
+    handoff: HandoffCard | None = None
+    checkpoint: CheckpointCard | None = None
+    summary: SummaryCard | None = None
+
+    @model_validator(mode="after")
+    def _one_card(self) -> MessagePost:
+        given = [name for name in CARD_FIELDS if getattr(self, name) is not None]
+        if self.kind in WORDED:
+            if self.text is None:
+                raise FieldProblem("text", "text is required")
+            if given:
+                raise FieldProblem(given[0], f"a {self.kind} message carries no {given[0]} card")
+        elif given != [self.kind]:
+            extra = [g for g in given if g != self.kind]
+            if extra:
+                raise FieldProblem(extra[0], f"a {self.kind} message carries no {extra[0]} card")
+            raise FieldProblem(self.kind, f"a {self.kind} message needs its {self.kind} card")
+        return self
+
+    def words(self) -> str:
+        """The message's words as the room reads them: its text, or its card's headline."""
+        return words_of(self.model_dump(mode="json", exclude_none=True))
+
+
+def words_of(event: dict[str, object]) -> str:
+    """A message's words for a line of context or a search: text, else the card's headline."""
+    text = event.get("text")
+    if isinstance(text, str):
+        return text
+    kind = str(event.get("kind", "text"))
+    card = event.get(kind)
+    if not isinstance(card, dict):
+        return ""
+    headline = {
+        "status": "verb",
+        "approval": "action",
+        "question": "prompt",
+        "artifact": "name",
+        "task": "goal",
+        "handoff": "summary",
+        "checkpoint": "milestone",
+        "summary": "outcome",
+    }.get(kind)
+    return str(card.get(headline, "")) if headline else ""
+
+
+@register
+class TurnPassed(EventBody):
+    """A harness that had nothing to say: it posted ``NO_REPLY`` alone (websocket.md).
+
+    Logged instead of the message. Nobody is shown it and no agent is handed it.
+    """
+
+    client_writable = False
+
+    type: Literal["turn.passed"] = "turn.passed"
+    space_id: str
+    reply_to: str | None = None
+
+
+class _AboutAMessage(EventBody):
+    space_id: str
+    message_id: str = Field(min_length=1, max_length=100)
+
+
+@register
+class MessageEdited(_AboutAMessage):
+    """The author changed a message's words; the room shows the latest, marked edited."""
+
+    type: Literal["message.edited"] = "message.edited"
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+
+
+@register
+class MessageDeleted(_AboutAMessage):
+    """A message taken back: a tombstone stands where it was. The log keeps the words."""
+
+    type: Literal["message.deleted"] = "message.deleted"
+
+
+@register
+class MessageHidden(_AboutAMessage):
+    """Delete for me: the line leaves this person's room on every device, and nobody's else."""
+
+    type: Literal["message.hidden"] = "message.hidden"
+
+
+@register
+class MessageShown(_AboutAMessage):
+    """A line this person had hidden, put back."""
+
+    type: Literal["message.shown"] = "message.shown"
+
+
+@register
+class MessagePinned(_AboutAMessage):
+    """A message pinned to the top of its room."""
+
+    type: Literal["message.pinned"] = "message.pinned"
+
+
+@register
+class MessageUnpinned(_AboutAMessage):
+    """A pin let go."""
+
+    type: Literal["message.unpinned"] = "message.unpinned"
+
+
+Reason = Literal["wrong_facts", "missed_the_ask", "too_long", "not_finished"]
+
+
+@register
+class Feedback(_AboutAMessage):
+    """A reaction (with its emoji) or a correction (with its note) on a message.
+
+    A person sends it; Chips fills in ``about`` (whose message it is) and ``standing`` (the
+    sender's in the space), and ``withdrawn`` when the same emoji again takes a reaction back.
+    It is delivered to everyone in the room and to the harness whose message it is only.
+    """
+
+    type: Literal["feedback"] = "feedback"
+    kind: Literal["reaction", "correction"]
+    emoji: str | None = Field(default=None, min_length=1, max_length=32)
+    note: str | None = Field(default=None, max_length=4_000)
+    reasons: list[Reason] | None = Field(default=None, max_length=4)
+    # Filled in by Chips at append.
+    about: str | None = None
+    standing: str | None = None
+    withdrawn: bool | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> Feedback:
+        if self.kind == "reaction" and not self.emoji:
+            raise FieldProblem("emoji", "a reaction needs its emoji")
+        if self.kind == "correction" and not (self.note or "").strip() and not self.reasons:
+            raise FieldProblem("note", "a correction needs its note: say what is wrong")
+        return self

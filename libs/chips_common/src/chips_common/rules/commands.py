@@ -1,10 +1,11 @@
 """Composer commands: a person's message that is a room operation (spec/spaces.md).
 
 ``/add @name``, ``/remove @name``, ``/title New title``, ``/archive``, ``/unarchive`` and
-``/leave`` do from the composer what the room sheet does. The eventlog's door reads them
-from a person's ``message.post`` and logs the operation instead of the words
+``/leave`` do from the composer what the room sheet does; ``/wrong <note>`` says a harness's
+last message here is wrong (a correction, spec/messages.md, Feedback). The eventlog's
+door reads them from a person's ``message.post`` and logs the operation instead of the words
 (docs/adr/0008). Any other text, including ``//command`` (a harness command passed
-through) and slash words that are not these six, is an ordinary message.
+through) and slash words that are not these, is an ordinary message.
 
 Pure: parsing here; the door resolves handles against participants with the same handle
 rule mentions use (``chips_common.rules.handles``).
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 
 from chips_common.rules.handles import handles_of
 
-COMMANDS = frozenset({"add", "remove", "title", "archive", "unarchive", "leave"})
+COMMANDS = frozenset({"add", "remove", "title", "archive", "unarchive", "leave", "wrong"})
+MAX_NOTE = 4_000
 MAX_TITLE = 200
 _HEAD = re.compile(r"^/([A-Za-z]+)(?:\s+(.*))?$", re.DOTALL)
 _HANDLE = re.compile(r"^@([\w][\w·.\-']*)$", re.UNICODE)
@@ -34,12 +36,13 @@ class Command:
     name: str
     handles: tuple[str, ...] = ()
     title: str | None = None
+    note: str | None = None
 
 
 def parse_command(text: str) -> Command | None:
     """The command ``text`` is, None when it is an ordinary message.
 
-    Raises :class:`CommandError` for one of the six commands written wrong, so that
+    Raises :class:`CommandError` for one of the commands written wrong, so that
     ``/title`` with no title is refused rather than posted as words.
     """
     stripped = text.strip()
@@ -62,6 +65,12 @@ def parse_command(text: str) -> Command | None:
         if len(rest) > MAX_TITLE:
             raise CommandError(f"a title is at most {MAX_TITLE} characters")
         return Command(name, title=rest)
+    if name == "wrong":
+        if not rest:
+            raise CommandError("/wrong needs what is wrong after it, like /wrong the total is off")
+        if len(rest) > MAX_NOTE:
+            raise CommandError(f"a correction's note is at most {MAX_NOTE} characters")
+        return Command(name, note=rest)
     if rest:
         raise CommandError(f"/{name} takes nothing after it")
     return Command(name)

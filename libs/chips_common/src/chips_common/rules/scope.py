@@ -11,6 +11,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+# Events told to the participant who did them and nobody else: a harness passing its
+# turn, and a person's delete-for-me and its undo (spec/messages.md, Delete for me).
+OWN_ONLY = frozenset({"turn.passed", "message.hidden", "message.shown"})
+
+
+def told(event: dict[str, Any], participant_id: str, kind: str) -> bool:
+    """Whether an event of a space this participant is in is told to them.
+
+    Everything is, but the events that are the doer's alone, and feedback, which a harness
+    hears only about its own words (spec/messages.md, Feedback).
+    """
+    kind_of_event = event.get("type")
+    if kind_of_event in OWN_ONLY:
+        return (event.get("actor") or {}).get("id") == participant_id
+    if kind_of_event == "feedback" and kind == "harness":
+        return event.get("about") == participant_id
+    return True
+
 
 def opened_with(event: dict[str, Any]) -> list[str]:
     """Who a ``space.created`` puts in the space: its opener, the owner a harness opened it
@@ -23,9 +41,12 @@ def opened_with(event: dict[str, Any]) -> list[str]:
 class MembershipView:
     """The spaces one participant is in, kept current by folding events in seq order."""
 
-    def __init__(self, participant_id: str, spaces: Iterable[str] = ()) -> None:
+    def __init__(
+        self, participant_id: str, spaces: Iterable[str] = (), kind: str = "person"
+    ) -> None:
         self.participant_id = participant_id
         self.spaces: set[str] = set(spaces)
+        self.kind = kind
 
     def fold(self, event: dict[str, Any]) -> bool:
         """Apply ``event`` and say whether the participant is to be delivered it.
@@ -48,4 +69,4 @@ class MembershipView:
             return was_in
         if space_id is None:
             return True
-        return space_id in self.spaces
+        return space_id in self.spaces and told(event, me, self.kind)

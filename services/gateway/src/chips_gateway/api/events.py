@@ -9,7 +9,8 @@ from opentelemetry.trace import SpanKind
 
 from chips_common import otel
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
-from chips_common.rules.scope import MembershipView
+from chips_common.rules.context_lines import Changes
+from chips_common.rules.scope import MembershipView, told
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
 from chips_gateway.shaping import lines_from
@@ -88,10 +89,13 @@ async def read_events(
             raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
         events = await ctx.reader.space_events(ws_id, space_id, since, limit)
         next_since = events[-1]["seq"] if events else since
-        return {"events": events, "next_since": next_since}
+        mine = [e for e in events if told(e, caller.participant_id, caller.kind)]
+        return {"events": mine, "next_since": next_since}
 
     view = MembershipView(
-        caller.participant_id, await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since)
+        caller.participant_id,
+        await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since),
+        kind=caller.kind,
     )
     head = await ctx.reader.head(ws_id)
     found: list[dict[str, Any]] = []
@@ -125,6 +129,7 @@ async def read_context(
         raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
     upper = before if before is not None else await ctx.reader.head(caller.workspace_id) + 1
     lines: list[dict[str, Any]] = []
+    changes: Changes = {}
     floor = 0
     window = upper
     # Read back in windows until enough lines (or the room's start) are found.
@@ -132,7 +137,7 @@ async def read_context(
         events = await ctx.reader.space_window(caller.workspace_id, space_id, floor, window, 500)
         if not events:
             break
-        lines = await lines_from(ctx.reader, events) + lines
+        lines = await lines_from(ctx.reader, events, changes) + lines
         window = events[0]["seq"]
     truncated = len(lines) > limit
     kept = lines[-limit:]

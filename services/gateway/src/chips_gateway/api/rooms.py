@@ -112,7 +112,10 @@ async def room_lines(
     """What the room shows, oldest first: messages and the muted ``system`` lines.
 
     A room operation (add, remove, leave, retitle, archive, lock) draws a line of kind
-    ``system`` whose ``author_id`` is who did it (docs/adr/0006).
+    ``system`` whose ``author_id`` is who did it (docs/adr/0006). Each line reads as it
+    does now: the latest words (``edited``), a tombstone once taken back (``deleted``,
+    no words), ``pinned``, and the feedback standing under it; a line the caller hid
+    for themselves (message.hidden) is left out.
     """
     await require_member(ctx, caller, space_id)
     ws_id = caller.workspace_id
@@ -121,16 +124,34 @@ async def room_lines(
         if after_seq is not None
         else await checkpoint(ctx, ws_id)
     )
-    msg = t.rm_messages
+    msg, hidden, fb = t.rm_messages, t.rm_hidden, t.rm_feedback
+    mine_hidden = (
+        select(hidden.c.message_id)
+        .where(
+            and_(hidden.c.participant_id == caller.participant_id, hidden.c.message_id == msg.c.id)
+        )
+        .exists()
+    )
     async with ctx.engine.connect() as conn:
-        rows = (
-            await conn.execute(
-                select(msg)
-                .where(and_(msg.c.space_id == space_id, msg.c.seq > since))
-                .order_by(msg.c.seq)
-                .limit(limit)
-            )
-        ).mappings()
+        rows = list(
+            (
+                await conn.execute(
+                    select(msg)
+                    .where(and_(msg.c.space_id == space_id, msg.c.seq > since, ~mine_hidden))
+                    .order_by(msg.c.seq)
+                    .limit(limit)
+                )
+            ).mappings()
+        )
+        said = [row["id"] for row in rows]
+        feedback: dict[str, list[dict[str, Any]]] = {}
+        if said:
+            for f in (
+                await conn.execute(select(fb).where(fb.c.message_id.in_(said)).order_by(fb.c.seq))
+            ).mappings():
+                item = {"from": f["from_id"], "kind": f["kind"]}
+                item.update({k: f[k] for k in ("emoji", "note", "reasons") if f[k] is not None})
+                feedback.setdefault(f["message_id"], []).append(item)
         lines = [
             {
                 "id": row["id"],
@@ -140,6 +161,11 @@ async def room_lines(
                 "text": row["text"],
                 "reply_to": row["reply_to"],
                 "ts": row["ts"].isoformat(),
+                **({"card": row["card"]} if row["card"] is not None else {}),
+                "edited": row["edited"],
+                "deleted": row["deleted"],
+                "pinned": row["pinned"],
+                "feedback": feedback.get(row["id"], []),
             }
             for row in rows
         ]

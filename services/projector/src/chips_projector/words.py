@@ -1,0 +1,96 @@
+"""Read models of what is done to messages after they are posted (spec/messages.md).
+
+The room shows the latest words, marked edited; a tombstone where a message was taken
+back (its pin goes with it); pins; each person's hidden lines; and the feedback standing
+under each line. The log keeps every version, so a rebuild folds the same rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chips_common.db import tables as t
+
+
+def _message(event: dict[str, Any]) -> Any:
+    return t.rm_messages.c.id == event["message_id"]
+
+
+async def apply_message_edited(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        update(t.rm_messages).where(_message(event)).values(text=event["text"], edited=True)
+    )
+
+
+async def apply_message_deleted(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        update(t.rm_messages)
+        .where(_message(event))
+        .values(text="", card=None, deleted=True, pinned=False)
+    )
+    await conn.execute(
+        delete(t.rm_feedback).where(t.rm_feedback.c.message_id == event["message_id"])
+    )
+
+
+async def apply_message_pinned(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    pinned = event["type"] == "message.pinned"
+    await conn.execute(update(t.rm_messages).where(_message(event)).values(pinned=pinned))
+
+
+async def apply_message_hidden(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    who = event["actor"]["id"]
+    if event["type"] == "message.hidden":
+        await conn.execute(
+            pg_insert(t.rm_hidden)
+            .values(
+                participant_id=who,
+                message_id=event["message_id"],
+                workspace_id=event["workspace_id"],
+            )
+            .on_conflict_do_nothing()
+        )
+    else:
+        await conn.execute(
+            delete(t.rm_hidden).where(
+                and_(
+                    t.rm_hidden.c.participant_id == who,
+                    t.rm_hidden.c.message_id == event["message_id"],
+                )
+            )
+        )
+
+
+async def apply_feedback(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    fb = t.rm_feedback.c
+    who = event["actor"]["id"]
+    if event.get("withdrawn"):
+        await conn.execute(
+            delete(t.rm_feedback).where(
+                and_(
+                    fb.message_id == event["message_id"],
+                    fb.from_id == who,
+                    fb.kind == "reaction",
+                    fb.emoji == event["emoji"],
+                )
+            )
+        )
+        return
+    await conn.execute(
+        insert(t.rm_feedback).values(
+            id=event["id"],
+            workspace_id=event["workspace_id"],
+            space_id=event["space_id"],
+            message_id=event["message_id"],
+            from_id=who,
+            kind=event["kind"],
+            emoji=event.get("emoji"),
+            note=event.get("note"),
+            reasons=event.get("reasons"),
+            seq=event["seq"],
+        )
+    )
