@@ -41,6 +41,7 @@ from chips_common.ids import event_id_for_message, message_id_for, new_id
 from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
+from chips_eventlog import runs
 
 
 class Refused(Exception):
@@ -757,7 +758,10 @@ class Door:
             case MembershipRemoved():
                 return await self.check_membership_removed(body, actor)
             case MessagePost():
-                return await self.check_message_post(body, actor)
+                filled = await self.check_message_post(body, actor)
+                return await runs.with_receipt(self, body, actor, request, filled)
+            case _ if isinstance(body, runs.RUN_EVENTS):
+                return await runs.check_run_event(self, body, actor, request)
             case SpaceClaimed():
                 raise Refused("forbidden", "a harness claims a space through its door", "type")
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
@@ -794,6 +798,8 @@ class Door:
         except InvalidEvent as exc:
             raise Refused("invalid_event", exc.message, exc.field) from None
         if isinstance(body, MessagePost) and request.actor.kind == "person":
+            if await runs.admit_composer(self, body, request.actor):
+                return
             try:
                 command = parse_command(body.text)
             except CommandError as exc:

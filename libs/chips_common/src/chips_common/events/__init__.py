@@ -3,7 +3,7 @@
 Importing this package registers every type; ``parse_event`` decodes one.
 """
 
-from chips_common.events import messages, spaces, workspaces
+from chips_common.events import messages, runs, spaces, workspaces
 from chips_common.events.base import (
     CATALOGUE,
     ENVELOPE_FIELDS,
@@ -15,6 +15,23 @@ from chips_common.events.base import (
     parse_event,
 )
 from chips_common.events.messages import MessagePost
+from chips_common.events.runs import (
+    ApprovalRequest,
+    ApprovalResolved,
+    QuestionAnswered,
+    QuestionAsk,
+    Receipt,
+    RunCancel,
+    RunCompleted,
+    RunFailed,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    RunStatus,
+    RunSteer,
+    StepLog,
+    Usage,
+)
 from chips_common.events.spaces import (
     MembershipAdded,
     MembershipRemoved,
@@ -41,6 +58,8 @@ __all__ = [
     "ENVELOPE_FIELDS",
     "EVENT_VERSION",
     "PROTOCOL_VERSION",
+    "ApprovalRequest",
+    "ApprovalResolved",
     "EventBody",
     "HarnessDeclared",
     "InvalidEvent",
@@ -48,14 +67,28 @@ __all__ = [
     "MembershipRemoved",
     "MessagePost",
     "ParticipantJoined",
+    "QuestionAnswered",
+    "QuestionAsk",
+    "Receipt",
+    "RunCancel",
+    "RunCompleted",
+    "RunFailed",
+    "RunPaused",
+    "RunResumed",
+    "RunStarted",
+    "RunStatus",
+    "RunSteer",
     "SpaceClaimed",
     "SpaceCreated",
     "SpaceLockSet",
     "SpaceUpdated",
+    "StepLog",
+    "Usage",
     "WorkspaceCreated",
     "canonical",
     "messages",
     "parse_event",
+    "runs",
     "spaces",
     "workspaces",
 ]

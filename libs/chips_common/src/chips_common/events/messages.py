@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from chips_common.events.base import EventBody, register
+from chips_common.events.runs import Receipt
 
 MAX_TEXT = 32_000
 
@@ -29,3 +30,5 @@ class MessagePost(EventBody):
     mentions: list[str] | None = Field(default=None, max_length=200)
     # Filled in by Chips at append; what a client writes here is replaced.
     addressed_to: list[str] | None = Field(default=None, max_length=200)
+    # Filled in by Chips when a run is live in the room (websocket.md, Receipts).
+    receipt: Receipt | None = None
