@@ -70,7 +70,12 @@ RUN_SAMPLES: dict[str, dict[str, Any]] = {
         "space_id": SPC,
         "mode": "interrupt",
         "text": "Use the March prices",
-        "receipt": {"idempotency_key": "arjun-7", "disposition": "steered", "run_ids": [RUN]},
+        "receipt": {
+            "idempotency_key": "arjun-7",
+            "disposition": "steered",
+            "run_ids": [RUN],
+            "harness_ids": [HRN],
+        },
     },
     "usage": {
         "type": "usage",
@@ -185,7 +190,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "mentions": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "addressed_to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
-        "receipt": {"idempotency_key": "arjun-msg-7", "disposition": "queued", "run_ids": [RUN]},
+        "receipt": {
+            "idempotency_key": "arjun-msg-7",
+            "disposition": "queued",
+            "run_ids": [RUN],
+            "harness_ids": [HRN],
+        },
     },
     **RUN_SAMPLES,
 }

@@ -186,7 +186,7 @@ async def check_run_event(
                 refuse("forbidden", "a run is steered by a person in its room")
             disposition = "queued" if body.mode == "followup" else "steered"
             if request is not None:
-                filled["receipt"] = receipt(request.idempotency_key, disposition, [run.id])
+                filled["receipt"] = receipt(request.idempotency_key, disposition, [run])
         case ApprovalRequest():
             await add_card(door, run, "approval", body.approval_id, body)
         case QuestionAsk():
@@ -384,8 +384,13 @@ def pick_option(card: Card, body: QuestionAnswered) -> str | None:
 # --- receipts and the composer -----------------------------------------------------------
 
 
-def receipt(key: str, disposition: str, run_ids: list[str]) -> dict[str, Any]:
-    return {"idempotency_key": key, "disposition": disposition, "run_ids": run_ids}
+def receipt(key: str, disposition: str, runs: list[Run]) -> dict[str, Any]:
+    return {
+        "idempotency_key": key,
+        "disposition": disposition,
+        "run_ids": [r.id for r in runs],
+        "harness_ids": sorted({r.harness_id for r in runs}),
+    }
 
 
 async def with_receipt(
@@ -410,7 +415,7 @@ async def with_receipt(
         return filled
     return {
         **filled,
-        "receipt": receipt(request.idempotency_key, "queued", [r.id for r in running]),
+        "receipt": receipt(request.idempotency_key, "queued", running),
     }
 
 

@@ -32,7 +32,8 @@ class Receipt(BaseModel):
 
     Filled in by Chips on the ``message.post`` or ``run.steer`` it is about: ``queued`` for
     the harness's next look, or ``steered`` into the turn now. ``idempotency_key`` is the
-    sender's, so the receipt frame the run's harness is sent is keyed the same way.
+    sender's, so the receipt frame the runs' harnesses (``harness_ids``) are sent is keyed
+    the same way.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,6 +41,7 @@ class Receipt(BaseModel):
     idempotency_key: str
     disposition: Literal["queued", "steered"]
     run_ids: list[str]
+    harness_ids: list[str]
 
 
 @register
