@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import tables as t
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
+from chips_projector.runs import RUN_APPLY
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
@@ -225,7 +226,7 @@ APPLY: dict[str, Apply] = {
 
 
 async def apply_event(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    apply = APPLY.get(event["type"])
+    apply = APPLY.get(event["type"]) or RUN_APPLY.get(event["type"])
     if apply is not None:
         await apply(conn, event)
 
