@@ -127,6 +127,22 @@ async def live_runs(door: Door, space_id: str) -> list[Run]:
     return [Run(row.id, row.space_id, row.harness_id, row.state) for row in rows]
 
 
+async def may_be_live(door: Door, space_id: str) -> bool:
+    """Whether a room may have a live run: the rooms with one are read once per batch, so a
+    busy room with no run costs its posts nothing more (a stale yes only costs a query)."""
+    spaces: set[str] | None = getattr(door, "_live_spaces", None)
+    if spaces is None:
+        r = rt.runs.c
+        rows = await door.conn.execute(
+            select(r.space_id)
+            .where(and_(r.workspace_id == door.workspace_id, r.state.in_(LIVE)))
+            .distinct()
+        )
+        spaces = {row.space_id for row in rows}
+        door._live_spaces = spaces  # type: ignore[attr-defined]
+    return space_id in spaces
+
+
 async def find_card(door: Door, kind: str, card_id: str) -> Card | None:
     c = rt.run_cards.c
     row = (
@@ -212,6 +228,8 @@ async def check_run_started(door: Door, body: RunStarted, actor: Actor) -> dict[
             started_seq=door.head_seq + 1,
         )
     )
+    if (spaces := getattr(door, "_live_spaces", None)) is not None:
+        spaces.add(body.space_id)
     return {}
 
 
@@ -408,7 +426,7 @@ async def with_receipt(
         refuse("invalid_event", "receipt is filled in by Chips; leave it out", "receipt")
     if actor.kind != "person" or request is None:
         return filled
-    running = await live_runs(door, body.space_id)
+    running = await live_runs(door, body.space_id) if await may_be_live(door, body.space_id) else []
     if not running:
         if body.receipt is not None:
             refuse("invalid_event", "receipt is filled in by Chips; leave it out", "receipt")
