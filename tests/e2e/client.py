@@ -39,6 +39,7 @@ def check_event(event: dict[str, Any]) -> None:
     fields["type"] = logged_type
     if logged_type == "message.post":
         fields.pop("message_id", None)  # filled in by Chips for message.post
+    fields.pop("resolved_elsewhere", None)  # a person's socket that did not decide it
     if event["type"] == "message.new":
         assert "room" in event, "a message.new carries room"
         fields.pop("context", None)
@@ -61,6 +62,8 @@ def check_frame(frame: dict[str, Any]) -> None:
         assert frame["idempotency_key"]
     elif kind == "error":
         assert frame["code"] and frame["message"]
+    elif kind == "receipt":
+        assert frame["idempotency_key"] and frame["disposition"] in ("queued", "steered")
     elif kind == "hello":
         assert "protocol" in frame and "workspace_id" in frame
         assert ("harness" in frame) != ("person" in frame)

@@ -28,6 +28,104 @@ USR = "usr_01J9ZQ5V1M3X8K2R7T4W6Y0ABC"
 HRN = "hrn_01J9ZQ5V1M3X8K2R7T4W6Y0DEF"
 SPC = "spc_01J9ZQ5V1M3X8K2R7T4W6Y0GHJ"
 MSG = "msg_01J9ZQ5V1M3X8K2R7T4W6Y0KMN"
+RUN = "run_jacobian-5"
+
+# Runs, approvals, questions, steering and usage (chips_common.events.runs).
+RUN_SAMPLES: dict[str, dict[str, Any]] = {
+    "run.started": {
+        "type": "run.started",
+        "run_id": RUN,
+        "space_id": SPC,
+        "goal": "Order the PO for Northwind",
+        "session_id": "sess-42",
+        "message_id": MSG,
+        "chips": True,
+    },
+    "run.status": {
+        "type": "run.status",
+        "run_id": RUN,
+        "space_id": SPC,
+        "phase": "working",
+        "verb": "reading",
+        "progress": 0.5,
+        "text": "Reading the PO",
+    },
+    "step.log": {
+        "type": "step.log",
+        "run_id": RUN,
+        "space_id": SPC,
+        "step_id": "stp_2",
+        "status": "done",
+        "title": "jacobian.read_file",
+        "summary": "Read the PO",
+    },
+    "run.paused": {"type": "run.paused", "run_id": RUN, "space_id": SPC, "why": "approval"},
+    "run.resumed": {"type": "run.resumed", "run_id": RUN, "space_id": SPC},
+    "run.completed": {"type": "run.completed", "run_id": RUN, "space_id": SPC, "summary": "Sent"},
+    "run.failed": {"type": "run.failed", "run_id": RUN, "space_id": SPC, "why": "timed out"},
+    "run.cancel": {"type": "run.cancel", "run_id": RUN, "space_id": SPC, "why": "/stop"},
+    "run.steer": {
+        "type": "run.steer",
+        "run_id": RUN,
+        "space_id": SPC,
+        "mode": "interrupt",
+        "text": "Use the March prices",
+        "run_receipt": {
+            "idempotency_key": "arjun-7",
+            "disposition": "steered",
+            "run_ids": [RUN],
+            "harness_ids": [HRN],
+        },
+    },
+    "usage": {
+        "type": "usage",
+        "run_id": RUN,
+        "space_id": SPC,
+        "tokens_in": 1200,
+        "tokens_out": 300,
+        "cost_usd": 0.42,
+        "model": "claude",
+    },
+    "approval.request": {
+        "type": "approval.request",
+        "approval_id": "perm-17",
+        "run_id": RUN,
+        "space_id": SPC,
+        "action": "jacobian.shell.execute",
+        "preview": "rm -rf build/",
+        "risk": "destructive",
+        "expires_at": "2026-09-02T14:30:00Z",
+        "answerers": [USR],
+    },
+    "approval.resolved": {
+        "type": "approval.resolved",
+        "approval_id": "perm-17",
+        "decision": "edit",
+        "edited": "rm -rf build/tmp",
+        "note": "only tmp",
+        "run_id": RUN,
+        "space_id": SPC,
+        "idempotency_key": "arjun-approve-1",
+    },
+    "question.ask": {
+        "type": "question.ask",
+        "question_id": "q-3",
+        "run_id": RUN,
+        "space_id": SPC,
+        "prompt": "Which supplier?",
+        "options": [{"label": "Acme", "value": "acme"}, {"label": "Globex", "value": "globex"}],
+        "free_text": True,
+        "default": "acme",
+    },
+    "question.answered": {
+        "type": "question.answered",
+        "question_id": "q-3",
+        "value": "acme",
+        "text": "Acme",
+        "run_id": RUN,
+        "space_id": SPC,
+    },
+}
 
 # One sample per catalogued type, each giving every field the type has, so a round trip
 # exercises all of them. A type added to the catalogue without a sample fails
@@ -92,6 +190,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "mentions": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "addressed_to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
+        "run_receipt": {
+            "idempotency_key": "arjun-msg-7",
+            "disposition": "queued",
+            "run_ids": [RUN],
+            "harness_ids": [HRN],
+        },
     },
     "turn.passed": {"type": "turn.passed", "space_id": SPC, "reply_to": MSG},
     "message.edited": {
@@ -115,6 +219,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "standing": "owner",
         "withdrawn": True,
     },
+    **RUN_SAMPLES,
 }
 
 

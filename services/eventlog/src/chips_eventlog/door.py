@@ -50,7 +50,7 @@ from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import passes, refusal
-from chips_eventlog import words
+from chips_eventlog import runs, words
 
 
 class Refused(Exception):
@@ -788,7 +788,8 @@ class Door:
             case MembershipRemoved():
                 return await self.check_membership_removed(body, actor)
             case MessagePost():
-                return await self.check_message_post(body, actor)
+                filled = await self.check_message_post(body, actor)
+                return await runs.with_receipt(self, body, actor, request, filled)
             case MessageEdited():
                 return await words.check_edited(self, body, actor)
             case MessageDeleted():
@@ -799,6 +800,8 @@ class Door:
                 return await words.check_pinned(self, body, actor)
             case Feedback():
                 return await words.check_feedback(self, body, actor)
+            case _ if isinstance(body, runs.RUN_EVENTS):
+                return await runs.check_run_event(self, body, actor, request)
             case SpaceClaimed():
                 raise Refused("forbidden", "a harness claims a space through its door", "type")
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
@@ -839,6 +842,8 @@ class Door:
             self.stage(passed, {}, request.actor)
             return
         if isinstance(body, MessagePost) and request.actor.kind == "person" and body.text:
+            if await runs.admit_composer(self, body, request.actor):
+                return
             try:
                 command = parse_command(body.text)
             except CommandError as exc:

@@ -24,7 +24,7 @@ from chips_common.events import CATALOGUE, PROTOCOL_VERSION, InvalidEvent, parse
 from chips_common.rules.context import Budget
 from chips_common.rules.delivery import is_for
 from chips_common.rules.scope import MembershipView
-from chips_gateway import metrics
+from chips_gateway import metrics, runs
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
 from chips_gateway.context import Context
 from chips_gateway.errors import ChipsError
@@ -133,6 +133,8 @@ class Session:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.behind = asyncio.Event()
         self.shaper = Shaper(ctx.reader, principal, Budget())
+        # Keys of the decisions this socket sent (approval.resolved): runs.mark_elsewhere.
+        self.sent_keys: set[str] = set()
 
     # --- writing to the client -----------------------------------------------------
 
@@ -165,11 +167,21 @@ class Session:
     async def send_loop(self) -> None:
         while True:
             frame = await self.queue.get()
+            beside = None
             if frame.pop(SHAPE, False):
                 shaped = await self.shaper.shape(frame["event"], frame.pop(EXTRAS, None))
+                shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
                 frame = {"frame": "event", "event": shaped}
+                beside = runs.receipt_beside(self.principal, shaped)
+            elif frame["frame"] == "events":
+                frame["events"] = [
+                    runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
+                ]
             await self.ws.send_text(orjson.dumps(frame).decode())
             metrics.FRAMES_OUT.labels(frame["frame"]).inc()
+            if beside is not None:
+                await self.ws.send_text(orjson.dumps(beside).decode())
+                metrics.FRAMES_OUT.labels("receipt").inc()
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -339,6 +351,8 @@ class Session:
         except ChipsError as exc:
             self.push(self.error(exc.code, exc.message, idempotency_key=key, **exc.extra))
             return
+        if event["type"] in runs.DECISIONS:
+            self.sent_keys.add(key)
         p = self.principal
         # One span per client frame; a client may hand us its own trace (DESIGN.md §8).
         parent = (
@@ -388,6 +402,8 @@ class Session:
             if trace_id:
                 ack["trace_id"] = trace_id
             self.push(ack)
+            if (receipt := runs.receipt_after_ack(answer, key)) is not None:
+                self.push(receipt)
         else:
             span.set_attribute("chips.refused", answer.code or "invalid_event")
             span.end()

@@ -20,6 +20,7 @@ from chips_common.events.messages import CARD_FIELDS
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
 from chips_projector import words
+from chips_projector.runs import RUN_APPLY
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
@@ -237,7 +238,7 @@ APPLY: dict[str, Apply] = {
 
 
 async def apply_event(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    apply = APPLY.get(event["type"])
+    apply = APPLY.get(event["type"]) or RUN_APPLY.get(event["type"])
     if apply is not None:
         await apply(conn, event)
 

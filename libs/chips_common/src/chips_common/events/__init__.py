@@ -3,7 +3,7 @@
 Importing this package registers every type; ``parse_event`` decodes one.
 """
 
-from chips_common.events import messages, spaces, workspaces
+from chips_common.events import messages, runs, spaces, workspaces
 from chips_common.events.base import (
     CATALOGUE,
     ENVELOPE_FIELDS,
@@ -26,6 +26,23 @@ from chips_common.events.messages import (
     MessageUnpinned,
     TurnPassed,
     words_of,
+)
+from chips_common.events.runs import (
+    ApprovalRequest,
+    ApprovalResolved,
+    QuestionAnswered,
+    QuestionAsk,
+    Receipt,
+    RunCancel,
+    RunCompleted,
+    RunFailed,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    RunStatus,
+    RunSteer,
+    StepLog,
+    Usage,
 )
 from chips_common.events.spaces import (
     MembershipAdded,
@@ -54,6 +71,8 @@ __all__ = [
     "EVENT_VERSION",
     "KINDS",
     "PROTOCOL_VERSION",
+    "ApprovalRequest",
+    "ApprovalResolved",
     "EventBody",
     "Feedback",
     "HarnessDeclared",
@@ -68,15 +87,29 @@ __all__ = [
     "MessageShown",
     "MessageUnpinned",
     "ParticipantJoined",
+    "QuestionAnswered",
+    "QuestionAsk",
+    "Receipt",
+    "RunCancel",
+    "RunCompleted",
+    "RunFailed",
+    "RunPaused",
+    "RunResumed",
+    "RunStarted",
+    "RunStatus",
+    "RunSteer",
     "SpaceClaimed",
     "SpaceCreated",
     "SpaceLockSet",
     "SpaceUpdated",
+    "StepLog",
     "TurnPassed",
+    "Usage",
     "WorkspaceCreated",
     "canonical",
     "messages",
     "parse_event",
+    "runs",
     "spaces",
     "words_of",
     "workspaces",

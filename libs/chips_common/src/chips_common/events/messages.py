@@ -14,6 +14,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chips_common.events.base import EventBody, FieldProblem, register
+from chips_common.events.runs import Receipt
 
 MAX_TEXT = 32_000
 MAX_LINE = 2_000  # a title, a goal, an outcome: one line of a card
@@ -186,6 +187,8 @@ class MessagePost(EventBody):
     mentions: list[str] | None = Field(default=None, max_length=200)
     # Filled in by Chips at append; what a client writes here is replaced.
     addressed_to: list[str] | None = Field(default=None, max_length=200)
+    # Filled in by Chips when a run is live in the room (websocket.md, Receipts).
+    run_receipt: Receipt | None = None
     status: StatusCard | None = None
     approval: ApprovalCard | None = None
     question: QuestionCard | None = None

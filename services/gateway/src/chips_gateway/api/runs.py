@@ -1,0 +1,194 @@
+"""Reading runs: a run with its steps as a receipt, a room's runs, approvals waiting.
+
+Read from the projector's read models (``chips_common.db.run_tables``), scoped by who is
+in the room now (the door state), like every room read. A run in a room the caller is not
+in is ``not_found``, so a refusal tells a stranger nothing; a room's list for a stranger
+is ``forbidden``, as the room's other reads are.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from sqlalchemy import and_, func, or_, select
+
+from chips_common.db import run_tables as rt
+from chips_common.db import tables as t
+from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
+from chips_gateway.api.rooms import require_member
+from chips_gateway.context import Caller, Ctx
+from chips_gateway.errors import ChipsError
+
+router = APIRouter(prefix="/v1")
+
+
+async def as_of(ctx: Ctx, workspace_id: str, after_seq: int | None) -> int:
+    if after_seq is None:
+        return await checkpoint(ctx, workspace_id)
+    return await wait_for_checkpoint(ctx, workspace_id, after_seq)
+
+
+def run_row(row: Any) -> dict[str, Any]:
+    return {
+        "run_id": row.id,
+        "space_id": row.space_id,
+        "harness_id": row.harness_id,
+        "goal": row.goal,
+        "session_id": row.session_id,
+        "message_id": row.message_id,
+        "chips": row.chips,
+        "state": row.state,
+        "status": {
+            "phase": row.phase,
+            "verb": row.verb,
+            "progress": row.progress,
+            "text": row.status_text,
+        },
+        "summary": row.summary,
+        "why": row.why,
+        "started_seq": row.started_seq,
+        "started_at": row.started_at.isoformat(),
+        "ended_seq": row.ended_seq,
+        "ended_at": row.ended_at.isoformat() if row.ended_at else None,
+        "usage": {
+            "tokens_in": row.tokens_in,
+            "tokens_out": row.tokens_out,
+            "cost_usd": round(row.cost_usd, 6),
+            "uncosted": row.uncosted,
+        },
+    }
+
+
+def card_row(row: Any) -> dict[str, Any]:
+    body = dict(row.body)
+    return {
+        "kind": row.kind,
+        "id": row.id,
+        "run_id": row.run_id,
+        "space_id": row.space_id,
+        "harness_id": row.harness_id,
+        "asked_seq": row.asked_seq,
+        "expires_at": row.expires_at.isoformat() if row.expires_at else None,
+        "card": {k: v for k, v in body.items() if k not in ("id", "seq", "actor", "ts", "type")},
+        "answered_by": row.answered_by,
+        "answer": row.answer,
+        "answered_seq": row.answered_seq,
+    }
+
+
+@router.get("/runs/{run_id}")
+async def read_run(
+    run_id: str, ctx: Ctx, caller: Caller, after_seq: Annotated[int | None, Query(ge=0)] = None
+) -> dict[str, Any]:
+    """A run as its receipt: the run, its steps in order, and its cards."""
+    ws_id = caller.workspace_id
+    seq = await as_of(ctx, ws_id, after_seq)
+    r, s, c = rt.rm_runs, rt.rm_steps, rt.rm_cards
+    async with ctx.engine.connect() as conn:
+        run = (
+            await conn.execute(select(r).where(and_(r.c.workspace_id == ws_id, r.c.id == run_id)))
+        ).first()
+        if run is None or not await ctx.reader.is_member(run.space_id, caller.participant_id):
+            raise ChipsError("not_found", f"no run {run_id} in a room of yours")
+        steps = await conn.execute(
+            select(s)
+            .where(and_(s.c.workspace_id == ws_id, s.c.run_id == run_id))
+            .order_by(s.c.started_seq)
+        )
+        cards = await conn.execute(
+            select(c)
+            .where(and_(c.c.workspace_id == ws_id, c.c.run_id == run_id))
+            .order_by(c.c.asked_seq)
+        )
+        return {
+            **run_row(run),
+            "steps": [
+                {
+                    "step_id": step.step_id,
+                    "status": step.status,
+                    "title": step.title,
+                    "summary": step.summary,
+                    "started_seq": step.started_seq,
+                    "last_seq": step.last_seq,
+                }
+                for step in steps
+            ],
+            "cards": [card_row(card) for card in cards],
+            "as_of_seq": seq,
+        }
+
+
+@router.get("/spaces/{space_id}/runs")
+async def space_runs(
+    space_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    """A room's runs, newest first, and what the room's runs have spent."""
+    await require_member(ctx, caller, space_id)
+    ws_id = caller.workspace_id
+    seq = await as_of(ctx, ws_id, after_seq)
+    r, u = rt.rm_runs, rt.rm_usage
+    async with ctx.engine.connect() as conn:
+        rows = await conn.execute(
+            select(r)
+            .where(and_(r.c.workspace_id == ws_id, r.c.space_id == space_id))
+            .order_by(r.c.started_seq.desc())
+            .limit(limit)
+        )
+        runs = [run_row(row) for row in rows]
+        usage = (
+            await conn.execute(
+                select(u).where(
+                    and_(u.c.workspace_id == ws_id, u.c.scope == "space", u.c.scope_id == space_id)
+                )
+            )
+        ).first()
+    return {
+        "runs": runs,
+        "usage": {
+            "tokens_in": usage.tokens_in if usage else 0,
+            "tokens_out": usage.tokens_out if usage else 0,
+            "cost_usd": round(usage.cost_usd, 6) if usage else 0,
+            "reports": usage.reports if usage else 0,
+            "uncosted": usage.uncosted if usage else 0,
+        },
+        "as_of_seq": seq,
+    }
+
+
+@router.get("/approvals")
+async def approvals(
+    ctx: Ctx,
+    caller: Caller,
+    waiting: bool = True,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """Approvals in the caller's rooms; ``waiting`` (the default) only those still open:
+    nobody decided, not expired, and the run that asked still live."""
+    ws_id = caller.workspace_id
+    seq = await as_of(ctx, ws_id, after_seq)
+    c, r = rt.rm_cards, rt.rm_runs
+    mine = select(t.memberships.c.space_id).where(
+        t.memberships.c.participant_id == caller.participant_id
+    )
+    query = (
+        select(c)
+        .select_from(c.join(r, and_(r.c.workspace_id == c.c.workspace_id, r.c.id == c.c.run_id)))
+        .where(and_(c.c.workspace_id == ws_id, c.c.kind == "approval", c.c.space_id.in_(mine)))
+        .order_by(c.c.asked_seq)
+    )
+    if waiting:
+        query = query.where(
+            and_(
+                c.c.answered_seq.is_(None),
+                r.c.state.in_(("running", "paused")),
+                or_(c.c.expires_at.is_(None), c.c.expires_at > func.now()),
+            )
+        )
+    async with ctx.engine.connect() as conn:
+        rows = await conn.execute(query)
+        return {"approvals": [card_row(row) for row in rows], "as_of_seq": seq}

@@ -1,0 +1,192 @@
+"""The read models of runs: ``rm_runs``, ``rm_steps``, ``rm_cards`` and ``rm_usage``.
+
+One ``apply_*`` per event type of ``chips_common.events.runs``, each a pure function of the
+log like every other (DESIGN.md §5). Usage is kept per run (on ``rm_runs``), per space
+and per harness (``rm_usage``), for the spend work that follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, insert, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chips_common.db import run_tables as rt
+
+Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
+
+ENDED = {"run.completed": "completed", "run.failed": "failed", "run.cancel": "cancelled"}
+
+
+def ts_of(event: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(event["ts"].replace("Z", "+00:00"))
+
+
+def this_run(event: dict[str, Any]) -> Any:
+    c = rt.rm_runs.c
+    return and_(c.workspace_id == event["workspace_id"], c.id == event["run_id"])
+
+
+async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        insert(rt.rm_runs).values(
+            id=event["run_id"],
+            workspace_id=event["workspace_id"],
+            space_id=event["space_id"],
+            harness_id=event["actor"]["id"],
+            goal=event["goal"],
+            session_id=event.get("session_id"),
+            message_id=event.get("message_id"),
+            chips=bool(event.get("chips")),
+            state="running",
+            started_seq=event["seq"],
+            started_at=ts_of(event),
+        )
+    )
+
+
+async def apply_run_status(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    await conn.execute(
+        update(rt.rm_runs)
+        .where(this_run(event))
+        .values(
+            phase=event.get("phase"),
+            verb=event.get("verb"),
+            progress=event.get("progress"),
+            status_text=event.get("text"),
+        )
+    )
+
+
+async def apply_state(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    kind = event["type"]
+    values: dict[str, Any] = {}
+    if kind in ENDED:
+        values.update(state=ENDED[kind], ended_seq=event["seq"], ended_at=ts_of(event))
+        if kind == "run.completed":
+            values["summary"] = event.get("summary")
+        else:
+            values["why"] = event.get("why")
+    else:
+        values["state"] = "paused" if kind == "run.paused" else "running"
+    await conn.execute(update(rt.rm_runs).where(this_run(event)).values(**values))
+
+
+async def apply_step_log(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    stmt = pg_insert(rt.rm_steps).values(
+        workspace_id=event["workspace_id"],
+        run_id=event["run_id"],
+        step_id=event["step_id"],
+        status=event["status"],
+        title=event.get("title"),
+        summary=event.get("summary"),
+        started_seq=event["seq"],
+        last_seq=event["seq"],
+    )
+    # A step is reported again as it moves on; what it says now replaces what it said.
+    changes: dict[str, Any] = {"status": stmt.excluded.status, "last_seq": stmt.excluded.last_seq}
+    for name in ("title", "summary"):
+        if event.get(name) is not None:
+            changes[name] = stmt.excluded[name]
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["workspace_id", "run_id", "step_id"], set_=changes
+        )
+    )
+
+
+async def apply_usage(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    tokens_in, tokens_out = event["tokens_in"], event["tokens_out"]
+    cost = event.get("cost_usd")
+    uncosted = 1 if cost is None else 0
+    r = rt.rm_runs.c
+    await conn.execute(
+        update(rt.rm_runs)
+        .where(this_run(event))
+        .values(
+            tokens_in=r.tokens_in + tokens_in,
+            tokens_out=r.tokens_out + tokens_out,
+            cost_usd=r.cost_usd + (cost or 0),
+            uncosted=r.uncosted + uncosted,
+        )
+    )
+    for scope, scope_id in (("space", event["space_id"]), ("harness", event["actor"]["id"])):
+        stmt = pg_insert(rt.rm_usage).values(
+            workspace_id=event["workspace_id"],
+            scope=scope,
+            scope_id=scope_id,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost_usd=cost or 0,
+            reports=1,
+            uncosted=uncosted,
+        )
+        u = rt.rm_usage.c
+        await conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["workspace_id", "scope", "scope_id"],
+                set_={
+                    "tokens_in": u.tokens_in + tokens_in,
+                    "tokens_out": u.tokens_out + tokens_out,
+                    "cost_usd": u.cost_usd + (cost or 0),
+                    "reports": u.reports + 1,
+                    "uncosted": u.uncosted + uncosted,
+                },
+            )
+        )
+
+
+async def apply_card(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    kind = "approval" if event["type"] == "approval.request" else "question"
+    expires = event.get("expires_at")
+    await conn.execute(
+        insert(rt.rm_cards).values(
+            workspace_id=event["workspace_id"],
+            kind=kind,
+            id=event[f"{kind}_id"],
+            run_id=event["run_id"],
+            space_id=event["space_id"],
+            harness_id=event["actor"]["id"],
+            body={k: v for k, v in event.items() if k not in ("v", "workspace_id")},
+            expires_at=datetime.fromisoformat(expires.replace("Z", "+00:00")) if expires else None,
+            asked_seq=event["seq"],
+        )
+    )
+
+
+async def apply_answer(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    kind = "approval" if event["type"] == "approval.resolved" else "question"
+    answer = {k: event[k] for k in ("decision", "edited", "note", "value", "text") if k in event}
+    c = rt.rm_cards.c
+    await conn.execute(
+        update(rt.rm_cards)
+        .where(
+            and_(
+                c.workspace_id == event["workspace_id"],
+                c.kind == kind,
+                c.id == event[f"{kind}_id"],
+            )
+        )
+        .values(answered_by=event["actor"]["id"], answer=answer, answered_seq=event["seq"])
+    )
+
+
+RUN_APPLY: dict[str, Apply] = {
+    "run.started": apply_run_started,
+    "run.status": apply_run_status,
+    "run.paused": apply_state,
+    "run.resumed": apply_state,
+    "run.completed": apply_state,
+    "run.failed": apply_state,
+    "run.cancel": apply_state,
+    "step.log": apply_step_log,
+    "usage": apply_usage,
+    "approval.request": apply_card,
+    "question.ask": apply_card,
+    "approval.resolved": apply_answer,
+    "question.answered": apply_answer,
+}

@@ -1,0 +1,63 @@
+"""Reading runs over HTTP: a run as its receipt, a room's runs, approvals waiting, usage."""
+
+from __future__ import annotations
+
+from tests.e2e.client import Api
+from tests.e2e.test_run_cards import approval, decide
+from tests.e2e.test_runs import harness_room, start
+
+
+async def test_usage_is_kept_per_run_space_and_harness(api: Api) -> None:
+    owner, jacobian, room = await harness_room(api)
+    run = await start(api, jacobian, room)
+    for tokens, cost in ((100, 0.1), (50, None), (10, 0.05)):
+        seq = await api.append(
+            jacobian,
+            {
+                "type": "usage",
+                "run_id": run,
+                "tokens_in": tokens,
+                "tokens_out": 1,
+                **({"cost_usd": cost} if cost is not None else {}),
+            },
+        )
+    r = await api.http.get(f"/v1/runs/{run}", params={"after_seq": seq}, headers=api.auth(owner))
+    assert r.json()["usage"] == {"tokens_in": 160, "tokens_out": 3, "cost_usd": 0.15, "uncosted": 1}
+    space = await api.http.get(f"/v1/spaces/{room}/runs", headers=api.auth(owner))
+    assert space.json()["usage"] == {
+        "tokens_in": 160,
+        "tokens_out": 3,
+        "cost_usd": 0.15,
+        "reports": 3,
+        "uncosted": 1,
+    }
+
+
+async def test_approvals_waiting_are_those_nobody_decided(api: Api) -> None:
+    owner, jacobian, room = await harness_room(api)
+    run = await start(api, jacobian, room)
+    first = await approval(api, jacobian, run)
+    second = await approval(api, jacobian, run)
+    await approval(api, jacobian, run, expires_at="2020-01-01T00:00:00Z")
+    seq = await api.append(owner, decide(first))
+    r = await api.http.get(
+        "/v1/approvals", params={"waiting": "true", "after_seq": seq}, headers=api.auth(owner)
+    )
+    assert [a["id"] for a in r.json()["approvals"]] == [second]
+    assert r.json()["approvals"][0]["card"]["action"] == "jacobian.shell.execute"
+    every = await api.http.get(
+        "/v1/approvals", params={"waiting": "false"}, headers=api.auth(owner)
+    )
+    assert len(every.json()["approvals"]) == 3
+
+
+async def test_a_run_in_another_room_is_not_found(api: Api) -> None:
+    owner, jacobian, room = await harness_room(api)
+    maya = await api.add_person(owner, "Maya Chen")
+    run = await start(api, jacobian, room)
+    r = await api.http.get(f"/v1/runs/{run}", headers=api.auth(maya))
+    assert r.status_code == 404 and r.json()["code"] == "not_found"
+    r = await api.http.get(f"/v1/spaces/{room}/runs", headers=api.auth(maya))
+    assert r.status_code == 403 and r.json()["code"] == "forbidden"
+    r = await api.http.get("/v1/approvals", headers=api.auth(maya))
+    assert r.json()["approvals"] == []
