@@ -260,3 +260,18 @@ def test_resuming_from_a_snapshot_decides_the_same(
         first.fold(event)
     resumed = MembershipView(ME, spaces=first.spaces)
     assert [resumed.fold(event) for event in events[cut:]] == decisions[cut:]
+
+
+def test_own_only_events_are_told_to_their_doer_alone() -> None:
+    """turn.passed and delete-for-me reach only whoever did them (spec/messages.md)."""
+    for kind in ("turn.passed", "message.hidden", "message.shown"):
+        event = {**post(SPACE, by=ME), "type": kind}
+        assert MembershipView(ME, spaces=[SPACE]).fold(event) is True
+        assert MembershipView(OTHER, spaces=[SPACE]).fold(event) is False
+
+
+def test_a_harness_hears_feedback_only_about_its_own_words() -> None:
+    event = {**post(SPACE, by=ME), "type": "feedback", "about": HARNESS}
+    assert MembershipView(HARNESS, spaces=[SPACE], kind="harness").fold(event) is True
+    assert MembershipView(OTHER, spaces=[SPACE], kind="harness").fold(event) is False
+    assert MembershipView(OTHER, spaces=[SPACE], kind="person").fold(event) is True
