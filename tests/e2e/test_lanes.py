@@ -91,7 +91,8 @@ async def test_a_lane_outlives_the_run_that_opened_it(api: Api) -> None:
     r = await rooms(api)
     run, lane = await open_lane(api, r)
     await api.append(r.jacobian, {"type": "run.completed", "run_id": run, "summary": "Handed on"})
-    await api.append(
+    worker = await start(api, r.jacobian, r.shop, lane_id=lane)
+    done = await api.append(
         r.jacobian,
         {"type": "lane.completed", "lane_id": lane, "summary": "DHL at $31", "cost_usd": 0.12},
     )
@@ -99,6 +100,28 @@ async def test_a_lane_outlives_the_run_that_opened_it(api: Api) -> None:
         ("lane.completed", r.shop),
         ("lane.completed", r.home),
     ]
+    # The run reads back with the lane it opened, the lane's run with the lane it works.
+    seen = {"after_seq": done}
+    receipt = (await api.http.get(f"/v1/runs/{run}", params=seen, headers=api.auth(r.owner))).json()
+    assert receipt["state"] == "completed" and receipt["lane_id"] is None
+    [card] = receipt["lanes"]
+    assert (card["lane_id"], card["state"], card["summary"], card["cost_usd"]) == (
+        lane,
+        "completed",
+        "DHL at $31",
+        0.12,
+    )
+    assert card["working_run_id"] == worker and card["task"]["goal"] == "Find a cheaper carrier"
+    working = await api.http.get(f"/v1/runs/{worker}", params=seen, headers=api.auth(r.owner))
+    assert working.json()["lane_id"] == lane
+    # Each room lists it: out of J's room, into Shopping.
+    for room, direction in ((r.home, "out"), (r.shop, "in")):
+        listed = await api.http.get(
+            f"/v1/spaces/{room}/lanes", params=seen, headers=api.auth(r.owner)
+        )
+        assert [(x["lane_id"], x["direction"]) for x in listed.json()["lanes"]] == [
+            (lane, direction)
+        ]
 
 
 async def test_a_lane_nobody_opened_is_not_found(api: Api) -> None:
