@@ -2,10 +2,13 @@
 
 A person's message starts a run; the harness reports status and three steps; an approval
 is approved from a second device (first answer wins, the loser is refused and the other
-device is told it was decided elsewhere); a question is answered by typing (wreply); usage
-is reported and the run completes. A second person's message during the run is answered
-with a queued receipt, and a run.steer interrupt with a steered one. Then the run reads
-back as its receipt. (Lanes are not built yet.)
+device is told it was decided elsewhere); a question is answered by typing (wreply); the
+run hands a job on to the Shopping room without waiting (a lane, whose route card shows in
+both rooms); usage is reported and the run completes. A second person's message during the
+run is answered with a queued receipt, and a run.steer interrupt with a steered one. The
+job's turn in Shopping then takes over the lane and ends it with its answer and cost after
+the run that opened it ended; the answer comes back in J's room. Then the run reads back as
+its receipt, with its lane.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ async def test_the_jacobian_walkthrough(stack, api: Api) -> None:
     jacobian, room = await api.connect_harness(arjun, "Jacobian")
     maya = await api.add_person(arjun, "Maya Chen")
     assert (await api.add_to_room(arjun, room, maya.participant_id)).status_code == 200
+    shop = await api.open_space(arjun, "Shopping", [jacobian.participant_id])
 
     harness = await Socket.open(stack.gateway_b, jacobian)
     phone = await Socket.open(stack.gateway_a, arjun)
@@ -164,6 +168,22 @@ async def test_the_jacobian_walkthrough(stack, api: Api) -> None:
     answered = (await harness.wait_for(of_type("question.answered", question_id="q-7")))["event"]
     assert answered["text"] == "Monday morning" and answered["actor"]["id"] == arjun.participant_id
 
+    # A hand_down that does not wait: a lane opened at once into Shopping, from the run.
+    lane = "lane_jacobian-1.1"
+    await send(
+        {
+            "type": "lane.opened",
+            "lane_id": lane,
+            "run_id": run,
+            "to_space_id": shop,
+            "task": {"goal": "Find a cheaper carrier for the PO", "autonomy": "act"},
+            "worker": "Shopping",
+        }
+    )
+    card = await maya_s.wait_for(of_type("lane.opened", lane_id=lane))
+    assert card["event"]["space_id"] == room and card["event"]["to_space_id"] == shop
+    await phone.wait_for(of_type("lane.opened", lane_id=lane, space_id=shop))
+
     await send(
         {
             "type": "step.log",
@@ -184,9 +204,33 @@ async def test_the_jacobian_walkthrough(stack, api: Api) -> None:
     after = await maya_s.write({"type": "message.post", "space_id": room, "text": "thanks"})
     assert (await maya_s.answer(after))["frame"] == "ack"
 
-    # The run reads back as its receipt.
+    # The job's first turn in Shopping takes over the lane's run and ends the lane with its
+    # answer and cost, after the run that opened it ended; the answer lands in J's room too.
+    job = "run_jacobian-2"
+    await send(
+        {
+            "type": "run.started",
+            "run_id": job,
+            "space_id": shop,
+            "goal": "Find a cheaper carrier for the PO",
+            "lane_id": lane,
+        }
+    )
+    await send({"type": "step.log", "run_id": job, "step_id": "stp_1", "status": "started"})
+    await send(
+        {"type": "usage", "run_id": job, "tokens_in": 900, "tokens_out": 120, "cost_usd": 0.08}
+    )
+    await send({"type": "run.completed", "run_id": job, "summary": "DHL at $31"})
+    ended = await send(
+        {"type": "lane.completed", "lane_id": lane, "summary": "DHL at $31", "cost_usd": 0.08}
+    )
+    answer = (await maya_s.wait_for(of_type("lane.completed", lane_id=lane)))["event"]
+    assert answer["space_id"] == room and answer["summary"] == "DHL at $31"
+    await phone.wait_for(of_type("lane.completed", lane_id=lane, space_id=shop))
+
+    # The run reads back as its receipt, with the lane it opened.
     r = await api.http.get(
-        f"/v1/runs/{run}", params={"after_seq": done["seq"]}, headers=api.auth(maya)
+        f"/v1/runs/{run}", params={"after_seq": ended["seq"]}, headers=api.auth(maya)
     )
     assert r.status_code == 200, r.text
     receipt = r.json()
@@ -201,6 +245,18 @@ async def test_the_jacobian_walkthrough(stack, api: Api) -> None:
         "cost_usd": 0.42,
         "uncosted": 0,
     }
+    [handed] = receipt["lanes"]
+    assert (handed["lane_id"], handed["to_space_id"], handed["working_run_id"]) == (
+        lane,
+        shop,
+        job,
+    )
+    assert (handed["state"], handed["summary"], handed["cost_usd"]) == (
+        "completed",
+        "DHL at $31",
+        0.08,
+    )
+    assert handed["ended_seq"] > done["seq"]  # it outlived the run that opened it
     cards = {c["id"]: c for c in receipt["cards"]}
     assert cards["perm-1"]["answer"]["decision"] == "approve"
     assert cards["q-7"]["answer"]["text"] == "Monday morning"

@@ -29,6 +29,8 @@ HRN = "hrn_01J9ZQ5V1M3X8K2R7T4W6Y0DEF"
 SPC = "spc_01J9ZQ5V1M3X8K2R7T4W6Y0GHJ"
 MSG = "msg_01J9ZQ5V1M3X8K2R7T4W6Y0KMN"
 RUN = "run_jacobian-5"
+LANE = "lane_jacobian-5.1"
+SPC2 = "spc_01J9ZQ5V1M3X8K2R7T4W6Y0PQR"
 
 # Runs, approvals, questions, steering and usage (chips_common.events.runs).
 RUN_SAMPLES: dict[str, dict[str, Any]] = {
@@ -40,6 +42,7 @@ RUN_SAMPLES: dict[str, dict[str, Any]] = {
         "session_id": "sess-42",
         "message_id": MSG,
         "chips": True,
+        "lane_id": LANE,
     },
     "run.status": {
         "type": "run.status",
@@ -116,6 +119,46 @@ RUN_SAMPLES: dict[str, dict[str, Any]] = {
         "options": [{"label": "Acme", "value": "acme"}, {"label": "Globex", "value": "globex"}],
         "free_text": True,
         "default": "acme",
+    },
+    "lane.opened": {
+        "type": "lane.opened",
+        "lane_id": LANE,
+        "run_id": RUN,
+        "space_id": SPC2,
+        "from_space_id": SPC,
+        "to_space_id": SPC2,
+        "task": {
+            "goal": "Find a cheaper carrier for the PO",
+            "constraints": ["under $40"],
+            "deadline": "2026-09-05T17:00:00Z",
+            "autonomy": "act",
+        },
+        "worker": "Analyst",
+    },
+    "lane.completed": {
+        "type": "lane.completed",
+        "lane_id": LANE,
+        "space_id": SPC,
+        "from_space_id": SPC,
+        "to_space_id": SPC2,
+        "summary": "DHL at $31",
+        "cost_usd": 0.12,
+    },
+    "lane.failed": {
+        "type": "lane.failed",
+        "lane_id": LANE,
+        "space_id": SPC2,
+        "from_space_id": SPC,
+        "to_space_id": SPC2,
+        "why": "no carrier answered",
+    },
+    "lane.cancelled": {
+        "type": "lane.cancelled",
+        "lane_id": LANE,
+        "space_id": SPC2,
+        "from_space_id": SPC,
+        "to_space_id": SPC2,
+        "why": "not needed",
     },
     "question.answered": {
         "type": "question.answered",

@@ -50,7 +50,7 @@ from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import passes, refusal
-from chips_eventlog import runs, words
+from chips_eventlog import lanes, runs, words
 
 
 class Refused(Exception):
@@ -853,6 +853,9 @@ class Door:
                 async with self.conn.begin_nested():
                     await self.run_composer(body.space_id, command, request.actor)
                 return
+        if isinstance(body, lanes.LANE_EVENTS):  # logged in both of its rooms (ADR 0017)
+            await lanes.admit_lane(self, body, request.actor)
+            return
         filled = await self.check(body, request.actor, request)
         self.stage(body, filled, request.actor)
 

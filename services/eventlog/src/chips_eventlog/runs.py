@@ -218,6 +218,10 @@ async def check_run_started(door: Door, body: RunStarted, actor: Actor) -> dict[
     await door.check_member(body.space_id, actor)
     if await find_run(door, body.run_id) is not None:
         refuse("invalid_event", f"{body.run_id} was started already; name a new run", "run_id")
+    if body.lane_id is not None:  # a job taking over the lane it works (ADR 0017)
+        from chips_eventlog.lanes import take_lane  # lanes imports this module
+
+        await take_lane(door, body)
     await door.conn.execute(
         insert(rt.runs).values(
             workspace_id=door.workspace_id,

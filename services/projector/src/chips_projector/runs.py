@@ -1,8 +1,9 @@
-"""The read models of runs: ``rm_runs``, ``rm_steps``, ``rm_cards`` and ``rm_usage``.
+"""The read models of runs: ``rm_runs``, ``rm_steps``, ``rm_cards``, ``rm_usage``, ``rm_lanes``.
 
-One ``apply_*`` per event type of ``chips_common.events.runs``, each a pure function of the
-log like every other (DESIGN.md §5). Usage is kept per run (on ``rm_runs``), per space
-and per harness (``rm_usage``), for the spend work that follows.
+One ``apply_*`` per event type of ``chips_common.events.runs`` and ``.lanes``, each a pure
+function of the log like every other (DESIGN.md §5). Usage is kept per run (on
+``rm_runs``), per space and per harness (``rm_usage``), for the spend work that follows.
+A lane is folded from the copy of each event at home, in the room it went to (ADR 0017).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ def this_run(event: dict[str, Any]) -> Any:
 
 
 async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    if event.get("lane_id"):  # a job taking over the lane it works (ADR 0017)
+        await conn.execute(
+            update(rt.rm_lanes).where(this_lane(event)).values(working_run_id=event["run_id"])
+        )
     await conn.execute(
         insert(rt.rm_runs).values(
             id=event["run_id"],
@@ -175,7 +180,61 @@ async def apply_answer(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
+def this_lane(event: dict[str, Any]) -> Any:
+    c = rt.rm_lanes.c
+    return and_(c.workspace_id == event["workspace_id"], c.id == event["lane_id"])
+
+
+def at_home(event: dict[str, Any]) -> bool:
+    """A lane event is logged in both its rooms (ADR 0017); the copy at home is folded."""
+    return bool(event["space_id"] == event["to_space_id"])
+
+
+async def apply_lane_opened(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    if not at_home(event):
+        return
+    await conn.execute(
+        insert(rt.rm_lanes).values(
+            workspace_id=event["workspace_id"],
+            id=event["lane_id"],
+            run_id=event.get("run_id"),
+            from_space_id=event["from_space_id"],
+            to_space_id=event["to_space_id"],
+            opener_id=event["actor"]["id"],
+            task=event["task"],
+            worker=event.get("worker"),
+            state="open",
+            opened_seq=event["seq"],
+            opened_at=ts_of(event),
+        )
+    )
+
+
+async def apply_lane_ended(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    if not at_home(event):
+        return
+    await conn.execute(
+        update(rt.rm_lanes)
+        .where(this_lane(event))
+        .values(
+            state=LANE_ENDED[event["type"]],
+            summary=event.get("summary"),
+            why=event.get("why"),
+            cost_usd=event.get("cost_usd"),
+            ended_by=event["actor"]["id"],
+            ended_seq=event["seq"],
+            ended_at=ts_of(event),
+        )
+    )
+
+
+LANE_ENDED = {"lane.completed": "completed", "lane.failed": "failed", "lane.cancelled": "cancelled"}
+
 RUN_APPLY: dict[str, Apply] = {
+    "lane.opened": apply_lane_opened,
+    "lane.completed": apply_lane_ended,
+    "lane.failed": apply_lane_ended,
+    "lane.cancelled": apply_lane_ended,
     "run.started": apply_run_started,
     "run.status": apply_run_status,
     "run.paused": apply_state,

@@ -1,8 +1,8 @@
 """The tables of runs, kept apart from ``tables`` (they share its metadata).
 
-Door state (written by the eventlog in the append transaction): ``runs`` and
-``run_cards``. Read models (written by the projector): ``rm_runs``, ``rm_steps``,
-``rm_cards`` and ``rm_usage``. docs/architecture/runs.md says what each holds.
+Door state (written by the eventlog in the append transaction): ``runs``, ``run_cards``
+and ``lanes``. Read models (written by the projector): ``rm_runs``, ``rm_steps``,
+``rm_cards``, ``rm_usage`` and ``rm_lanes``. docs/architecture/runs.md says what each holds.
 """
 
 from __future__ import annotations
@@ -64,6 +64,23 @@ run_cards = Table(
     Column("answer", Text),
     Column("answered_seq", BigInteger),
     PrimaryKeyConstraint("workspace_id", "kind", "id"),
+)
+
+# Each lane's state: open | completed | failed | cancelled (ADR 0017). ``run_id`` is the
+# run that opened it, ``working_run_id`` the run in the room it went to that works it.
+lanes = Table(
+    "lanes",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("id", Text, nullable=False),
+    Column("run_id", Text),
+    Column("from_space_id", Text, nullable=False),
+    Column("to_space_id", Text, nullable=False),
+    Column("opener_id", Text, nullable=False),
+    Column("working_run_id", Text),
+    Column("state", Text, nullable=False),
+    Column("opened_seq", BigInteger, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "id"),
 )
 
 # --- projector: read models ----------------------------------------------------------------
@@ -151,4 +168,32 @@ rm_usage = Table(
     PrimaryKeyConstraint("workspace_id", "scope", "scope_id"),
 )
 
-READ_MODELS = (rm_runs, rm_steps, rm_cards, rm_usage)
+# Lanes as their route cards show them, folded from each event's copy at home.
+rm_lanes = Table(
+    "rm_lanes",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("id", Text, nullable=False),
+    Column("run_id", Text),
+    Column("from_space_id", Text, nullable=False),
+    Column("to_space_id", Text, nullable=False),
+    Column("opener_id", Text, nullable=False),
+    Column("task", JSONB, nullable=False),
+    Column("worker", Text),
+    Column("working_run_id", Text),
+    Column("state", Text, nullable=False),
+    Column("summary", Text),
+    Column("why", Text),
+    Column("cost_usd", Float),
+    Column("ended_by", Text),
+    Column("opened_seq", BigInteger, nullable=False),
+    Column("opened_at", DateTime(timezone=True), nullable=False),
+    Column("ended_seq", BigInteger),
+    Column("ended_at", DateTime(timezone=True)),
+    PrimaryKeyConstraint("workspace_id", "id"),
+    Index("rm_lanes_run", "workspace_id", "run_id"),
+    Index("rm_lanes_from", "workspace_id", "from_space_id", "opened_seq"),
+    Index("rm_lanes_to", "workspace_id", "to_space_id", "opened_seq"),
+)
+
+READ_MODELS = (rm_runs, rm_steps, rm_cards, rm_usage, rm_lanes)

@@ -3,7 +3,7 @@
 Importing this package registers every type; ``parse_event`` decodes one.
 """
 
-from chips_common.events import messages, runs, spaces, workspaces
+from chips_common.events import lanes, messages, runs, spaces, workspaces
 from chips_common.events.base import (
     CATALOGUE,
     ENVELOPE_FIELDS,
@@ -13,6 +13,13 @@ from chips_common.events.base import (
     InvalidEvent,
     canonical,
     parse_event,
+)
+from chips_common.events.lanes import (
+    LANE_TYPES,
+    LaneCancelled,
+    LaneCompleted,
+    LaneFailed,
+    LaneOpened,
 )
 from chips_common.events.messages import (
     KINDS,
@@ -70,6 +77,7 @@ __all__ = [
     "ENVELOPE_FIELDS",
     "EVENT_VERSION",
     "KINDS",
+    "LANE_TYPES",
     "PROTOCOL_VERSION",
     "ApprovalRequest",
     "ApprovalResolved",
@@ -77,6 +85,10 @@ __all__ = [
     "Feedback",
     "HarnessDeclared",
     "InvalidEvent",
+    "LaneCancelled",
+    "LaneCompleted",
+    "LaneFailed",
+    "LaneOpened",
     "MembershipAdded",
     "MembershipRemoved",
     "MessageDeleted",
@@ -107,6 +119,7 @@ __all__ = [
     "Usage",
     "WorkspaceCreated",
     "canonical",
+    "lanes",
     "messages",
     "parse_event",
     "runs",

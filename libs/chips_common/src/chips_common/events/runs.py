@@ -20,6 +20,8 @@ from chips_common.events.base import EventBody, register
 MAX_TEXT = 32_000
 
 RunId = Annotated[str, Field(pattern=r"^run_[A-Za-z0-9_.:\-]{1,100}$")]
+# A lane's id is its opener's own, like a run's (ADR 0015, ADR 0017).
+LaneId = Annotated[str, Field(pattern=r"^lane_[A-Za-z0-9_.:\-]{1,100}$")]
 # A card's id is the harness's own (Jacobian's pending record), so ``wreply <id>`` can
 # name it: no spaces, at most 100 characters.
 CardId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:\-]{1,100}$")]
@@ -51,7 +53,8 @@ class RunStarted(EventBody):
     ``run_id`` is the harness's own and unique in the workspace. ``goal`` is what the turn
     is for (the message it answers, for a turn begun on one: ``message_id``); ``session_id``
     the harness session it came from; ``chips`` marks a turn begun on a message from Chips,
-    so that it is not drawn twice.
+    so that it is not drawn twice. ``lane_id`` names the lane this run works, in the room
+    the lane went to (a job taking over its lane, ADR 0017).
     """
 
     type: Literal["run.started"] = "run.started"
@@ -61,6 +64,7 @@ class RunStarted(EventBody):
     session_id: Short | None = None
     message_id: str | None = None
     chips: bool | None = None
+    lane_id: LaneId | None = None
 
 
 @register

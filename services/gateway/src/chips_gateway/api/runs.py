@@ -1,4 +1,5 @@
-"""Reading runs: a run with its steps as a receipt, a room's runs, approvals waiting.
+"""Reading runs: a run with its steps and lanes as a receipt, a room's runs and lanes,
+approvals waiting.
 
 Read from the projector's read models (``chips_common.db.run_tables``), scoped by who is
 in the room now (the door state), like every room read. A run in a room the caller is not
@@ -77,6 +78,33 @@ def card_row(row: Any) -> dict[str, Any]:
     }
 
 
+def lane_row(row: Any, space_id: str | None = None) -> dict[str, Any]:
+    """A lane as its route card shows it; ``direction`` is ``out`` of the room it was read
+    from, or ``in`` to it (ADR 0017)."""
+    lane = {
+        "lane_id": row.id,
+        "run_id": row.run_id,
+        "from_space_id": row.from_space_id,
+        "to_space_id": row.to_space_id,
+        "opener_id": row.opener_id,
+        "task": row.task,
+        "worker": row.worker,
+        "working_run_id": row.working_run_id,
+        "state": row.state,
+        "summary": row.summary,
+        "why": row.why,
+        "cost_usd": row.cost_usd,
+        "ended_by": row.ended_by,
+        "opened_seq": row.opened_seq,
+        "opened_at": row.opened_at.isoformat(),
+        "ended_seq": row.ended_seq,
+        "ended_at": row.ended_at.isoformat() if row.ended_at else None,
+    }
+    if space_id is not None:
+        lane["direction"] = "out" if row.from_space_id == space_id else "in"
+    return lane
+
+
 @router.get("/runs/{run_id}")
 async def read_run(
     run_id: str, ctx: Ctx, caller: Caller, after_seq: Annotated[int | None, Query(ge=0)] = None
@@ -101,8 +129,22 @@ async def read_run(
             .where(and_(c.c.workspace_id == ws_id, c.c.run_id == run_id))
             .order_by(c.c.asked_seq)
         )
+        ln = rt.rm_lanes
+        lanes = await conn.execute(
+            select(ln)
+            .where(and_(ln.c.workspace_id == ws_id, ln.c.run_id == run_id))
+            .order_by(ln.c.opened_seq)
+        )
+        works = (
+            await conn.execute(
+                select(ln.c.id).where(
+                    and_(ln.c.workspace_id == ws_id, ln.c.working_run_id == run_id)
+                )
+            )
+        ).scalar()
         return {
             **run_row(run),
+            "lane_id": works,
             "steps": [
                 {
                     "step_id": step.step_id,
@@ -115,6 +157,7 @@ async def read_run(
                 for step in steps
             ],
             "cards": [card_row(card) for card in cards],
+            "lanes": [lane_row(lane) for lane in lanes],
             "as_of_seq": seq,
         }
 
@@ -158,6 +201,34 @@ async def space_runs(
         },
         "as_of_seq": seq,
     }
+
+
+@router.get("/spaces/{space_id}/lanes")
+async def space_lanes(
+    space_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    """The lanes out of a room and into it, newest first (ADR 0017)."""
+    await require_member(ctx, caller, space_id)
+    ws_id = caller.workspace_id
+    seq = await as_of(ctx, ws_id, after_seq)
+    ln = rt.rm_lanes
+    async with ctx.engine.connect() as conn:
+        rows = await conn.execute(
+            select(ln)
+            .where(
+                and_(
+                    ln.c.workspace_id == ws_id,
+                    or_(ln.c.from_space_id == space_id, ln.c.to_space_id == space_id),
+                )
+            )
+            .order_by(ln.c.opened_seq.desc())
+            .limit(limit)
+        )
+        return {"lanes": [lane_row(row, space_id) for row in rows], "as_of_seq": seq}
 
 
 @router.get("/approvals")
