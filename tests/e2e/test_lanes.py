@@ -402,3 +402,12 @@ async def test_another_harness_does_not_cancel_a_lane(api: Api) -> None:
         "forbidden",
         "the harness that opened it or works it",
     )
+
+
+async def test_a_lane_does_not_go_into_an_archived_room(api: Api) -> None:
+    r = await rooms(api)
+    run = await start(api, r.jacobian, r.home)
+    await api.append(r.owner, {"type": "space.updated", "space_id": r.shop, "state": "closed"})
+    await refused(
+        api, r, r.jacobian, opened(key("lane_j"), r.shop, run_id=run), "invalid_event", "archived"
+    )

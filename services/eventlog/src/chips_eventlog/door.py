@@ -36,6 +36,7 @@ from chips_common.events import (
     MessageShown,
     MessageUnpinned,
     ParticipantJoined,
+    RunCancel,
     SpaceClaimed,
     SpaceCreated,
     SpaceLockSet,
@@ -856,8 +857,29 @@ class Door:
         if isinstance(body, lanes.LANE_EVENTS):  # logged in both of its rooms (ADR 0017)
             await lanes.admit_lane(self, body, request.actor)
             return
-        filled = await self.check(body, request.actor, request)
-        self.stage(body, filled, request.actor)
+        await self.decide(body, request.actor, request)
+
+    async def decide(self, body: EventBody, actor: Actor, request: AppendRequest | None) -> None:
+        """Decide one event's rule and stage it, after the runs it stops (websocket.md).
+
+        A harness taken out of a room, or a room archived, stops the runs there: each is
+        sent ``run.cancel`` while the harness is still in the room. The operation's own rule
+        is decided first (and undone), so a refused one stops nothing and is refused for
+        its own reason.
+        """
+        stopping, why = await runs.stopped_by(self, body)
+        if stopping:
+            async with self.conn.begin_nested() as trial:
+                await self.check(body, actor, request)
+                await trial.rollback()
+            self._standings.clear()
+            self._rooms.clear()
+            for run in stopping:
+                await runs.set_state(self, run.id, "cancelled")
+                cancel = RunCancel(run_id=run.id, why=why)
+                self.stage(cancel, {"space_id": run.space_id}, actor)
+        filled = await self.check(body, actor, request)
+        self.stage(body, filled, actor)
 
     async def run_composer(self, space_id: str, command: Command, actor: Actor) -> None:
         """A person's composer command, logged as the room operation it names (ADR 0008).
@@ -891,8 +913,7 @@ class Door:
             state = "closed" if command.name == "archive" else "open"
             bodies.append(SpaceUpdated(space_id=space_id, state=state))
         for body in bodies:
-            filled = await self.check(body, actor, None)
-            self.stage(body, filled, actor)
+            await self.decide(body, actor, None)
 
     @staticmethod
     def resolve(handle: str, people: list[tuple[str, str]]) -> str:

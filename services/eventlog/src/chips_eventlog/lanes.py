@@ -151,8 +151,15 @@ async def check_opened(door: Door, body: LaneOpened, actor: Actor) -> Lane:
         refuse("invalid_event", "a lane goes into another room than its own", "to_space_id")
     if await door.standing(from_space, actor.id) is None:
         refuse("forbidden", "you are not in the room the lane is opened from", "from_space_id")
-    if await door.space(body.to_space_id) is None:
+    target = await door.space(body.to_space_id)
+    if target is None:
         refuse("not_found", f"no room {body.to_space_id} to open a lane into", "to_space_id")
+    if target.state == "closed":
+        refuse(
+            "invalid_event",
+            "the room the lane goes to is archived; unarchive it first",
+            "to_space_id",
+        )
     if await door.standing(body.to_space_id, actor.id) is None:
         refuse(
             "forbidden",
