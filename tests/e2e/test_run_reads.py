@@ -61,3 +61,32 @@ async def test_a_run_in_another_room_is_not_found(api: Api) -> None:
     assert r.status_code == 403 and r.json()["code"] == "forbidden"
     r = await api.http.get("/v1/approvals", headers=api.auth(maya))
     assert r.json()["approvals"] == []
+
+
+async def test_a_harness_s_usage_adds_up_its_runs_in_every_room(api: Api) -> None:
+    owner, jacobian, room = await harness_room(api)
+    other = await api.open_space(owner, "Shopping", [jacobian.participant_id])
+    maya = await api.add_person(owner, "Maya Chen")
+    seq = 0
+    for where, cost in ((room, 0.25), (other, 0.5)):
+        run = await start(api, jacobian, where)
+        seq = await api.append(
+            jacobian,
+            {"type": "usage", "run_id": run, "tokens_in": 10, "tokens_out": 2, "cost_usd": cost},
+        )
+    for who in (jacobian, owner):
+        r = await api.http.get(
+            f"/v1/harnesses/{jacobian.participant_id}/usage",
+            params={"after_seq": seq},
+            headers=api.auth(who),
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["usage"] == {
+            "tokens_in": 20,
+            "tokens_out": 4,
+            "cost_usd": 0.75,
+            "reports": 2,
+            "uncosted": 0,
+        }
+    r = await api.http.get(f"/v1/harnesses/{jacobian.participant_id}/usage", headers=api.auth(maya))
+    assert r.status_code == 403 and r.json()["code"] == "forbidden"

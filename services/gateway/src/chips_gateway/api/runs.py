@@ -16,6 +16,7 @@ from sqlalchemy import and_, func, or_, select
 
 from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
+from chips_gateway.api.harnesses import require_harness_or_owner
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.api.rooms import require_member
 from chips_gateway.context import Caller, Ctx
@@ -162,6 +163,43 @@ async def read_run(
         }
 
 
+def usage_of(row: Any) -> dict[str, Any]:
+    return {
+        "tokens_in": row.tokens_in if row else 0,
+        "tokens_out": row.tokens_out if row else 0,
+        "cost_usd": round(row.cost_usd, 6) if row else 0,
+        "reports": row.reports if row else 0,
+        "uncosted": row.uncosted if row else 0,
+    }
+
+
+@router.get("/harnesses/{harness_id}/usage")
+async def harness_usage(
+    harness_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    after_seq: Annotated[int | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """What a harness's runs have spent, in every room (the harness, or its owner)."""
+    await require_harness_or_owner(ctx, caller, harness_id)
+    ws_id = caller.workspace_id
+    seq = await as_of(ctx, ws_id, after_seq)
+    u = rt.rm_usage
+    async with ctx.engine.connect() as conn:
+        row = (
+            await conn.execute(
+                select(u).where(
+                    and_(
+                        u.c.workspace_id == ws_id,
+                        u.c.scope == "harness",
+                        u.c.scope_id == harness_id,
+                    )
+                )
+            )
+        ).first()
+    return {"harness_id": harness_id, "usage": usage_of(row), "as_of_seq": seq}
+
+
 @router.get("/spaces/{space_id}/runs")
 async def space_runs(
     space_id: str,
@@ -190,17 +228,7 @@ async def space_runs(
                 )
             )
         ).first()
-    return {
-        "runs": runs,
-        "usage": {
-            "tokens_in": usage.tokens_in if usage else 0,
-            "tokens_out": usage.tokens_out if usage else 0,
-            "cost_usd": round(usage.cost_usd, 6) if usage else 0,
-            "reports": usage.reports if usage else 0,
-            "uncosted": usage.uncosted if usage else 0,
-        },
-        "as_of_seq": seq,
-    }
+    return {"runs": runs, "usage": usage_of(usage), "as_of_seq": seq}
 
 
 @router.get("/spaces/{space_id}/lanes")
