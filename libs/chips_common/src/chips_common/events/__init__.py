@@ -20,6 +20,7 @@ from chips_common.events.spaces import (
     MembershipRemoved,
     SpaceClaimed,
     SpaceCreated,
+    SpaceErased,
     SpaceLockSet,
     SpaceUpdated,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "ParticipantJoined",
     "SpaceClaimed",
     "SpaceCreated",
+    "SpaceErased",
     "SpaceLockSet",
     "SpaceUpdated",
     "WorkspaceCreated",
