@@ -31,6 +31,7 @@ from chips_common.events import (
     ParticipantJoined,
     SpaceClaimed,
     SpaceCreated,
+    SpaceErased,
     SpaceLockSet,
     SpaceUpdated,
     WorkspaceCreated,
@@ -41,6 +42,7 @@ from chips_common.ids import event_id_for_message, message_id_for, new_id
 from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
+from chips_eventlog import erase, threads
 
 
 class Refused(Exception):
@@ -94,6 +96,8 @@ class Door:
         # Events checked but not yet written; written together by flush().
         self.pending: list[dict[str, Any]] = []
         self.traces: dict[int, str | None] = {}
+        # Spaces erased in this transaction: nothing of them is published (erase.py).
+        self.erased: set[str] = set()
 
     def mark(self) -> tuple[int, int]:
         """Where a request starts, to undo it with :meth:`undo` if it is refused."""
@@ -176,7 +180,8 @@ class Door:
             await self.conn.execute(
                 select(t.memberships.c.standing).where(
                     and_(
-                        t.memberships.c.space_id == space_id,
+                        # A thread's members are its room's (threads.py).
+                        t.memberships.c.space_id == threads.room_of(space_id),
                         t.memberships.c.participant_id == participant_id,
                         t.memberships.c.workspace_id == self.workspace_id,
                     )
@@ -649,7 +654,7 @@ class Door:
                         t.participants, t.memberships.c.participant_id == t.participants.c.id
                     )
                 )
-                .where(t.memberships.c.space_id == space_id)
+                .where(t.memberships.c.space_id == threads.room_of(space_id))
                 .order_by(t.memberships.c.since_seq, t.participants.c.id)
             )
             self._rooms[space_id] = [Member(r.id, r.kind, r.name) for r in rows]
@@ -739,11 +744,14 @@ class Door:
         self, body: EventBody, actor: Actor, request: AppendRequest | None
     ) -> dict[str, Any]:
         """Decide the rule for one event, update the door state, and say what Chips fills in."""
+        await threads.refuse_room_operation(self, body, actor)
         match body:
             case WorkspaceCreated():
                 return await self.check_workspace_created(body, actor)
             case ParticipantJoined() if request is not None:
                 return await self.check_participant_joined(body, actor, request)
+            case SpaceCreated() if threads.is_thread_event(body):
+                return await threads.check_thread_created(self, body, actor)
             case SpaceCreated():
                 return await self.check_space_created(body, actor)
             case SpaceUpdated():
@@ -760,6 +768,8 @@ class Door:
                 return await self.check_message_post(body, actor)
             case SpaceClaimed():
                 raise Refused("forbidden", "a harness claims a space through its door", "type")
+            case SpaceErased():
+                raise Refused("invalid_event", "a space is deleted on its own", "type")
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
 
     async def append(
@@ -803,6 +813,9 @@ class Door:
                 async with self.conn.begin_nested():
                     await self.run_composer(body.space_id, command, request.actor)
                 return
+        if isinstance(body, SpaceErased):  # may be logged as an archive instead (erase.py)
+            await erase.admit_space_erased(self, body, request.actor)
+            return
         filled = await self.check(body, request.actor, request)
         self.stage(body, filled, request.actor)
 

@@ -95,6 +95,10 @@ class Feed:
         while self.last < upto:
             missing = await self.reader.events_traced(self.workspace_id, self.last, upto)
             if not missing:
+                if await self.reader.head(self.workspace_id) >= upto:
+                    # Committed, and gone: the seqs of an erased space (docs/adr/0010).
+                    self.last = upto
+                    break
                 log.warning(
                     "seq %d..%d of %s not in the log yet", self.last + 1, upto, self.workspace_id
                 )
@@ -114,6 +118,11 @@ class Feed:
             self.people[pid] = {"id": pid, "kind": event["kind"], "name": event["name"]}
         space_id = event.get("space_id")
         if space_id is None:
+            return
+        if event["type"] == "space.erased":
+            # Nothing of an erased room stays in memory (spec/spaces.md, Deleting one).
+            for erased in (space_id, *(event.get("threads") or ())):
+                self.rooms.pop(erased, None)
             return
         window = self.rooms.get(space_id)
         if window is None:

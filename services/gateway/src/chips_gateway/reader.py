@@ -196,6 +196,27 @@ class LogReader:
         async with self.engine.connect() as conn:
             return {row.space_id for row in await conn.execute(query) if row.added}
 
+    async def threads_as_of(self, workspace_id: str, seq: int) -> dict[str, str]:
+        """Each thread opened by event ``seq``, with its room (for scoping a replay)."""
+        s = t.spaces.c
+        query = select(s.id, s.parent_space_id).where(
+            and_(
+                s.workspace_id == workspace_id,
+                s.kind == "thread",
+                s.created_seq <= seq,
+                s.state != "erased",
+            )
+        )
+        async with self.engine.connect() as conn:
+            return {row.id: row.parent_space_id for row in await conn.execute(query)}
+
+    async def capabilities(self, participant_id: str) -> list[str]:
+        """What a harness declared it does (harness.declared), sorted."""
+        query = select(t.participants.c.capabilities).where(t.participants.c.id == participant_id)
+        async with self.engine.connect() as conn:
+            found = (await conn.execute(query)).scalar()
+        return list(found or [])
+
     async def current_spaces(self, workspace_id: str, participant_id: str) -> list[str]:
         query = (
             select(t.memberships.c.space_id)
@@ -211,9 +232,13 @@ class LogReader:
             return [row.space_id for row in await conn.execute(query)]
 
     async def is_member(self, space_id: str, participant_id: str) -> bool:
+        """Whether the participant is in the space now (in a thread's room, for a thread)."""
+        parent = (
+            select(t.spaces.c.parent_space_id).where(t.spaces.c.id == space_id).scalar_subquery()
+        )
         query = select(t.memberships.c.standing).where(
             and_(
-                t.memberships.c.space_id == space_id,
+                t.memberships.c.space_id == func.coalesce(parent, space_id),
                 t.memberships.c.participant_id == participant_id,
             )
         )

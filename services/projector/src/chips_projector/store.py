@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import tables as t
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
+from chips_projector import erase, threads
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
@@ -48,6 +49,9 @@ async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, sta
 
 
 async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    if event["kind"] == "thread":
+        await threads.apply_thread_created(conn, event)
+        return
     # A harness opens a space for its owner (opened_for), who owns it; the harness is in it.
     actor = event["actor"]["id"]
     owner = event.get("opened_for") or actor
@@ -209,6 +213,8 @@ async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> No
         )
     )
     await touch(conn, event["space_id"], event["seq"], messages=1)
+    # A reply in a thread is the room's news: the room comes forward (spec/messages.md).
+    await threads.bring_room_forward(conn, event)
 
 
 APPLY: dict[str, Apply] = {
@@ -221,6 +227,7 @@ APPLY: dict[str, Apply] = {
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "message.post": apply_message_post,
+    "space.erased": erase.apply_space_erased,
 }
 
 

@@ -91,7 +91,9 @@ async def read_events(
         return {"events": events, "next_since": next_since}
 
     view = MembershipView(
-        caller.participant_id, await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since)
+        caller.participant_id,
+        await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since),
+        await ctx.reader.threads_as_of(ws_id, since),
     )
     head = await ctx.reader.head(ws_id)
     found: list[dict[str, Any]] = []

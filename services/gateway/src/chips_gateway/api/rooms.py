@@ -212,6 +212,22 @@ async def lock_space(
     return await append_event(ctx, caller, event, idempotency_key)
 
 
+@router.delete("/spaces/{space_id}")
+async def delete_space(
+    space_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Delete a room: ``space.erased`` (spec/spaces.md, Deleting one; docs/adr/0010).
+
+    A direct space nobody could open again is archived instead; the answer's seq is then
+    that of the ``space.updated``.
+    """
+    event = {"type": "space.erased", "space_id": space_id}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
 def space_fields(space: Any) -> dict[str, Any]:
     """A space as the HTTP API shows it, from its ``rm_spaces`` row."""
     return {
@@ -229,4 +245,6 @@ def space_fields(space: Any) -> dict[str, Any]:
         "message_count": space["message_count"],
         "moved_by": space["moved_by"],
         "moved_seq": space["moved_seq"],
+        "parent_space_id": space["parent_space_id"],
+        "root_message_id": space["root_message_id"],
     }
