@@ -94,13 +94,9 @@ async def test_erase_leaves_no_words_in_http_replay_tables_or_the_stream(stack, 
         },
     )
     keep = await api.open_space(owner, "Keep", [maya.participant_id])
-    room = await api.open_space(
-        owner, f"Plans {word}", [maya.participant_id, scout.participant_id]
-    )
+    room = await api.open_space(owner, f"Plans {word}", [maya.participant_id, scout.participant_id])
     root = await api.say(maya, room, f"the secret is {word}")
-    root_id = next(e for e in await api.read(maya, space_id=room) if e["seq"] == root)[
-        "message_id"
-    ]
+    root_id = next(e for e in await api.read(maya, space_id=room) if e["seq"] == root)["message_id"]
     opened = await api.append(
         maya,
         {
