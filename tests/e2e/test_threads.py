@@ -150,3 +150,36 @@ async def test_a_thread_is_refused_inside_a_thread_in_a_closed_space_or_twice_fr
     for event, code, reason in refusals:
         await api.refused(owner, event, code, reason)
     assert await api.head(owner) == head
+
+
+async def test_a_harness_hears_a_thread_with_its_rooms_members_the_same_live_and_on_replay(
+    stack, api: Api
+) -> None:
+    """A thread's members are its room's, so a harness's turn there is handed the room's
+    members, and the thread's lines as context; a replay hands over the same frame."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await api.open_space(owner, "Planning", [scout.participant_id])
+    root = await message_id(api, owner, room, await api.say(owner, room, "the plan"))
+    sock = await Socket.open(stack.gateway_b, scout)
+    await sock.subscribe(owner.workspace_id)
+    thread = await open_thread(api, owner, room, root)
+    first = await api.say(owner, thread, "first in the thread")
+    await sock.wait_for_seq(first)
+    # Somebody joins the room after the thread's window was made: they are in the thread.
+    await api.add_to_room(owner, room, maya.participant_id)
+    said = await api.say(maya, thread, "maya in the thread")
+    ask = await api.say(owner, thread, "@Scout what now?")
+    frame = await sock.wait_for(lambda f: f["frame"] == "event" and f["event"]["seq"] == ask)
+    live = frame["event"]
+    assert live["type"] == "message.new"
+    assert [m["name"] for m in live["room"]["members"]] == ["Arjun Rao", "Maya Chen", "Scout"]
+    assert [line["seq"] for line in live["context"]["lines"]] == [first, said]
+    await sock.close()
+
+    replay = await Socket.open(stack.gateway_a, scout)
+    await replay.subscribe(owner.workspace_id, since=first - 1)
+    await replay.wait_for_seq(ask)
+    assert next(e for e in replay.events() if e["seq"] == ask) == live
+    await replay.close()

@@ -76,6 +76,13 @@ class RoomWindow:
         elif kind == "message.post":
             self.marks[event["actor"]["id"]] = seq
 
+    def follow_room(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
+        """A thread's window follows its room's membership (it has none of its own)."""
+        if event["type"] == "membership.added":
+            self._add(event["participant_id"], names, event["seq"])
+        elif event["type"] == "membership.removed":
+            self.members.pop(event["participant_id"], None)
+
     def _add(self, pid: str, names: dict[str, dict[str, str]], seq: int) -> None:
         known = who(names, pid)
         self.members[pid] = Member(pid, known["kind"], known["name"])
