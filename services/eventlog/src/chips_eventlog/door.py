@@ -781,10 +781,11 @@ class Door:
         door state it writes always see the seq of the event they are about. Every event
         keeps the trace context of the request that brought it.
         """
-        start = len(self.pending)
+        # By seq rather than by position: an erasure flushes what was pending (erase.py).
+        first = self.head_seq + 1
         for raw in request.events:
             await self.admit(raw, request)
-        logged = self.pending[start:]
+        logged = [e for e in self.pending if e["seq"] >= first]
         for event in logged:
             self.traces[event["seq"]] = traceparent
         return logged
