@@ -199,3 +199,31 @@ async def test_erase_leaves_no_words_in_http_replay_tables_or_the_stream(stack, 
     copies = await stream_copies(stack, owner.workspace_id)
     assert not [c for c in copies if word in c or thread_word in c]
     assert any(json.loads(c)["seq"] == erased_seq for c in copies)
+
+
+async def test_words_sent_in_the_same_batch_as_the_delete_are_erased_too(stack, api: Api) -> None:
+    """Posts pipelined just ahead of the delete are usually appended in its batch: they are
+    acked, then erased with the room, and never published."""
+    word = f"marmalade{secrets.token_hex(4)}"
+    owner = await api.create_workspace()
+    maya = await api.add_person(owner, "Maya Chen")
+    room = await api.open_space(owner, "Batch", [maya.participant_id])
+    head = await api.head(owner)
+    watch = await Socket.open(stack.gateway_b, maya)
+    await watch.subscribe(maya.workspace_id, since=head)
+    sock = await Socket.open(stack.gateway_a, owner)
+    keys = [
+        await sock.write({"type": "message.post", "space_id": room, "text": f"{word} {i}"})
+        for i in range(20)
+    ]
+    gone = await sock.write({"type": "space.erased", "space_id": room})
+    answers = [await sock.answer(k) for k in [*keys, gone]]
+    assert all(a["frame"] == "ack" and isinstance(a["seq"], int) for a in answers), answers
+    erased_seq = answers[-1]["seq"]
+    await watch.wait_for_seq(erased_seq)
+    await sock.close()
+    await watch.close()
+    await api.spaces(owner, erased_seq)  # the read models have applied the erasure
+    assert tables_holding(stack, word) == []
+    assert not [c for c in await stream_copies(stack, owner.workspace_id) if word in c]
+    assert word not in json.dumps(await api.read(owner, since=0))
