@@ -113,6 +113,7 @@ async def test_a_message_in_a_thread_brings_its_room_forward(stack, api: Api) ->
     sheet = await api.sheet(owner, thread, reply)
     assert sheet["kind"] == "thread" and sheet["parent_space_id"] == older
     assert sheet["root_message_id"] == root
+    assert [m["participant_id"] for m in sheet["members"]] == [owner.participant_id]
 
 
 async def test_a_thread_is_refused_inside_a_thread_in_a_closed_space_or_twice_from_one_message(

@@ -73,11 +73,13 @@ async def room_sheet(
             .mappings()
             .first()
         )
+        # A thread has no members of its own: its room's are in it (spec/messages.md).
+        room = space["parent_space_id"] if space and space["parent_space_id"] else space_id
         members = (
             await conn.execute(
                 select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind)
                 .select_from(m.outerjoin(p, m.c.participant_id == p.c.id))
-                .where(m.c.space_id == space_id)
+                .where(m.c.space_id == room)
                 .order_by(m.c.since_seq, m.c.participant_id)
             )
         ).all()
