@@ -96,6 +96,13 @@ async def test_a_workspace_admin_in_the_room_may_delete_it_and_a_follows_rooms_h
     assert frame["event"]["follows"] == [{"harness_id": scout.participant_id, "delete": False}]
     assert frame["event"]["actor"]["id"] == admin.participant_id
     await sock.close()
+    # websocket.md: "what you post to a room that is gone is refused".
+    await api.refused(
+        scout,
+        {"type": "message.post", "space_id": room, "text": "anyone there?"},
+        "forbidden",
+        "you are not a member of this space",
+    )
     listed = await api.harness_spaces(scout, scout.participant_id, r.json()["seq"])
     assert room not in json.dumps(listed)
     # The key is free again: the harness's door opens a new space for it.
