@@ -71,6 +71,7 @@ async def test_hello_names_the_harness_its_owner_and_its_spaces(stack, api: Api)
         "id": harness.participant_id,
         "name": "Scout",
         "owner_id": owner.participant_id,
+        "capabilities": [],  # what it declared: nothing yet
     }
     assert "autonomy" in hello
     assert hello["spaces"] == [space_id]

@@ -4,8 +4,8 @@ Issue 3, Proven by: "Rebuilding read models from zero after a scripted history o
 mixed space operations gives identical tables." DESIGN.md §5: the projector's tables are a
 pure function of the log. The script mixes every space operation — opening by key,
 joining a shared key, adding and removing, leaving, retitling, archiving, unarchiving,
-locking, composer commands, declarations, words — from people and harnesses over HTTP and
-the socket, and lets the door refuse what it refuses.
+locking, composer commands, declarations, words, threads, deleting — from people and
+harnesses over HTTP and the socket, and lets the door refuse what it refuses.
 """
 
 from __future__ import annotations
@@ -75,6 +75,21 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
             if space_id not in rooms:
                 rooms.append(space_id)
 
+    for room in rooms[:2]:  # threads: posts land in them, room operations are refused
+        root_seq = await api.say(owner, room, "a root")
+        root = next(e for e in await api.read(owner, space_id=room) if e["seq"] == root_seq)
+        opened = await api.append(
+            owner,
+            {
+                "type": "space.created",
+                "kind": "thread",
+                "parent_space_id": room,
+                "root_message_id": root["message_id"],
+            },
+        )
+        rooms.append((await api.read(owner, since=opened - 1, limit=1))[0]["space_id"])
+        done += 2
+
     def operation() -> tuple[Identity, dict[str, Any]]:
         room = rng.choice(rooms)
         who = rng.choice(everyone)
@@ -130,6 +145,8 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
                 "space_id": room,
                 "locked": rng.random() < 0.5,
             }
+        if roll < 0.87:  # deleting: erased by an owner or admin, refused to the rest
+            return rng.choice(people), {"type": "space.erased", "space_id": room}
         if roll < 0.90:
             harness = rng.choice([scout, ledger])
             caps = rng.sample(["new_spaces", "follows_rooms", "agents", "forks", "restarts"], 2)

@@ -199,6 +199,14 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "shared": True,
         "opened_for": USR,
         "asked_of": HRN,
+        "parent_space_id": "spc_01J8Z3PARENT0000000000000",
+        "root_message_id": "msg_01J8Z3R00T00000000000000",
+    },
+    "space.erased": {
+        "type": "space.erased",
+        "space_id": SPC,
+        "threads": ["spc_01J8Z3THREAD0000000000000"],
+        "follows": [{"harness_id": HRN, "delete": True}],
     },
     "space.claimed": {
         "type": "space.claimed",

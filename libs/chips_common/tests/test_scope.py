@@ -275,3 +275,58 @@ def test_a_harness_hears_feedback_only_about_its_own_words() -> None:
     assert MembershipView(HARNESS, spaces=[SPACE], kind="harness").fold(event) is True
     assert MembershipView(OTHER, spaces=[SPACE], kind="harness").fold(event) is False
     assert MembershipView(OTHER, spaces=[SPACE], kind="person").fold(event) is True
+
+
+def thread(space_id: str, parent: str, by: str = OTHER) -> dict[str, Any]:
+    return {
+        "type": "space.created",
+        "space_id": space_id,
+        "kind": "thread",
+        "members": [],
+        "parent_space_id": parent,
+        "root_message_id": "msg_root",
+        "actor": person(by),
+    }
+
+
+def erased(space_id: str, threads: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "space.erased",
+        "space_id": space_id,
+        "threads": threads or [],
+        "follows": [],
+        "actor": person(OTHER),
+    }
+
+
+def test_whoever_is_in_the_room_is_in_its_threads() -> None:
+    """spec/messages.md, Threads: no members of their own; the room's are in them, and
+    leave them with the room."""
+    view = MembershipView(ME, [SPACE])
+    assert view.fold(thread("spc_t", SPACE)) is True
+    assert view.fold(post("spc_t")) is True
+    assert view.fold(removed(SPACE, ME)) is True
+    assert view.fold(post("spc_t")) is False
+    assert view.fold(added(SPACE, ME)) is True
+    assert view.fold(post("spc_t")) is True
+
+
+def test_a_thread_of_a_room_you_are_not_in_is_not_yours() -> None:
+    view = MembershipView(ME)
+    assert view.fold(thread("spc_t", SPACE, by=OTHER)) is False
+    assert view.fold(post("spc_t")) is False
+
+
+def test_threads_known_from_before_a_replay_are_scoped_by_their_room() -> None:
+    view = MembershipView(ME, [SPACE], parents={"spc_t": SPACE})
+    assert view.fold(post("spc_t")) is True
+
+
+def test_space_erased_goes_to_whoever_was_in_it_and_ends_it() -> None:
+    """spec/spaces.md, Deleting one: every device is sent it and forgets the room."""
+    view = MembershipView(ME, [SPACE], parents={"spc_t": SPACE})
+    assert view.fold(erased(SPACE, ["spc_t"])) is True
+    assert view.spaces == set() and view.parents == {}
+    assert view.fold(post(SPACE)) is False
+    outsider = MembershipView(ME)
+    assert outsider.fold(erased(SPACE)) is False

@@ -37,7 +37,7 @@ from chips_common.append import AppendAnswer, AppendRequest
 from chips_common.clock import utcnow
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
-from chips_eventlog import metrics, store
+from chips_eventlog import metrics, purge, store
 from chips_eventlog.door import Door, Refused
 from chips_eventlog.leases import Leases
 
@@ -132,6 +132,13 @@ class Appender:
                         }
                     )
             await door.flush()
+            if door.erased:  # what the batch said in a room it then erased is not published
+                for item in items:
+                    item.published = [
+                        e
+                        for e in item.published
+                        if e.get("space_id") not in door.erased or e["type"] == "space.erased"
+                    ]
             await store.save_keys(conn, fresh_keys)
             if door.head_seq > 0:
                 await store.save_head(conn, workspace_id, door.head_seq)
@@ -250,6 +257,7 @@ class Appender:
                 "%d events left in the outbox for the sweeper: %r", len(events) - len(done), failure
             )
         await store.mark_published(self.engine, done)
+        await purge.after_publish(self.js, self.names, self.engine, events, results)
         return len(done)
 
     async def answer(self, msg: Msg, answer: AppendAnswer) -> None:
@@ -272,6 +280,7 @@ class Appender:
             while True:
                 traced = await store.unpublished(self.engine)
                 if not traced:
+                    await purge.sweep(self.js, self.names, self.engine)
                     return total
                 published = await self.publish(traced)
                 total += published

@@ -39,6 +39,7 @@ from chips_common.events import (
     RunCancel,
     SpaceClaimed,
     SpaceCreated,
+    SpaceErased,
     SpaceLockSet,
     SpaceUpdated,
     TurnPassed,
@@ -51,7 +52,7 @@ from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import passes, refusal
-from chips_eventlog import lanes, runs, words
+from chips_eventlog import erase, lanes, runs, threads, words
 
 
 class Refused(Exception):
@@ -105,6 +106,8 @@ class Door:
         # Events checked but not yet written; written together by flush().
         self.pending: list[dict[str, Any]] = []
         self.traces: dict[int, str | None] = {}
+        # Spaces erased in this transaction: nothing of them is published (erase.py).
+        self.erased: set[str] = set()
 
     def mark(self) -> tuple[int, int]:
         """Where a request starts, to undo it with :meth:`undo` if it is refused."""
@@ -187,7 +190,8 @@ class Door:
             await self.conn.execute(
                 select(t.memberships.c.standing).where(
                     and_(
-                        t.memberships.c.space_id == space_id,
+                        # A thread's members are its room's (threads.py).
+                        t.memberships.c.space_id == threads.room_of(space_id),
                         t.memberships.c.participant_id == participant_id,
                         t.memberships.c.workspace_id == self.workspace_id,
                     )
@@ -681,7 +685,7 @@ class Door:
                         t.participants, t.memberships.c.participant_id == t.participants.c.id
                     )
                 )
-                .where(t.memberships.c.space_id == space_id)
+                .where(t.memberships.c.space_id == threads.room_of(space_id))
                 .order_by(t.memberships.c.since_seq, t.participants.c.id)
             )
             self._rooms[space_id] = [Member(r.id, r.kind, r.name) for r in rows]
@@ -771,11 +775,14 @@ class Door:
         self, body: EventBody, actor: Actor, request: AppendRequest | None
     ) -> dict[str, Any]:
         """Decide the rule for one event, update the door state, and say what Chips fills in."""
+        await threads.refuse_room_operation(self, body, actor)
         match body:
             case WorkspaceCreated():
                 return await self.check_workspace_created(body, actor)
             case ParticipantJoined() if request is not None:
                 return await self.check_participant_joined(body, actor, request)
+            case SpaceCreated() if threads.is_thread_event(body):
+                return await threads.check_thread_created(self, body, actor)
             case SpaceCreated():
                 return await self.check_space_created(body, actor)
             case SpaceUpdated():
@@ -805,6 +812,8 @@ class Door:
                 return await runs.check_run_event(self, body, actor, request)
             case SpaceClaimed():
                 raise Refused("forbidden", "a harness claims a space through its door", "type")
+            case SpaceErased():
+                raise Refused("invalid_event", "a space is deleted on its own", "type")
         raise Refused("invalid_event", f"{body.type} has no rule at the door", "type")
 
     async def append(
@@ -816,10 +825,11 @@ class Door:
         door state it writes always see the seq of the event they are about. Every event
         keeps the trace context of the request that brought it.
         """
-        start = len(self.pending)
+        # By seq rather than by position: an erasure flushes what was pending (erase.py).
+        first = self.head_seq + 1
         for raw in request.events:
             await self.admit(raw, request)
-        logged = self.pending[start:]
+        logged = [e for e in self.pending if e["seq"] >= first]
         for event in logged:
             self.traces[event["seq"]] = traceparent
         return logged
@@ -854,6 +864,9 @@ class Door:
                 async with self.conn.begin_nested():
                     await self.run_composer(body.space_id, command, request.actor)
                 return
+        if isinstance(body, SpaceErased):  # may be logged as an archive instead (erase.py)
+            await erase.admit_space_erased(self, body, request.actor)
+            return
         if isinstance(body, lanes.LANE_EVENTS):  # logged in both of its rooms (ADR 0017)
             await lanes.admit_lane(self, body, request.actor)
             return

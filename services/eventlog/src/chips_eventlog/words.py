@@ -91,12 +91,6 @@ async def find(door: Door, message_id: str) -> Said | None:
     )
 
 
-async def taken_back(door: Door, message_id: str) -> bool:
-    """Whether a message was taken back (message.deleted): it takes nothing more."""
-    found = await find(door, message_id)
-    return found is not None and found.deleted
-
-
 async def message_in(door: Door, space_id: str, message_id: str, *, live: bool = True) -> Said:
     """The message, which must be in ``space_id`` (and not taken back, when ``live``)."""
     found = await find(door, message_id)

@@ -45,6 +45,8 @@ class Feed:
         # The fast path for shaping (windows.py): who is who, and each room's recent events.
         self.people: dict[str, dict[str, str]] = {}
         self.rooms: dict[str, RoomWindow] = {}
+        # Each thread window's room, so a room's membership changes reach its threads' windows.
+        self.parents: dict[str, str] = {}
 
     async def start(self) -> None:
         # Hold the lock while subscribing and reading the head, so that an event arriving
@@ -95,6 +97,10 @@ class Feed:
         while self.last < upto:
             missing = await self.reader.events_traced(self.workspace_id, self.last, upto)
             if not missing:
+                if await self.reader.head(self.workspace_id) >= upto:
+                    # Committed, and gone: the seqs of an erased space (docs/adr/0010).
+                    self.last = upto
+                    break
                 log.warning(
                     "seq %d..%d of %s not in the log yet", self.last + 1, upto, self.workspace_id
                 )
@@ -115,11 +121,23 @@ class Feed:
         space_id = event.get("space_id")
         if space_id is None:
             return
+        if event["type"] == "space.erased":
+            # Nothing of an erased room stays in memory (spec/spaces.md, Deleting one).
+            for erased in (space_id, *(event.get("threads") or ())):
+                self.rooms.pop(erased, None)
+                self.parents.pop(erased, None)
+            return
         window = self.rooms.get(space_id)
         if window is None:
             window = await RoomWindow.load(self.reader, self.workspace_id, space_id, event["seq"])
             self.rooms[space_id] = window
+            if parent := await self.reader.parent_of(space_id):
+                self.parents[space_id] = parent
         window.apply(event, self.people)
+        if event["type"] in ("membership.added", "membership.removed"):
+            for thread, room in self.parents.items():
+                if room == space_id and thread in self.rooms:
+                    self.rooms[thread].follow_room(event, self.people)
 
     def _dispatch(self, event: dict[str, Any], traceparent: str | None) -> None:
         """Offer one event to every listener, inside a span of the event's own trace."""

@@ -16,6 +16,12 @@ from chips_common.rules.handles import Member
 TURN_ENDS = ("message.post", "turn.passed")
 
 
+def room_of(space_id: str) -> Any:
+    """The space whose members are in ``space_id``: a thread's room, else itself."""
+    parent = select(t.spaces.c.parent_space_id).where(t.spaces.c.id == space_id).scalar_subquery()
+    return func.coalesce(parent, space_id)
+
+
 class LogReader:
     def __init__(self, engine: AsyncEngine, batch_size: int = 500) -> None:
         self.engine = engine
@@ -68,7 +74,8 @@ class LogReader:
             .where(
                 and_(
                     t.membership_log.c.workspace_id == workspace_id,
-                    t.membership_log.c.space_id == space_id,
+                    # In a thread, since joining its room (spec/messages.md, Threads).
+                    t.membership_log.c.space_id == room_of(space_id),
                     t.membership_log.c.participant_id == participant_id,
                     t.membership_log.c.added.is_(True),
                     t.membership_log.c.seq < before,
@@ -126,13 +133,15 @@ class LogReader:
         return rows
 
     async def members_as_of(self, workspace_id: str, space_id: str, seq: int) -> list[Member]:
-        """Who was in a space once event ``seq`` had been applied."""
+        """Who was in a space (a thread's room, for a thread) once event ``seq`` was applied."""
         log = t.membership_log
         latest = (
             select(log.c.participant_id, log.c.added)
             .where(
                 and_(
-                    log.c.workspace_id == workspace_id, log.c.space_id == space_id, log.c.seq <= seq
+                    log.c.workspace_id == workspace_id,
+                    log.c.space_id == room_of(space_id),
+                    log.c.seq <= seq,
                 )
             )
             .order_by(log.c.participant_id, log.c.seq.desc())
@@ -219,6 +228,34 @@ class LogReader:
         async with self.engine.connect() as conn:
             return {row.space_id for row in await conn.execute(query) if row.added}
 
+    async def threads_as_of(self, workspace_id: str, seq: int) -> dict[str, str]:
+        """Each thread opened by event ``seq``, with its room (for scoping a replay)."""
+        s = t.spaces.c
+        query = select(s.id, s.parent_space_id).where(
+            and_(
+                s.workspace_id == workspace_id,
+                s.kind == "thread",
+                s.created_seq <= seq,
+                s.state != "erased",
+            )
+        )
+        async with self.engine.connect() as conn:
+            return {row.id: row.parent_space_id for row in await conn.execute(query)}
+
+    async def parent_of(self, space_id: str) -> str | None:
+        """A thread's room, or None for a space that is not a thread."""
+        query = select(t.spaces.c.parent_space_id).where(t.spaces.c.id == space_id)
+        async with self.engine.connect() as conn:
+            parent = (await conn.execute(query)).scalar()
+        return str(parent) if parent else None
+
+    async def capabilities(self, participant_id: str) -> list[str]:
+        """What a harness declared it does (harness.declared), sorted."""
+        query = select(t.participants.c.capabilities).where(t.participants.c.id == participant_id)
+        async with self.engine.connect() as conn:
+            found = (await conn.execute(query)).scalar()
+        return list(found or [])
+
     async def current_spaces(self, workspace_id: str, participant_id: str) -> list[str]:
         query = (
             select(t.memberships.c.space_id)
@@ -234,9 +271,10 @@ class LogReader:
             return [row.space_id for row in await conn.execute(query)]
 
     async def is_member(self, space_id: str, participant_id: str) -> bool:
+        """Whether the participant is in the space now (in a thread's room, for a thread)."""
         query = select(t.memberships.c.standing).where(
             and_(
-                t.memberships.c.space_id == space_id,
+                t.memberships.c.space_id == room_of(space_id),
                 t.memberships.c.participant_id == participant_id,
             )
         )

@@ -81,6 +81,17 @@ class RoomWindow:
             self.members.pop(event["participant_id"], None)
         self._turns(event, marks=True)
 
+    def follow_room(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
+        """A thread's window follows its room's membership (it has none of its own)."""
+        if event["type"] == "membership.added":
+            pid = event["participant_id"]
+            self._add(pid, names)
+            self.asked.pop(pid, None)
+            self.fresh.add(pid)
+            self.marks[pid] = event["seq"]
+        elif event["type"] == "membership.removed":
+            self.members.pop(event["participant_id"], None)
+
     def _add(self, pid: str, names: dict[str, dict[str, str]]) -> None:
         known = who(names, pid)
         self.members[pid] = Member(pid, known["kind"], known["name"])

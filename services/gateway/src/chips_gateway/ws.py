@@ -265,7 +265,11 @@ class Session:
             "spaces": spaces,
         }
         if p.kind == "harness":
-            answer["harness"] = {**who, "owner_id": p.owner_id}
+            answer["harness"] = {
+                **who,
+                "owner_id": p.owner_id,
+                "capabilities": await self.ctx.reader.capabilities(p.participant_id),
+            }
             # The autonomy dial is not modelled yet: a harness's own policy decides.
             answer["autonomy"] = "off"
         else:
@@ -301,6 +305,7 @@ class Session:
         start = boundary if since is None else since
         spaces = await self.ctx.reader.spaces_as_of(p.workspace_id, p.participant_id, start)
         placeholder.view.spaces = spaces
+        placeholder.view.parents = await self.ctx.reader.threads_as_of(p.workspace_id, start)
         placeholder.cursor = start
         self.subscription = placeholder
         task = asyncio.create_task(self.replay(placeholder, start, boundary))

@@ -12,11 +12,12 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, insert, update
+from sqlalchemy import and_, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import run_tables as rt
+from chips_common.db import tables as t
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
@@ -119,7 +120,11 @@ async def apply_usage(conn: AsyncConnection, event: dict[str, Any]) -> None:
             uncosted=r.uncosted + uncosted,
         )
     )
-    for scope, scope_id in (("space", event["space_id"]), ("harness", event["actor"]["id"])):
+    scopes = [("harness", event["actor"]["id"])]
+    room = select(t.rm_spaces.c.id).where(t.rm_spaces.c.id == event["space_id"])
+    if (await conn.execute(room)).first() is not None:  # not a room erased since
+        scopes.insert(0, ("space", event["space_id"]))
+    for scope, scope_id in scopes:
         stmt = pg_insert(rt.rm_usage).values(
             workspace_id=event["workspace_id"],
             scope=scope,

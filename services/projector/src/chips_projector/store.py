@@ -19,7 +19,7 @@ from chips_common.events import words_of
 from chips_common.events.messages import CARD_FIELDS
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
-from chips_projector import words
+from chips_projector import erase, threads, words
 from chips_projector.runs import RUN_APPLY
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
@@ -52,6 +52,9 @@ async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, sta
 
 
 async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    if event["kind"] == "thread":
+        await threads.apply_thread_created(conn, event)
+        return
     # A harness opens a space for its owner (opened_for), who owns it; the harness is in it.
     actor = event["actor"]["id"]
     owner = event.get("opened_for") or actor
@@ -215,6 +218,8 @@ async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> No
         )
     )
     await touch(conn, event["space_id"], event["seq"], messages=1)
+    # A reply in a thread is the room's news: the room comes forward (spec/messages.md).
+    await threads.bring_room_forward(conn, event)
 
 
 APPLY: dict[str, Apply] = {
@@ -234,6 +239,7 @@ APPLY: dict[str, Apply] = {
     "message.hidden": words.apply_message_hidden,
     "message.shown": words.apply_message_hidden,
     "feedback": words.apply_feedback,
+    "space.erased": erase.apply_space_erased,
 }
 
 

@@ -52,6 +52,15 @@ outbox = Table(
     PrimaryKeyConstraint("workspace_id", "seq"),
 )
 
+# A space.erased whose space still has copies in CHIPS_EVENTS to purge (docs/adr/0010).
+erasures = Table(
+    "erasures",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "seq"),
+)
+
 idempotency = Table(
     "idempotency",
     metadata,
@@ -121,9 +130,20 @@ spaces = Table(
     Column("locked", Boolean, nullable=False, server_default=false()),
     # The harness a person asked to make something of it, until it claims it.
     Column("asked_of", Text),
+    # A thread's room and the message it grew from (spec/messages.md, Threads).
+    Column("parent_space_id", Text),
+    Column("root_message_id", Text),
     Index(
         "spaces_key", "workspace_id", "key", unique=True, postgresql_where=text("key IS NOT NULL")
     ),
+    Index(
+        "spaces_root_message",
+        "workspace_id",
+        "root_message_id",
+        unique=True,
+        postgresql_where=text("root_message_id IS NOT NULL"),
+    ),
+    Index("spaces_parent", "parent_space_id"),
 )
 
 # The harnesses that opened a space through their door, or claimed it there: each one
@@ -240,6 +260,8 @@ rm_spaces = Table(
     Column("key_shared", Boolean, nullable=False, server_default=false()),
     Column("locked", Boolean, nullable=False, server_default=false()),
     Column("asked_of", Text),
+    Column("parent_space_id", Text),
+    Column("root_message_id", Text),
 )
 
 # Which harness opened (or claimed) which space by key: GET /v1/harnesses/:id/spaces.

@@ -56,6 +56,7 @@ from chips_common.events.spaces import (
     MembershipRemoved,
     SpaceClaimed,
     SpaceCreated,
+    SpaceErased,
     SpaceLockSet,
     SpaceUpdated,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "RunSteer",
     "SpaceClaimed",
     "SpaceCreated",
+    "SpaceErased",
     "SpaceLockSet",
     "SpaceUpdated",
     "StepLog",

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chips_common.events.base import EventBody, register
 
 Standing = Literal["owner", "member", "guest"]
 SpaceState = Literal["open", "closed"]
 Title = Field(default=None, min_length=1, max_length=200)
+
+
+class FollowingHarness(BaseModel):
+    """A harness told of an erasure because it declared ``follows_rooms``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    harness_id: str
+    delete: bool
 
 
 @register
@@ -28,11 +37,15 @@ class SpaceCreated(EventBody):
 
     A person may open a room ``asked_of`` a harness that declared ``new_spaces``: the
     harness is put in it and claims it through its door (``space.claimed``).
+
+    A ``thread`` grows from one message (``root_message_id``) of a room
+    (``parent_space_id``). It has no members of its own: whoever is in the room is in its
+    threads (spec/messages.md, Threads).
     """
 
     type: Literal["space.created"] = "space.created"
     space_id: str | None = None
-    kind: Literal["direct", "group"] = "group"
+    kind: Literal["direct", "group", "thread"] = "group"
     title: str | None = Field(default=None, max_length=200)
     members: list[str] = Field(default_factory=list, max_length=200)
     home_of: str | None = None
@@ -40,6 +53,27 @@ class SpaceCreated(EventBody):
     shared: bool | None = None
     opened_for: str | None = None
     asked_of: str | None = None
+    parent_space_id: str | None = None
+    root_message_id: str | None = None
+
+
+@register
+class SpaceErased(EventBody):
+    """A space was deleted: erased from the server, with its threads (spec/spaces.md,
+    Deleting one).
+
+    This event is the one line the log keeps in place of everything that was said in the
+    room: it names the space and who erased it (the actor), and nothing of what was in it.
+    Chips fills in ``threads`` (the ids of the threads erased with it) and ``follows``:
+    each harness in the room that declared ``follows_rooms``, with ``delete: true`` when
+    the person erasing it owns the harness (delete your side too) and ``false`` otherwise
+    (archive it there, for the owner). docs/adr/0010.
+    """
+
+    type: Literal["space.erased"] = "space.erased"
+    space_id: str
+    threads: list[str] | None = None
+    follows: list[FollowingHarness] | None = None
 
 
 @register

@@ -1,9 +1,10 @@
 """Who is delivered which event: membership as of each event's seq (DESIGN.md §4).
 
-A credential sees the events of the spaces its participant is a member of, and the
-workspace-wide events that belong to no space. Membership is folded from the stream
-itself, so the decision for event N uses membership as of N, whether the event comes
-from a replay or live.
+A credential sees the events of the spaces its participant is a member of (and of their
+threads, which have no members of their own), and the workspace-wide events that belong
+to no space. A ``space.erased`` goes to whoever was in the space as of its seq.
+Membership is folded from the stream itself, so the decision for event N uses membership
+as of N, whether the event comes from a replay or live.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def told(event: dict[str, Any], participant_id: str, kind: str) -> bool:
 
 def opened_with(event: dict[str, Any]) -> list[str]:
     """Who a ``space.created`` puts in the space: its opener, the owner a harness opened it
-    for, and the members it names."""
+    for, and the members it names. Nobody, for a thread: its room's members are in it."""
+    if event.get("kind") == "thread":
+        return []
     opener = (event.get("actor") or {}).get("id")
     found = [opener, event.get("opened_for"), *(event.get("members") or ())]
     return list(dict.fromkeys(p for p in found if p))
@@ -42,11 +45,20 @@ class MembershipView:
     """The spaces one participant is in, kept current by folding events in seq order."""
 
     def __init__(
-        self, participant_id: str, spaces: Iterable[str] = (), kind: str = "person"
+        self,
+        participant_id: str,
+        spaces: Iterable[str] = (),
+        parents: dict[str, str] | None = None,
+        kind: str = "person",
     ) -> None:
         self.participant_id = participant_id
         self.spaces: set[str] = set(spaces)
+        # Each thread's room, for every thread of the workspace (spec/messages.md, Threads).
+        self.parents: dict[str, str] = dict(parents or {})
         self.kind = kind
+
+    def room_of(self, space_id: str) -> str:
+        return self.parents.get(space_id, space_id)
 
     def fold(self, event: dict[str, Any]) -> bool:
         """Apply ``event`` and say whether the participant is to be delivered it.
@@ -57,7 +69,16 @@ class MembershipView:
         space_id = event.get("space_id")
         kind = event.get("type")
         me = self.participant_id
-        if kind == "space.created":
+        if kind == "space.created" and event.get("kind") == "thread":
+            self.parents[space_id] = event["parent_space_id"]  # type: ignore[index]
+        elif kind == "space.erased":
+            erased = {space_id, *(event.get("threads") or ())}
+            was_in = space_id in self.spaces
+            self.spaces -= erased
+            for thread in event.get("threads") or ():
+                self.parents.pop(thread, None)
+            return was_in
+        elif kind == "space.created":
             # A harness opens a space for its owner (opened_for), who is in it with it.
             if me in opened_with(event):
                 self.spaces.add(space_id)  # type: ignore[arg-type]
@@ -69,4 +90,4 @@ class MembershipView:
             return was_in
         if space_id is None:
             return True
-        return space_id in self.spaces and told(event, me, self.kind)
+        return self.room_of(space_id) in self.spaces and told(event, me, self.kind)

@@ -95,6 +95,7 @@ async def read_events(
     view = MembershipView(
         caller.participant_id,
         await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since),
+        await ctx.reader.threads_as_of(ws_id, since),
         kind=caller.kind,
     )
     head = await ctx.reader.head(ws_id)

@@ -73,11 +73,13 @@ async def room_sheet(
             .mappings()
             .first()
         )
+        # A thread has no members of its own: its room's are in it (spec/messages.md).
+        room = space["parent_space_id"] if space and space["parent_space_id"] else space_id
         members = (
             await conn.execute(
                 select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind)
                 .select_from(m.outerjoin(p, m.c.participant_id == p.c.id))
-                .where(m.c.space_id == space_id)
+                .where(m.c.space_id == room)
                 .order_by(m.c.since_seq, m.c.participant_id)
             )
         ).all()
@@ -238,6 +240,22 @@ async def lock_space(
     return await append_event(ctx, caller, event, idempotency_key)
 
 
+@router.delete("/spaces/{space_id}")
+async def delete_space(
+    space_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Delete a room: ``space.erased`` (spec/spaces.md, Deleting one; docs/adr/0010).
+
+    A direct space nobody could open again is archived instead; the answer's seq is then
+    that of the ``space.updated``.
+    """
+    event = {"type": "space.erased", "space_id": space_id}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
 def space_fields(space: Any) -> dict[str, Any]:
     """A space as the HTTP API shows it, from its ``rm_spaces`` row."""
     return {
@@ -255,4 +273,6 @@ def space_fields(space: Any) -> dict[str, Any]:
         "message_count": space["message_count"],
         "moved_by": space["moved_by"],
         "moved_seq": space["moved_seq"],
+        "parent_space_id": space["parent_space_id"],
+        "root_message_id": space["root_message_id"],
     }
