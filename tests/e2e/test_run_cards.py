@@ -249,6 +249,14 @@ async def test_receipts_queued_and_steered(stack, api: Api) -> None:
     assert not [
         f for f in person.frames if f.get("idempotency_key") == quiet and f["frame"] == "receipt"
     ]
+    # A harness replaying, one frame per event or in batches, is sent the same receipts.
+    live = [f for f in harness.frames if f["frame"] == "receipt"]
+    for accepts in (None, ["events"]):
+        again = await Socket.open(stack.gateway_a, jacobian, accepts=accepts)
+        await again.subscribe(owner.workspace_id, since=0)
+        await again.wait_for(lambda f: f["frame"] == "receipt" and f["idempotency_key"] == later)
+        assert [f for f in again.frames if f["frame"] == "receipt"] == live
+        await again.close()
     for sock in (person, harness):
         await sock.close()
 

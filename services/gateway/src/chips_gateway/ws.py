@@ -167,20 +167,24 @@ class Session:
     async def send_loop(self) -> None:
         while True:
             frame = await self.queue.get()
-            beside = None
+            beside: list[dict[str, Any]] = []
             if frame.pop(SHAPE, False):
                 shaped = await self.shaper.shape(frame["event"], frame.pop(EXTRAS, None))
                 shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
                 frame = {"frame": "event", "event": shaped}
-                beside = runs.receipt_beside(self.principal, shaped)
+                beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
             elif frame["frame"] == "events":
                 frame["events"] = [
                     runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
                 ]
+                # A run's harness is sent each receipt after the batch that holds its event.
+                beside = [
+                    r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))
+                ]
             await self.ws.send_text(orjson.dumps(frame).decode())
             metrics.FRAMES_OUT.labels(frame["frame"]).inc()
-            if beside is not None:
-                await self.ws.send_text(orjson.dumps(beside).decode())
+            for receipt in beside:
+                await self.ws.send_text(orjson.dumps(receipt).decode())
                 metrics.FRAMES_OUT.labels("receipt").inc()
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
