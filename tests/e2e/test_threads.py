@@ -184,3 +184,27 @@ async def test_a_harness_hears_a_thread_with_its_rooms_members_the_same_live_and
     await replay.wait_for_seq(ask)
     assert next(e for e in replay.events() if e["seq"] == ask) == live
     await replay.close()
+
+
+async def test_a_harness_that_opened_a_thread_is_handed_the_same_context_live_and_on_replay(
+    stack, api: Api
+) -> None:
+    """Opening a thread is not joining it: the opener was in the thread since it joined the
+    room, live and on replay alike."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await api.open_space(owner, "Planning", [scout.participant_id])
+    root = await message_id(api, owner, room, await api.say(owner, room, "the plan"))
+    sock = await Socket.open(stack.gateway_b, scout)
+    await sock.subscribe(owner.workspace_id)
+    thread = await open_thread(api, scout, room, root)
+    ask = await api.say(owner, thread, "@Scout go on")
+    live = (await sock.wait_for(lambda f: f["frame"] == "event" and f["event"]["seq"] == ask))[
+        "event"
+    ]
+    await sock.close()
+    replay = await Socket.open(stack.gateway_a, scout)
+    await replay.subscribe(owner.workspace_id, since=ask - 1)
+    await replay.wait_for_seq(ask)
+    assert next(e for e in replay.events() if e["seq"] == ask) == live
+    await replay.close()
