@@ -31,13 +31,19 @@ PEOPLE = {
 def reference(
     history: list[dict[str, Any]], pid: str, event: dict[str, Any], budget: Budget
 ) -> dict[str, Any]:
-    """Context and room worked out from the whole history, as the log path does."""
-    seq = event["seq"]
+    """Context and room worked out from the whole history, as the log path does.
+
+    Membership is the room's (``spc``), also for a turn in its thread (``thr``); turns and
+    lines are those of the event's own space.
+    """
+    seq, space = event["seq"], event["space_id"]
     before = [e for e in history if e["seq"] < seq]
     since = 0
     asked: int | None = None  # the first message for pid since its turn last ended
     members: dict[str, Member] = {}
     for e in before:
+        if e["space_id"] != "spc" and e["space_id"] != space:
+            continue
         added = (
             opened_with(e)
             if e["type"] == "space.created"
@@ -49,6 +55,8 @@ def reference(
                 since, asked = e["seq"], None
         if e["type"] == "membership.removed":
             members.pop(e["participant_id"], None)
+        if e["space_id"] != space:
+            continue
         author = e["actor"]["id"]
         if e["type"] == "message.post" and author != pid and pid in e["addressed_to"]:
             asked = e["seq"] if asked is None else asked
@@ -56,7 +64,10 @@ def reference(
             since, asked = (asked if asked is not None else e["seq"]), None
     lines = [
         line
-        for line in lines_of([e for e in before if e["seq"] > since], lambda p: who(PEOPLE, p))
+        for line in lines_of(
+            [e for e in before if e["seq"] > since and e["space_id"] == space],
+            lambda p: who(PEOPLE, p),
+        )
         if not (line["kind"] == "said" and line["from"]["id"] == pid)
     ]
     kept, truncated = fit(lines, budget)
@@ -71,7 +82,8 @@ def reference(
     }
 
 
-def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
+def history(rng: random.Random, count: int, thread_at: int | None = None) -> list[dict[str, Any]]:
+    """A room's random history; from ``thread_at`` on, words also go to a thread of it."""
     events: list[dict[str, Any]] = [
         {
             "seq": 1,
@@ -84,8 +96,23 @@ def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
     ]
     inside = {"usr_a", "hrn_0", "hrn_1"}
     harnesses = {p for p, known in PEOPLE.items() if known["kind"] == "harness"}
-    standing: dict[str, str] = {}  # message id → author, for messages not taken back
+    standing: dict[str, tuple[str, str]] = {}  # message id → (author, space), not taken back
+    spaces = ["spc"]
     for seq in range(2, count + 2):
+        if seq == thread_at:
+            events.append(
+                {
+                    "seq": seq,
+                    "ts": f"t{seq}",
+                    "type": "space.created",
+                    "space_id": "thr",
+                    "kind": "thread",
+                    "parent_space_id": "spc",
+                    "actor": {"id": "hrn_0", "kind": "harness"},
+                }
+            )
+            spaces.append("thr")
+            continue
         roll = rng.random()
         outside = sorted(set(PEOPLE) - inside)
         if roll < 0.05 and outside:
@@ -117,13 +144,13 @@ def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
         elif roll < 0.14 and standing:
             # An edit, or a take-back, of a message still standing.
             target = rng.choice(sorted(standing))
-            author = standing[target]
+            author, where = standing[target]
             kind = "message.edited" if rng.random() < 0.6 else "message.deleted"
             change = {
                 "seq": seq,
                 "ts": f"t{seq}",
                 "type": kind,
-                "space_id": "spc",
+                "space_id": where,
                 "actor": {"id": author, "kind": PEOPLE[author]["kind"]},
                 "message_id": target,
             }
@@ -139,26 +166,27 @@ def history(rng: random.Random, count: int) -> list[dict[str, Any]]:
                     "seq": seq,
                     "ts": f"t{seq}",
                     "type": "turn.passed",
-                    "space_id": "spc",
+                    "space_id": rng.choice(spaces),
                     "actor": {"id": author, "kind": "harness"},
                 }
             )
         else:
             author = rng.choice(sorted(inside))
             others = sorted((inside & harnesses) - {author})
+            where = rng.choice(spaces)
             events.append(
                 {
                     "seq": seq,
                     "ts": f"t{seq}",
                     "type": "message.post",
-                    "space_id": "spc",
+                    "space_id": where,
                     "actor": {"id": author, "kind": PEOPLE[author]["kind"]},
                     "message_id": f"msg_{seq}",
                     "text": "w" * rng.randint(1, 300),
                     "addressed_to": rng.sample(others, rng.randint(0, len(others))),
                 }
             )
-            standing[f"msg_{seq}"] = author
+            standing[f"msg_{seq}"] = (author, where)
     return events
 
 
@@ -184,3 +212,44 @@ def test_the_window_answers_as_the_whole_history_would(seed: int, budget: Budget
             answered += 1
             assert got == reference(events[: i + 1], pid, event, budget)
     assert answered > 100
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("budget", [Budget(), Budget(5, 600)])
+def test_a_thread_s_window_answers_as_the_whole_history_would(seed: int, budget: Budget) -> None:
+    """A thread's window follows its room's membership (spec/messages.md, Threads): every
+    turn in the thread gets the room's members and the thread's own lines, as the log says.
+    Opening the thread is nobody's joining."""
+    rng = random.Random(100 + seed)
+    events = history(rng, KEEP, thread_at=40)
+    room = RoomWindow("spc", {}, [], True, {})
+    thread: RoomWindow | None = None
+    joined: dict[str, int] = {}
+    answered = 0
+    for i, event in enumerate(events):
+        if event["space_id"] == "spc":
+            room.apply(event, PEOPLE)
+            added = opened_with(event) if event["type"] == "space.created" else []
+            if event["type"] == "membership.added":
+                added = [event["participant_id"]]
+            joined.update({pid: event["seq"] for pid in added})
+            if thread is not None:
+                thread.follow_room(event, PEOPLE)
+            continue
+        if thread is None:  # made as the feed makes it: the room's members, as they joined
+            thread = RoomWindow(
+                "thr", dict(room.members), [], True, {p: joined[p] for p in room.members}
+            )
+            thread.fresh.update(room.members)
+        thread.apply(event, PEOPLE)
+        if event["type"] != "message.post":
+            continue
+        for pid in sorted(thread.members):
+            if pid == event["actor"]["id"] or PEOPLE[pid]["kind"] != "harness":
+                continue
+            got = thread.extras(pid, event, budget, PEOPLE)
+            if got is None:
+                continue
+            answered += 1
+            assert got == reference(events[: i + 1], pid, event, budget)
+    assert answered > 50
