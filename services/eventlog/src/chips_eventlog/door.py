@@ -47,12 +47,15 @@ from chips_common.events import (
     canonical,
     parse_event,
 )
-from chips_common.ids import event_id_for_message, message_id_for, new_id
+from chips_common.ids import message_id_for, new_id
 from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import passes, refusal
 from chips_eventlog import erase, lanes, runs, threads, words
+
+# The actors that are participants (an operator or Chips itself is not).
+PARTICIPANTS = ("person", "harness")
 
 
 class Refused(Exception):
@@ -106,6 +109,9 @@ class Door:
         # Events checked but not yet written; written together by flush().
         self.pending: list[dict[str, Any]] = []
         self.traces: dict[int, str | None] = {}
+        # The rooms with a live run, read once per batch when a post needs to know
+        # (chips_eventlog.runs.may_be_live); a stale yes only costs a query.
+        self.live_spaces: set[str] | None = None
         # Spaces erased in this transaction: nothing of them is published (erase.py).
         self.erased: set[str] = set()
 
@@ -693,28 +699,10 @@ class Door:
 
     async def message_author(self, space_id: str, message_id: str) -> Member | None:
         """Who said a message of this space (a reply's addressee), or None."""
-        if not message_id.startswith("msg_"):
+        said = await words.find(self, message_id)
+        if said is None or said.space_id != space_id or said.author_kind not in PARTICIPANTS:
             return None
-        row = (
-            await self.conn.execute(
-                select(t.events.c.actor_id, t.events.c.body).where(
-                    and_(
-                        t.events.c.id == event_id_for_message(message_id),
-                        t.events.c.space_id == space_id,
-                        t.events.c.type == "message.post",
-                    )
-                )
-            )
-        ).first()
-        if row is None:
-            pending = next((e for e in self.pending if e.get("message_id") == message_id), None)
-            if pending is None or pending.get("space_id") != space_id:
-                return None
-            actor_id = pending["actor"]["id"]
-        else:
-            actor_id = row.actor_id
-        found = await self.participant(actor_id)
-        return Member(actor_id, found.kind, "") if found else None
+        return Member(said.author_id, said.author_kind, "")
 
     async def address_choice(self, space_id: str, participant_id: str) -> Choice | None:
         row = (

@@ -148,7 +148,7 @@ async def stopped_by(door: Door, body: EventBody) -> tuple[list[Run], str]:
 async def may_be_live(door: Door, space_id: str) -> bool:
     """Whether a room may have a live run: the rooms with one are read once per batch, so a
     busy room with no run costs its posts nothing more (a stale yes only costs a query)."""
-    spaces: set[str] | None = getattr(door, "_live_spaces", None)
+    spaces = door.live_spaces
     if spaces is None:
         r = rt.runs.c
         rows = await door.conn.execute(
@@ -157,7 +157,7 @@ async def may_be_live(door: Door, space_id: str) -> bool:
             .distinct()
         )
         spaces = {row.space_id for row in rows}
-        door._live_spaces = spaces  # type: ignore[attr-defined]
+        door.live_spaces = spaces
     return space_id in spaces
 
 
@@ -250,7 +250,7 @@ async def check_run_started(door: Door, body: RunStarted, actor: Actor) -> dict[
             started_seq=door.head_seq + 1,
         )
     )
-    if (spaces := getattr(door, "_live_spaces", None)) is not None:
+    if (spaces := door.live_spaces) is not None:
         spaces.add(body.space_id)
     return {}
 

@@ -23,7 +23,7 @@ from chips_common.events import (
     SpaceLockSet,
     SpaceUpdated,
 )
-from chips_common.ids import event_id_for_message, new_id
+from chips_common.ids import new_id
 
 if TYPE_CHECKING:
     from chips_eventlog.door import Door
@@ -68,15 +68,6 @@ async def is_thread(door: Door, space_id: str) -> bool:
     return row is not None and row.kind == "thread"
 
 
-async def message_taken_back(door: Door, space_id: str, message_id: str) -> bool:
-    """Whether a message of the space was taken back (``message.deleted``): it takes no
-    thread (spec/messages.md, Edit, take back, pin)."""
-    from chips_eventlog.words import find  # words is imported by the door, as this is
-
-    found = await find(door, message_id)
-    return found is not None and found.space_id == space_id and found.deleted
-
-
 async def check_thread_created(door: Door, body: SpaceCreated, actor: Actor) -> dict[str, Any]:
     """``space.created`` with ``kind: "thread"``: grown from one message of a room.
 
@@ -107,23 +98,14 @@ async def check_thread_created(door: Door, body: SpaceCreated, actor: Actor) -> 
         raise Refused(
             "invalid_event", "a thread is not opened in a closed space", "parent_space_id"
         )
-    root = (
-        await door.conn.execute(
-            select(t.events.c.seq).where(
-                and_(
-                    t.events.c.workspace_id == door.workspace_id,
-                    t.events.c.id == event_id_for_message(body.root_message_id),
-                    t.events.c.space_id == parent.id,
-                    t.events.c.type == "message.post",
-                )
-            )
-        )
-    ).first()
-    if root is None or not body.root_message_id.startswith("msg_"):
+    from chips_eventlog.words import find  # words is imported by the door, as this is
+
+    root = await find(door, body.root_message_id)
+    if root is None or root.space_id != parent.id:
         raise Refused(
             "not_found", "root_message_id names no message of that room", "root_message_id"
         )
-    if await message_taken_back(door, parent.id, body.root_message_id):
+    if root.deleted:  # a message taken back takes no thread (spec/messages.md)
         raise Refused(
             "invalid_event", "a thread is not opened from a message taken back", "root_message_id"
         )

@@ -42,7 +42,6 @@ class Said:
     kind: str
     deleted: bool
     pinned: bool
-    text: str | None
 
 
 def _refused(code: str, message: str, field: str | None = None) -> Exception:
@@ -87,7 +86,6 @@ async def find(door: Door, message_id: str) -> Said | None:
         kind=body.get("kind", "text"),
         deleted=bool(marks and marks.deleted_seq is not None),
         pinned=bool(marks and marks.pinned),
-        text=body.get("text"),
     )
 
 

@@ -214,10 +214,6 @@ class MessagePost(EventBody):
             raise FieldProblem(self.kind, f"a {self.kind} message needs its {self.kind} card")
         return self
 
-    def words(self) -> str:
-        """The message's words as the room reads them: its text, or its card's headline."""
-        return words_of(self.model_dump(mode="json", exclude_none=True))
-
 
 def words_of(event: dict[str, object]) -> str:
     """A message's words for a line of context or a search: text, else the card's headline."""
