@@ -188,3 +188,21 @@ async def test_context_lines_say_who_joined_left_renamed_and_archived(stack, api
     assert renamed["title"] == "Planning Q3" and renamed["from"]["name"] == "Arjun Rao"
     assert archived["from"]["id"] == unarchived["from"]["id"] == owner.participant_id
     await bot.close()
+
+
+async def test_a_resume_from_beyond_the_head_is_told_so(stack, api: Api) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, space = await api.connect_harness(owner, "Scout")
+    head = await api.head(owner)
+    sock = await Socket.open(stack.gateway_a, scout)
+    await sock.subscribe(owner.workspace_id, since=head + 100)
+    refused = await sock.wait_for(lambda f: f["frame"] == "error")
+    assert refused["code"] == "since_ahead"
+    assert refused["head"] >= head
+    assert f"seq {refused['head']}" in refused["message"]
+
+    # Nothing was subscribed: subscribing again from the head works as ever.
+    await sock.subscribe(owner.workspace_id, since=head)
+    seq = await post(api, owner, space, "still there?")
+    assert (await heard(sock, seq))["type"] == "message.new"
+    await sock.close()
