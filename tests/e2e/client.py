@@ -42,8 +42,10 @@ def check_event(event: dict[str, Any]) -> None:
     fields.pop("resolved_elsewhere", None)  # a person's socket that did not decide it
     if event["type"] == "message.new":
         assert "room" in event, "a message.new carries room"
+        assert event["from"]["id"] == event["actor"]["id"], "a message.new says who said it"
         fields.pop("context", None)
         fields.pop("room", None)
+        fields.pop("from", None)
     parse_event(fields)
 
 

@@ -305,6 +305,20 @@ class Session:
         # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
         placeholder = Subscription(self, MembershipView(p.participant_id, kind=p.kind), 0)
         feed, boundary = await self.ctx.feeds.attach(p.workspace_id, placeholder)
+        if since is not None and since > boundary:
+            # A seq the log has not reached: the client's seqs are from another log (a
+            # restored or another workspace's). Say so rather than wait in silence.
+            await self.ctx.feeds.detach(feed, placeholder)
+            self.push(
+                self.error(
+                    "since_ahead",
+                    f"since {since} is beyond this workspace's newest event, seq {boundary}: "
+                    "subscribe again with since at most that seq, or without since to start "
+                    "from now",
+                    head=boundary,
+                )
+            )
+            return
         self.feed = feed
         start = boundary if since is None else since
         spaces = await self.ctx.reader.spaces_as_of(p.workspace_id, p.participant_id, start)
