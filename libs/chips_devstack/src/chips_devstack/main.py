@@ -176,8 +176,15 @@ def start_infrastructure(local: Local, state: State) -> dict[str, str]:
         state.used["postgres"] = url
         print(f"using the Postgres at {url}")
     else:
-        server = start_embedded_postgres(local.run / "postgres")
         from sqlalchemy.engine import make_url
+
+        try:
+            server = start_embedded_postgres(local.run / "postgres")
+        except Exception as exc:  # its own errors are many and unhelpful; its log says why
+            raise UpFailed(
+                f"nothing answered at {url}, and the embedded Postgres did not start "
+                f"({type(exc).__name__}); see {local.run / 'postgres' / 'log'}"
+            ) from None
 
         env["CHIPS_DATABASE_URL"] = with_database(server.url, make_url(url).database or "chips")
         state.started["postgres"] = server.postmaster
@@ -301,7 +308,7 @@ def up() -> int:
         print(f"{name} runs, but its work is {work}")
     print(f"Chips is up: the gateway listens on {state.gateway}  (logs in {local.logs})")
     if local.moved and "CHIPS_URL" not in os.environ:
-        print(f"  the `chips` command finds it with CHIPS_PORT_BASE={port_base()} set as here")
+        print(f"(`chips` finds it while CHIPS_PORT_BASE={port_base()} is set)")
     return 0
 
 
