@@ -67,7 +67,7 @@ def pct(values: list[float], p: float) -> float | None:
     if not values:
         return None
     s = sorted(values)
-    rank = max(0, min(len(s) - 1, int(round(p / 100 * len(s))) - 1))
+    rank = max(0, min(len(s) - 1, round(p / 100 * len(s)) - 1))
     return round(s[rank] * 1000, 2)
 
 
