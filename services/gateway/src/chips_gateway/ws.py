@@ -168,11 +168,16 @@ class Session:
         while True:
             frame = await self.queue.get()
             beside: list[dict[str, Any]] = []
+            text: str | None = None
             if frame.pop(SHAPE, False):
-                shaped = await self.shaper.shape(frame["event"], frame.pop(EXTRAS, None))
+                event = frame["event"]
+                shaped = await self.shaper.shape(event, frame.pop(EXTRAS, None))
                 shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
                 frame = {"frame": "event", "event": shaped}
                 beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
+                if shaped is event and self.feed is not None:
+                    # Sent as the feed offered it: one encoding for every such socket.
+                    text = self.feed.frame_json(event)
             elif frame["frame"] == "events":
                 frame["events"] = [
                     runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
@@ -181,7 +186,7 @@ class Session:
                 beside = [
                     r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))
                 ]
-            await self.ws.send_text(orjson.dumps(frame).decode())
+            await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
             metrics.FRAMES_OUT.labels(frame["frame"]).inc()
             for receipt in beside:
                 await self.ws.send_text(orjson.dumps(receipt).decode())
