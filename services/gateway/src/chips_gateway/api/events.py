@@ -11,7 +11,7 @@ from chips_common import otel
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.context_lines import Changes
 from chips_common.rules.scope import MembershipView, told
-from chips_gateway.context import Caller, Ctx
+from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 from chips_gateway.shaping import lines_from
 from chips_gateway.ws import check_writable
@@ -33,7 +33,8 @@ async def post_event(
     if not isinstance(key, str) or not key or len(key) > 200:
         raise ChipsError("invalid_frame", "every event carries its idempotency_key inside it")
     try:
-        check_writable(event)
+        await check_write_rate(ctx, caller)
+        check_writable(event, ctx.settings.max_event_bytes)
     except ChipsError as exc:
         exc.extra["idempotency_key"] = key
         raise

@@ -22,7 +22,7 @@ from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.api.rooms import append_event
 from chips_gateway.auth import Principal
-from chips_gateway.context import Caller, Ctx
+from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 
 router = APIRouter()
@@ -58,6 +58,7 @@ async def open_space(
     under ``key``. ``seq`` is the last event logged, or null when nothing changed.
     """
     require_self(caller, harness_id)
+    await check_write_rate(ctx, caller)
     command = OpenSpace(
         key=body.key, title=body.title, shared=body.shared, space_id=body.space_id
     ).model_dump(mode="json", exclude_none=True)

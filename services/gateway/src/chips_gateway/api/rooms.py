@@ -16,7 +16,7 @@ from sqlalchemy import and_, select
 from chips_common.db import tables as t
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
-from chips_gateway.context import Caller, Ctx
+from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 
 router = APIRouter()
@@ -27,6 +27,7 @@ async def append_event(
 ) -> dict[str, Any]:
     """Append one event for ``caller`` and answer like an ack, or raise the refusal."""
     idempotency_key = key or f"http-{secrets.token_hex(12)}"
+    await check_write_rate(ctx, caller)
     answer = await ctx.appender.append(
         caller.workspace_id, caller.credential_id, caller.actor, idempotency_key, [event]
     )
