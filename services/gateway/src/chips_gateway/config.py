@@ -17,11 +17,12 @@ class GatewaySettings(Settings):
 
     # Size at the edge (DESIGN.md §2): one event, one HTTP body, one socket frame. The
     # largest legal event (32,000 characters of text, or a card's lines) fits in
-    # max_event_bytes; a frame or body may be twice that, to allow for JSON escapes. All
+    # max_event_bytes; a frame or body may be three times that, so that JSON escapes pass
+    # and an event somewhat over the limit is told too_large rather than cut off. All
     # stay well under NATS's 1 MB max payload, so nothing oversized reaches the eventlog.
     max_event_bytes: int = 256 * 1024
-    max_body_bytes: int = 512 * 1024
-    ws_max_frame_bytes: int = 512 * 1024
+    max_body_bytes: int = 768 * 1024
+    ws_max_frame_bytes: int = 768 * 1024
 
     # Write rate limits (token buckets): per socket in this process, and per credential in
     # Redis, so the latter holds across gateways. ``*_rate`` is writes per second,

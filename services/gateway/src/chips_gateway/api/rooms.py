@@ -18,6 +18,7 @@ from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
+from chips_gateway.guard import require_member
 
 router = APIRouter()
 
@@ -40,12 +41,6 @@ async def append_event(
         "seq": answer.seqs[-1],
         "duplicate": answer.duplicate,
     }
-
-
-async def require_member(ctx: Ctx, caller: Principal, space_id: str) -> None:
-    # The door state says who is in a room now; a stranger and a missing room look alike.
-    if not await ctx.reader.is_member(space_id, caller.participant_id):
-        raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
 
 
 @router.get("/spaces/{space_id}")
