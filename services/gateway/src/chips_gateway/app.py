@@ -16,6 +16,7 @@ from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
+from chips_gateway import openapi
 from chips_gateway.api import events, identity, spaces
 from chips_gateway.api import runs as runs_api
 from chips_gateway.appender import AppendClient
@@ -96,6 +97,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
+    openapi.install(app)
 
     async def db_ok() -> bool:
         async with app.state.ctx.engine.connect() as conn:
