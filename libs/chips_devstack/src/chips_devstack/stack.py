@@ -36,6 +36,15 @@ from chips_devstack.procs import (
     wait_until,
 )
 
+# Write limits high enough never to bind: for benchmarks that pipeline thousands of writes
+# per socket and measure the path, not the limiter (docs/adr/0040).
+UNLIMITED = {
+    "CHIPS_SOCKET_WRITE_RATE": "1000000",
+    "CHIPS_SOCKET_WRITE_BURST": "1000000",
+    "CHIPS_CREDENTIAL_WRITE_RATE": "1000000",
+    "CHIPS_CREDENTIAL_WRITE_BURST": "1000000",
+}
+
 WORKERS = ("eventlog", "projector", "attachments", "referee", "search")
 GATEWAYS = ("gateway_a", "gateway_b", "gateway_c")
 
