@@ -52,10 +52,6 @@ class TooFarBehind(Exception):
     pass
 
 
-class KeptGoing(Exception):
-    """A socket that went on writing after it was told it was rate limited."""
-
-
 async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
     token = bearer(ws.headers.get("authorization"))
     if token is None and (ticket := ws.query_params.get("ticket")):
@@ -416,7 +412,7 @@ class Session:
     async def within_rate(self, key: str) -> bool:
         """Whether a write may go on; if not, the socket is told when to send it again.
 
-        A socket that keeps writing through its refusals is closed (``KeptGoing``).
+        A socket that keeps writing through its refusals is closed (``kept_going``).
         """
         now = time.monotonic()
         wait = self.writes.take(now)
