@@ -366,7 +366,7 @@ class Session:
             return
         event = dict(event)
         key = event.pop("idempotency_key", None)
-        if not isinstance(key, str) or not key or len(key) > 200:
+        if not isinstance(key, str) or not key or len(key) > 200 or "\x00" in key:
             self.push(
                 self.error("invalid_frame", "every event carries its idempotency_key inside it")
             )

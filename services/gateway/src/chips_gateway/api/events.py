@@ -30,7 +30,7 @@ async def post_event(
     """Append one event; answered like the socket's ack, refusals like its error frames."""
     event = dict(event)
     key = event.pop("idempotency_key", None)
-    if not isinstance(key, str) or not key or len(key) > 200:
+    if not isinstance(key, str) or not key or len(key) > 200 or "\x00" in key:
         raise ChipsError("invalid_frame", "every event carries its idempotency_key inside it")
     try:
         await check_write_rate(ctx, caller)
