@@ -117,8 +117,9 @@ def _picture(
     thumbnail_px: int,
 ) -> Kept:
     fmt = PICTURE_FORMATS[mime_type]
-    # Pillow's own guard stays as a backstop behind the check on the header below.
-    Image.MAX_IMAGE_PIXELS = max_pixels * 4
+    # Pillow's own guard only runs when a file is opened, as the check below does, which
+    # also says the picture's size.
+    Image.MAX_IMAGE_PIXELS = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
