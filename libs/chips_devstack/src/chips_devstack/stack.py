@@ -30,6 +30,7 @@ from chips_devstack.procs import (
     nats_proc,
     ready,
     redis_proc,
+    s3_proc,
     service_proc,
     wait_until,
 )
@@ -137,6 +138,12 @@ def local_stack(
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
         wait_until(lambda: answers("127.0.0.1", redis_port), 15, "Redis")
 
+    # Its own S3 endpoint (moto), so a test may count what is in the bucket.
+    s3_port = free_port()
+    infra.append(s3_proc(s3_port, root / "logs").start())
+    wait_until(lambda: answers("127.0.0.1", s3_port), 30, "S3")
+    attachments_port = free_port()
+
     admin = _postgres_admin_url(root)
     database = f"chips_e2e_{run_id}"
     database_url = admin.rsplit("/", 1)[0] + f"/{database}"
@@ -147,12 +154,16 @@ def local_stack(
         "CHIPS_DATABASE_URL": database_url,
         "CHIPS_REDIS_URL": redis_url,
         "CHIPS_REDIS_PREFIX": f"chips-e2e-{run_id}",
+        "CHIPS_S3_ENDPOINT_URL": f"http://127.0.0.1:{s3_port}",
+        "CHIPS_S3_BUCKET": f"chips-e2e-{run_id}",
+        "CHIPS_ATTACHMENTS_URL": f"http://127.0.0.1:{attachments_port}",
         "CHIPS_LOG_LEVEL": "INFO",
         # Short enough that the fault tests do not wait long for redeliveries and retries.
         "CHIPS_APPEND_ACK_WAIT_SECONDS": "3",
         "CHIPS_APPEND_TIMEOUT_SECONDS": "5",
     }
     stack = Stack(root, {**base_env, **(env or {})})
+    stack.ports["attachments"] = attachments_port
     stack.extra_env.update(extra_env or {})
     try:
         stack.run_module("chips_common.db.migrate")

@@ -14,7 +14,7 @@ from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
-from chips_gateway.api import events, identity, spaces
+from chips_gateway.api import attachments, events, identity, spaces
 from chips_gateway.api import runs as runs_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
@@ -22,6 +22,7 @@ from chips_gateway.config import GatewaySettings
 from chips_gateway.context import Context
 from chips_gateway.errors import ChipsError, chips_error_handler, validation_error_handler
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
 from chips_gateway.reader import LogReader
 from chips_gateway.ws import serve_socket
 
@@ -48,6 +49,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             feeds = Feeds(reader, nc, names, settings.feed_tail_check_seconds)
             await feeds.start()
             stack.push_async_callback(feeds.stop)
+            app.state.attachments_client = attachments.build_client(settings.attachments_url)
+            stack.push_async_callback(app.state.attachments_client.aclose)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -56,6 +59,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 reader=reader,
                 feeds=feeds,
                 tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
+                links=FileLinks(settings.signing_key, settings.gateway_url),
             )
             app.state.nc = nc
             yield
@@ -67,6 +71,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
+    app.include_router(attachments.router)
 
     async def db_ok() -> bool:
         async with app.state.ctx.engine.connect() as conn:

@@ -13,6 +13,7 @@ from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Principal, Tickets, require_principal
 from chips_gateway.config import GatewaySettings
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
 from chips_gateway.reader import LogReader
 
 
@@ -25,6 +26,7 @@ class Context:
     reader: LogReader
     feeds: Feeds
     tickets: Tickets
+    links: FileLinks
 
 
 def get_context(request: Request) -> Context:
