@@ -17,7 +17,6 @@ class AttachmentsSettings(Settings):
     thumbnail_px: int = 320
     # Rotation: URLs signed with the previous key are still accepted until they expire.
     previous_signing_key: str = ""
-    url_ttl_seconds: int = 600
     # Where an upload's bytes wait (on disk, never whole in memory) until they are in S3.
     spool_dir: str = ""
     # S3 credentials; when unset, boto3's usual chain (AWS_* variables, profiles, roles).
