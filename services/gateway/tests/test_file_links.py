@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -21,7 +22,11 @@ def query(url: str) -> dict[str, str]:
 
 def test_every_file_of_a_frame_and_of_its_context_is_linked_for_its_recipient() -> None:
     links = FileLinks("secret", "http://gw.example/")
-    event = {"type": "message.new", "attachments": [PHOTO], "context": {"files": [PAGE]}}
+    event: dict[str, Any] = {
+        "type": "message.new",
+        "attachments": [PHOTO],
+        "context": {"files": [PAGE]},
+    }
     signed = links.sign_event(event, "crd_9")
     photo, page = signed["attachments"][0], signed["context"]["files"][0]
     assert photo["url"].startswith("http://gw.example/v1/attachments/att_1?")
