@@ -17,7 +17,7 @@ from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
 from chips_gateway import openapi
-from chips_gateway.api import events, identity, spaces
+from chips_gateway.api import attachments, events, identity, spaces
 from chips_gateway.api import runs as runs_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
@@ -31,6 +31,7 @@ from chips_gateway.errors import (
     validation_error_handler,
 )
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 from chips_gateway.ws import serve_socket
@@ -62,6 +63,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             feeds = Feeds(reader, nc, names, settings.feed_tail_check_seconds)
             await feeds.start()
             stack.push_async_callback(feeds.stop)
+            app.state.attachments_client = attachments.build_client(settings.attachments_url)
+            stack.push_async_callback(app.state.attachments_client.aclose)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -76,6 +79,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_rate,
                     settings.credential_write_burst,
                 ),
+                links=FileLinks(settings.signing_key, settings.gateway_url),
             )
             app.state.nc = nc
             yield
@@ -97,6 +101,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
+    app.include_router(attachments.router)
     openapi.install(app)
 
     async def db_ok() -> bool:

@@ -14,6 +14,8 @@ class GatewaySettings(Settings):
     # or delayed JetStream message at the tail of the stream, DESIGN.md §2).
     feed_tail_check_seconds: float = 1.0
     read_your_writes_timeout_seconds: float = 5.0
+    # Where uploads and fetches are passed on to (docs/adr/0043).
+    attachments_url: str = "http://127.0.0.1:8093"
 
     # Size at the edge (DESIGN.md §2): one event, one HTTP body, one socket frame. The
     # largest legal event (32,000 characters of text, or a card's lines) fits in

@@ -15,6 +15,7 @@ from chips_gateway.auth import Principal, Tickets, require_principal
 from chips_gateway.config import GatewaySettings
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 
@@ -29,6 +30,7 @@ class Context:
     feeds: Feeds
     tickets: Tickets
     limiter: CredentialLimiter
+    links: FileLinks
 
 
 def get_context(request: Request) -> Context:
