@@ -16,6 +16,7 @@ from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
 from chips_gateway.api import events, identity, spaces
 from chips_gateway.api import runs as runs_api
+from chips_gateway.api import search as search_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
 from chips_gateway.config import GatewaySettings
@@ -23,6 +24,7 @@ from chips_gateway.context import Context
 from chips_gateway.errors import ChipsError, chips_error_handler, validation_error_handler
 from chips_gateway.feeds import Feeds
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
 from chips_gateway.ws import serve_socket
 
 
@@ -56,6 +58,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 reader=reader,
                 feeds=feeds,
                 tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
+                search=SearchReader(engine),
             )
             app.state.nc = nc
             yield
@@ -67,6 +70,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
+    app.include_router(search_api.router)
 
     async def db_ok() -> bool:
         async with app.state.ctx.engine.connect() as conn:

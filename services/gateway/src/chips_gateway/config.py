@@ -14,6 +14,9 @@ class GatewaySettings(Settings):
     # or delayed JetStream message at the tail of the stream, DESIGN.md §2).
     feed_tail_check_seconds: float = 1.0
     read_your_writes_timeout_seconds: float = 5.0
+    # How long GET /v1/search waits for the index to fold in the seq it answers as of
+    # (after_seq, or the head when the search arrived) before answering as of less.
+    search_wait_seconds: float = 2.0
 
     def replica_id(self) -> str:
         if not self.gateway_id:

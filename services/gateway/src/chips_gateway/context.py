@@ -14,6 +14,7 @@ from chips_gateway.auth import Principal, Tickets, require_principal
 from chips_gateway.config import GatewaySettings
 from chips_gateway.feeds import Feeds
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Context:
     reader: LogReader
     feeds: Feeds
     tickets: Tickets
+    search: SearchReader
 
 
 def get_context(request: Request) -> Context:

@@ -1,0 +1,34 @@
+"""Rebuilding the index from seq 0, and a digest to compare two indexes by."""
+
+from __future__ import annotations
+
+import hashlib
+
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chips_common.db import tables as t
+from chips_common.db.search_tables import INDEX_TABLES, search_checkpoints
+from chips_search.consumer import apply_until
+
+
+async def rebuild(engine: AsyncEngine) -> int:
+    """Empty the index and fold the whole log again; return how many workspaces."""
+    async with engine.begin() as conn:
+        names = ", ".join(table.name for table in (*INDEX_TABLES, search_checkpoints))
+        await conn.execute(text(f"TRUNCATE {names}"))
+        workspaces = [row.id for row in await conn.execute(select(t.workspaces.c.id))]
+        for workspace_id in workspaces:
+            await apply_until(conn, workspace_id, None)
+    return len(workspaces)
+
+
+async def digest(engine: AsyncEngine) -> str:
+    """A SHA-256 over every row of the index in primary-key order (tsvectors as text)."""
+    h = hashlib.sha256()
+    async with engine.connect() as conn:
+        for table in INDEX_TABLES:
+            order = list(table.primary_key.columns)
+            for row in await conn.execute(select(table).order_by(*order)):
+                h.update(repr(tuple(str(value) for value in row)).encode())
+    return h.hexdigest()
