@@ -8,18 +8,30 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
-from chips_common.db.search_tables import INDEX_TABLES, search_checkpoints
+from chips_common.db.search_tables import (
+    INDEX_TABLES,
+    TSV_INDEX,
+    TSV_INDEX_DDL,
+    search_checkpoints,
+)
 from chips_search.consumer import apply_until
 
 
 async def rebuild(engine: AsyncEngine) -> int:
-    """Empty the index and fold the whole log again; return how many workspaces."""
+    """Empty the index and fold the whole log again; return how many workspaces.
+
+    One transaction: a search waits for it, and sees the old index or the new one. The
+    GIN index is made once the rows are in, which is the bulk path of the index.
+    """
     async with engine.begin() as conn:
         names = ", ".join(table.name for table in (*INDEX_TABLES, search_checkpoints))
         await conn.execute(text(f"TRUNCATE {names}"))
+        await conn.execute(text(f"DROP INDEX {TSV_INDEX}"))
         workspaces = [row.id for row in await conn.execute(select(t.workspaces.c.id))]
         for workspace_id in workspaces:
             await apply_until(conn, workspace_id, None)
+        await conn.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
+        await conn.execute(text(TSV_INDEX_DDL))
     return len(workspaces)
 
 

@@ -73,17 +73,24 @@ class Index:
         if not self.pending:
             return
         rows, self.pending = self.pending, []
-        # tsvector made in SQL from the bound words: one INSERT … SELECT for the batch.
+        # One statement for the batch: the rows as arrays, unnested, each tsvector made
+        # by the one expression every row's is.
+        columns = {name: [row[name] for row in rows] for name in POST_COLUMNS}
         await self.conn.execute(
             text(
                 "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
                 " message_kind, message_id, author_id, ts, words, extra, tsv)"
-                " SELECT :workspace_id, :doc_id, :seq, :space_id, :room_id, 'message',"
-                " :message_kind, :doc_id, :author_id, :ts, "
-                f" CAST(:words AS text), CAST(:extra AS text), {_tsv(':words', ':extra')}"
+                " SELECT :workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
+                " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
+                f" {_tsv('u.words', 'u.extra')}"
+                " FROM unnest(CAST(:doc_id AS text[]), CAST(:seq AS bigint[]),"
+                " CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
+                " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
+                " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
+                " AS u(doc_id, seq, space_id, room_id, message_kind, author_id, ts, words, extra)"
                 " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
             ),
-            rows,
+            {"workspace_id": self.workspace_id, **columns},
         )
 
     async def apply(self, event: dict[str, Any]) -> None:
@@ -94,6 +101,19 @@ class Index:
         if apply is not None:
             await self.flush()
             await apply(self, event)
+
+
+POST_COLUMNS = (
+    "doc_id",
+    "seq",
+    "space_id",
+    "room_id",
+    "message_kind",
+    "author_id",
+    "ts",
+    "words",
+    "extra",
+)
 
 
 def _tsv(words: str, extra: str) -> str:
@@ -110,7 +130,6 @@ async def apply_message_post(index: Index, event: dict[str, Any]) -> None:
         return
     index.pending.append(
         {
-            "workspace_id": event["workspace_id"],
             "doc_id": event["message_id"],
             "seq": event["seq"],
             "space_id": event["space_id"],

@@ -41,7 +41,16 @@ search_docs = Table(
     PrimaryKeyConstraint("workspace_id", "doc_id"),
     Index("search_docs_seq", "workspace_id", "seq", unique=True),
     Index("search_docs_room", "workspace_id", "room_id"),
-    # The GIN index (workspace_id, tsv) needs btree_gin; it is made by the migration.
+    # The GIN index (workspace_id, tsv) needs btree_gin: TSV_INDEX below.
+)
+
+# Leading with workspace_id, a search reads one workspace's postings only; no pending
+# list (fastupdate = off), so a search never scans one (docs/adr/0029). The migration
+# made it; a rebuild drops it and makes it again once the rows are in (faster than
+# growing it row by row).
+TSV_INDEX = "search_docs_tsv"
+TSV_INDEX_DDL = (
+    f"CREATE INDEX {TSV_INDEX} ON search_docs USING gin (workspace_id, tsv) WITH (fastupdate = off)"
 )
 
 # Each thread's room, folded from space.created, for the room_id of what is said in it.
