@@ -70,12 +70,19 @@ async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None
 
 
 def build_handler(engine: AsyncEngine) -> Handler:
+    # What this process has committed, per workspace: a message at or below it has been
+    # indexed already (the checkpoint only moves on), so it costs no transaction.
+    indexed: dict[str, int] = {}
+
     async def handle(workspace_id: str, seq: int) -> None:
+        if seq and seq <= indexed.get(workspace_id, 0):
+            return
         # Up to the head, not only to ``seq``: what the log holds past the message is
         # committed (seqs of a workspace commit in order), so it is indexed without
         # waiting for its own message, which then finds the checkpoint past it.
         async with engine.begin() as conn:
-            await apply_until(conn, workspace_id, None)
+            reached = await apply_until(conn, workspace_id, None)
+        indexed[workspace_id] = reached
 
     return handle
 

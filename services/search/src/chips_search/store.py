@@ -257,16 +257,13 @@ APPLY: dict[str, Apply] = {
 
 
 async def lock_checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
-    await conn.execute(
-        pg_insert(search_checkpoints)
-        .values(workspace_id=workspace_id, seq=0)
-        .on_conflict_do_nothing()
-    )
+    """The workspace's checkpoint, its row locked until the transaction ends (one statement)."""
+    stmt = pg_insert(search_checkpoints).values(workspace_id=workspace_id, seq=0)
     seq = (
         await conn.execute(
-            select(search_checkpoints.c.seq)
-            .where(search_checkpoints.c.workspace_id == workspace_id)
-            .with_for_update()
+            stmt.on_conflict_do_update(
+                index_elements=["workspace_id"], set_={"seq": search_checkpoints.c.seq}
+            ).returning(search_checkpoints.c.seq)
         )
     ).scalar()
     return int(seq or 0)

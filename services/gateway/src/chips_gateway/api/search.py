@@ -11,6 +11,7 @@ which seq of the log it answers as of (docs/adr/0029).
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -67,7 +68,7 @@ def hit_of(hit: Hit) -> SearchHit:
         space_id=hit.space_id,
         room_id=hit.room_id,
         seq=hit.seq,
-        ts=hit.ts.isoformat().replace("+00:00", "Z"),
+        ts=hit.ts.astimezone(UTC).isoformat().replace("+00:00", "Z"),
         author_id=hit.author_id,
         message_id=hit.message_id,
         message_kind=hit.message_kind,
@@ -82,7 +83,7 @@ async def search(
     ctx: Ctx,
     caller: Caller,
     q: Annotated[str, Query(max_length=2000)],
-    space_id: Annotated[str | None, Query(max_length=200)] = None,
+    space_id: Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_.:\-]{1,200}$")] = None,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     after_seq: Annotated[int | None, Query(ge=0, lt=2**63)] = None,
