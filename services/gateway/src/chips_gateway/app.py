@@ -19,6 +19,7 @@ from chips_common.service.health import add_health_routes
 from chips_gateway import openapi
 from chips_gateway.api import attachments, events, identity, spaces
 from chips_gateway.api import runs as runs_api
+from chips_gateway.api import search as search_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
 from chips_gateway.config import GatewaySettings
@@ -34,6 +35,7 @@ from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
 from chips_gateway.ws import serve_socket
 
 
@@ -80,6 +82,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_burst,
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
+                search=SearchReader(engine),
             )
             app.state.nc = nc
             yield
@@ -102,6 +105,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
     app.include_router(attachments.router)
+    app.include_router(search_api.router)
     openapi.install(app)
 
     async def db_ok() -> bool:
