@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
@@ -23,6 +24,7 @@ from chips_gateway.context import Context
 from chips_gateway.errors import ChipsError, chips_error_handler, validation_error_handler
 from chips_gateway.feeds import Feeds
 from chips_gateway.reader import LogReader
+from chips_gateway.webapp import default_web_dir, mount_web, web_built
 from chips_gateway.ws import serve_socket
 
 
@@ -79,10 +81,18 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def redis_ok() -> bool:
         return bool(await app.state.ctx.redis.ping())
 
+    web_dir = Path(settings.web_dir) if settings.web_dir else default_web_dir()
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        # Depends on nothing; says whether this gateway has the people's app to serve.
+        return {"status": "ok", "web": "built" if web_built(web_dir) else "not built"}
+
     add_health_routes(app, {"postgres": db_ok, "nats": nats_ok, "redis": redis_ok})
 
     @app.websocket("/v1/ws")
     async def socket(ws: WebSocket) -> None:
         await serve_socket(ws, app.state.ctx)
 
+    mount_web(app, web_dir)
     return app

@@ -14,6 +14,9 @@ class GatewaySettings(Settings):
     # or delayed JetStream message at the tail of the stream, DESIGN.md §2).
     feed_tail_check_seconds: float = 1.0
     read_your_writes_timeout_seconds: float = 5.0
+    # Where the built people's app is (index.html and assets/); empty: web/dist of this
+    # checkout (docs/adr/0033).
+    web_dir: str = ""
 
     def replica_id(self) -> str:
         if not self.gateway_id:
