@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
@@ -36,6 +37,7 @@ from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 from chips_gateway.search import SearchReader
+from chips_gateway.webapp import default_web_dir, mount_web, web_built
 from chips_gateway.ws import serve_socket
 
 
@@ -116,6 +118,17 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def nats_ok() -> bool:
         return bool(app.state.nc.is_connected)
 
+    web_dir = Path(settings.web_dir) if settings.web_dir else default_web_dir()
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        # Depends on nothing; says whether this gateway has the people's app to serve.
+        return {
+            "status": "ok",
+            "work": "built",
+            "web": "built" if web_built(web_dir) else "not built",
+        }
+
     # Redis is not among the checks: it holds tickets and rate counters only, and a
     # readiness that followed it would take every gateway out of service with it.
     add_health_routes(app, {"postgres": db_ok, "nats": nats_ok})
@@ -124,4 +137,5 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def socket(ws: WebSocket) -> None:
         await serve_socket(ws, app.state.ctx)
 
+    mount_web(app, web_dir)
     return app
