@@ -108,6 +108,10 @@ async def send_error(send: Send, status: int, code: str, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+# Paths whose bodies are streamed, not read: their limits are the attachments service's.
+STREAMED = frozenset({"/v1/uploads"})
+
+
 class Edge:
     """The checks at the edge, as pure ASGI middleware (it never reads a body itself)."""
 
@@ -138,6 +142,11 @@ class Edge:
             return
         if problem:
             await send_error(send, 400, "invalid_request", problem)
+            return
+        if scope["path"] in STREAMED:
+            # An upload's bytes are streamed through to the attachments service, which
+            # holds none of them whole and refuses past its own ceiling and caps.
+            await self.app(scope, receive, send)
             return
         length = header(scope, b"content-length")
         if length is not None:
