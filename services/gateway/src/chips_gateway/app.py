@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
@@ -19,6 +20,7 @@ from chips_common.service.health import add_health_routes
 from chips_gateway import openapi
 from chips_gateway.api import attachments, events, identity, spaces
 from chips_gateway.api import runs as runs_api
+from chips_gateway.api import search as search_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
 from chips_gateway.config import GatewaySettings
@@ -34,6 +36,8 @@ from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
+from chips_gateway.webapp import default_web_dir, mount_web, web_built
 from chips_gateway.ws import serve_socket
 
 
@@ -73,13 +77,14 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 reader=reader,
                 feeds=feeds,
                 tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
-                links=FileLinks(settings.signing_key, settings.gateway_url),
                 limiter=CredentialLimiter(
                     redis,
                     settings.redis_prefix,
                     settings.credential_write_rate,
                     settings.credential_write_burst,
                 ),
+                links=FileLinks(settings.signing_key, settings.gateway_url),
+                search=SearchReader(engine),
             )
             app.state.nc = nc
             yield
@@ -102,6 +107,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
     app.include_router(attachments.router)
+    app.include_router(search_api.router)
     openapi.install(app)
 
     async def db_ok() -> bool:
@@ -112,6 +118,17 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def nats_ok() -> bool:
         return bool(app.state.nc.is_connected)
 
+    web_dir = Path(settings.web_dir) if settings.web_dir else default_web_dir()
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        # Depends on nothing; says whether this gateway has the people's app to serve.
+        return {
+            "status": "ok",
+            "work": "built",
+            "web": "built" if web_built(web_dir) else "not built",
+        }
+
     # Redis is not among the checks: it holds tickets and rate counters only, and a
     # readiness that followed it would take every gateway out of service with it.
     add_health_routes(app, {"postgres": db_ok, "nats": nats_ok})
@@ -120,4 +137,5 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def socket(ws: WebSocket) -> None:
         await serve_socket(ws, app.state.ctx)
 
+    mount_web(app, web_dir)
     return app

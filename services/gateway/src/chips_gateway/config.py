@@ -47,6 +47,14 @@ class GatewaySettings(Settings):
     def origins(self) -> list[str]:
         return [o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip()]
 
+    # How long GET /v1/search waits for the index to fold in the seq it answers as of
+    # (after_seq, or the head when the search arrived) before answering as of less.
+    search_wait_seconds: float = 2.0
+
+    # Where the built people's app is (index.html and assets/); empty: web/dist of this
+    # checkout (docs/adr/0033).
+    web_dir: str = ""
+
     def replica_id(self) -> str:
         if not self.gateway_id:
             self.gateway_id = new_id("gw").lower()

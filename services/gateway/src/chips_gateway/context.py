@@ -18,6 +18,7 @@ from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
 
 
 @dataclass
@@ -29,8 +30,9 @@ class Context:
     reader: LogReader
     feeds: Feeds
     tickets: Tickets
-    links: FileLinks
     limiter: CredentialLimiter
+    links: FileLinks
+    search: SearchReader
 
 
 def get_context(request: Request) -> Context:

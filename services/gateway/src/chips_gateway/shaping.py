@@ -113,25 +113,6 @@ class Shaper:
             shaped = await self.with_files(shaped, event)
         return self.signed(shaped)
 
-    async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
-        """``context.files``: the room's files as of the message (websocket.md)."""
-        space_id = event["space_id"]
-        if self.links is None or space_id in self.fileless:
-            return shaped
-        files = await context_files(
-            self.reader.engine, self.reader, self.principal.workspace_id, space_id, event["seq"]
-        )
-        if not files:
-            self.fileless.add(space_id)
-            return shaped
-        return {**shaped, "context": {**shaped["context"], "files": files}}
-
-    def signed(self, shaped: dict[str, Any]) -> dict[str, Any]:
-        """Each file the frame carries, with a URL signed for this socket's credential."""
-        if self.links is None:
-            return shaped
-        return self.links.sign_event(shaped, self.principal.credential_id)
-
     async def turn(self, event: dict[str, Any]) -> dict[str, Any]:
         """Who said it, the room and the context of a message that is this harness's turn,
         read from the log as of the message."""
@@ -163,3 +144,22 @@ class Shaper:
         )
         extra["room"] = room_for([pid], members, {pid: news})
         return extra
+
+    async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+        """``context.files``: the room's files as of the message (websocket.md)."""
+        space_id = event["space_id"]
+        if self.links is None or space_id in self.fileless:
+            return shaped
+        files = await context_files(
+            self.reader.engine, self.reader, self.principal.workspace_id, space_id, event["seq"]
+        )
+        if not files:
+            self.fileless.add(space_id)
+            return shaped
+        return {**shaped, "context": {**shaped["context"], "files": files}}
+
+    def signed(self, shaped: dict[str, Any]) -> dict[str, Any]:
+        """Each file the frame carries, with a URL signed for this socket's credential."""
+        if self.links is None:
+            return shaped
+        return self.links.sign_event(shaped, self.principal.credential_id)
