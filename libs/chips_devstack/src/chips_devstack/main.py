@@ -230,6 +230,8 @@ def migrate(local: Local, env: dict[str, str]) -> None:
 
 def start_services(local: Local, state: State, env: dict[str, str]) -> None:
     procs: dict[str, Proc] = {}
+    # The gateway passes uploads and fetches on to the attachments service (ADR 0043).
+    env = {"CHIPS_ATTACHMENTS_URL": f"http://127.0.0.1:{local.ports['attachments']}", **env}
     for name in SERVICES:
         port = local.ports[name]
         procs[name] = service_proc(name, port, env, local.logs).start()

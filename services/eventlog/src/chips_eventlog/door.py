@@ -786,14 +786,16 @@ class Door:
             case MembershipRemoved():
                 return await self.check_membership_removed(body, actor)
             case MessagePost():
-                planned = await files.plan_post(self, body, actor)
+                planned = await files.decide_post(self, body, actor)
                 filled = await self.check_message_post(body, actor)
-                filled.update(await files.apply_post(self, planned))
+                filled.update(await files.apply_post(self.conn, planned))
                 return await runs.with_receipt(self, body, actor, request, filled)
             case AttachmentCapsSet():
-                return await files.check_caps_set(self, body, actor)
+                me = await self.participant(actor.id)
+                return files.check_caps_set(me.role if me else None, body, actor)
             case AttachmentFetched():
-                return await files.check_fetched(self, body, actor)
+                await self.check_member(body.space_id, actor)
+                return files.check_fetched(body, actor)
             case MessageEdited():
                 return await words.check_edited(self, body, actor)
             case MessageDeleted():

@@ -2,24 +2,25 @@
 room's files).
 
 A ``message.post`` with ``upload_ids`` posts the sender's own uploads, each once, into a
-room the sender is in (membership is checked first, by the post's own rule); the door
-fills in ``attachments`` from what the attachments service stored, and gives each file
-its version among the room's files of its name, refusing the whole post as
-``stale_file`` when it was made from a version that is no longer the current one. The
-caps an owner or admin sets, and the fetch audit the attachments service writes, are
-decided here too.
+room the sender is in (checked first, by the caller); the door fills in ``attachments``
+from what the attachments service stored, and gives each file its version among the
+room's files of its name, refusing the whole post as ``stale_file`` when it was made from
+a version that is no longer the current one. The caps an owner or admin sets, and the
+fetch audit the attachments service writes, are decided here too.
 
 Door state: the ``attachments`` table. Its rows are written by the attachments service
 when an upload is stored and never change after that, until the door gives one its room,
-seq and version here. Every read of it is in the two functions under "reading".
+seq and version. The deciding is pure (:func:`plan_post` over a :class:`FilesView`);
+every read of the table is in :func:`read_view`, and every write in :func:`apply_post`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from sqlalchemy import and_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.append import Actor
 from chips_common.db import tables as t
@@ -31,10 +32,10 @@ if TYPE_CHECKING:
     from chips_eventlog.door import Door
 
 
-def _refused(code: str, message: str, field: str | None = None) -> Exception:
+def _refuse(code: str, message: str, field: str | None = None) -> NoReturn:
     from chips_eventlog.door import Refused
 
-    return Refused(code, message, field)
+    raise Refused(code, message, field)
 
 
 @dataclass(frozen=True)
@@ -46,24 +47,44 @@ class Upload:
     kind: str
     byte_size: int
     sha256: str
-    width: int | None
-    height: int | None
-    duration_ms: int | None
-    thumbnail: bool
-    space_id: str | None
-    posted: bool
+    width: int | None = None
+    height: int | None = None
+    duration_ms: int | None = None
+    thumbnail: bool = False
+    posted: bool = False
+
+
+@dataclass(frozen=True)
+class FilesView:
+    """What a post's files are decided against: the uploads it names, and for each of
+    their names in its room the current version and the ids of every version."""
+
+    uploads: dict[str, Upload] = field(default_factory=dict)
+    versions: dict[str, tuple[Version | None, frozenset[str]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A post's files as decided, before anything is written."""
+
+    space_id: str
+    seq: int
+    rows: list[tuple[Upload, int, str | None]]
 
 
 # --- reading -------------------------------------------------------------------------
 
 
-async def read_uploads(door: Door, ids: list[str]) -> dict[str, Upload]:
-    """The uploads ``ids`` name in this workspace (as this transaction sees them)."""
-    a = attachments.c
-    rows = await door.conn.execute(
-        select(attachments).where(and_(a.id.in_(ids), a.workspace_id == door.workspace_id))
+async def read_view(conn: AsyncConnection, workspace_id: str, body: MessagePost) -> FilesView:
+    """The uploads a post names (as this transaction sees them), and their names' versions."""
+    ids = list(dict.fromkeys(body.upload_ids or []))
+    if not ids:
+        return FilesView()
+    a, p = attachments.c, t.participants.c
+    rows = await conn.execute(
+        select(attachments).where(and_(a.id.in_(ids), a.workspace_id == workspace_id))
     )
-    return {
+    uploads = {
         r.id: Upload(
             r.id,
             r.uploader_id,
@@ -76,88 +97,67 @@ async def read_uploads(door: Door, ids: list[str]) -> dict[str, Upload]:
             r.height,
             r.duration_ms,
             r.thumbnail,
-            r.space_id,
             r.posted_seq is not None,
         )
         for r in rows
     }
-
-
-async def read_current(door: Door, space_id: str, name: str) -> tuple[Version | None, set[str]]:
-    """The current version of ``name`` in the room, and the ids of all its versions."""
-    a, p = attachments.c, t.participants.c
-    rows = (
-        await door.conn.execute(
-            select(a.id, a.version, a.sha256, p.name.label("by_name"))
-            .select_from(attachments.outerjoin(t.participants, p.id == a.uploader_id))
-            .where(
-                and_(
-                    a.workspace_id == door.workspace_id,
-                    a.space_id == space_id,
-                    a.name == name,
-                    a.posted_seq.is_not(None),
+    versions: dict[str, tuple[Version | None, frozenset[str]]] = {}
+    for name in sorted({u.name for u in uploads.values()}):
+        found = (
+            await conn.execute(
+                select(a.id, a.version, a.sha256, p.name.label("by_name"))
+                .select_from(attachments.outerjoin(t.participants, p.id == a.uploader_id))
+                .where(
+                    and_(
+                        a.workspace_id == workspace_id,
+                        a.space_id == body.space_id,
+                        a.name == name,
+                        a.posted_seq.is_not(None),
+                    )
                 )
+                .order_by(a.posted_seq.desc(), a.version.desc())
             )
-            .order_by(a.posted_seq.desc(), a.version.desc())
+        ).all()
+        current = (
+            Version(found[0].id, found[0].version, found[0].sha256, found[0].by_name or "somebody")
+            if found
+            else None
         )
-    ).all()
-    if not rows:
-        return None, set()
-    top = rows[0]
-    current = Version(top.id, top.version, top.sha256, top.by_name or "somebody")
-    return current, {r.id for r in rows}
+        versions[name] = (current, frozenset(r.id for r in found))
+    return FilesView(uploads, versions)
 
 
-# --- the rules -----------------------------------------------------------------------
+# --- deciding ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Planned:
-    """A post's files as decided, before anything is written."""
-
-    space_id: str
-    seq: int
-    rows: list[tuple[Upload, int, str | None]]
-
-
-async def plan_post(door: Door, body: MessagePost, actor: Actor) -> Planned | None:
-    """Decide a post's files: every refusal comes here, before anything is written.
-
-    A single event is appended without a savepoint (every rule decides before its own
-    writes), so nothing may be written until every file of the post is let in.
-    """
+def plan_post(view: FilesView, body: MessagePost, actor_id: str, seq: int) -> Planned | None:
+    """Decide a post's files, or refuse it. Pure: nothing is read or written here."""
     if body.attachments is not None:
-        raise _refused(
+        _refuse(
             "invalid_event", "attachments are filled in by Chips from upload_ids", "attachments"
         )
     replaces = body.replaces or {}
     ids = body.upload_ids or []
     if replaces and not set(replaces) <= set(ids):
-        raise _refused(
-            "invalid_event", "replaces names an upload this post does not carry", "replaces"
-        )
+        _refuse("invalid_event", "replaces names an upload this post does not carry", "replaces")
     if not ids:
         return None
-    await door.check_member(body.space_id, actor)  # a stranger learns nothing of uploads
     if len(set(ids)) != len(ids):
-        raise _refused("invalid_event", "an upload is posted once", "upload_ids")
-    uploads = await read_uploads(door, ids)
+        _refuse("invalid_event", "an upload is posted once", "upload_ids")
     for upload_id in ids:
-        upload = uploads.get(upload_id)
+        upload = view.uploads.get(upload_id)
         if upload is None:
-            raise _refused("not_found", f"no upload {upload_id}", "upload_ids")
-        if upload.uploader_id != actor.id:
-            raise _refused(
-                "forbidden", "a post carries only its sender's own uploads", "upload_ids"
-            )
+            _refuse("not_found", f"no upload {upload_id}", "upload_ids")
+        if upload.uploader_id != actor_id:
+            _refuse("forbidden", "a post carries only its sender's own uploads", "upload_ids")
         if upload.posted:
-            raise _refused("invalid_event", f"upload {upload_id} was posted already", "upload_ids")
+            _refuse("invalid_event", f"upload {upload_id} was posted already", "upload_ids")
     rows: list[tuple[Upload, int, str | None]] = []
     # Two files of one name in one post: the second is the next version of the first.
     earlier: dict[str, Version] = {}
     for upload_id in ids:
-        upload = uploads[upload_id]
-        current, versions = await read_current(door, body.space_id, upload.name)
+        upload = view.uploads[upload_id]
+        current, versions = view.versions.get(upload.name, (None, frozenset()))
         current = earlier.get(upload.name, current)
         # websocket.md: "A replaces naming another file or another room's is left out."
         made_from = replaces.get(upload_id)
@@ -165,28 +165,16 @@ async def plan_post(door: Door, body: MessagePost, actor: Actor) -> Planned | No
             made_from = None
         version = next_version(upload.name, current, upload.sha256, made_from)
         if isinstance(version, Stale):
-            raise _refused("stale_file", version.message, "replaces")
+            _refuse("stale_file", version.message, "replaces")
         earlier[upload.name] = Version(upload.id, version, upload.sha256, "")
         rows.append((upload, version, made_from))
-    return Planned(body.space_id, door.head_seq + 1, rows)
+    return Planned(body.space_id, seq, rows)
 
 
-async def apply_post(door: Door, planned: Planned | None) -> dict[str, Any]:
-    """Write the planned files' room, seq and version, and say what Chips fills in."""
-    if planned is None:
-        return {}
-    filled: list[dict[str, Any]] = []
+def filled(planned: Planned) -> dict[str, Any]:
+    """What Chips fills in: each file as stored, with its version."""
+    items: list[dict[str, Any]] = []
     for upload, version, made_from in planned.rows:
-        await door.conn.execute(
-            update(attachments)
-            .where(attachments.c.id == upload.id)
-            .values(
-                space_id=planned.space_id,
-                posted_seq=planned.seq,
-                version=version,
-                replaces=made_from,
-            )
-        )
         item: dict[str, Any] = {
             "attachment_id": upload.id,
             "name": upload.name,
@@ -197,26 +185,58 @@ async def apply_post(door: Door, planned: Planned | None) -> dict[str, Any]:
             "version": version,
             "thumbnail": upload.thumbnail,
         }
-        for field in ("width", "height", "duration_ms"):
-            if getattr(upload, field) is not None:
-                item[field] = getattr(upload, field)
+        for extra in ("width", "height", "duration_ms"):
+            if getattr(upload, extra) is not None:
+                item[extra] = getattr(upload, extra)
         if made_from is not None:
             item["replaces"] = made_from
-        filled.append(item)
-    return {"attachments": filled}
+        items.append(item)
+    return {"attachments": items}
 
 
-async def check_caps_set(door: Door, body: AttachmentCapsSet, actor: Actor) -> dict[str, Any]:
+# --- writing -------------------------------------------------------------------------
+
+
+async def apply_post(conn: AsyncConnection, planned: Planned | None) -> dict[str, Any]:
+    """Give the planned files their room, seq and version; say what Chips fills in."""
+    if planned is None:
+        return {}
+    for upload, version, made_from in planned.rows:
+        await conn.execute(
+            update(attachments)
+            .where(attachments.c.id == upload.id)
+            .values(
+                space_id=planned.space_id,
+                posted_seq=planned.seq,
+                version=version,
+                replaces=made_from,
+            )
+        )
+    return filled(planned)
+
+
+# --- the door's entry points -----------------------------------------------------------
+
+
+async def decide_post(door: Door, body: MessagePost, actor: Actor) -> Planned | None:
+    """Read and decide a post's files (a stranger to the room learns nothing of them)."""
+    if not body.upload_ids and body.attachments is None and not body.replaces:
+        return None
+    if body.upload_ids:
+        await door.check_member(body.space_id, actor)
+    view = await read_view(door.conn, door.workspace_id, body)
+    return plan_post(view, body, actor.id, door.head_seq + 1)
+
+
+def check_caps_set(role: str | None, body: AttachmentCapsSet, actor: Actor) -> dict[str, Any]:
     """An owner or admin of the workspace caps photos, videos and files (spec/messages.md)."""
-    me = await door.participant(actor.id) if actor.kind == "person" else None
-    if me is None or me.role not in ("owner", "admin"):
-        raise _refused("forbidden", "the attachment caps are a workspace owner's or admin's")
+    if actor.kind != "person" or role not in ("owner", "admin"):
+        _refuse("forbidden", "the attachment caps are a workspace owner's or admin's")
     return {}
 
 
-async def check_fetched(door: Door, body: AttachmentFetched, actor: Actor) -> dict[str, Any]:
-    """The fetch audit: a harness in the room fetched one of its files."""
+def check_fetched(body: AttachmentFetched, actor: Actor) -> dict[str, Any]:
+    """The fetch audit is a harness's (membership is checked by the caller)."""
     if actor.kind != "harness":
-        raise _refused("forbidden", "only a harness's fetches are logged")
-    await door.check_member(body.space_id, actor)
+        _refuse("forbidden", "only a harness's fetches are logged")
     return {}

@@ -22,6 +22,9 @@ from chips_gateway.errors import ChipsError
 MAX_INT = 2**63 - 1
 
 
+UPLOADS_PATH = "/v1/uploads"
+
+
 def target_problem(path: str, query_string: bytes) -> str | None:
     """Why a request's path or query cannot be answered, or None when it can."""
     if "\x00" in path or "%00" in path:
@@ -108,10 +111,6 @@ async def send_error(send: Send, status: int, code: str, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-# Paths whose bodies are streamed, not read: their limits are the attachments service's.
-STREAMED = frozenset({"/v1/uploads"})
-
-
 class Edge:
     """The checks at the edge, as pure ASGI middleware (it never reads a body itself)."""
 
@@ -143,9 +142,9 @@ class Edge:
         if problem:
             await send_error(send, 400, "invalid_request", problem)
             return
-        if scope["path"] in STREAMED:
-            # An upload's bytes are streamed through to the attachments service, which
-            # holds none of them whole and refuses past its own ceiling and caps.
+        if scope["path"] == UPLOADS_PATH:
+            # A file's bytes are streamed on to the attachments service, whose ceiling
+            # (CHIPS_MAX_ATTACHMENT_BYTES) is the limit here (ADR 0043).
             await self.app(scope, receive, send)
             return
         length = header(scope, b"content-length")

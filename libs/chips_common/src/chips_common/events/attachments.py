@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from chips_common.events.base import EventBody, register
+from chips_common.events.base import EventBody, Ref, register
 
 
 @register
@@ -37,8 +37,8 @@ class AttachmentFetched(EventBody):
     client_writable: ClassVar[bool] = False
 
     type: Literal["attachment.fetched"] = "attachment.fetched"
-    space_id: str
-    attachment_id: str
+    space_id: Ref
+    attachment_id: Ref
     name: str = Field(min_length=1, max_length=255)
-    message_id: str | None = None
+    message_id: Ref | None = None
     thumbnail: bool | None = None

@@ -52,18 +52,18 @@ class Attachment(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    attachment_id: str
+    attachment_id: Ref
     name: str = Field(min_length=1, max_length=255)
-    mime_type: str
+    mime_type: str = Field(max_length=255)
     kind: Literal["photo", "video", "file"]
     byte_size: int = Field(ge=0)
-    sha256: str
+    sha256: str = Field(max_length=64)
     version: int = Field(ge=1)
     width: int | None = None
     height: int | None = None
     duration_ms: int | None = None
     thumbnail: bool = False
-    replaces: str | None = None
+    replaces: Ref | None = None
 
 
 class Card(BaseModel):
@@ -227,8 +227,8 @@ class MessagePost(EventBody):
     # Files: the sender's uploads by id, and for each one it changed, the attachment_id of
     # the version it was made from (websocket.md, The room's files). ``attachments`` is
     # filled in by Chips from the uploads; a client does not write it.
-    upload_ids: list[str] | None = Field(default=None, min_length=1, max_length=20)
-    replaces: dict[str, str] | None = Field(default=None, max_length=20)
+    upload_ids: list[Ref] | None = Field(default=None, min_length=1, max_length=20)
+    replaces: dict[Ref, Ref] | None = Field(default=None, max_length=20)
     attachments: list[Attachment] | None = Field(default=None, max_length=20)
 
     @model_validator(mode="after")

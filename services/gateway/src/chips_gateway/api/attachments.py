@@ -10,6 +10,7 @@ attachments service directly instead.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Annotated, Any
 
@@ -26,6 +27,7 @@ router = APIRouter(prefix="/v1")
 
 # Headers a client's request carries on, and the attachments service's answer carries back.
 FORWARDED = ("authorization", "content-type", "content-length")
+ATTACHMENT_ID = re.compile(r"^att_[0-9A-Za-z]{1,40}$")
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "upgrade"})
 
 
@@ -39,13 +41,18 @@ def build_client(base_url: str) -> httpx.AsyncClient:
 
 async def _pass(request: Request, method: str) -> Response:
     client: httpx.AsyncClient = request.app.state.attachments_client
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    # The path and query exactly as they came, so a signed URL is checked as it was signed.
+    raw_path = request.scope.get("raw_path") or request.url.path.encode()
+    query = request.scope.get("query_string", b"")
+    target = raw_path.decode("latin-1") + (f"?{query.decode('latin-1')}" if query else "")
     headers = {k: v for k in FORWARDED if (v := request.headers.get(k)) is not None}
     body = request.stream() if method == "POST" else None
     try:
-        upstream = await client.send(
-            client.build_request(method, target, headers=headers, content=body), stream=True
-        )
+        outgoing = client.build_request(method, target, headers=headers, content=body)
+    except (httpx.InvalidURL, ValueError):
+        return JSONResponse({"code": "not_found", "message": "no such file"}, status_code=404)
+    try:
+        upstream = await client.send(outgoing, stream=True)
     except httpx.HTTPError:
         return JSONResponse(
             {"code": "unavailable", "message": "files are not reachable right now; try again"},
@@ -73,11 +80,17 @@ async def caps(request: Request) -> Response:
 
 @router.get("/attachments/{attachment_id}")
 async def fetch(request: Request, attachment_id: str) -> Response:
+    """A file's bytes, by a signed URL or with the caller's own token."""
+    if not ATTACHMENT_ID.match(attachment_id):
+        return JSONResponse({"code": "not_found", "message": "no such file"}, status_code=404)
     return await _pass(request, "GET")
 
 
 @router.get("/attachments/{attachment_id}/thumbnail")
 async def thumbnail(request: Request, attachment_id: str) -> Response:
+    """A photo's thumbnail, as the file itself is fetched."""
+    if not ATTACHMENT_ID.match(attachment_id):
+        return JSONResponse({"code": "not_found", "message": "no such file"}, status_code=404)
     return await _pass(request, "GET")
 
 
