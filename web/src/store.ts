@@ -586,7 +586,7 @@ export class Store {
       this.waiters.delete(key);
       if (waiter) waiter.reject(new ApiError(0, code, message));
       else this.toast(message);
-    } else if (code !== "unauthorized") {
+    } else if (code !== "unauthorized" && code !== "too_far_behind") {
       this.toast(message);
     }
     this.changed();

@@ -78,7 +78,7 @@ export function LineView(props: {
           {pending ? (line.failed ? "not sent" : "sending…") : formatTime(line.ts)}
         </time>
         {line.edited && !line.deleted && <span class="muted small">edited</span>}
-        {line.pinned && <span class="small" aria-label="pinned">📌</span>}
+        {line.pinned && <span class="small muted">pinned</span>}
         {live && (
           <div class="menu-wrap">
             <button type="button" class="icon dots" aria-label={`Actions for ${name}'s message`} aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)}>
