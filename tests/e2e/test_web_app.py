@@ -161,6 +161,11 @@ async def test_sign_in_post_and_a_harness_replies_live(
     mine = arjun.line("Northwind")
     await expect(mine.locator(".bubble strong")).to_have_text("PO")
     await expect(mine.locator(".mention")).to_have_text("@Scout")
+    # /wrong in the composer corrects the harness's last message, shown under it.
+    await arjun.say("/wrong the PO is 4472")
+    await expect(answer.locator(".correction")).to_have_text(
+        "Arjun Rao said this is not right: the PO is 4472"
+    )
     # The harness says something in another room: it comes first in its section, unread.
     await harness.write({"type": "message.post", "space_id": ops, "text": "Ops news"})
     await expect(page.locator(f'a[data-space="{ops}"] .unread')).to_have_text("1")
@@ -322,6 +327,13 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     await page.get_by_role("menuitem", name="Pin").click()
     await expect(page.get_by_label("Pinned", exact=True)).to_contain_text("the plan is ready")
 
+    await arjun.say("only for me")
+    await arjun.line_menu("only for me")
+    await page.get_by_role("menuitem", name="Delete for me").click()
+    await expect(arjun.lines("only for me")).to_have_count(0)
+    await page.get_by_role("button", name="Undo").click()
+    await expect(arjun.line("only for me")).to_be_visible()
+
     await arjun.say("a second thought")
     await arjun.line_menu("a second thought")
     await page.get_by_role("menuitem", name="Delete for everyone…").click()
@@ -336,7 +348,7 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     assert said["the plan is ready"]["feedback"] == [
         {"from": owner.participant_id, "kind": "reaction", "emoji": "🎉"}
     ]
-    assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, True]
+    assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, False, True]
 
 
 # --- threads, and the room's life: rename, lock, archive, delete, the sheet --------------

@@ -154,7 +154,7 @@ export function LineView(props: {
       </div>
       {replied && (
         <a class="quote" href={`#line-${replied.id}`} onClick={(e) => (e.preventDefault(), document.getElementById(`line-${replied.id}`)?.scrollIntoView({ block: "center" }))}>
-          ↩ {store.nameOf(replied.author_id)}: {(replied.text ?? "").slice(0, 80)}
+          ↩ {store.nameOf(replied.author_id)}: {(replied.text ?? "").replace(/[*_`~#>]+/g, "").slice(0, 80)}
         </a>
       )}
       {line.deleted ? (
