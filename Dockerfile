@@ -10,8 +10,22 @@
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 ARG UV_IMAGE=ghcr.io/astral-sh/uv:0.13.9
+ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${UV_IMAGE} AS uv
+
+# ---------------------------------------------------------------------------------------
+# web: the people's app, built from web/ (its types checked against the catalogue's
+# schemas); the gateway serves it at / from CHIPS_WEB_DIR (docs/adr/0033)
+# ---------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS web
+
+WORKDIR /src/web
+COPY web/package.json web/package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY web ./
+COPY docs/protocol/schemas /src/docs/protocol/schemas
+RUN npm run check:types && npm run build
 
 # ---------------------------------------------------------------------------------------
 # builder: resolve from uv.lock and install every workspace package into /opt/chips
@@ -54,11 +68,13 @@ RUN groupadd --system --gid ${CHIPS_UID} chips \
        --home-dir /nonexistent --shell /usr/sbin/nologin chips
 
 COPY --from=builder /opt/chips /opt/chips
+COPY --from=web /src/web/dist /opt/chips-web
 
 ENV PATH=/opt/chips/bin:${PATH} \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    CHIPS_HOST=0.0.0.0
+    CHIPS_HOST=0.0.0.0 \
+    CHIPS_WEB_DIR=/opt/chips-web
 
 # Numeric, so that Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
 USER ${CHIPS_UID}:${CHIPS_UID}

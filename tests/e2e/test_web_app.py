@@ -69,8 +69,12 @@ class Person:
         await composer.fill(text)
         await composer.press("Enter")
 
-    def line(self, text: str) -> Any:
+    def lines(self, text: str) -> Any:
         return self.page.get_by_test_id("line").filter(has_text=text)
+
+    def line(self, text: str) -> Any:
+        """The logged line (drawn before any copy still waiting to be sent)."""
+        return self.lines(text).first
 
     async def line_menu(self, text: str) -> None:
         await self.line(text).get_by_role("button", name=re.compile("^Actions for")).click()
@@ -91,7 +95,8 @@ async def sign_in(
     await page.goto(base_url + "/")
     await page.get_by_label("Your token").fill(who.token)
     await page.get_by_role("button", name="Sign in").click()
-    await expect(page.get_by_role("heading", name=re.compile("^Hello,"))).to_be_visible()
+    # Signed in once the socket's hello has named the person (the foot of the list).
+    await expect(page.locator(".side-foot .me")).not_to_have_text("…")
     return person
 
 
@@ -151,11 +156,16 @@ async def test_sign_in_post_and_a_harness_replies_live(
     )
     assert (await harness.answer(reply))["frame"] == "ack"
     answer = arjun.line("Found it")
-    await expect(answer.locator("strong")).to_have_text("PO-4471")
+    await expect(answer.locator(".bubble strong")).to_have_text("PO-4471")
     await expect(answer.locator(".quote")).to_contain_text("Arjun Rao")
     mine = arjun.line("Northwind")
-    await expect(mine.locator("strong")).to_have_text("PO")
+    await expect(mine.locator(".bubble strong")).to_have_text("PO")
     await expect(mine.locator(".mention")).to_have_text("@Scout")
+    # /wrong in the composer corrects the harness's last message, shown under it.
+    await arjun.say("/wrong the PO is 4472")
+    await expect(answer.locator(".correction")).to_have_text(
+        "Arjun Rao said this is not right: the PO is 4472"
+    )
     # The harness says something in another room: it comes first in its section, unread.
     await harness.write({"type": "message.post", "space_id": ops, "text": "Ops news"})
     await expect(page.locator(f'a[data-space="{ops}"] .unread')).to_have_text("1")
@@ -179,17 +189,15 @@ async def test_history_loads_backwards_on_scroll(stack: Stack, api: Api, browser
     arjun = await sign_in(browser, stack.gateway_a, owner)
     await arjun.open_room(room)
     await expect(arjun.line("line number 120")).to_be_visible()
-    assert await arjun.line("line number 1").count() == 0  # not loaded yet
     timeline = arjun.page.get_by_role("log")
-    for _ in range(6):
-        await timeline.evaluate(
-            "el => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); }"
-        )
-        if await arjun.page.get_by_text("This is the beginning of").count():
-            break
-        await expect(arjun.page.get_by_text("Loading earlier messages…")).to_have_count(0)
+    shown = arjun.page.get_by_test_id("line")
+    await expect(shown).to_have_count(50)  # the newest page
+    for count in (100, 120):  # a page more each time the top is reached
+        await timeline.evaluate("el => { el.scrollTop = 0; }")
+        await expect(shown).to_have_count(count)
     await expect(arjun.page.get_by_text("This is the beginning of Long room.")).to_be_visible()
-    await expect(arjun.page.locator('[data-testid="line"]')).to_have_count(120)
+    texts = await arjun.page.locator('[data-testid="line"] .bubble').all_inner_texts()
+    assert [t.strip() for t in texts] == [f"line number {n}" for n in range(1, 121)]
 
 
 # --- cards: approvals answered in place, first answer wins -----------------------------
@@ -317,7 +325,14 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     await expect(edited.get_by_role("button", name=re.compile("^🎉 1"))).to_be_visible()
     await arjun.line_menu("the plan is ready")
     await page.get_by_role("menuitem", name="Pin").click()
-    await expect(page.get_by_label("Pinned")).to_contain_text("the plan is ready")
+    await expect(page.get_by_label("Pinned", exact=True)).to_contain_text("the plan is ready")
+
+    await arjun.say("only for me")
+    await arjun.line_menu("only for me")
+    await page.get_by_role("menuitem", name="Delete for me").click()
+    await expect(arjun.lines("only for me")).to_have_count(0)
+    await page.get_by_role("button", name="Undo").click()
+    await expect(arjun.line("only for me")).to_be_visible()
 
     await arjun.say("a second thought")
     await arjun.line_menu("a second thought")
@@ -333,7 +348,7 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     assert said["the plan is ready"]["feedback"] == [
         {"from": owner.participant_id, "kind": "reaction", "emoji": "🎉"}
     ]
-    assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, True]
+    assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, False, True]
 
 
 # --- threads, and the room's life: rename, lock, archive, delete, the sheet --------------
@@ -349,6 +364,7 @@ async def test_a_thread_opens_from_a_line(stack: Stack, api: Api, browser: Brows
     await arjun.line_menu("Which day")
     await page.get_by_role("menuitem", name="Reply in a thread").click()
     await expect(page.get_by_role("heading", name="Thread in Launch")).to_be_visible()
+    await expect(page.get_by_text("In reply to Arjun Rao: Which day do we launch?")).to_be_visible()
     await arjun.say("Tuesday works")
     await expect(arjun.line("Tuesday works")).to_contain_text(re.compile(r"\d"))
     await expect(page.get_by_role("heading", name="Threads")).to_be_visible()
@@ -376,10 +392,10 @@ async def test_rename_lock_archive_and_find_it_in_archived(
 
     await page.get_by_test_id("room-actions").click()
     await page.get_by_role("menuitem", name="Lock changes").click()
-    await expect(page.get_by_test_id("room-name")).to_contain_text("Locked")
+    await expect(page.get_by_test_id("room-facts")).to_contain_text("Locked")
     await page.get_by_test_id("room-actions").click()
     await page.get_by_role("menuitem", name="Unlock changes").click()
-    await expect(page.get_by_test_id("room-name")).not_to_contain_text("Locked")
+    await expect(page.get_by_test_id("room-facts")).not_to_contain_text("Locked")
 
     await page.get_by_test_id("room-actions").click()
     await page.get_by_role("menuitem", name="Archive").click()
@@ -413,8 +429,8 @@ async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
     sheet = page.get_by_role("dialog")
     members = sheet.get_by_test_id("members")
     await expect(members).to_contain_text("Arjun Rao (you)")
-    for who in ("Maya Chen", "Scout"):
-        await sheet.get_by_label("Add").select_option(label=re.compile(f"^{who}"))
+    for who, kind in (("Maya Chen", "person"), ("Scout", "harness")):
+        await sheet.get_by_label("Add").select_option(label=f"{who} ({kind})")
         await sheet.get_by_role("button", name="Add", exact=True).click()
         await expect(members).to_contain_text(who)
     await expect(members.locator("li").filter(has_text="Scout")).to_contain_text("harness")
@@ -583,15 +599,59 @@ async def test_a_reconnect_after_the_gateway_is_killed_loses_nothing(
         stack.wait_ready("gateway_a")
     await expect(page.get_by_test_id("reconnecting")).to_have_count(0)
     for n in range(1, 4):
-        await expect(arjun.line(f"away {n}")).to_have_count(1)
-    await expect(arjun.line("typed while away")).to_have_count(1)
+        await expect(arjun.lines(f"away {n}")).to_have_count(1)
+    await expect(arjun.lines("typed while away")).to_have_count(1)
     await expect(arjun.line("typed while away")).not_to_contain_text("sending…")
     # Once more, live, after the reconnect: nothing repeats, nothing is missing.
     await api_b.append(scout, {"type": "message.post", "space_id": direct, "text": "after 1"})
-    await expect(arjun.line("after 1")).to_have_count(1)
+    await expect(arjun.lines("after 1")).to_have_count(1)
     texts = [
         ln.strip() for ln in await page.locator('[data-testid="line"] .bubble').all_inner_texts()
     ]
     assert texts == ["before 0", "away 1", "away 2", "away 3", "typed while away", "after 1"]
     logged = [ln["text"] for ln in await api_b.lines(owner, direct) if ln["kind"] == "text"]
     assert logged == texts, json.dumps(logged)
+
+
+# --- the two reads the app added to the API ------------------------------------------------
+
+
+async def test_lines_read_back_with_before_and_the_list_holds_threads(api: Api) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    room = await room_with(api, owner, "Launch")
+    seqs = [await api.say(owner, room, f"n{n}") for n in range(5)]
+    head = (await api.lines(owner, room, after_seq=seqs[-1]))[-1]["seq"]
+    page = await api.http.get(
+        f"/v1/spaces/{room}/messages",
+        params={"before": seqs[3], "limit": 2},
+        headers=api.auth(owner),
+    )
+    assert [ln["text"] for ln in page.json()["messages"]] == ["n1", "n2"]
+    newest = await api.http.get(
+        f"/v1/spaces/{room}/messages",
+        params={"before": head + 1, "limit": 2},
+        headers=api.auth(owner),
+    )
+    assert [ln["text"] for ln in newest.json()["messages"]] == ["n3", "n4"]
+
+    root = next(ln for ln in await api.lines(owner, room) if ln["text"] == "n0")
+    opened = await api.append(
+        owner,
+        {
+            "type": "space.created",
+            "kind": "thread",
+            "parent_space_id": room,
+            "root_message_id": root["id"],
+        },
+    )
+    plain = await api.spaces(owner, after_seq=opened)
+    assert all(s["kind"] != "thread" for s in plain["spaces"])
+    listed = await api.http.get(
+        "/v1/spaces", params={"after_seq": opened, "threads": "true"}, headers=api.auth(owner)
+    )
+    threads = [s for s in listed.json()["spaces"] if s["kind"] == "thread"]
+    assert [(t["parent_space_id"], t["root_message_id"]) for t in threads] == [(room, root["id"])]
+    # Somebody in no room of it is told of no thread.
+    other = await api.http.get("/v1/spaces", params={"threads": "true"}, headers=api.auth(maya))
+    assert other.json()["spaces"] == []

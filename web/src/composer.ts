@@ -30,6 +30,8 @@ export function suggestions(before: string, people: { name: string; kind: string
       .slice(0, 8)
       .map((p) => ({ label: p.name, insert: `@${handleFor(p.name)} `, hint: p.kind }));
     if ("all".startsWith(q)) picks.push({ label: "all", insert: "@all ", hint: "every harness here" });
+    // A handle typed out in full needs no picking: Enter sends.
+    if (picks.length === 1 && picks[0]!.insert.trim().toLowerCase() === `@${q}`) return null;
     return picks.length ? { from: before.length - (at[2] ?? "").length - 1, picks } : null;
   }
   if (/^\/?[a-z]*$/i.test(before) && (before.startsWith("/") || before.startsWith("w"))) {

@@ -30,6 +30,7 @@ describe("the composer's picker", () => {
     expect(offer.picks.map((p) => p.insert)).toEqual(["@Ledger "]);
     expect(offer.from).toBe(3);
     expect(suggestions("hi @", people)!.picks.map((p) => p.label)).toEqual(["Maya Chen", "Ledger", "all"]);
+    expect(suggestions("thanks @ledger", people)).toBeNull(); // typed in full: Enter sends
   });
   it("offers the commands the door reads", () => {
     expect(suggestions("/ar", people)!.picks.map((p) => p.label)).toEqual(["/archive"]);

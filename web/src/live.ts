@@ -161,8 +161,9 @@ export class Live {
         this.h.onAck(frame.idempotency_key, frame.seq, frame.duplicate);
         return;
       case "error":
+        // A refused ticket closes the socket and the next ticket asks again: only a 401
+        // on that POST signs the person out.
         if (frame.idempotency_key) this.settle(frame.idempotency_key);
-        else if (frame.code === "unauthorized") this.setState("signed-out");
         this.h.onError(frame.idempotency_key, frame.code, frame.message);
         return;
       case "receipt":

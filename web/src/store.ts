@@ -270,6 +270,11 @@ export class Store {
       if (row && e.seq > row.last_seq) {
         row.last_seq = e.seq;
         row.message_count += 1;
+        // My own words are never unread to me, from whichever device they came.
+        if (e.actor.id === this.me?.id) {
+          const key = READ_KEY + spaceId;
+          localStorage.setItem(key, String(Number(localStorage.getItem(key) ?? "0") + 1));
+        }
       }
       if (row && location.hash === `#/room/${spaceId}` && document.visibilityState === "visible") this.markRead(spaceId);
       // My words are back: the line waiting in the outbox is the logged one now.
@@ -586,7 +591,7 @@ export class Store {
       this.waiters.delete(key);
       if (waiter) waiter.reject(new ApiError(0, code, message));
       else this.toast(message);
-    } else if (code !== "unauthorized") {
+    } else if (code !== "unauthorized" && code !== "too_far_behind") {
       this.toast(message);
     }
     this.changed();

@@ -10,7 +10,7 @@ export function App() {
   const roomId = route.startsWith("#/room/") ? decodeURIComponent(route.slice("#/room/".length)) : null;
   const reconnecting = store.state === "reconnecting" || (store.state === "connecting" && store.me !== null);
   return (
-    <div class={roomId ? "shell in-room" : "shell"}>
+    <div class={`shell${roomId ? " in-room" : ""}${reconnecting ? " offline" : ""}`}>
       {reconnecting && (
         <div class="banner" role="status" data-testid="reconnecting">
           Reconnecting… what you write is kept and sent when Chips is back.

@@ -16,7 +16,9 @@ export function PostCard(props: { line: Line }) {
   const store = useStore();
   const { line } = props;
   const c: Card = line.card ?? {};
-  const caption = line.text ? <p class="caption">{line.text}</p> : null;
+  // The room's read model keeps a card's headline as its text; only words of their own
+  // are a caption.
+  const caption = line.text && !Object.values(c).includes(line.text) ? <p class="caption">{line.text}</p> : null;
   const [open, setOpen] = useState(false);
   switch (line.kind) {
     case "status": {

@@ -78,7 +78,7 @@ export function LineView(props: {
           {pending ? (line.failed ? "not sent" : "sending…") : formatTime(line.ts)}
         </time>
         {line.edited && !line.deleted && <span class="muted small">edited</span>}
-        {line.pinned && <span class="small" aria-label="pinned">📌</span>}
+        {line.pinned && <span class="small muted">pinned</span>}
         {live && (
           <div class="menu-wrap">
             <button type="button" class="icon dots" aria-label={`Actions for ${name}'s message`} aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)}>
@@ -154,7 +154,7 @@ export function LineView(props: {
       </div>
       {replied && (
         <a class="quote" href={`#line-${replied.id}`} onClick={(e) => (e.preventDefault(), document.getElementById(`line-${replied.id}`)?.scrollIntoView({ block: "center" }))}>
-          ↩ {store.nameOf(replied.author_id)}: {(replied.text ?? "").slice(0, 80)}
+          ↩ {store.nameOf(replied.author_id)}: {(replied.text ?? "").replace(/[*_`~#>]+/g, "").slice(0, 80)}
         </a>
       )}
       {line.deleted ? (

@@ -40,6 +40,8 @@ export function RoomView(props: { spaceId: string }) {
   const pins = room.lines.filter((l) => l.pinned && !l.deleted);
   const me = sheet?.members.find((m) => m.participant_id === store.me?.id);
   const isThread = (sheet ?? space)?.kind === "thread";
+  const parent = sheet?.parent_space_id ? store.rooms.get(sheet.parent_space_id) : undefined;
+  const root = parent?.lines.find((l) => l.id === sheet?.root_message_id);
 
   // Keep the view at the bottom as lines arrive, and in place when older ones are added.
   useLayoutEffect(() => {
@@ -78,14 +80,18 @@ export function RoomView(props: { spaceId: string }) {
         <a class="back icon" href="#/" aria-label="Back to rooms">
           ←
         </a>
-        <button type="button" class="room-name" onClick={() => setSheetOpen(true)} aria-haspopup="dialog" data-testid="room-name">
-          <h1>{title}</h1>
-          <span class="muted small">
+        <div class="room-name">
+          <h1>
+            <button type="button" onClick={() => setSheetOpen(true)} aria-haspopup="dialog" data-testid="room-name">
+              {title}
+            </button>
+          </h1>
+          <span class="muted small" data-testid="room-facts">
             {sheet ? `${sheet.members.length} ${sheet.members.length === 1 ? "member" : "members"}` : ""}
             {closed ? " · Archived" : ""}
             {locked ? " · Locked" : ""}
           </span>
-        </button>
+        </div>
         {isThread && sheet?.parent_space_id && (
           <a class="small" href={`#/room/${encodeURIComponent(sheet.parent_space_id)}`}>
             Back to the room
@@ -118,9 +124,14 @@ export function RoomView(props: { spaceId: string }) {
           )}
         </div>
       </header>
+      {isThread && root && (
+        <p class="root-quote">
+          In reply to {store.nameOf(root.author_id)}: {(root.text ?? "").slice(0, 140)}
+        </p>
+      )}
       {pins.length > 0 && (
         <div class="pins" aria-label="Pinned">
-          📌{" "}
+          <strong>Pinned</strong>
           {pins.map((p) => (
             <a key={p.id} href={`#line-${p.id}`} class="pin" onClick={(e) => (e.preventDefault(), document.getElementById(`line-${p.id}`)?.scrollIntoView({ block: "center" }))}>
               {(p.text ?? p.kind).slice(0, 40)}
