@@ -16,7 +16,7 @@ class GatewaySettings(Settings):
     read_your_writes_timeout_seconds: float = 5.0
     # How long GET /v1/search waits for the index to fold in the seq it answers as of
     # (after_seq, or the head when the search arrived) before answering as of less.
-    search_wait_seconds: float = 2.0
+    search_wait_seconds: float = 5.0
 
     def replica_id(self) -> str:
         if not self.gateway_id:
