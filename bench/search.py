@@ -30,9 +30,11 @@ import asyncio
 import heapq
 import itertools
 import json
+import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -47,6 +49,7 @@ from ulid import ULID
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery
+from chips_devstack.procs import ready
 from chips_devstack.stack import Stack, local_stack
 from chips_gateway.search import IN_ROOMS, SEARCH_SQL
 from tests.e2e.client import Api, Identity
@@ -503,12 +506,16 @@ def main() -> None:
     }
     with local_stack(prefix="chips-bench-", gateways=1) as stack:
         figures.update(asyncio.run(run(stack, args, rng, figures)))
-    RESULTS.mkdir(exist_ok=True)
     plans = figures.pop("plans")
-    (RESULTS / "search.json").write_text(json.dumps(figures, indent=2) + "\n")
-    (RESULTS / "search-plans.txt").write_text(plans)
+    save(figures, plans)
     print(json.dumps(figures, indent=2))
     print(plans)
+
+
+def save(figures: dict[str, Any], plans: str) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "search.json").write_text(json.dumps(figures, indent=2) + "\n")
+    (RESULTS / "search-plans.txt").write_text(plans)
 
 
 async def run(
@@ -528,7 +535,15 @@ async def run(
     seed_log(database_url, made, args.messages, vocab, rng)
     t2 = time.perf_counter()
     print("building the index (python -m chips_search rebuild)", flush=True)
-    print("  " + stack.run_module("chips_search", "rebuild").strip(), flush=True)
+    rebuilt = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "chips_search", "rebuild"],
+        env={**os.environ, **stack.env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    print("  " + rebuilt.stdout.strip(), flush=True)
     with psycopg.connect(plain(database_url), autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE search_docs")
         size = conn.execute(
@@ -539,7 +554,11 @@ async def run(
     t3 = time.perf_counter()
     for name in ("eventlog", "projector", "search"):
         stack.start(name)
-    stack.wait_ready("eventlog", "projector", "search")
+    for name in ("eventlog", "projector", "search"):
+        deadline = time.monotonic() + 900
+        while not ready(stack.url(name)):
+            assert time.monotonic() < deadline, f"{name} did not come back"
+            await asyncio.sleep(0.5)
     seeding = {
         "api_setup_seconds": round(t1 - t0, 1),
         "log_copy_seconds": round(t2 - t1, 1),
@@ -553,6 +572,7 @@ async def run(
     print("queries over HTTP (closed loop)", flush=True)
     queries = await measure_queries(stack.gateway_a, made, sets, rng)
     plans = explain(database_url, made, sets)
+    save({**figures, "seeding": seeding, "queries": queries}, plans)
     print(f"index lag at {args.rate} messages a second", flush=True)
     lag = await measure_lag(stack.gateway_a, database_url, made, args.rate, args.seconds)
     print(f"  {lag}", flush=True)
