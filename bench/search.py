@@ -200,32 +200,42 @@ def plain(url: str) -> str:
 async def setup(
     api: Api, workspaces: int, people: int, rooms: int, rng: random.Random
 ) -> list[dict[str, Any]]:
-    made = []
-    for w in range(workspaces):
-        owner = await api.create_workspace(name=f"Bench {w}", owner=f"Owner {w}")
-        persons = [await api.add_person(owner, f"Person {w}-{p}") for p in range(people)]
-        room_ids, members = [], []
-        for r in range(rooms):
-            chosen = rng.sample(persons, rng.randint(2, min(5, len(persons))))
-            room_ids.append(
-                await api.open_space(owner, f"Room {w}-{r}", [p.participant_id for p in chosen])
+    """Every workspace at once: the eventlog takes their appends in batches."""
+    seeds = [rng.randrange(2**32) for _ in range(workspaces)]
+    return list(
+        await asyncio.gather(
+            *(
+                one_workspace(api, w, people, rooms, random.Random(seeds[w]))
+                for w in range(workspaces)
             )
-            members.append([owner.participant_id, *(p.participant_id for p in chosen)])
-        # The person measured is in some rooms only: the one in the most, for a fair
-        # share of hits (about a third of the rooms).
-        counts = {p.participant_id: sum(p.participant_id in m for m in members) for p in persons}
-        member = max(persons, key=lambda p: counts[p.participant_id])
-        made.append(
-            {
-                "owner": owner,
-                "member": member,
-                "member_rooms": counts[member.participant_id],
-                "rooms": room_ids,
-                "room_members": members,
-            }
         )
-        print(f"  workspace {w + 1}/{workspaces}: {rooms} rooms", flush=True)
-    return made
+    )
+
+
+async def one_workspace(
+    api: Api, w: int, people: int, rooms: int, rng: random.Random
+) -> dict[str, Any]:
+    owner = await api.create_workspace(name=f"Bench {w}", owner=f"Owner {w}")
+    persons = [await api.add_person(owner, f"Person {w}-{p}") for p in range(people)]
+    room_ids, members = [], []
+    for r in range(rooms):
+        chosen = rng.sample(persons, rng.randint(2, min(5, len(persons))))
+        room_ids.append(
+            await api.open_space(owner, f"Room {w}-{r}", [p.participant_id for p in chosen])
+        )
+        members.append([owner.participant_id, *(p.participant_id for p in chosen)])
+    # The person measured is in some rooms only: the one in the most, for a fair share of
+    # hits (about a third of the rooms).
+    counts = {p.participant_id: sum(p.participant_id in m for m in members) for p in persons}
+    member = max(persons, key=lambda p: counts[p.participant_id])
+    print(f"  workspace {w + 1}: {rooms} rooms", flush=True)
+    return {
+        "owner": owner,
+        "member": member,
+        "member_rooms": counts[member.participant_id],
+        "rooms": room_ids,
+        "room_members": members,
+    }
 
 
 # --- 2. a million messages into the log, then the index --------------------------------
