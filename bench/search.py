@@ -30,9 +30,11 @@ import asyncio
 import heapq
 import itertools
 import json
+import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -47,6 +49,7 @@ from ulid import ULID
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery
+from chips_devstack.procs import ready
 from chips_devstack.stack import Stack, local_stack
 from chips_gateway.search import IN_ROOMS, SEARCH_SQL
 from tests.e2e.client import Api, Identity
@@ -197,32 +200,42 @@ def plain(url: str) -> str:
 async def setup(
     api: Api, workspaces: int, people: int, rooms: int, rng: random.Random
 ) -> list[dict[str, Any]]:
-    made = []
-    for w in range(workspaces):
-        owner = await api.create_workspace(name=f"Bench {w}", owner=f"Owner {w}")
-        persons = [await api.add_person(owner, f"Person {w}-{p}") for p in range(people)]
-        room_ids, members = [], []
-        for r in range(rooms):
-            chosen = rng.sample(persons, rng.randint(2, min(5, len(persons))))
-            room_ids.append(
-                await api.open_space(owner, f"Room {w}-{r}", [p.participant_id for p in chosen])
+    """Every workspace at once: the eventlog takes their appends in batches."""
+    seeds = [rng.randrange(2**32) for _ in range(workspaces)]
+    return list(
+        await asyncio.gather(
+            *(
+                one_workspace(api, w, people, rooms, random.Random(seeds[w]))
+                for w in range(workspaces)
             )
-            members.append([owner.participant_id, *(p.participant_id for p in chosen)])
-        # The person measured is in some rooms only: the one in the most, for a fair
-        # share of hits (about a third of the rooms).
-        counts = {p.participant_id: sum(p.participant_id in m for m in members) for p in persons}
-        member = max(persons, key=lambda p: counts[p.participant_id])
-        made.append(
-            {
-                "owner": owner,
-                "member": member,
-                "member_rooms": counts[member.participant_id],
-                "rooms": room_ids,
-                "room_members": members,
-            }
         )
-        print(f"  workspace {w + 1}/{workspaces}: {rooms} rooms", flush=True)
-    return made
+    )
+
+
+async def one_workspace(
+    api: Api, w: int, people: int, rooms: int, rng: random.Random
+) -> dict[str, Any]:
+    owner = await api.create_workspace(name=f"Bench {w}", owner=f"Owner {w}")
+    persons = [await api.add_person(owner, f"Person {w}-{p}") for p in range(people)]
+    room_ids, members = [], []
+    for r in range(rooms):
+        chosen = rng.sample(persons, rng.randint(2, min(5, len(persons))))
+        room_ids.append(
+            await api.open_space(owner, f"Room {w}-{r}", [p.participant_id for p in chosen])
+        )
+        members.append([owner.participant_id, *(p.participant_id for p in chosen)])
+    # The person measured is in some rooms only: the one in the most, for a fair share of
+    # hits (about a third of the rooms).
+    counts = {p.participant_id: sum(p.participant_id in m for m in members) for p in persons}
+    member = max(persons, key=lambda p: counts[p.participant_id])
+    print(f"  workspace {w + 1}: {rooms} rooms", flush=True)
+    return {
+        "owner": owner,
+        "member": member,
+        "member_rooms": counts[member.participant_id],
+        "rooms": room_ids,
+        "room_members": members,
+    }
 
 
 # --- 2. a million messages into the log, then the index --------------------------------
@@ -503,12 +516,16 @@ def main() -> None:
     }
     with local_stack(prefix="chips-bench-", gateways=1) as stack:
         figures.update(asyncio.run(run(stack, args, rng, figures)))
-    RESULTS.mkdir(exist_ok=True)
     plans = figures.pop("plans")
-    (RESULTS / "search.json").write_text(json.dumps(figures, indent=2) + "\n")
-    (RESULTS / "search-plans.txt").write_text(plans)
+    save(figures, plans)
     print(json.dumps(figures, indent=2))
     print(plans)
+
+
+def save(figures: dict[str, Any], plans: str) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "search.json").write_text(json.dumps(figures, indent=2) + "\n")
+    (RESULTS / "search-plans.txt").write_text(plans)
 
 
 async def run(
@@ -528,7 +545,15 @@ async def run(
     seed_log(database_url, made, args.messages, vocab, rng)
     t2 = time.perf_counter()
     print("building the index (python -m chips_search rebuild)", flush=True)
-    print("  " + stack.run_module("chips_search", "rebuild").strip(), flush=True)
+    rebuilt = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "chips_search", "rebuild"],
+        env={**os.environ, **stack.env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    print("  " + rebuilt.stdout.strip(), flush=True)
     with psycopg.connect(plain(database_url), autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE search_docs")
         size = conn.execute(
@@ -539,7 +564,11 @@ async def run(
     t3 = time.perf_counter()
     for name in ("eventlog", "projector", "search"):
         stack.start(name)
-    stack.wait_ready("eventlog", "projector", "search")
+    for name in ("eventlog", "projector", "search"):
+        deadline = time.monotonic() + 900
+        while not ready(stack.url(name)):
+            assert time.monotonic() < deadline, f"{name} did not come back"
+            await asyncio.sleep(0.5)
     seeding = {
         "api_setup_seconds": round(t1 - t0, 1),
         "log_copy_seconds": round(t2 - t1, 1),
@@ -553,6 +582,7 @@ async def run(
     print("queries over HTTP (closed loop)", flush=True)
     queries = await measure_queries(stack.gateway_a, made, sets, rng)
     plans = explain(database_url, made, sets)
+    save({**figures, "seeding": seeding, "queries": queries}, plans)
     print(f"index lag at {args.rate} messages a second", flush=True)
     lag = await measure_lag(stack.gateway_a, database_url, made, args.rate, args.seconds)
     print(f"  {lag}", flush=True)

@@ -73,11 +73,17 @@ MATRIX: dict[str, tuple[Params, bool]] = {
     "/v1/participants": (lambda w, _: ({}, {}), False),
     "/v1/harnesses/{harness_id}/spaces": (harness_of, False),
     "/v1/harnesses/{harness_id}/usage": (harness_of, False),
+    # A search for a word of the line said after they left: its snippet holds the secret.
+    "/v1/search": (lambda w, _: ({}, {"q": "words", "after_seq": w.head}), True),
 }
 # Routes with more than one way in: the other ways, each checked like a route.
 VARIANTS: dict[str, tuple[Params, bool]] = {
     "/v1/events?space_id": (
         lambda w, _: ({}, {"since": 0, "limit": 500, "space_id": w.room}),
+        True,
+    ),
+    "/v1/search?space_id": (
+        lambda w, _: ({}, {"q": "words", "space_id": w.room, "after_seq": w.head}),
         True,
     ),
 }

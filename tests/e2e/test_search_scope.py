@@ -85,7 +85,7 @@ async def test_nobody_outside_a_room_finds_anything_of_it(api: Api) -> None:
     for gone in (maya, scout):
         r = await api.remove_from_room(owner, room, gone.participant_id)
         assert r.status_code == 200, r.text
-    head = await api.head(owner)
+    heads = {owner.workspace_id: await api.head(owner), other.workspace_id: await api.head(other)}
 
     def ids(hits: list[dict[str, Any]]) -> set[str]:
         return {h["message_id"] or h["step_id"] for h in hits}
@@ -96,7 +96,9 @@ async def test_nobody_outside_a_room_finds_anything_of_it(api: Api) -> None:
         cursor = None
         while True:
             extra = {"cursor": cursor} if cursor else {}
-            data = await search(api, who, q, limit=2, after_seq=head, **params, **extra)
+            data = await search(
+                api, who, q, limit=2, after_seq=heads[who.workspace_id], **params, **extra
+            )
             hits += data["hits"]
             cursor = data["next_cursor"]
             if not cursor:

@@ -49,7 +49,7 @@ class GatewaySettings(Settings):
 
     # How long GET /v1/search waits for the index to fold in the seq it answers as of
     # (after_seq, or the head when the search arrived) before answering as of less.
-    search_wait_seconds: float = 2.0
+    search_wait_seconds: float = 5.0
 
     # Where the built people's app is (index.html and assets/); empty: web/dist of this
     # checkout (docs/adr/0033).

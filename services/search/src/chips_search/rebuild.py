@@ -26,7 +26,7 @@ async def rebuild(engine: AsyncEngine) -> int:
     async with engine.begin() as conn:
         names = ", ".join(table.name for table in (*INDEX_TABLES, search_checkpoints))
         await conn.execute(text(f"TRUNCATE {names}"))
-        await conn.execute(text(f"DROP INDEX {TSV_INDEX}"))
+        await conn.execute(text(f"DROP INDEX IF EXISTS {TSV_INDEX}"))
         workspaces = [row.id for row in await conn.execute(select(t.workspaces.c.id))]
         for workspace_id in workspaces:
             await apply_until(conn, workspace_id, None)

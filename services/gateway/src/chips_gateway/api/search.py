@@ -95,7 +95,10 @@ async def search(
         before = decode_cursor(ctx.settings.signing_key, scope, cursor) if cursor else 2**63 - 1
     except SearchProblem as problem:
         raise ChipsError("invalid_request", problem.message, field=problem.field) from None
-    target = after_seq if after_seq is not None else await ctx.reader.head(ws_id)
+    # Never past the head: the index cannot hold what the log does not, so a seq beyond it
+    # is waited for only as far as the head.
+    head = await ctx.reader.head(ws_id)
+    target = head if after_seq is None else min(after_seq, head)
     await ctx.search.wait_for(ws_id, target, ctx.settings.search_wait_seconds)
     try:
         found = await ctx.search.search(
