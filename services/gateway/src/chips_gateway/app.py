@@ -9,6 +9,7 @@ from fastapi import FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
 from redis.asyncio import Redis
 from sqlalchemy import text
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
@@ -20,7 +21,13 @@ from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
 from chips_gateway.config import GatewaySettings
 from chips_gateway.context import Context
-from chips_gateway.errors import ChipsError, chips_error_handler, validation_error_handler
+from chips_gateway.errors import (
+    ChipsError,
+    JsonBodies,
+    chips_error_handler,
+    http_error_handler,
+    validation_error_handler,
+)
 from chips_gateway.feeds import Feeds
 from chips_gateway.reader import LogReader
 from chips_gateway.ws import serve_socket
@@ -63,6 +70,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app = FastAPI(title="Chips gateway", version="0.1.0", lifespan=lifespan)
     app.add_exception_handler(ChipsError, chips_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
+    app.add_middleware(JsonBodies)
     app.include_router(identity.router)
     app.include_router(events.router)
     app.include_router(spaces.router)

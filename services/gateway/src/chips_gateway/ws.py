@@ -267,6 +267,10 @@ class Session:
             "server": {"name": "chips", "gateway": self.ctx.settings.replica_id()},
             "workspace_id": p.workspace_id,
             "spaces": spaces,
+            # The log's head as of this hello: a client that has no seq of its own yet
+            # subscribes with it as since, so a reconnect before its first event resumes
+            # without a gap (docs/protocol.md).
+            "head_seq": await self.ctx.reader.head(p.workspace_id),
         }
         if p.kind == "harness":
             answer["harness"] = {
