@@ -71,6 +71,8 @@ class Client:
         ping_interval: seconds between the client's own pings; ``None`` for none.
         tickets: open each socket with a single-use ticket (the default), or else with
             the token in an ``Authorization`` header.
+        subscribe: subscribe after hello (the default); a client that only writes, or
+            only checks that the socket opens, may not.
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class Client:
         backoff: tuple[float, float] = (0.1, 5.0),
         ping_interval: float | None = 20.0,
         tickets: bool = True,
+        subscribe: bool = True,
     ) -> None:
         urls = _env_urls() if url is None else [url] if isinstance(url, str) else list(url)
         if not urls:
@@ -101,6 +104,7 @@ class Client:
         self.backoff = backoff
         self.ping_interval = ping_interval
         self.tickets = tickets
+        self.subscribe = subscribe
         self.http = Http(self.urls[0], self.token)
         self.hello: Hello | None = None
         self.last_seq: int | None = since
@@ -282,10 +286,19 @@ class Client:
     def forget(self, future: asyncio.Future[dict[str, Any]]) -> None:
         self._waiters = [(p, f) for p, f in self._waiters if f is not future]
 
-    async def stream(self) -> AsyncIterator[dict[str, Any]]:
-        """Every event delivered from now on, in seq order, across reconnects."""
+    def stream(self) -> AsyncIterator[dict[str, Any]]:
+        """Every event delivered from now on, in seq order, across reconnects.
+
+        It listens from the moment it is called, so call it before :meth:`start` to miss
+        nothing of a replay: ``events = client.stream(); await client.start()``.
+        """
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._streams.append(queue)
+        return self._drain(queue)
+
+    async def _drain(
+        self, queue: asyncio.Queue[dict[str, Any] | None]
+    ) -> AsyncIterator[dict[str, Any]]:
         try:
             while True:
                 event = await queue.get()
@@ -383,7 +396,8 @@ class Client:
             }
             if since is not None:
                 subscribe["since"] = since
-            await ws.send(json.dumps(subscribe))
+            if self.subscribe:
+                await ws.send(json.dumps(subscribe))
             await self._flush(ws, sent)  # writes made while subscribing; no await after it
         except BaseException:
             await ws.close()
@@ -391,6 +405,12 @@ class Client:
         self._ws = ws
         self._ready = True
         self._connected.set()
+        log.info(
+            "connected to %s as %s (since %s)",
+            url,
+            (answer.get("harness") or answer.get("person") or {}).get("name"),
+            self.last_seq,
+        )
         self._dispatch("hello", answer)
         return ws
 

@@ -218,6 +218,18 @@ class HarnessDeclared(HarnessDeclaredFields, Logged):
     type: Literal["harness.declared"]
 
 
+class HarnessDisconnectedFields(TypedDict, total=False):
+    """A harness's tokens were withdrawn (``chips disconnect NAME``)."""
+
+    harness_id: Required[str]
+
+
+class HarnessDisconnected(HarnessDisconnectedFields, Logged):
+    """``harness.disconnected`` as logged."""
+
+    type: Literal["harness.disconnected"]
+
+
 class LaneCancelledFields(TypedDict, total=False):
     """A lane was cancelled from its route card, by a person in either of its rooms (or by"""
 
@@ -421,6 +433,7 @@ class MessageUnpinned(MessageUnpinnedFields, Logged):
 class ParticipantJoinedFields(TypedDict, total=False):
     """A person or a harness became a participant of the workspace."""
 
+    autonomy: Literal["off", "L0", "L1", "L2", "L3"] | None
     kind: Required[Literal["person", "harness"]]
     name: Required[str]
     owner_id: str | None
@@ -711,6 +724,7 @@ Event = (
     | ApprovalResolved
     | Feedback
     | HarnessDeclared
+    | HarnessDisconnected
     | LaneCancelled
     | LaneCompleted
     | LaneFailed
@@ -752,6 +766,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "approval.resolved": ApprovalResolved,
     "feedback": Feedback,
     "harness.declared": HarnessDeclared,
+    "harness.disconnected": HarnessDisconnected,
     "lane.cancelled": LaneCancelled,
     "lane.completed": LaneCompleted,
     "lane.failed": LaneFailed,

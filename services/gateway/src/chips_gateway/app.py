@@ -30,6 +30,7 @@ from chips_gateway.errors import (
 )
 from chips_gateway.feeds import Feeds
 from chips_gateway.reader import LogReader
+from chips_gateway.sockets import Sockets
 from chips_gateway.ws import serve_socket
 
 
@@ -55,6 +56,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             feeds = Feeds(reader, nc, names, settings.feed_tail_check_seconds)
             await feeds.start()
             stack.push_async_callback(feeds.stop)
+            sockets = Sockets()
+            await sockets.start(nc, names.disconnected_subject)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -63,6 +66,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 reader=reader,
                 feeds=feeds,
                 tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
+                sockets=sockets,
             )
             app.state.nc = nc
             yield

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
@@ -14,6 +14,7 @@ from chips_gateway.auth import Principal, Tickets, require_principal
 from chips_gateway.config import GatewaySettings
 from chips_gateway.feeds import Feeds
 from chips_gateway.reader import LogReader
+from chips_gateway.sockets import Sockets
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Context:
     reader: LogReader
     feeds: Feeds
     tickets: Tickets
+    sockets: Sockets = field(default_factory=Sockets)
 
 
 def get_context(request: Request) -> Context:

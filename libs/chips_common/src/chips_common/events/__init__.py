@@ -61,8 +61,10 @@ from chips_common.events.spaces import (
     SpaceUpdated,
 )
 from chips_common.events.workspaces import (
+    AUTONOMY_LEVELS,
     CAPABILITIES,
     HarnessDeclared,
+    HarnessDisconnected,
     ParticipantJoined,
     WorkspaceCreated,
 )
@@ -72,6 +74,7 @@ from chips_common.events.workspaces import (
 DELIVERED_TYPES = frozenset({"message.new"})
 
 __all__ = [
+    "AUTONOMY_LEVELS",
     "CAPABILITIES",
     "CATALOGUE",
     "DELIVERED_TYPES",
@@ -85,6 +88,7 @@ __all__ = [
     "EventBody",
     "Feedback",
     "HarnessDeclared",
+    "HarnessDisconnected",
     "InvalidEvent",
     "LaneCancelled",
     "LaneCompleted",

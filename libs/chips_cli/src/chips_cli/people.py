@@ -1,0 +1,111 @@
+"""What a person does from the command line: ``say``, ``spaces`` and ``tail``."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from typing import Any
+
+from chips_cli.output import CliError, Out
+from chips_sdk import Client, Http
+
+
+async def resolve_space(http: Http, space: str) -> tuple[str, str]:
+    """A space's id and title, from its id (``spc_…``) or its title (case aside)."""
+    mine = [*await http.spaces(), *await http.spaces(archived=True)]
+    if space.startswith("spc_"):
+        found = [s for s in mine if s["space_id"] == space]
+        return space, (found[0].get("title") or space) if found else space
+    named = [s for s in mine if (s.get("title") or "").casefold() == space.casefold()]
+    if not named:
+        raise CliError(
+            f"none of your spaces is titled {space!r}; `chips spaces` lists them", "not_found"
+        )
+    if len(named) > 1:
+        ids = ", ".join(s["space_id"] for s in named)
+        raise CliError(f"{len(named)} of your spaces are titled {space!r}; give its id: {ids}")
+    return str(named[0]["space_id"]), str(named[0].get("title") or space)
+
+
+async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips say SPACE "words"``: a message.post, answered with its seq."""
+    if not http.token:
+        raise CliError("saying something needs your token: pass --token or set CHIPS_TOKEN")
+    space_id, title = await resolve_space(http, args.space)
+    ack = await http.append(
+        {
+            "type": "message.post",
+            "space_id": space_id,
+            "text": args.words,
+            "idempotency_key": f"chips-say-{uuid.uuid4().hex}",
+        }
+    )
+    out.data({**ack, "space_id": space_id}, f"said in {title} (seq {ack['seq']})")
+
+
+async def spaces(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips spaces``: the caller's spaces, newest activity first."""
+    if not http.token:
+        raise CliError("listing your spaces needs your token: pass --token or set CHIPS_TOKEN")
+    found = await http.spaces(archived=args.archived)
+    rows = [
+        f"{s['space_id']}  {s.get('title') or '(untitled)'}  "
+        f"({s.get('kind', 'group')}, {len(s.get('members', []))} in it)"
+        for s in found
+    ]
+    out.data(found, "\n".join(rows) if rows else "no spaces")
+
+
+def describe(event: dict[str, Any], names: dict[str, str]) -> str:
+    """One event as a line of words: who said what, or what happened."""
+    who = names.get((event.get("actor") or {}).get("id", ""), "Chips")
+    kind = event["type"]
+    if kind in ("message.post", "message.new", "message.overheard"):
+        return f"{who}: {event.get('text') or '(' + event.get('kind', 'card') + ')'}"
+    detail = {
+        "run.started": event.get("goal"),
+        "run.completed": event.get("summary"),
+        "run.failed": event.get("why"),
+        "step.log": f"{event.get('title') or event.get('step_id')} {event.get('status')}",
+        "approval.request": event.get("action"),
+        "approval.resolved": event.get("decision"),
+        "question.ask": event.get("prompt"),
+        "question.answered": event.get("value") or event.get("text"),
+        "space.created": event.get("title"),
+        "membership.added": names.get(event.get("participant_id", ""), ""),
+        "membership.removed": names.get(event.get("participant_id", ""), ""),
+        "participant.joined": event.get("name"),
+        "harness.disconnected": names.get(event.get("harness_id", ""), ""),
+    }.get(kind)
+    return f"{who} · {kind}" + (f": {detail}" if detail else "")
+
+
+async def tail(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips tail [SPACE]``: follow what is said, live; a dropped socket resumes by seq."""
+    if not http.token:
+        raise CliError("following needs your token: pass --token or set CHIPS_TOKEN")
+    space_id, title = await resolve_space(http, args.space) if args.space else (None, "")
+    names = {p["participant_id"]: p["name"] for p in await http.participants()}
+    titles = {s["space_id"]: s.get("title") or "" for s in await http.spaces()}
+    client = Client(args.urls, http.token, name="chips-tail", since=args.since)
+    events = client.stream()
+    try:
+        await client.start()
+        out.note(f"following {title or 'your spaces'} after seq {client.last_seq}; Ctrl-C stops")
+        shown = 0
+        async for event in events:
+            if event["type"] == "participant.joined":
+                names[event["participant_id"]] = event["name"]
+            if event["type"] == "space.created" and event.get("space_id"):
+                titles[event["space_id"]] = event.get("title") or ""
+            if space_id is not None and event.get("space_id") != space_id:
+                continue
+            room = "" if space_id else f"[{titles.get(event.get('space_id') or '', '')}] "
+            out.line(
+                event, f"{event['seq']:>6}  {event['ts'][11:19]}  {room}{describe(event, names)}"
+            )
+            shown += 1
+            if args.count is not None and shown >= args.count:
+                return
+    finally:
+        await client.close()
