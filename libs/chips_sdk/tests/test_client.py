@@ -87,6 +87,7 @@ async def test_an_unanswered_write_is_sent_again_with_its_key_and_applied_once(
     ack = await asyncio.wait_for(client.post("spc_1", "exactly once", idempotency_key="k-once"), 5)
     assert ack["duplicate"] is True and ack["seq"] == 1  # b answered for the same key
     assert [e["text"] for e in log.events] == ["exactly once"]
+    assert client.resent == 1
     resent = [f for f in b.received if f["frame"] == "event"]
     assert resent and resent[0]["event"]["idempotency_key"] == "k-once"
     # The write went before the subscribe on the new socket.

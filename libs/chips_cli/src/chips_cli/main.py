@@ -229,6 +229,30 @@ def build_parser() -> argparse.ArgumentParser:
     say = command(commands, "say", people.say, "say something in a space")
     say.add_argument("space", metavar="SPACE", help="the space's id (spc_…) or its title")
     say.add_argument("words", metavar="WORDS")
+    say.add_argument(
+        "--wait",
+        type=float,
+        nargs="?",
+        const=60.0,
+        metavar="SECONDS",
+        help="then print the first answer (waiting up to SECONDS, default 60)",
+    )
+
+    decide = command(commands, "approve", people.approve, "decide an approval card")
+    decide.add_argument(
+        "approval_id", metavar="ID", nargs="?", help="the card (default: the one waiting)"
+    )
+    decide.add_argument("--deny", action="store_true", help="deny it instead")
+    decide.add_argument("--note", help="a word on why")
+    decide.add_argument(
+        "--wait",
+        type=float,
+        nargs="?",
+        const=60.0,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait for a card to come up (up to SECONDS, default 60)",
+    )
 
     spaces = command(commands, "spaces", people.spaces, "your spaces, newest activity first")
     spaces.add_argument("--archived", action="store_true", help="list the archived ones")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import uuid
 from typing import Any
 
@@ -28,19 +29,87 @@ async def resolve_space(http: Http, space: str) -> tuple[str, str]:
 
 
 async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
-    """``chips say SPACE "words"``: a message.post, answered with its seq."""
+    """``chips say SPACE "words"``: a message.post, answered with its seq.
+
+    With ``--wait``, it listens before it speaks and prints the first thing somebody else
+    says in the space after it (a harness's answer), or fails when none comes in time.
+    """
     if not http.token:
         raise CliError("saying something needs your token: pass --token or set CHIPS_TOKEN")
     space_id, title = await resolve_space(http, args.space)
-    ack = await http.append(
-        {
-            "type": "message.post",
-            "space_id": space_id,
-            "text": args.words,
-            "idempotency_key": f"chips-say-{uuid.uuid4().hex}",
-        }
+    event = {
+        "type": "message.post",
+        "space_id": space_id,
+        "text": args.words,
+        "idempotency_key": f"chips-say-{uuid.uuid4().hex}",
+    }
+    if args.wait is None:
+        ack = await http.append(event)
+        out.data({**ack, "space_id": space_id}, f"said in {title} (seq {ack['seq']})")
+        return
+    client = Client(args.urls, http.token, name="chips-say")
+    try:
+        await client.start()
+        me = client.participant_id
+        heard = client.expect(
+            lambda e: (
+                e.get("type") == "message.post"
+                and e.get("space_id") == space_id
+                and (e.get("actor") or {}).get("id") != me
+            )
+        )
+        sent = await client.send(event)
+        out.data({**sent, "space_id": space_id}, f"said in {title} (seq {sent['seq']})")
+        try:
+            answer = await asyncio.wait_for(heard, args.wait)
+        except TimeoutError:
+            raise CliError(
+                f"nobody answered in {title} within {args.wait:g} s", "timeout"
+            ) from None
+        names = {p["participant_id"]: p["name"] for p in await http.participants()}
+        out.data(answer, describe(answer, names))
+    finally:
+        await client.close()
+
+
+async def approve(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips approve [ID]``: decide an approval card waiting in your rooms.
+
+    Without an id, the one card waiting (``--wait`` waits for one to come up). ``--deny``
+    denies it instead.
+    """
+    if not http.token:
+        raise CliError("deciding needs your token: pass --token or set CHIPS_TOKEN")
+    deadline = asyncio.get_running_loop().time() + (args.wait or 0)
+    while True:
+        waiting = list((await http.get("/v1/approvals"))["approvals"])
+        if args.approval_id:
+            waiting = [a for a in waiting if a["id"] == args.approval_id]
+        if waiting or asyncio.get_running_loop().time() >= deadline:
+            break
+        await asyncio.sleep(0.25)
+    if not waiting:
+        which = args.approval_id or "no approval"
+        raise CliError(f"{which} is waiting for a decision in your rooms", "not_found")
+    if len(waiting) > 1:
+        ids = ", ".join(a["id"] for a in waiting)
+        raise CliError(f"{len(waiting)} approvals are waiting; name one: {ids}")
+    card = waiting[0]
+    decision = "deny" if args.deny else "approve"
+    event: dict[str, Any] = {
+        "type": "approval.resolved",
+        "approval_id": card["id"],
+        "decision": decision,
+        "idempotency_key": f"chips-approve-{uuid.uuid4().hex}",
+    }
+    if args.note:
+        event["note"] = args.note
+    ack = await http.append(event)
+    action = card["card"].get("action", "")
+    out.data(
+        {**ack, "approval_id": card["id"], "decision": decision, "action": action},
+        f"{'denied' if args.deny else 'approved'} {action} ({card['id']})",
     )
-    out.data({**ack, "space_id": space_id}, f"said in {title} (seq {ack['seq']})")
 
 
 async def spaces(http: Http, args: argparse.Namespace, out: Out) -> None:

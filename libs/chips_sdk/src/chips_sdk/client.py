@@ -111,8 +111,10 @@ class Client:
         # Counters a test or a dashboard may read.
         self.reconnects = 0
         self.skipped = 0  # events at or below last_seq that a gateway sent again
+        self.resent = 0  # writes sent again on a new socket, unanswered on the old one
         self._handlers: dict[str, list[Handler]] = {}
         self._pending: dict[str, tuple[dict[str, Any], asyncio.Future[Ack]]] = {}
+        self._sent_before: set[str] = set()  # keys put on some socket already
         self._waiters: list[
             tuple[Callable[[dict[str, Any]], bool], asyncio.Future[dict[str, Any]]]
         ] = []
@@ -230,6 +232,7 @@ class Client:
         self._pending[k] = (body, future)
         if self._ready and self._ws is not None:
             # A socket that dies under us is fine: the write stays pending and goes again.
+            self._sent_before.add(k)
             with contextlib.suppress(websockets.ConnectionClosed):
                 await self._ws.send(json.dumps({"frame": "event", "event": body}))
         return await asyncio.shield(future)
@@ -418,8 +421,11 @@ class Client:
         """Send every pending write not sent on this socket yet, until none is left."""
         while unsent := [(k, b) for k, (b, _) in self._pending.items() if k not in sent]:
             for key, body in unsent:
+                if key in self._sent_before:
+                    self.resent += 1
                 await ws.send(json.dumps({"frame": "event", "event": body}))
                 sent.add(key)
+                self._sent_before.add(key)
 
     def _swap_http(self, url: str) -> Http:
         old = self.http
@@ -484,6 +490,7 @@ class Client:
         task.add_done_callback(self._tasks.discard)
 
     def _answered(self, key: str, ack: dict[str, Any] | None, error: ChipsError | None) -> None:
+        self._sent_before.discard(key)
         entry = self._pending.pop(key, None)
         if entry is None or entry[1].done():
             return
