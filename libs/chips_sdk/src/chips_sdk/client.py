@@ -342,6 +342,9 @@ class Client:
                 await asyncio.sleep(self.backoff[0] * random.random())
         except ChipsError as exc:
             self._stop(exc)
+        except Exception as exc:  # a bug: stop and say so, rather than hang
+            log.exception("the chips client stopped")
+            self._stop(ChipsError("client_failed", f"the client stopped: {exc!r}"))
 
     def _stop(self, exc: ChipsError) -> None:
         self._fatal = exc
@@ -439,8 +442,12 @@ class Client:
         last_error: dict[str, Any] | None = None
         try:
             async for raw in ws:
-                frame = json.loads(raw)
-                kind = frame.get("frame")
+                try:
+                    frame = json.loads(raw)
+                    kind = frame.get("frame")
+                except (ValueError, AttributeError):
+                    log.warning("chips: a frame that is not a JSON object was ignored")
+                    continue
                 if kind == "event":
                     self._deliver(frame["event"])
                 elif kind == "events":

@@ -90,15 +90,18 @@ class Run:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:
+    ) -> bool:
         if self.ended:
-            return
+            return False
         if exc is None:
             await self.complete()
         elif isinstance(exc, Exception):
             await self.fail(str(exc) or type(exc).__name__)
+            # RunFailed is the harness ending the run on purpose: it is reported, not raised.
+            return isinstance(exc, RunFailed)
         # A cancelled task (the harness is stopping) reports nothing: it may never get
         # the answer, and the run is the harness's to end when it comes back.
+        return False
 
     # --- what happens in it -----------------------------------------------------------
 
