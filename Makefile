@@ -3,22 +3,22 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 VENV := .venv/bin
 
-.PHONY: help install up down status test test-unit test-e2e lint format bench
+.PHONY: help install up down status test test-unit test-e2e smoke lint format bench
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 install: ## Install uv (when missing) and every package into .venv
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install -q uv
 	@$(UV) sync --quiet
 
-up: install ## Start NATS, Postgres, Redis, S3 (when the machine has none) and every service
+up: install ## Start every service, and NATS, Postgres, Redis, S3 where none answers
 	@$(VENV)/chips-dev up
 
 down: ## Stop what `make up` started
 	@$(VENV)/chips-dev down
 
-status: ## Which of the processes `make up` started are running
+status: ## What `make up` started and whether it runs (or "nothing running")
 	@$(VENV)/chips-dev status
 
 test: install ## Run the whole suite: unit, then end to end against the real stack
@@ -29,6 +29,9 @@ test-unit: install ## Only the tests that need no infrastructure
 
 test-e2e: install ## Only the end-to-end tests
 	@$(VENV)/pytest tests/e2e
+
+smoke: install ## On moved ports, as on a bare machine: up, the README's steps, down, nothing left
+	@$(VENV)/python scripts/smoke_bare.py
 
 lint: install ## ruff (format and check) and mypy --strict
 	@$(VENV)/ruff format --check .

@@ -539,3 +539,31 @@ def test_canonical_skips_absent_envelope_fields() -> None:
     """An event without a space keeps the rest of the envelope in order and sorts its fields."""
     event = {"name": "Northwind", "type": "workspace.created", "seq": 1, "v": 1, "id": "evt_1"}
     assert list(canonical(event)) == ["v", "id", "seq", "type", "name"]
+
+
+def test_card_lists_hold_bounded_lines() -> None:
+    from chips_common.events import InvalidEvent, parse_event
+    from chips_common.events.messages import MAX_LINE
+
+    card = {"type": "message.post", "space_id": "spc_1", "kind": "task"}
+    parse_event({**card, "task": {"goal": "g", "constraints": ["x" * MAX_LINE]}})
+    with pytest.raises(InvalidEvent) as refused:
+        parse_event({**card, "task": {"goal": "g", "constraints": ["x" * (MAX_LINE + 1)]}})
+    assert refused.value.field.startswith("task.constraints")
+
+
+def test_an_answer_carries_no_bulky_field() -> None:
+    from chips_common.append import brief
+
+    event = {
+        "v": 1,
+        "id": "e",
+        "seq": 3,
+        "type": "message.post",
+        "message_id": "msg_e",
+        "text": "y" * 40_000,
+        "run_receipt": {"idempotency_key": "k"},
+    }
+    slim = brief(event)
+    assert "text" not in slim
+    assert slim["seq"] == 3 and slim["message_id"] == "msg_e" and slim["run_receipt"]

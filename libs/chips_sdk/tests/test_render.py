@@ -37,8 +37,8 @@ def test_a_note_written_again_from_members_is_the_one_chips_sends(members) -> No
 def test_a_note_without_its_rules_is_who_is_here() -> None:
     room = chips_room.room_for(["hrn_s"], PEOPLE)
     short = note_without_rules(room, "hrn_s")
-    assert short.startswith("Here in this room: Arjun (person, @Arjun)")
-    assert chips_room.RULE_READ not in short
+    assert short.startswith("In this space: Arjun (person, @Arjun)")
+    assert "@-mention" not in short
     assert room["notes"]["hrn_s"] == f"{short} {room['rules']['hrn_s']}"
     assert note_without_rules({"members": room["members"]}, "hrn_s") == short
 

@@ -1,6 +1,7 @@
 """``chips``: the command line, written on the SDK (``chips_sdk``).
 
-The server is ``CHIPS_URL`` (default ``http://127.0.0.1:8080``); a token comes from
+The server is ``CHIPS_URL`` (default: the local stack's gateway, ``http://127.0.0.1:8080``,
+or the port ``CHIPS_PORT_BASE`` moves it to); a token comes from
 ``--token``, else ``CHIPS_TOKEN`` (a person's), else ``CHIPS_HARNESS_TOKEN``. Creating a
 workspace is an operator's act and uses ``CHIPS_OPERATOR_SECRET`` (the development default
 works against ``make up``). Every command takes ``--json``; every error is one line on
@@ -23,9 +24,9 @@ from chips_cli import doctor, people, trace
 from chips_cli.output import CliError, Out
 from chips_common.config import DEV_OPERATOR_SECRET
 from chips_common.events import AUTONOMY_LEVELS, CAPABILITIES
+from chips_common.local import LocalConfigError, local_gateway_url, run_dir
 from chips_sdk import ChipsError, Http
 
-DEFAULT_URL = "http://127.0.0.1:8080"
 Command = Callable[[Http, argparse.Namespace, Out], Awaitable[None]]
 
 
@@ -126,34 +127,53 @@ def read_traces(args: argparse.Namespace) -> dict[str, Any]:
     if args.jaeger:
         spans = trace.spans_from_jaeger(args.jaeger, args.message_id)
     else:
-        path = Path(args.file)
+        path = Path(args.file or os.environ.get("CHIPS_TRACE_FILE") or run_dir() / "traces.jsonl")
         if not path.exists():
             raise CliError(
-                f"no trace file at {path}: set CHIPS_TRACE_FILE or pass --file or --jaeger"
+                f"no trace file at {path}: is Chips up (`make up`)? "
+                "Or set CHIPS_TRACE_FILE, or pass --file or --jaeger"
             )
         spans = trace.spans_from_file(path)
     traces = trace.traces_of(args.message_id, spans)
     if not traces:
         raise CliError(
-            f"no trace names {args.message_id} (yet: spans are written in batches)", "not_found"
+            f"no trace names {args.message_id} yet: services write spans in batches every "
+            "few seconds, so try again in a moment",
+            "not_found",
         )
     return dict(traces)
 
 
+def draw_traces(traces: dict[str, Any]) -> str:
+    shown = []
+    for tid, found in traces.items():
+        drawn = trace.render(tid, found)
+        missing = trace.incomplete(found)
+        if missing:
+            drawn += (
+                f"\nincomplete: {'; '.join(missing)} (services write spans in batches every "
+                "few seconds: run `chips trace` again in a moment)"
+            )
+        shown.append(drawn)
+    return "\n\n".join(shown)
+
+
 async def trace_message(http: Http, args: argparse.Namespace, out: Out) -> None:
     traces = await asyncio.to_thread(read_traces, args)
-    out.data(
-        {"traces": traces},
-        "\n\n".join(trace.render(tid, found) for tid, found in traces.items()),
-    )
+    out.data({"traces": traces}, draw_traces(traces))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
+    try:
+        default_url = local_gateway_url()
+    except LocalConfigError as exc:
+        parser.error(str(exc))
     parser.add_argument(
         "--url",
-        default=os.environ.get("CHIPS_URL", DEFAULT_URL),
-        help="the server (default: $CHIPS_URL or %(default)s)",
+        default=default_url,
+        help="the server, or several comma-separated (default: $CHIPS_URL, else the local "
+        "stack's gateway: %(default)s)",
     )
     parser.add_argument(
         "--token", help="a token (default: $CHIPS_TOKEN, else $CHIPS_HARNESS_TOKEN)"
@@ -266,8 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     traced.add_argument("message_id", help="msg_…")
     traced.add_argument(
         "--file",
-        default=os.environ.get("CHIPS_TRACE_FILE", ".run/traces.jsonl"),
-        help="the spans file the services write (default: $CHIPS_TRACE_FILE or %(default)s)",
+        help="the spans file the services write (default: $CHIPS_TRACE_FILE, else "
+        "traces.jsonl in the run directory of `make up`, .run/ of this checkout)",
     )
     traced.add_argument("--jaeger", help="a Jaeger query URL to read the trace from instead")
     return parser

@@ -14,15 +14,15 @@ from typing import Any
 CONTEXT_HEADING = "Said in this space since you last spoke:"
 
 # The room's rules, as Chips words them (the gateway's rules.room; a test keeps them equal).
-RULE_READ = "Everyone in this room can read what you write."
+RULE_READ = "Everyone here reads what you write."
 RULE_ACT = (
-    "Only the agents you @-mention will act on it, so @-mention an agent to hand it work "
-    "or to ask it something."
+    "Everyone here reads what you write; only those you @-mention act on it. To hand work "
+    "to an agent or ask it something, @-mention it."
 )
 RULE_PASS = (
-    "When a message needs nothing from you right now (for instance it names a step that "
-    "comes to you later), reply with NO_REPLY alone: the room shows nothing, and nobody "
-    "needs to be told that you are ready or waiting."
+    "If a message asks nothing of you now, as when it names a step that is yours later, "
+    "answer NO_REPLY and nothing else: the space shows nothing, and nobody needs to hear "
+    "that you are ready or waiting."
 )
 
 
@@ -81,15 +81,17 @@ def rules_for(taker_id: str, members: Sequence[Mapping[str, Any]]) -> str:
     others = [m for m in members if m.get("kind") != "person" and m["participant_id"] != taker_id]
     if not others:
         return RULE_READ
-    return f"{RULE_READ} {RULE_ACT} {RULE_PASS}"
+    return f"{RULE_ACT} {RULE_PASS}"
 
 
 def render_room_note(room: Mapping[str, Any] | None, taker_id: str) -> str:
-    """The note for the agent taking the turn: who is here, then the room's rules.
+    """The note for the agent taking the turn: what is news to it, who is here, then the
+    room's rules.
 
     Chips words it and sends it in ``room.notes``; this returns that note, or writes it
     again from ``room.members`` when the room carries none for ``taker_id`` (a harness
-    running the turn as one of several agents, or a room read over HTTP).
+    running the turn as one of several agents, or a room read over HTTP). A note written
+    again says who is here and the rules; the news is only in the note Chips sent.
     """
     if not room:
         return ""
@@ -106,7 +108,7 @@ def render_room_note(room: Mapping[str, Any] | None, taker_id: str) -> str:
         listed = " and ".join(names)
     else:
         listed = "nobody else"
-    return f"Here in this room: {listed}. {rules_for(taker_id, members)}"
+    return f"In this space: {listed}. {rules_for(taker_id, members)}"
 
 
 def note_without_rules(room: Mapping[str, Any] | None, taker_id: str) -> str:

@@ -7,28 +7,34 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from redis.asyncio import Redis
 from sqlalchemy import text
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
+from chips_gateway import openapi
 from chips_gateway.api import events, identity, spaces
 from chips_gateway.api import runs as runs_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
 from chips_gateway.config import GatewaySettings
 from chips_gateway.context import Context
+from chips_gateway.edge import Edge, cors_options
 from chips_gateway.errors import (
     ChipsError,
     JsonBodies,
     chips_error_handler,
+    data_error_handler,
     http_error_handler,
     validation_error_handler,
 )
 from chips_gateway.feeds import Feeds
+from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 from chips_gateway.sockets import Sockets
 from chips_gateway.ws import serve_socket
@@ -40,7 +46,11 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         async with AsyncExitStack() as stack:
             engine = build_engine(settings)
             stack.push_async_callback(engine.dispose)
-            redis = Redis.from_url(settings.redis_url)
+            # Short timeouts: Redis holds tickets and rate counters only, and a write or a
+            # ticket must not hang on it while it is away (DESIGN.md §3).
+            redis = Redis.from_url(
+                settings.redis_url, socket_timeout=1.0, socket_connect_timeout=1.0
+            )
             stack.push_async_callback(redis.aclose)
             nc = await build_nats(settings, name=f"chips-gateway-{settings.replica_id()}")
             stack.push_async_callback(nc.drain)
@@ -66,20 +76,38 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 reader=reader,
                 feeds=feeds,
                 tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
+                limiter=CredentialLimiter(
+                    redis,
+                    settings.redis_prefix,
+                    settings.credential_write_rate,
+                    settings.credential_write_burst,
+                ),
                 sockets=sockets,
             )
             app.state.nc = nc
             yield
 
     app = FastAPI(title="Chips gateway", version="0.1.0", lifespan=lifespan)
+    # Innermost: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
+    app.add_middleware(JsonBodies)
+    # Last added runs first: the edge checks come before CORS, routing and authentication.
+    if settings.origins():
+        app.add_middleware(CORSMiddleware, **cors_options(settings.origins()))
+    app.add_middleware(
+        Edge,
+        max_body_bytes=settings.max_body_bytes,
+        allowed_origins=settings.origins(),
+        public_url=settings.public_url,
+    )
     app.add_exception_handler(ChipsError, chips_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(DataError, data_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
-    app.add_middleware(JsonBodies)
     app.include_router(identity.router)
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
+    openapi.install(app)
 
     async def db_ok() -> bool:
         async with app.state.ctx.engine.connect() as conn:
@@ -89,10 +117,9 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def nats_ok() -> bool:
         return bool(app.state.nc.is_connected)
 
-    async def redis_ok() -> bool:
-        return bool(await app.state.ctx.redis.ping())
-
-    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok, "redis": redis_ok})
+    # Redis is not among the checks: it holds tickets and rate counters only, and a
+    # readiness that followed it would take every gateway out of service with it.
+    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok})
 
     @app.websocket("/v1/ws")
     async def socket(ws: WebSocket) -> None:

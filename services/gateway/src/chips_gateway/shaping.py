@@ -12,7 +12,7 @@ from typing import Any
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
 from chips_common.rules.delivery import shape_for
-from chips_common.rules.room import room_for
+from chips_common.rules.room import news_for, room_for, since_is_joining, speaker
 from chips_gateway import metrics
 from chips_gateway.auth import Principal
 from chips_gateway.reader import LogReader
@@ -38,7 +38,7 @@ async def lines_from(
 
 
 async def build_context(
-    reader: LogReader, taker: Principal, event: dict[str, Any], budget: Budget
+    reader: LogReader, taker: Principal, event: dict[str, Any], budget: Budget, since: int
 ) -> dict[str, Any]:
     """Lines said in the room since the taker last spoke there (or joined), up to the message.
 
@@ -46,7 +46,6 @@ async def build_context(
     whether older ones were left out), so a long room costs no more than a short one.
     """
     space_id, seq = event["space_id"], event["seq"]
-    since = await reader.context_start(taker.workspace_id, space_id, taker.participant_id, seq)
     wanted = budget.lines + 1
     lines: list[dict[str, Any]] = []
     changes: Changes = {}
@@ -94,10 +93,36 @@ class Shaper:
             metrics.SHAPED.labels("window").inc()
             return {**shaped, **extras}
         metrics.SHAPED.labels("log").inc()
-        members = await self.reader.members_as_of(
-            self.principal.workspace_id, event["space_id"], event["seq"]
-        )
-        shaped = {**shaped, "room": room_for([self.principal.participant_id], members)}
+        return {**shaped, **await self.turn(event)}
+
+    async def turn(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Who said it, the room and the context of a message that is this harness's turn,
+        read from the log as of the message."""
+        reader, pid, ws = self.reader, self.principal.participant_id, self.principal.workspace_id
+        space_id, seq = event["space_id"], event["seq"]
+        members = await reader.members_as_of(ws, space_id, seq)
+        since = await reader.context_start(ws, space_id, pid, seq)
+        extra: dict[str, Any] = {"from": speaker(event, members)}
+        kept: int | None = None
         if self.budget.lines > 0:
-            shaped["context"] = await build_context(self.reader, self.principal, event, self.budget)
-        return shaped
+            context = await build_context(reader, self.principal, event, self.budget, since)
+            extra["context"] = context
+            kept = len(context["lines"]) if context["truncated"] else None
+        joinings = await reader.joinings(ws, space_id, since, seq)
+        talked = since_is_joining(joinings, since, pid) and await reader.talked_before(
+            ws, space_id, since
+        )
+        ids = {(e.get("actor") or {}).get("id", "") for e in [event, *joinings]}
+        people = await reader.participants(sorted(i for i in ids if i))
+        news = news_for(
+            pid,
+            event,
+            members,
+            joinings,
+            since,
+            talked,
+            lambda p: (people.get(p) or {}).get("name") or p,
+            kept,
+        )
+        extra["room"] = room_for([pid], members, {pid: news})
+        return extra

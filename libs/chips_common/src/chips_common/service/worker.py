@@ -15,16 +15,23 @@ from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
 from chips_common.service.consumer import Handler, consume_events
-from chips_common.service.health import build_health_app
+from chips_common.service.health import BUILT, build_health_app
 from chips_common.service.runner import serve_with_health
 
 log = logging.getLogger(__name__)
 
 
 async def run_worker(
-    settings: Settings, service: str, build_handler: Callable[[AsyncEngine], Handler]
+    settings: Settings,
+    service: str,
+    build_handler: Callable[[AsyncEngine], Handler],
+    work_done: str = BUILT,
 ) -> None:
-    """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped."""
+    """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
+
+    ``work_done`` is what the health answers say of the service's job: ``not_built(…)`` while
+    it is still to come (see :mod:`chips_common.service.health`).
+    """
     provider = setup_tracing(service)
     engine = build_engine(settings, pool_size=4)
     nc = await build_nats(settings, name=f"chips-{service}")
@@ -46,7 +53,7 @@ async def run_worker(
 
     try:
         await serve_with_health(
-            build_health_app({"postgres": db_ok, "nats": nats_ok}),
+            build_health_app({"postgres": db_ok, "nats": nats_ok}, work_done),
             settings.host,
             settings.port,
             work,

@@ -11,6 +11,7 @@ from chips_common.db import tables as t
 from chips_gateway.api import harnesses, rooms
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
+from chips_gateway.guard import spaces_of
 
 router = APIRouter(prefix="/v1")
 router.include_router(rooms.router)
@@ -36,12 +37,7 @@ async def list_spaces(
         if after_seq is not None
         else await checkpoint(ctx, ws_id)
     )
-    mine = select(t.rm_members.c.space_id).where(
-        and_(
-            t.rm_members.c.workspace_id == ws_id,
-            t.rm_members.c.participant_id == caller.participant_id,
-        )
-    )
+    mine = spaces_of(caller.participant_id, ws_id)
     closed = t.rm_spaces.c.state == "closed"
     async with ctx.engine.connect() as conn:
         spaces = (
