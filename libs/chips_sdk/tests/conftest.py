@@ -72,6 +72,7 @@ class FakeGateway:
     swallow_next_write: bool = False  # apply it, then drop the socket without an ack
     repeat_on_subscribe: bool = False  # send the event at since again (a buggy replay)
     refuse: dict[str, Any] | None = None  # error frame, then close 4401
+    since_ahead: bool = False  # answer a since beyond the head with since_ahead
     answer: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None
 
     @property
@@ -125,6 +126,11 @@ class FakeGateway:
                     return
                 if frame["frame"] == "subscribe":
                     since = frame.get("since", len(self.log.events))
+                    head = len(self.log.events)
+                    if self.since_ahead and since > head:
+                        error = {"frame": "error", "code": "since_ahead", "head": head}
+                        await ws.send(json.dumps({**error, "message": f"beyond {head}"}))
+                        continue
                     live = asyncio.create_task(self.follow(ws, since))
                 elif frame["frame"] == "event":
                     ack = self.log.write(frame["event"])

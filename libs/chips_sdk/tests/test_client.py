@@ -242,3 +242,45 @@ async def test_hello_says_the_client_name_budget_and_batches(gateways) -> None:
     assert hello["context"] == {"lines": 10, "chars": 2000}
     assert client.participant_id == "hrn_1"
     await client.close()
+
+
+async def test_a_write_refused_for_its_rate_is_sent_again_after_retry_after(log, gateways) -> None:
+    a, _ = gateways
+    client = client_for(a.url)
+    await client.start()
+    original = log.write
+    refused: list[str] = []
+
+    def limit_once(event: dict[str, Any]) -> dict[str, Any]:
+        if not refused:
+            refused.append(event["idempotency_key"])
+            return {
+                "frame": "error",
+                "code": "rate_limited",
+                "message": "too many writes; send this one again in 0.050 s",
+                "idempotency_key": event["idempotency_key"],
+                "retry_after": 0.05,
+            }
+        return original(event)
+
+    log.write = limit_once  # type: ignore[method-assign]
+    ack = await asyncio.wait_for(client.post("spc_1", "patience"), 5)
+    assert ack["seq"] == 1 and refused == [ack["idempotency_key"]]
+    log.write = original  # type: ignore[method-assign]
+    await client.close()
+
+
+async def test_a_since_beyond_the_head_starts_again_from_the_head(log, gateways) -> None:
+    a, _ = gateways
+    log.append({"type": "message.post", "space_id": "spc_1", "text": "one"})
+    a.since_ahead = True
+    client = client_for(a.url, since=99)
+    seen: list[int] = []
+    client.on("*")(lambda e: _append(seen, e["seq"]))
+    await client.start()
+    await until(lambda: client.last_seq == 1)
+    log.append({"type": "message.post", "space_id": "spc_1", "text": "two"})
+    await until(lambda: seen == [2])
+    subscribes = [f for f in a.received if f["frame"] == "subscribe"]
+    assert [f["since"] for f in subscribes] == [99, 1]
+    await client.close()

@@ -471,12 +471,22 @@ class Client:
 
     def _on_error(self, frame: dict[str, Any]) -> None:
         key = frame.get("idempotency_key")
+        code = frame.get("code")
         if key and key in self._pending:
-            if frame.get("code") == "unavailable":
-                # Chips could not answer now; the key makes sending it again safe.
-                self._later(1.0, self._resend, key)
+            if code in ("unavailable", "rate_limited"):
+                # Chips could not take it now; the key makes sending it again safe.
+                wait = frame.get("retry_after")
+                self._later(
+                    float(wait) if isinstance(wait, int | float) else 1.0, self._resend, key
+                )
                 return
             self._answered(key, None, ChipsError.from_body(frame))
+            return
+        if code == "since_ahead" and isinstance(frame.get("head"), int):
+            # Our seqs are from another log (a restored workspace): start again from its head.
+            log.warning("chips: %s", frame.get("message"))
+            self.last_seq = frame["head"]
+            self._later(0.0, self._resubscribe, "")
             return
         log.warning("chips: %s: %s", frame.get("code"), frame.get("message"))
         self._dispatch("error", frame)
@@ -486,6 +496,16 @@ class Client:
         if entry is not None and self._ready and self._ws is not None:
             with contextlib.suppress(websockets.ConnectionClosed):
                 await self._ws.send(json.dumps({"frame": "event", "event": entry[0]}))
+
+    async def _resubscribe(self, _: str) -> None:
+        if self._ws is not None and self.hello is not None:
+            frame = {
+                "frame": "subscribe",
+                "workspace_id": self.hello["workspace_id"],
+                "since": self.last_seq,
+            }
+            with contextlib.suppress(websockets.ConnectionClosed):
+                await self._ws.send(json.dumps(frame))
 
     def _later(self, delay: float, fn: Callable[[str], Awaitable[None]], key: str) -> None:
         async def go() -> None:
