@@ -52,7 +52,7 @@ async def test_say_spaces_and_tail_for_a_person(stack, api: Api) -> None:
 
     listed = await run(url, "spaces", "--json", token=owner.token)
     spaces = json.loads(listed.stdout)
-    assert [s["title"] for s in spaces if s["space_id"] == room] == ["Northwind POs"]
+    assert [s["title"] for s in spaces if s["id"] == room] == ["Northwind POs"]
     plain = await run(url, "spaces", token=owner.token)
     assert f"{room}  Northwind POs" in plain.stdout
 

@@ -12,20 +12,29 @@ from chips_sdk import Client, Http
 
 
 async def resolve_space(http: Http, space: str) -> tuple[str, str]:
-    """A space's id and title, from its id (``spc_…``) or its title (case aside)."""
-    mine = [*await http.spaces(), *await http.spaces(archived=True)]
-    if space.startswith("spc_"):
-        found = [s for s in mine if s["space_id"] == space]
-        return space, (found[0].get("title") or space) if found else space
-    named = [s for s in mine if (s.get("title") or "").casefold() == space.casefold()]
+    """A space's id and title, from its id (``spc_…``) or its title (case aside).
+
+    Spaces are listed from the read models, which may be a moment behind a room opened
+    just now: a title not found is looked for again for up to three seconds.
+    """
+    named: list[Any] = []
+    for _ in range(12):
+        mine = [*await http.spaces(), *await http.spaces(archived=True)]
+        if space.startswith("spc_"):
+            found = [s for s in mine if s["id"] == space]
+            return space, (found[0].get("title") or space) if found else space
+        named = [s for s in mine if (s.get("title") or "").casefold() == space.casefold()]
+        if named:
+            break
+        await asyncio.sleep(0.25)
     if not named:
         raise CliError(
             f"none of your spaces is titled {space!r}; `chips spaces` lists them", "not_found"
         )
     if len(named) > 1:
-        ids = ", ".join(s["space_id"] for s in named)
+        ids = ", ".join(s["id"] for s in named)
         raise CliError(f"{len(named)} of your spaces are titled {space!r}; give its id: {ids}")
-    return str(named[0]["space_id"]), str(named[0].get("title") or space)
+    return str(named[0]["id"]), str(named[0].get("title") or space)
 
 
 async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
@@ -118,7 +127,7 @@ async def spaces(http: Http, args: argparse.Namespace, out: Out) -> None:
         raise CliError("listing your spaces needs your token: pass --token or set CHIPS_TOKEN")
     found = await http.spaces(archived=args.archived)
     rows = [
-        f"{s['space_id']}  {s.get('title') or '(untitled)'}  "
+        f"{s['id']}  {s.get('title') or '(untitled)'}  "
         f"({s.get('kind', 'group')}, {len(s.get('members', []))} in it)"
         for s in found
     ]
@@ -155,7 +164,7 @@ async def tail(http: Http, args: argparse.Namespace, out: Out) -> None:
         raise CliError("following needs your token: pass --token or set CHIPS_TOKEN")
     space_id, title = await resolve_space(http, args.space) if args.space else (None, "")
     names = {p["participant_id"]: p["name"] for p in await http.participants()}
-    titles = {s["space_id"]: s.get("title") or "" for s in await http.spaces()}
+    titles = {s["id"]: s.get("title") or "" for s in await http.spaces()}
     client = Client(args.urls, http.token, name="chips-tail", since=args.since)
     events = client.stream()
     try:
