@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import pytest
-from fastapi import Body, FastAPI
+from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.testclient import TestClient
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -20,6 +20,10 @@ def app() -> FastAPI:
     built.add_exception_handler(RequestValidationError, validation_error_handler)
     built.add_exception_handler(StarletteHTTPException, http_error_handler)
     built.add_middleware(JsonBodies)
+
+    @built.post("/v1/uploads")
+    async def upload(request: Request) -> dict[str, Any]:
+        return {"content_type": request.headers.get("content-type")}
 
     @built.post("/v1/echo")
     async def echo(body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
@@ -60,3 +64,8 @@ def test_unknown_paths_and_methods_answer_code_and_message() -> None:
     assert r.json() == {"code": "not_found", "message": "no such path: /v1/nowhere"}
     r = client.get("/v1/echo")
     assert r.status_code == 405 and r.json()["code"] == "invalid_request"
+
+
+def test_an_upload_keeps_the_type_it_came_with() -> None:
+    r = TestClient(app()).post("/v1/uploads", content=b"\x89PNG")
+    assert r.json() == {"content_type": None}

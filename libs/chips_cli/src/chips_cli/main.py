@@ -163,6 +163,37 @@ async def trace_message(http: Http, args: argparse.Namespace, out: Out) -> None:
     out.data({"traces": traces}, draw_traces(traces))
 
 
+def render_snippet(segments: list[dict[str, Any]], bold: bool) -> str:
+    """A hit's snippet on one line, the matched words in bold (or between asterisks)."""
+    start, stop = ("\x1b[1m", "\x1b[0m") if bold else ("*", "*")
+    line = "".join(f"{start}{s['text']}{stop}" if s.get("match") else s["text"] for s in segments)
+    return " ".join(line.split())
+
+
+async def search(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips search "words"``: what was said in your rooms, newest first (GET /v1/search)."""
+    need_token(args)
+    params: dict[str, Any] = {"q": args.words, "limit": args.limit}
+    for name in ("space", "cursor", "after_seq"):
+        value = getattr(args, name)
+        if value is not None:
+            params["space_id" if name == "space" else name] = value
+    data = await http.get("/v1/search", **params)
+    bold = sys.stdout.isatty()
+    lines = []
+    for hit in data["hits"]:
+        what = hit["message_id"] or f"{hit['run_id']} step {hit['step_id']}"
+        lines.append(
+            f"{hit['ts'][:16].replace('T', ' ')}  {hit['space_id']}  {what}  seq {hit['seq']}"
+        )
+        lines.append(f"    {render_snippet(hit['snippet'], bold)}")
+    if not data["hits"]:
+        lines.append(f"nothing found (as of seq {data['as_of_seq']})")
+    if data.get("next_cursor"):
+        lines.append(f"more: chips search {json.dumps(args.words)} --cursor {data['next_cursor']}")
+    out.data(data, "\n".join(lines))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
     try:
@@ -290,6 +321,15 @@ def build_parser() -> argparse.ArgumentParser:
         "traces.jsonl in the run directory of `make up`, .run/ of this checkout)",
     )
     traced.add_argument("--jaeger", help="a Jaeger query URL to read the trace from instead")
+
+    found = command(
+        commands, "search", search, "find words said in your rooms: every word, the last a prefix"
+    )
+    found.add_argument("words", help='what to look for, in quotes: "invoice acm"')
+    found.add_argument("--space", help="only this room (spc_…) and its threads")
+    found.add_argument("--limit", type=int, default=20, help="hits per page (1 to 100)")
+    found.add_argument("--cursor", help="the next page, as the last page said")
+    found.add_argument("--after-seq", type=int, help="answer as of at least this seq")
     return parser
 
 

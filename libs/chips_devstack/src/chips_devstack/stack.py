@@ -10,6 +10,7 @@ then migrates and starts every service with `python -m chips_<service>`, waits o
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
@@ -35,6 +36,7 @@ from chips_devstack.procs import (
     nats_proc,
     ready,
     redis_proc,
+    s3_proc,
     service_proc,
     start_embedded_postgres,
     stop_all,
@@ -163,7 +165,7 @@ def local_stack(
         )
         infra.extend(p.start() for p in cluster)
         for monitor in monitors:
-            wait_until(lambda m=monitor: jetstream_healthy(m), 60, "the NATS cluster")
+            wait_until(functools.partial(jetstream_healthy, monitor), 60, "the NATS cluster")
         nats_url = ",".join(f"nats://127.0.0.1:{p}" for p in ports)
 
     redis_url = os.environ.get("CHIPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -172,6 +174,12 @@ def local_stack(
         infra.append(redis_proc(redis_port, root / "logs").start())
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
         wait_until(lambda: answers("127.0.0.1", redis_port), 15, "Redis")
+
+    # Its own S3 endpoint (moto), so a test may count what is in the bucket.
+    s3_port = free_port()
+    infra.append(s3_proc(s3_port, root / "logs").start())
+    wait_until(lambda: answers("127.0.0.1", s3_port), 30, "S3")
+    attachments_port = free_port()
 
     try:
         admin, postmaster = _postgres_admin_url(root)
@@ -188,12 +196,16 @@ def local_stack(
         "CHIPS_DATABASE_URL": database_url,
         "CHIPS_REDIS_URL": redis_url,
         "CHIPS_REDIS_PREFIX": f"chips-e2e-{run_id}",
+        "CHIPS_S3_ENDPOINT_URL": f"http://127.0.0.1:{s3_port}",
+        "CHIPS_S3_BUCKET": f"chips-e2e-{run_id}",
+        "CHIPS_ATTACHMENTS_URL": f"http://127.0.0.1:{attachments_port}",
         "CHIPS_LOG_LEVEL": "INFO",
         # Short enough that the fault tests do not wait long for redeliveries and retries.
         "CHIPS_APPEND_ACK_WAIT_SECONDS": "3",
         "CHIPS_APPEND_TIMEOUT_SECONDS": "5",
     }
     stack = Stack(root, {**base_env, **(env or {})})
+    stack.ports["attachments"] = attachments_port
     stack.extra_env.update(extra_env or {})
     try:
         stack.run_module("chips_common.db.migrate")

@@ -49,6 +49,23 @@ class ArtifactCard(TypedDict, total=False):
     version: int
 
 
+class Attachment(TypedDict, total=False):
+    """A file a message carries, as Chips stored it (spec/messages.md, Attachments)."""
+
+    attachment_id: Required[str]
+    byte_size: Required[int]
+    duration_ms: int | None
+    height: int | None
+    kind: Required[Literal["photo", "video", "file"]]
+    mime_type: Required[str]
+    name: Required[str]
+    replaces: str | None
+    sha256: Required[str]
+    thumbnail: bool
+    version: Required[int]
+    width: int | None
+
+
 class CheckpointCard(TypedDict, total=False):
     """A milestone reached, and what comes next: FYI."""
 
@@ -182,6 +199,35 @@ class ApprovalResolved(ApprovalResolvedFields, Logged):
     """``approval.resolved`` as logged."""
 
     type: Literal["approval.resolved"]
+
+
+class AttachmentCapsSetFields(TypedDict, total=False):
+    """An owner or admin capped photos, videos and files separately, in bytes."""
+
+    files_bytes: int | None
+    photos_bytes: int | None
+    videos_bytes: int | None
+
+
+class AttachmentCapsSet(AttachmentCapsSetFields, Logged):
+    """``attachment.caps_set`` as logged."""
+
+    type: Literal["attachment.caps_set"]
+
+
+class AttachmentFetchedFields(TypedDict, total=False):
+    """A harness fetched a file of the room by its signed URL; written by Chips (the audit)."""
+
+    attachment_id: Required[str]
+    message_id: str | None
+    name: Required[str]
+    thumbnail: bool | None
+
+
+class AttachmentFetched(AttachmentFetchedFields, Logged):
+    """``attachment.fetched`` as logged."""
+
+    type: Literal["attachment.fetched"]
 
 
 class FeedbackFields(TypedDict, total=False):
@@ -373,6 +419,7 @@ class MessagePostFields(TypedDict, total=False):
     addressed_to: list[str] | None
     approval: ApprovalCard | None
     artifact: ArtifactCard | None
+    attachments: list[Attachment] | None
     checkpoint: CheckpointCard | None
     handoff: HandoffCard | None
     kind: Literal[
@@ -391,6 +438,7 @@ class MessagePostFields(TypedDict, total=False):
     mentions: list[str] | None
     question: QuestionCard | None
     receipt: ReceiptCard | None
+    replaces: dict[str, str] | None
     reply_to: str | None
     run_receipt: Receipt | None
     status: StatusCard | None
@@ -398,6 +446,7 @@ class MessagePostFields(TypedDict, total=False):
     task: TaskCard | None
     text: str | None
     to: list[str] | None
+    upload_ids: list[str] | None
 
 
 class MessagePost(MessagePostFields, Logged):
@@ -722,6 +771,8 @@ class WorkspaceCreated(WorkspaceCreatedFields, Logged):
 Event = (
     ApprovalRequest
     | ApprovalResolved
+    | AttachmentCapsSet
+    | AttachmentFetched
     | Feedback
     | HarnessDeclared
     | HarnessDisconnected
@@ -764,6 +815,8 @@ Event = (
 EVENT_TYPES: dict[str, type[Any]] = {
     "approval.request": ApprovalRequest,
     "approval.resolved": ApprovalResolved,
+    "attachment.caps_set": AttachmentCapsSet,
+    "attachment.fetched": AttachmentFetched,
     "feedback": Feedback,
     "harness.declared": HarnessDeclared,
     "harness.disconnected": HarnessDisconnected,

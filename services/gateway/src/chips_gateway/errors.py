@@ -96,12 +96,18 @@ class JsonBodies:
     """
 
     READ_AS_JSON = (b"", b"application/x-www-form-urlencoded")
+    # Bodies that are a file's bytes, passed on as they came (api/attachments.py).
+    RAW_PATHS = ("/v1/uploads",)
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] in ("POST", "PUT", "PATCH"):
+        if (
+            scope["type"] == "http"
+            and scope["method"] in ("POST", "PUT", "PATCH")
+            and not str(scope["path"]).startswith(self.RAW_PATHS)
+        ):
             headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
             given = next((v for k, v in scope["headers"] if k == b"content-type"), b"")
             if given.split(b";")[0].strip().lower() in self.READ_AS_JSON:

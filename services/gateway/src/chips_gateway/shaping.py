@@ -15,6 +15,7 @@ from chips_common.rules.delivery import shape_for
 from chips_common.rules.room import news_for, room_for, since_is_joining, speaker
 from chips_gateway import metrics
 from chips_gateway.auth import Principal
+from chips_gateway.files import FileLinks, context_files
 from chips_gateway.reader import LogReader
 
 
@@ -75,11 +76,22 @@ def own(line: dict[str, Any], taker: Principal) -> bool:
 class Shaper:
     """Shapes every event one socket is sent."""
 
-    def __init__(self, reader: LogReader, principal: Principal, budget: Budget) -> None:
+    def __init__(
+        self,
+        reader: LogReader,
+        principal: Principal,
+        budget: Budget,
+        links: FileLinks | None = None,
+    ) -> None:
         self.reader = reader
         self.principal = principal
         self.budget = budget
         self.kind: Any = "harness" if principal.kind == "harness" else "person"
+        self.links = links
+        # Rooms known to hold no file as of the last event shaped here: every event of a
+        # room this socket is in passes through shape() in seq order, so a post with files
+        # is seen before any later message in its room needs context.files.
+        self.fileless: set[str] = set()
 
     async def shape(
         self, event: dict[str, Any], extras: dict[str, Any] | None = None
@@ -87,13 +99,19 @@ class Shaper:
         """The event for this socket; ``extras`` are a message.new's room and context when
         the feed's window of the room could tell them (otherwise they are read here)."""
         shaped = shape_for(event, self.principal.participant_id, self.kind)
+        if event.get("attachments"):
+            self.fileless.discard(event.get("space_id", ""))
         if shaped["type"] != "message.new":
-            return shaped
+            return self.signed(shaped)
         if extras is not None:
             metrics.SHAPED.labels("window").inc()
-            return {**shaped, **extras}
-        metrics.SHAPED.labels("log").inc()
-        return {**shaped, **await self.turn(event)}
+            shaped = {**shaped, **extras}
+        else:
+            metrics.SHAPED.labels("log").inc()
+            shaped = {**shaped, **await self.turn(event)}
+        if "context" in shaped:
+            shaped = await self.with_files(shaped, event)
+        return self.signed(shaped)
 
     async def turn(self, event: dict[str, Any]) -> dict[str, Any]:
         """Who said it, the room and the context of a message that is this harness's turn,
@@ -126,3 +144,22 @@ class Shaper:
         )
         extra["room"] = room_for([pid], members, {pid: news})
         return extra
+
+    async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+        """``context.files``: the room's files as of the message (websocket.md)."""
+        space_id = event["space_id"]
+        if self.links is None or space_id in self.fileless:
+            return shaped
+        files = await context_files(
+            self.reader.engine, self.reader, self.principal.workspace_id, space_id, event["seq"]
+        )
+        if not files:
+            self.fileless.add(space_id)
+            return shaped
+        return {**shaped, "context": {**shaped["context"], "files": files}}
+
+    def signed(self, shaped: dict[str, Any]) -> dict[str, Any]:
+        """Each file the frame carries, with a URL signed for this socket's credential."""
+        if self.links is None:
+            return shaped
+        return self.links.sign_event(shaped, self.principal.credential_id)

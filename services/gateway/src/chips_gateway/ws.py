@@ -144,7 +144,7 @@ class Session:
         self.feed: Feed | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.behind = asyncio.Event()
-        self.shaper = Shaper(ctx.reader, principal, Budget())
+        self.shaper = Shaper(ctx.reader, principal, Budget(), ctx.links)
         # Keys of the decisions this socket sent (approval.resolved): runs.mark_elsewhere.
         self.sent_keys: set[str] = set()
         settings = ctx.settings
@@ -293,7 +293,7 @@ class Session:
         )
         self.hello = frame
         self.shaper = Shaper(
-            self.ctx.reader, self.principal, Budget.from_hello(frame.get("context"))
+            self.ctx.reader, self.principal, Budget.from_hello(frame.get("context")), self.ctx.links
         )
         p = self.principal
         spaces = await self.ctx.reader.current_spaces(p.workspace_id, p.participant_id)
