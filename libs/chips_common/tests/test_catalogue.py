@@ -182,7 +182,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "name": "Scout",
         "role": "member",
         "owner_id": USR,
+        "autonomy": "off",
     },
+    "harness.disconnected": {"type": "harness.disconnected", "harness_id": HRN},
     "harness.declared": {
         "type": "harness.declared",
         "harness_id": HRN,

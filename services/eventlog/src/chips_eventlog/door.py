@@ -27,6 +27,7 @@ from chips_common.events import (
     EventBody,
     Feedback,
     HarnessDeclared,
+    HarnessDisconnected,
     InvalidEvent,
     MembershipAdded,
     MembershipRemoved,
@@ -54,6 +55,7 @@ from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import passes, refusal
+from chips_common.rules.names import free_name
 from chips_eventlog import erase, files, lanes, runs, threads, words
 
 # The actors that are participants (an operator or Chips itself is not).
@@ -255,15 +257,22 @@ class Door:
                 raise Refused("forbidden", "a workspace has one owner", "role")
             if body.kind == "harness" and body.owner_id != actor.id:
                 raise Refused("invalid_event", "a harness is owned by who connects it", "owner_id")
+        filled: dict[str, Any] = {}
+        name = body.name
+        if body.kind == "harness":  # its name is its own (rules/names.py, ADR 0031)
+            name = free_name(body.name, [n for _, n in await self.directory()])
+            if name != body.name:
+                filled["name"] = name
         await self.conn.execute(
             insert(t.participants).values(
                 id=body.participant_id,
                 workspace_id=self.workspace_id,
                 kind=body.kind,
-                name=body.name,
+                name=name,
                 role=body.role,
                 owner_id=body.owner_id,
                 joined_seq=self.head_seq + 1,
+                autonomy=body.autonomy,
             )
         )
         for cred in request.credentials:
@@ -277,6 +286,31 @@ class Door:
                         created_at=self.now,
                     )
                 )
+        return filled
+
+    async def check_harness_disconnected(
+        self, body: HarnessDisconnected, actor: Actor
+    ) -> dict[str, Any]:
+        """``chips disconnect``: the harness's owner (or a workspace owner or admin)
+        withdraws its tokens, in the same transaction as the event (ADR 0031)."""
+        harness = await self.participant(body.harness_id)
+        if harness is None or harness.kind != "harness":
+            raise Refused("not_found", "no such harness in this workspace", "harness_id")
+        me = await self.participant(actor.id)
+        if actor.id != harness.owner_id and (me is None or me.role not in ("owner", "admin")):
+            raise Refused(
+                "forbidden", "a harness is disconnected by its owner, or a workspace owner or admin"
+            )
+        await self.conn.execute(
+            update(t.credentials)
+            .where(
+                and_(
+                    t.credentials.c.participant_id == harness.id,
+                    t.credentials.c.revoked_at.is_(None),
+                )
+            )
+            .values(revoked_at=self.now)
+        )
         return {}
 
     async def check_harness_declared(self, body: HarnessDeclared, actor: Actor) -> dict[str, Any]:
@@ -781,6 +815,8 @@ class Door:
                 return await self.check_space_lock_set(body, actor)
             case HarnessDeclared():
                 return await self.check_harness_declared(body, actor)
+            case HarnessDisconnected():
+                return await self.check_harness_disconnected(body, actor)
             case MembershipAdded():
                 return await self.check_membership_added(body, actor)
             case MembershipRemoved():

@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.exc import DataError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
@@ -28,8 +29,10 @@ from chips_gateway.context import Context
 from chips_gateway.edge import Edge, cors_options
 from chips_gateway.errors import (
     ChipsError,
+    JsonBodies,
     chips_error_handler,
     data_error_handler,
+    http_error_handler,
     validation_error_handler,
 )
 from chips_gateway.feeds import Feeds
@@ -37,6 +40,7 @@ from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 from chips_gateway.search import SearchReader
+from chips_gateway.sockets import Sockets
 from chips_gateway.webapp import default_web_dir, mount_web, web_built
 from chips_gateway.ws import serve_socket
 
@@ -69,6 +73,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             stack.push_async_callback(feeds.stop)
             app.state.attachments_client = attachments.build_client(settings.attachments_url)
             stack.push_async_callback(app.state.attachments_client.aclose)
+            sockets = Sockets()
+            await sockets.start(nc, names.disconnected_subject)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -85,11 +91,14 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
                 search=SearchReader(engine),
+                sockets=sockets,
             )
             app.state.nc = nc
             yield
 
     app = FastAPI(title="Chips gateway", version="0.1.0", lifespan=lifespan)
+    # Innermost: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
+    app.add_middleware(JsonBodies)
     # Last added runs first: the edge checks come before CORS, routing and authentication.
     if settings.origins():
         app.add_middleware(CORSMiddleware, **cors_options(settings.origins()))
@@ -102,6 +111,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.add_exception_handler(ChipsError, chips_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(DataError, data_error_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.include_router(identity.router)
     app.include_router(events.router)
     app.include_router(spaces.router)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
@@ -19,6 +19,7 @@ from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 from chips_gateway.search import SearchReader
+from chips_gateway.sockets import Sockets
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Context:
     limiter: CredentialLimiter
     links: FileLinks
     search: SearchReader
+    sockets: Sockets = field(default_factory=Sockets)
 
 
 def get_context(request: Request) -> Context:

@@ -8,6 +8,8 @@ from typing import Any
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 HTTP_STATUS = {
     "invalid_frame": 400,
@@ -44,6 +46,16 @@ async def chips_error_handler(_: Request, exc: Exception) -> JSONResponse:
 async def validation_error_handler(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     err = exc.errors()[0]
+    if err.get("type") == "json_invalid":
+        return JSONResponse(
+            {
+                "code": "invalid_request",
+                "message": "the body is not JSON: send one JSON object "
+                "(Content-Type: application/json)",
+                "field": "body",
+            },
+            status_code=400,
+        )
     loc = ".".join(str(p) for p in err["loc"] if p not in ("body", "query"))
     return JSONResponse(
         {"code": "invalid_request", "message": f"{loc or 'request'}: {err['msg']}", "field": loc},
@@ -57,3 +69,47 @@ async def data_error_handler(_: Request, exc: Exception) -> JSONResponse:
         {"code": "invalid_request", "message": "a value in the request is out of range"},
         status_code=400,
     )
+
+
+async def http_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own errors (an unknown path, a method a path does not take) in our shape."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404:
+        body = {"code": "not_found", "message": f"no such path: {request.url.path}"}
+    elif exc.status_code == 405:
+        body = {
+            "code": "invalid_request",
+            "message": f"{request.method} is not taken by {request.url.path}",
+        }
+    else:
+        body = {"code": "invalid_request", "message": str(exc.detail)}
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+class JsonBodies:
+    """Read a body sent without a JSON Content-Type as JSON.
+
+    Every body this API takes is JSON, but ``curl -d`` says
+    ``application/x-www-form-urlencoded`` and some clients say nothing; both are read as
+    JSON here, so such a request is answered for what it says (or, when it is not JSON,
+    with an ``invalid_request`` that names the header) instead of a puzzling refusal.
+    """
+
+    READ_AS_JSON = (b"", b"application/x-www-form-urlencoded")
+    # Bodies that are a file's bytes, passed on as they came (api/attachments.py).
+    RAW_PATHS = ("/v1/uploads",)
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] in ("POST", "PUT", "PATCH")
+            and not str(scope["path"]).startswith(self.RAW_PATHS)
+        ):
+            headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+            given = next((v for k, v in scope["headers"] if k == b"content-type"), b"")
+            if given.split(b";")[0].strip().lower() in self.READ_AS_JSON:
+                scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        await self.app(scope, receive, send)

@@ -305,6 +305,13 @@ class LogReader:
             found = (await conn.execute(query)).scalar()
         return list(found or [])
 
+    async def autonomy(self, participant_id: str) -> str | None:
+        """A harness's autonomy: "off", the dial's level, or None when none was recorded."""
+        query = select(t.participants.c.autonomy).where(t.participants.c.id == participant_id)
+        async with self.engine.connect() as conn:
+            found = (await conn.execute(query)).scalar()
+        return None if found is None else str(found)
+
     async def current_spaces(self, workspace_id: str, participant_id: str) -> list[str]:
         query = (
             select(t.memberships.c.space_id)

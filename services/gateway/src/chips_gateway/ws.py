@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -33,6 +34,7 @@ from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feed
 from chips_gateway.ratelimit import Bucket
 from chips_gateway.shaping import Shaper
+from chips_gateway.sockets import disconnected_why, seen_key
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.gateway")
@@ -106,6 +108,11 @@ class Subscription:
         A turn's room and context are worked out now, from the feed's window as of this
         event, even while the replay runs and the event waits its turn.
         """
+        if event["type"] == "harness.disconnected" and (
+            event.get("harness_id") == self.session.principal.participant_id
+        ):
+            self.session.revoke(disconnected_why(self.session.principal.name))
+            return
         extras = self.session.fast_extras(event)
         if self.replaying:
             self.pending.append((event, extras))
@@ -148,6 +155,13 @@ class Session:
         # Writes awaiting the eventlog: past this many, this socket is not read.
         self.inflight = asyncio.Semaphore(settings.ws_max_inflight_writes)
         self.kept_going = asyncio.Event()
+        # Set when the credential is withdrawn (chips disconnect): the socket is closed.
+        self.revoked = asyncio.Event()
+        self.revoked_why = ""
+
+    def revoke(self, why: str) -> None:
+        self.revoked_why = why
+        self.revoked.set()
 
     # --- writing to the client -----------------------------------------------------
 
@@ -290,6 +304,10 @@ class Session:
             "server": {"name": "chips", "gateway": self.ctx.settings.replica_id()},
             "workspace_id": p.workspace_id,
             "spaces": spaces,
+            # The log's head as of this hello: a client that has no seq of its own yet
+            # subscribes with it as since, so a reconnect before its first event resumes
+            # without a gap (docs/protocol.md).
+            "head_seq": await self.ctx.reader.head(p.workspace_id),
         }
         if p.kind == "harness":
             answer["harness"] = {
@@ -297,8 +315,9 @@ class Session:
                 "owner_id": p.owner_id,
                 "capabilities": await self.ctx.reader.capabilities(p.participant_id),
             }
-            # The autonomy dial is not modelled yet: a harness's own policy decides.
-            answer["autonomy"] = "off"
+            # "off" for a harness that does not take the dial (and one connected before it
+            # was recorded), else the dial's level (docs/adr/0031).
+            answer["autonomy"] = await self.ctx.reader.autonomy(p.participant_id) or "off"
         else:
             answer["person"] = {**who, "role": p.role}
         self.push(answer)
@@ -347,9 +366,19 @@ class Session:
         placeholder.view.parents = await self.ctx.reader.threads_as_of(p.workspace_id, start)
         placeholder.cursor = start
         self.subscription = placeholder
+        await self.seen()
         task = asyncio.create_task(self.replay(placeholder, start, boundary))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    async def seen(self) -> None:
+        """Note when this participant last subscribed, for ``chips doctor``'s last seen.
+
+        Redis is a soft dependency (DESIGN.md §3): without it the doctor cannot say.
+        """
+        key = seen_key(self.ctx.settings.redis_prefix, self.principal.participant_id)
+        with contextlib.suppress(Exception):
+            await self.ctx.redis.set(key, datetime.now(UTC).isoformat(timespec="seconds"))
 
     async def replay(self, sub: Subscription, since: int, boundary: int) -> None:
         batched = "events" in self.accepts
@@ -513,11 +542,21 @@ class Session:
         reader = asyncio.create_task(self.read_loop())
         behind = asyncio.create_task(self.behind.wait())
         kept_going = asyncio.create_task(self.kept_going.wait())
+        revoked = asyncio.create_task(self.revoked.wait())
+        self.ctx.sockets.add(self.principal.participant_id, self)
         try:
             done, _ = await asyncio.wait(
-                {sender, reader, behind, kept_going}, return_when=asyncio.FIRST_COMPLETED
+                {sender, reader, behind, kept_going, revoked},
+                return_when=asyncio.FIRST_COMPLETED,
             )
-            if kept_going in done and behind not in done:
+            if revoked in done:
+                sender.cancel()
+                with contextlib.suppress(Exception):
+                    await self.ws.send_text(
+                        json.dumps(self.error("unauthorized", self.revoked_why))
+                    )
+                    await self.ws.close(CLOSE_POLICY)
+            elif kept_going in done and behind not in done:
                 await self.close_kept_going(sender)
             elif behind in done:
                 metrics.TOO_FAR_BEHIND.inc()
@@ -534,13 +573,14 @@ class Session:
                     )
                     await self.ws.close(CLOSE_BEHIND)
             for task in done:
-                if task not in (behind, kept_going) and not task.cancelled():
+                if task not in (behind, kept_going, revoked) and not task.cancelled():
                     exc = task.exception()
                     if exc is not None and not isinstance(exc, WebSocketDisconnect | RuntimeError):
                         log.error("socket task failed", exc_info=exc)
         finally:
             metrics.SOCKETS_OPEN.dec()
-            for task in (sender, reader, behind, kept_going, *self.tasks):
+            self.ctx.sockets.discard(self.principal.participant_id, self)
+            for task in (sender, reader, behind, kept_going, revoked, *self.tasks):
                 task.cancel()
             if self.feed is not None and self.subscription is not None:
                 await self.ctx.feeds.detach(self.feed, self.subscription)

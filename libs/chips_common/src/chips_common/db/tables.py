@@ -95,6 +95,8 @@ participants = Table(
     Column("joined_seq", BigInteger, nullable=False),
     # What a harness declared it does (harness.declared), sorted.
     Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    # A harness's autonomy: "off" (no dial) or the dial's level (docs/adr/0031).
+    Column("autonomy", Text),
 )
 
 credentials = Table(

@@ -63,8 +63,10 @@ from chips_common.events.spaces import (
     SpaceUpdated,
 )
 from chips_common.events.workspaces import (
+    AUTONOMY_LEVELS,
     CAPABILITIES,
     HarnessDeclared,
+    HarnessDisconnected,
     ParticipantJoined,
     WorkspaceCreated,
 )
@@ -74,6 +76,7 @@ from chips_common.events.workspaces import (
 DELIVERED_TYPES = frozenset({"message.new"})
 
 __all__ = [
+    "AUTONOMY_LEVELS",
     "CAPABILITIES",
     "CATALOGUE",
     "DELIVERED_TYPES",
@@ -90,6 +93,7 @@ __all__ = [
     "EventBody",
     "Feedback",
     "HarnessDeclared",
+    "HarnessDisconnected",
     "InvalidEvent",
     "LaneCancelled",
     "LaneCompleted",

@@ -10,6 +10,11 @@ from chips_common.events.base import EventBody, register
 
 Name = Field(min_length=1, max_length=80)
 
+# The autonomy dial's settings (docs/adr/0031-the-autonomy-dial-and-disconnecting.md).
+Autonomy = Literal["off", "L0", "L1", "L2", "L3"]
+AUTONOMY_LEVELS: tuple[str, ...] = ("off", "L0", "L1", "L2", "L3")
+DEFAULT_AUTONOMY = "L1"
+
 
 @register
 class WorkspaceCreated(EventBody):
@@ -39,6 +44,23 @@ class ParticipantJoined(EventBody):
     name: str = Name
     role: Literal["owner", "admin", "member", "guest"] = "member"
     owner_id: str | None = None
+    # A harness's autonomy (docs/adr/0031): "off" when it does not take the dial
+    # (`chips connect custom --no-dial`), else the level it starts at. Said in its hello.
+    autonomy: Autonomy | None = None
+
+
+@register
+class HarnessDisconnected(EventBody):
+    """A harness's tokens were withdrawn (``chips disconnect NAME``).
+
+    Written by its owner or a workspace owner or admin. From this event on its tokens are
+    refused everywhere, and every gateway closes its live sockets as the event goes by.
+    """
+
+    in_space: ClassVar[bool] = False
+
+    type: Literal["harness.disconnected"] = "harness.disconnected"
+    harness_id: str
 
 
 # What a harness may declare it does (spec/jacobian-channel.md, Connect it; websocket.md).

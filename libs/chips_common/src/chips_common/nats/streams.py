@@ -88,6 +88,11 @@ class Names:
         return f"{self.subject_prefix}.events.>"
 
     @property
+    def disconnected_subject(self) -> str:
+        """Core NATS (no stream): every gateway closes a disconnected harness's sockets."""
+        return f"{self.subject_prefix}.notice.disconnected"
+
+    @property
     def dead_letter_subject(self) -> str:
         return f"{self.subject_prefix}.deadletter"
 

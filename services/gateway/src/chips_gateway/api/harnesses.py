@@ -25,6 +25,7 @@ from chips_gateway.auth import Principal
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 from chips_gateway.guard import now_visible, require_harness_or_owner, spaces_of
+from chips_gateway.sockets import disconnected_why, seen_key
 
 router = APIRouter()
 
@@ -199,6 +200,30 @@ async def declare_capabilities(
     return {**ack, "harness_id": harness_id, "capabilities": sorted(set(body.capabilities))}
 
 
+@router.post("/harnesses/{harness_id}/disconnect")
+async def disconnect(
+    harness_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """``chips disconnect``: withdraw every token of the harness (``harness.disconnected``).
+
+    Its owner, or a workspace owner or admin, sends it. The door withdraws the tokens as it
+    logs the event; then every gateway closes the harness's live sockets (sockets.py).
+    """
+    event = {"type": "harness.disconnected", "harness_id": harness_id}
+    ack = await append_event(ctx, caller, event, idempotency_key)
+    async with ctx.engine.connect() as conn:
+        name = (
+            await conn.execute(
+                select(t.participants.c.name).where(t.participants.c.id == harness_id)
+            )
+        ).scalar()
+    await ctx.sockets.notify(harness_id, disconnected_why(str(name or harness_id)))
+    return {**ack, "harness_id": harness_id}
+
+
 @router.get("/participants")
 async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """The workspace's directory: who is in it, and what each harness declared.
@@ -226,4 +251,22 @@ async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
             }
             for row in rows
         ]
+    await add_last_seen(ctx, people)
     return {"as_of_seq": as_of, "participants": people}
+
+
+async def add_last_seen(ctx: Ctx, people: list[dict[str, Any]]) -> None:
+    """Each harness's ``last_seen_at``: when it last subscribed, or null for never.
+
+    Read from Redis (a soft dependency): without it, the field is left out.
+    """
+    harnesses = [p for p in people if p["kind"] == "harness"]
+    if not harnesses:
+        return
+    keys = [seen_key(ctx.settings.redis_prefix, p["participant_id"]) for p in harnesses]
+    try:
+        seen = await ctx.redis.mget(keys)
+    except Exception:
+        return
+    for person, at in zip(harnesses, seen, strict=True):
+        person["last_seen_at"] = at.decode() if isinstance(at, bytes) else at

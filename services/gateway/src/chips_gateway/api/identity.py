@@ -14,6 +14,7 @@ from fastapi import APIRouter, Header
 from pydantic import BaseModel, Field
 
 from chips_common.append import AppendAnswer, IssuedCredential
+from chips_common.events.workspaces import DEFAULT_AUTONOMY, Autonomy
 from chips_common.ids import new_id, new_token
 from chips_common.tokens import hash_token
 from chips_gateway.auth import check_operator
@@ -37,6 +38,9 @@ class PersonIn(BaseModel):
 
 class HarnessIn(BaseModel):
     name: Name
+    # "off" for a harness that does not take the autonomy dial (chips connect --no-dial),
+    # else the level it starts at (docs/adr/0031).
+    autonomy: Autonomy = DEFAULT_AUTONOMY  # type: ignore[assignment]
 
 
 def raise_refusal(answer: AppendAnswer) -> None:
@@ -158,6 +162,7 @@ async def connect_harness(
                 "kind": "harness",
                 "name": body.name,
                 "owner_id": caller.participant_id,
+                "autonomy": body.autonomy,
             },
             {
                 "type": "space.created",
@@ -175,9 +180,12 @@ async def connect_harness(
         ],
     )
     raise_refusal(answer)
+    # The door numbers a name another participant has ("Scout 2"): answer the one it got.
+    joined = next((e for e in answer.events if e["type"] == "participant.joined"), {})
     return {
         "harness_id": harness_id,
-        "name": body.name,
+        "name": joined.get("name", body.name),
+        "autonomy": body.autonomy,
         "token": token,
         "space_id": space_id,
         "url": ctx.settings.gateway_url,

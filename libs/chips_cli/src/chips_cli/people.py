@@ -1,0 +1,189 @@
+"""What a person does from the command line: ``say``, ``spaces`` and ``tail``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import uuid
+from typing import Any
+
+from chips_cli.output import CliError, Out
+from chips_sdk import Client, Http
+
+
+async def resolve_space(http: Http, space: str) -> tuple[str, str]:
+    """A space's id and title, from its id (``spc_…``) or its title (case aside).
+
+    Spaces are listed from the read models, which may be a moment behind a room opened
+    just now: a title not found is looked for again for up to three seconds.
+    """
+    named: list[Any] = []
+    for _ in range(12):
+        mine = [*await http.spaces(), *await http.spaces(archived=True)]
+        if space.startswith("spc_"):
+            found = [s for s in mine if s["id"] == space]
+            return space, (found[0].get("title") or space) if found else space
+        named = [s for s in mine if (s.get("title") or "").casefold() == space.casefold()]
+        if named:
+            break
+        await asyncio.sleep(0.25)
+    if not named:
+        raise CliError(
+            f"none of your spaces is titled {space!r}; `chips spaces` lists them", "not_found"
+        )
+    if len(named) > 1:
+        ids = ", ".join(s["id"] for s in named)
+        raise CliError(f"{len(named)} of your spaces are titled {space!r}; give its id: {ids}")
+    return str(named[0]["id"]), str(named[0].get("title") or space)
+
+
+async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips say SPACE "words"``: a message.post, answered with its seq.
+
+    With ``--wait``, it listens before it speaks and prints the first thing somebody else
+    says in the space after it (a harness's answer), or fails when none comes in time.
+    """
+    if not http.token:
+        raise CliError("saying something needs your token: pass --token or set CHIPS_TOKEN")
+    space_id, title = await resolve_space(http, args.space)
+    event = {
+        "type": "message.post",
+        "space_id": space_id,
+        "text": args.words,
+        "idempotency_key": f"chips-say-{uuid.uuid4().hex}",
+    }
+    if args.wait is None:
+        ack = await http.append(event)
+        out.data({**ack, "space_id": space_id}, f"said in {title} (seq {ack['seq']})")
+        return
+    client = Client(args.urls, http.token, name="chips-say")
+    try:
+        await client.start()
+        me = client.participant_id
+        heard = client.expect(
+            lambda e: (
+                e.get("type") == "message.post"
+                and e.get("space_id") == space_id
+                and (e.get("actor") or {}).get("id") != me
+            )
+        )
+        sent = await client.send(event)
+        out.data({**sent, "space_id": space_id}, f"said in {title} (seq {sent['seq']})")
+        try:
+            answer = await asyncio.wait_for(heard, args.wait)
+        except TimeoutError:
+            raise CliError(
+                f"nobody answered in {title} within {args.wait:g} s", "timeout"
+            ) from None
+        names = {p["participant_id"]: p["name"] for p in await http.participants()}
+        out.data(answer, describe(answer, names))
+    finally:
+        await client.close()
+
+
+async def approve(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips approve [ID]``: decide an approval card waiting in your rooms.
+
+    Without an id, the one card waiting (``--wait`` waits for one to come up). ``--deny``
+    denies it instead.
+    """
+    if not http.token:
+        raise CliError("deciding needs your token: pass --token or set CHIPS_TOKEN")
+    deadline = asyncio.get_running_loop().time() + (args.wait or 0)
+    while True:
+        waiting = list((await http.get("/v1/approvals"))["approvals"])
+        if args.approval_id:
+            waiting = [a for a in waiting if a["id"] == args.approval_id]
+        if waiting or asyncio.get_running_loop().time() >= deadline:
+            break
+        await asyncio.sleep(0.25)
+    if not waiting:
+        which = args.approval_id or "no approval"
+        raise CliError(f"{which} is waiting for a decision in your rooms", "not_found")
+    if len(waiting) > 1:
+        ids = ", ".join(a["id"] for a in waiting)
+        raise CliError(f"{len(waiting)} approvals are waiting; name one: {ids}")
+    card = waiting[0]
+    decision = "deny" if args.deny else "approve"
+    event: dict[str, Any] = {
+        "type": "approval.resolved",
+        "approval_id": card["id"],
+        "decision": decision,
+        "idempotency_key": f"chips-approve-{uuid.uuid4().hex}",
+    }
+    if args.note:
+        event["note"] = args.note
+    ack = await http.append(event)
+    action = card["card"].get("action", "")
+    out.data(
+        {**ack, "approval_id": card["id"], "decision": decision, "action": action},
+        f"{'denied' if args.deny else 'approved'} {action} ({card['id']})",
+    )
+
+
+async def spaces(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips spaces``: the caller's spaces, newest activity first."""
+    if not http.token:
+        raise CliError("listing your spaces needs your token: pass --token or set CHIPS_TOKEN")
+    found = await http.spaces(archived=args.archived)
+    rows = [
+        f"{s['id']}  {s.get('title') or '(untitled)'}  "
+        f"({s.get('kind', 'group')}, {len(s.get('members', []))} in it)"
+        for s in found
+    ]
+    out.data(found, "\n".join(rows) if rows else "no spaces")
+
+
+def describe(event: dict[str, Any], names: dict[str, str]) -> str:
+    """One event as a line of words: who said what, or what happened."""
+    who = names.get((event.get("actor") or {}).get("id", ""), "Chips")
+    kind = event["type"]
+    if kind in ("message.post", "message.new", "message.overheard"):
+        return f"{who}: {event.get('text') or '(' + event.get('kind', 'card') + ')'}"
+    detail = {
+        "run.started": event.get("goal"),
+        "run.completed": event.get("summary"),
+        "run.failed": event.get("why"),
+        "step.log": f"{event.get('title') or event.get('step_id')} {event.get('status')}",
+        "approval.request": event.get("action"),
+        "approval.resolved": event.get("decision"),
+        "question.ask": event.get("prompt"),
+        "question.answered": event.get("value") or event.get("text"),
+        "space.created": event.get("title"),
+        "membership.added": names.get(event.get("participant_id", ""), ""),
+        "membership.removed": names.get(event.get("participant_id", ""), ""),
+        "participant.joined": event.get("name"),
+        "harness.disconnected": names.get(event.get("harness_id", ""), ""),
+    }.get(kind)
+    return f"{who} · {kind}" + (f": {detail}" if detail else "")
+
+
+async def tail(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """``chips tail [SPACE]``: follow what is said, live; a dropped socket resumes by seq."""
+    if not http.token:
+        raise CliError("following needs your token: pass --token or set CHIPS_TOKEN")
+    space_id, title = await resolve_space(http, args.space) if args.space else (None, "")
+    names = {p["participant_id"]: p["name"] for p in await http.participants()}
+    titles = {s["id"]: s.get("title") or "" for s in await http.spaces()}
+    client = Client(args.urls, http.token, name="chips-tail", since=args.since)
+    events = client.stream()
+    try:
+        await client.start()
+        out.note(f"following {title or 'your spaces'} after seq {client.last_seq}; Ctrl-C stops")
+        shown = 0
+        async for event in events:
+            if event["type"] == "participant.joined":
+                names[event["participant_id"]] = event["name"]
+            if event["type"] == "space.created" and event.get("space_id"):
+                titles[event["space_id"]] = event.get("title") or ""
+            if space_id is not None and event.get("space_id") != space_id:
+                continue
+            room = "" if space_id else f"[{titles.get(event.get('space_id') or '', '')}] "
+            out.line(
+                event, f"{event['seq']:>6}  {event['ts'][11:19]}  {room}{describe(event, names)}"
+            )
+            shown += 1
+            if args.count is not None and shown >= args.count:
+                return
+    finally:
+        await client.close()

@@ -1,0 +1,57 @@
+"""Chips for harness authors: an asyncio client for ``/v1/ws`` and the HTTP API.
+
+::
+
+    from chips_sdk import Client
+
+    client = Client()  # CHIPS_URL and CHIPS_HARNESS_TOKEN from the environment
+
+    @client.on("message.new")
+    async def answer(message):
+        await client.reply(message, f"You said: {message['text']}")
+
+    asyncio.run(client.run_forever())
+
+docs/harness-guide.md walks from nothing to a harness that reports runs and asks approvals.
+"""
+
+from chips_sdk.client import Client
+from chips_sdk.errors import (
+    ChipsError,
+    ConnectionClosed,
+    Forbidden,
+    InvalidEvent,
+    InvalidRequest,
+    NotFound,
+    Unauthorized,
+    Unavailable,
+)
+from chips_sdk.frames import Ack, Context, Hello, MessageNew, MessageOverheard, Room
+from chips_sdk.http import Http
+from chips_sdk.render import note_without_rules, render_context, render_room_note
+from chips_sdk.runs import Run, RunFailed, Step
+
+__all__ = [
+    "Ack",
+    "ChipsError",
+    "Client",
+    "ConnectionClosed",
+    "Context",
+    "Forbidden",
+    "Hello",
+    "Http",
+    "InvalidEvent",
+    "InvalidRequest",
+    "MessageNew",
+    "MessageOverheard",
+    "NotFound",
+    "Room",
+    "Run",
+    "RunFailed",
+    "Step",
+    "Unauthorized",
+    "Unavailable",
+    "note_without_rules",
+    "render_context",
+    "render_room_note",
+]

@@ -1,0 +1,145 @@
+"""The socket's frames and what Chips delivers beside the logged events.
+
+Logged events are in :mod:`chips_sdk.events` (generated from the catalogue's schemas).
+What is here is the delivery vocabulary of docs/protocol.md and docs/harness-guide.md:
+frames, and the shapes a harness is handed with a turn (``message.new``'s ``context`` and
+``room``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Required, TypedDict
+
+from chips_sdk.events import Logged, MessagePostFields
+
+
+class Ack(TypedDict, total=False):
+    """The answer to a write: its ``seq`` in the log (``None`` when nothing was logged)."""
+
+    frame: Literal["ack"]
+    idempotency_key: Required[str]
+    seq: Required[int | None]
+    duplicate: Required[bool]
+    held: bool
+    trace_id: str
+
+
+class ErrorFrame(TypedDict, total=False):
+    frame: Literal["error"]
+    code: Required[str]
+    message: Required[str]
+    idempotency_key: str
+    field: str
+
+
+class ReceiptFrame(TypedDict, total=False):
+    """What Chips did with a person's words while a run was live: queued or steered."""
+
+    frame: Literal["receipt"]
+    idempotency_key: Required[str]
+    disposition: Required[Literal["queued", "steered"]]
+    run_ids: list[str]
+
+
+class HarnessInfo(TypedDict, total=False):
+    id: Required[str]
+    name: Required[str]
+    owner_id: str | None
+    capabilities: list[str]
+
+
+class PersonInfo(TypedDict, total=False):
+    id: Required[str]
+    name: Required[str]
+    role: str
+
+
+class Hello(TypedDict, total=False):
+    """The server's hello: who this connection is, and the autonomy in force."""
+
+    frame: Literal["hello"]
+    protocol: dict[str, int]
+    server: dict[str, str]
+    workspace_id: Required[str]
+    spaces: list[str]
+    harness: HarnessInfo
+    person: PersonInfo
+    autonomy: str
+    head_seq: int
+
+
+class Who(TypedDict, total=False):
+    id: Required[str]
+    kind: Required[str]
+    name: Required[str]
+
+
+class ContextLine(TypedDict, total=False):
+    """One line of what was said in the room: ``said``, ``joined``, ``left``, ``renamed``…"""
+
+    seq: Required[int]
+    at: str
+    kind: Required[str]
+    # "from" is a keyword: read it as line["from"] (the TypedDict's functional form below).
+    message_id: str
+    text: str
+    title: str
+    addressed_to: list[str]
+    edited: bool
+    held: bool
+    cut: bool
+
+
+class ContextFile(TypedDict, total=False):
+    name: Required[str]
+    version: int
+    attachment_id: str
+    url: str
+
+
+class Context(TypedDict, total=False):
+    """What was said in the room since the taker's last turn there, up to this message."""
+
+    lines: Required[list[dict[str, Any]]]
+    since_seq: int
+    truncated: bool
+    before: int
+    files: list[ContextFile]
+    spend: dict[str, Any]
+
+
+class RoomMember(TypedDict, total=False):
+    participant_id: Required[str]
+    kind: Required[str]
+    name: Required[str]
+    handle: str
+    harness: str
+    lead: bool
+
+
+class Room(TypedDict, total=False):
+    """Who is in the room, and the note Chips words for each taker (keyed by its id)."""
+
+    members: Required[list[RoomMember]]
+    notes: dict[str, str]
+    rules: dict[str, str]
+
+
+class MessageNew(MessagePostFields, Logged, total=False):
+    """A message that is a turn for this harness: answer it."""
+
+    type: Required[Literal["message.new"]]
+    message_id: Required[str]
+    context: Context
+    room: Room
+    handed: bool
+
+
+class MessageOverheard(MessagePostFields, Logged, total=False):
+    """A message for somebody else in the room: answer nothing."""
+
+    type: Required[Literal["message.overheard"]]
+    message_id: Required[str]
+
+
+Delivered = MessageNew | MessageOverheard

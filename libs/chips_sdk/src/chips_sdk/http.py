@@ -1,0 +1,131 @@
+"""The HTTP half of the API: reads, tickets, and writes for a client without a socket.
+
+Every error Chips answers is ``{code, message}``; it is raised as the matching
+:class:`~chips_sdk.errors.ChipsError`. A gateway that cannot be reached is raised as
+``unavailable`` with the address in the sentence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from chips_sdk.errors import ChipsError, Unavailable
+
+
+class Http:
+    """HTTP calls to one Chips server with one token."""
+
+    def __init__(self, url: str, token: str | None, *, timeout: float = 30) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.AsyncClient(base_url=self.url, headers=headers, timeout=timeout)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Http:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """One call; the answer's JSON, or the error Chips answered, raised."""
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = await self._http.request(
+                method, path, json=json, params=query, headers=headers
+            )
+        except httpx.HTTPError as exc:
+            raise Unavailable(
+                "unavailable", f"could not reach Chips at {self.url}: {exc or type(exc).__name__}"
+            ) from None
+        try:
+            body = response.json()
+        except ValueError:
+            raise ChipsError(
+                "unavailable" if response.status_code >= 500 else "invalid_request",
+                f"Chips at {self.url} answered {response.status_code} without JSON",
+                status=response.status_code,
+            ) from None
+        if response.status_code >= 400:
+            raise ChipsError.from_body(
+                body if isinstance(body, dict) else {"message": str(body)}, response.status_code
+            )
+        if not isinstance(body, dict):
+            raise ChipsError("invalid_request", f"Chips answered {body!r}")
+        return body
+
+    async def get(self, path: str, **params: Any) -> dict[str, Any]:
+        return await self.request("GET", path, params=params)
+
+    async def post(self, path: str, body: Any = None, **params: Any) -> dict[str, Any]:
+        return await self.request("POST", path, json=body, params=params)
+
+    # --- the calls a harness or a person makes --------------------------------------
+
+    async def ticket(self) -> str:
+        """A single-use socket ticket (30 seconds) for ``/v1/ws?ticket=``."""
+        return str((await self.post("/v1/socket-tickets"))["ticket"])
+
+    async def append(self, event: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/events``: one event with its ``idempotency_key``; answered like an ack."""
+        return await self.post("/v1/events", event)
+
+    async def events(
+        self, since: int = 0, *, space_id: str | None = None, limit: int = 100
+    ) -> dict[str, Any]:
+        """``GET /v1/events``: ``{events, next_since}``, oldest first."""
+        return await self.get("/v1/events", since=since, space_id=space_id, limit=limit)
+
+    async def spaces(self, *, archived: bool = False, after_seq: int | None = None) -> list[Any]:
+        """``GET /v1/spaces``: the caller's spaces, newest activity first."""
+        body = await self.get(
+            "/v1/spaces", archived="true" if archived else None, after_seq=after_seq
+        )
+        return list(body["spaces"])
+
+    async def space(self, space_id: str) -> dict[str, Any]:
+        """``GET /v1/spaces/:id``: the room sheet."""
+        return await self.get(f"/v1/spaces/{space_id}")
+
+    async def messages(
+        self, space_id: str, *, since: int | None = None, limit: int | None = None
+    ) -> list[Any]:
+        """``GET /v1/spaces/:id/messages``: what the room shows, oldest first."""
+        body = await self.get(f"/v1/spaces/{space_id}/messages", since=since, limit=limit)
+        return list(body["messages"])
+
+    async def context(
+        self, space_id: str, *, before: int | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        """``GET /v1/spaces/:id/context``: older lines, in a ``message.new`` context's shape."""
+        return await self.get(f"/v1/spaces/{space_id}/context", before=before, limit=limit)
+
+    async def participants(self) -> list[Any]:
+        """``GET /v1/participants``: the workspace's directory."""
+        return list((await self.get("/v1/participants"))["participants"])
+
+    async def run(self, run_id: str, *, after_seq: int | None = None) -> dict[str, Any]:
+        """``GET /v1/runs/:id``: a run as its receipt."""
+        return await self.get(f"/v1/runs/{run_id}", after_seq=after_seq)
+
+    async def open_space(
+        self, harness_id: str, key: str, *, title: str | None = None, shared: bool = False
+    ) -> dict[str, Any]:
+        """``POST /v1/harnesses/:id/spaces``: a harness opens (or finds) its room for ``key``."""
+        body: dict[str, Any] = {"key": key, "shared": shared}
+        if title is not None:
+            body["title"] = title
+        return await self.post(f"/v1/harnesses/{harness_id}/spaces", body)

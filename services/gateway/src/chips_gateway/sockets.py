@@ -1,0 +1,81 @@
+"""The sockets open on this gateway, by participant, so a withdrawn token closes them.
+
+``chips disconnect`` logs ``harness.disconnected`` (the door withdraws the tokens in the
+same transaction). Every gateway learns of it two ways (docs/adr/0031): the gateway
+that took the request publishes a notice on core NATS, which every gateway hears at once
+and which reaches a socket that never subscribed; and each subscribed socket sees the
+event itself go by in its workspace's feed, which is read from the log and never lost.
+Either closes the harness's sockets with an ``unauthorized`` error frame and code 4401.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from typing import Any, Protocol
+
+from nats.aio.client import Client as Nats
+from nats.aio.msg import Msg
+
+log = logging.getLogger(__name__)
+
+
+class Revocable(Protocol):
+    def revoke(self, why: str) -> None: ...
+
+
+def disconnected_why(name: str) -> str:
+    return (
+        f"{name} was disconnected: its token was withdrawn, so reconnecting will not help; "
+        "ask its owner for new lines (chips connect custom)"
+    )
+
+
+def seen_key(prefix: str, participant_id: str) -> str:
+    """Redis: when the participant last subscribed on any gateway (``chips doctor``)."""
+    return f"{prefix}:seen:{participant_id}"
+
+
+class Sockets:
+    def __init__(self) -> None:
+        self.by_participant: dict[str, set[Revocable]] = {}
+        self.nc: Nats | None = None
+        self.subject = ""
+
+    def add(self, participant_id: str, socket: Revocable) -> None:
+        self.by_participant.setdefault(participant_id, set()).add(socket)
+
+    def discard(self, participant_id: str, socket: Revocable) -> None:
+        sockets = self.by_participant.get(participant_id)
+        if sockets is not None:
+            sockets.discard(socket)
+            if not sockets:
+                del self.by_participant[participant_id]
+
+    def revoke(self, participant_id: str, why: str) -> int:
+        """Close every socket of the participant on this gateway; how many there were."""
+        sockets = list(self.by_participant.get(participant_id, ()))
+        for socket in sockets:
+            socket.revoke(why)
+        return len(sockets)
+
+    async def start(self, nc: Nats, subject: str) -> None:
+        self.nc, self.subject = nc, subject
+        await nc.subscribe(subject, cb=self._on_notice)
+
+    async def notify(self, participant_id: str, why: str) -> None:
+        """Tell every gateway (this one too) to close the participant's sockets."""
+        if self.nc is None:
+            return
+        body: dict[str, Any] = {"participant_id": participant_id, "why": why}
+        # Best effort: each subscribed socket also sees the logged event go by.
+        with contextlib.suppress(Exception):
+            await self.nc.publish(self.subject, json.dumps(body).encode())
+
+    async def _on_notice(self, msg: Msg) -> None:
+        try:
+            body = json.loads(msg.data)
+            self.revoke(str(body["participant_id"]), str(body["why"]))
+        except (ValueError, KeyError, TypeError):
+            log.warning("a disconnect notice that is not one was ignored")
