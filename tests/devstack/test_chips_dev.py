@@ -76,7 +76,7 @@ def dev_env(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 def chips_dev(env: dict[str, str], command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [CHIPS_DEV, command], env=env, capture_output=True, text=True, timeout=300
+        [CHIPS_DEV, command], env=env, capture_output=True, text=True, timeout=600
     )
 
 
@@ -92,6 +92,7 @@ def gone(pid: int) -> bool:
         return True
 
 
+@pytest.mark.timeout(900)  # a whole stack's start, on a machine that may be busy
 def test_up_up_status_down_status(dev_env: dict[str, str]) -> None:
     base = int(dev_env["CHIPS_PORT_BASE"])
     up = chips_dev(dev_env, "up")
@@ -134,6 +135,7 @@ def test_up_up_status_down_status(dev_env: dict[str, str]) -> None:
     assert nothing.returncode == 0 and "nothing running" in nothing.stdout
 
 
+@pytest.mark.timeout(300)
 def test_a_port_already_taken_fails_at_once_naming_it(dev_env: dict[str, str]) -> None:
     base = int(dev_env["CHIPS_PORT_BASE"])
     with socket.socket() as squatter:
