@@ -42,6 +42,8 @@ from chips_devstack.procs import (
 
 WORKERS = ("eventlog", "projector", "attachments", "referee", "search")
 GATEWAYS = ("gateway_a", "gateway_b", "gateway_c")
+# Generous: on a busy machine a service takes its time just to import.
+READY_TIMEOUT = 180.0
 
 
 @dataclass
@@ -76,7 +78,8 @@ class Stack:
     def wait_ready(self, *names: str) -> None:
         for name in names or tuple(self.procs):
             if name in self.ports:
-                wait_until(partial(ready, self.url(name)), 60, name, gone=self.procs.get(name))
+                proc = self.procs.get(name)
+                wait_until(partial(ready, self.url(name)), READY_TIMEOUT, name, gone=proc)
 
     def stop(self, name: str) -> None:
         self.procs[name].stop()
@@ -137,14 +140,14 @@ def local_stack(
     run_id = secrets.token_hex(4)
     nats_port = free_port()
     infra: list[Proc] = [nats_proc(nats_port, root / "nats", root / "logs").start()]
-    wait_until(lambda: answers("127.0.0.1", nats_port), 15, "NATS")
+    wait_until(lambda: answers("127.0.0.1", nats_port), READY_TIMEOUT, "NATS")
 
     redis_url = os.environ.get("CHIPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     if not answers(*host_port(redis_url, 6379)):
         redis_port = free_port()
         infra.append(redis_proc(redis_port, root / "logs").start())
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
-        wait_until(lambda: answers("127.0.0.1", redis_port), 15, "Redis")
+        wait_until(lambda: answers("127.0.0.1", redis_port), READY_TIMEOUT, "Redis")
 
     try:
         admin, postmaster = _postgres_admin_url(root)
