@@ -40,10 +40,18 @@ def check_event(event: dict[str, Any]) -> None:
     if logged_type == "message.post":
         fields.pop("message_id", None)  # filled in by Chips for message.post
     fields.pop("resolved_elsewhere", None)  # a person's socket that did not decide it
+    if fields.get("attachments"):
+        # Each file is delivered with links signed for the recipient (websocket.md).
+        links = ("url", "url_expires_at", "thumbnail_url")
+        fields["attachments"] = [
+            {k: v for k, v in a.items() if k not in links} for a in fields["attachments"]
+        ]
     if event["type"] == "message.new":
         assert "room" in event, "a message.new carries room"
+        assert event["from"]["id"] == event["actor"]["id"], "a message.new says who said it"
         fields.pop("context", None)
         fields.pop("room", None)
+        fields.pop("from", None)
     parse_event(fields)
 
 

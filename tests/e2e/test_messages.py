@@ -56,7 +56,7 @@ async def test_rule_1_an_at_mention_makes_it_that_harness_s(stack, api: Api) -> 
     assert to_ledger["mentions"] == [ledger.participant_id]
     assert "context" not in to_scout and "room" not in to_scout
     assert {k: v for k, v in to_scout.items() if k != "type"} == {
-        k: v for k, v in to_ledger.items() if k not in ("type", "context", "room")
+        k: v for k, v in to_ledger.items() if k not in ("type", "context", "room", "from")
     }
 
 

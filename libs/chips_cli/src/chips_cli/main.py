@@ -50,6 +50,7 @@ class Client:
         headers: dict[str, str] | None = None,
         *,
         needs_token: bool = True,
+        params: dict[str, str | int] | None = None,
     ) -> dict[str, Any]:
         sent = dict(headers or {})
         if needs_token:
@@ -60,7 +61,7 @@ class Client:
             sent["Authorization"] = f"Bearer {self.token}"
         try:
             response = httpx.request(
-                method, f"{self.url}{path}", json=body, headers=sent, timeout=30
+                method, f"{self.url}{path}", json=body, headers=sent, params=params, timeout=30
             )
         except httpx.HTTPError as exc:
             raise CliError(f"could not reach Chips at {self.url}: {exc}") from None
@@ -160,6 +161,35 @@ def declare(client: Client, args: argparse.Namespace) -> None:
     print(json.dumps({"harness_id": harness_id, "capabilities": data["capabilities"]}, indent=2))
 
 
+def render_snippet(segments: list[dict[str, Any]], bold: bool) -> str:
+    """A hit's snippet on one line, the matched words in bold (or between asterisks)."""
+    start, stop = ("\x1b[1m", "\x1b[0m") if bold else ("*", "*")
+    line = "".join(f"{start}{s['text']}{stop}" if s.get("match") else s["text"] for s in segments)
+    return " ".join(line.split())
+
+
+def search(client: Client, args: argparse.Namespace) -> None:
+    """``chips search "words"``: what was said in your rooms, newest first (GET /v1/search)."""
+    params: dict[str, str | int] = {"q": args.words, "limit": args.limit}
+    for name in ("space", "cursor", "after_seq"):
+        value = getattr(args, name)
+        if value is not None:
+            params["space_id" if name == "space" else name] = value
+    data = client.request("GET", "/v1/search", params=params)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    bold = sys.stdout.isatty()
+    for hit in data["hits"]:
+        what = hit["message_id"] or f"{hit['run_id']} step {hit['step_id']}"
+        print(f"{hit['ts'][:16].replace('T', ' ')}  {hit['space_id']}  {what}  seq {hit['seq']}")
+        print(f"    {render_snippet(hit['snippet'], bold)}")
+    if not data["hits"]:
+        print(f"nothing found (as of seq {data['as_of_seq']})")
+    if data.get("next_cursor"):
+        print(f"more: chips search {json.dumps(args.words)} --cursor {data['next_cursor']}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
     try:
@@ -224,6 +254,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     traced.add_argument("--jaeger", help="a Jaeger query URL to read the trace from instead")
     traced.set_defaults(run=trace_message)
+
+    found = commands.add_parser(
+        "search", help="find words said in your rooms: every word, the last a prefix"
+    )
+    found.add_argument("words", help='what to look for, in quotes: "invoice acm"')
+    found.add_argument("--space", help="only this room (spc_…) and its threads")
+    found.add_argument("--limit", type=int, default=20, help="hits per page (1 to 100)")
+    found.add_argument("--cursor", help="the next page, as the last page said")
+    found.add_argument("--after-seq", type=int, help="answer as of at least this seq")
+    found.add_argument("--json", action="store_true", help="print the answer as JSON")
+    found.set_defaults(run=search)
     return parser
 
 

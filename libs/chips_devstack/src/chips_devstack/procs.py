@@ -318,6 +318,53 @@ def nats_proc(port: int, store: Path, log_dir: Path) -> Proc:
     )
 
 
+def nats_cluster_procs(
+    ports: list[int], cluster_ports: list[int], monitor_ports: list[int], store: Path, log_dir: Path
+) -> list[Proc]:
+    """A JetStream cluster of len(ports) nodes on loopback, each with its own store."""
+    routes = ",".join(f"nats://127.0.0.1:{p}" for p in cluster_ports)
+    procs = []
+    for i, (port, cluster, monitor) in enumerate(
+        zip(ports, cluster_ports, monitor_ports, strict=True)
+    ):
+        (store / f"n{i}").mkdir(parents=True, exist_ok=True)
+        procs.append(
+            Proc(
+                name=f"nats-{i}",
+                argv=[
+                    str(BIN / "nats-server"),
+                    "-a",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "-m",
+                    str(monitor),
+                    "-js",
+                    "-sd",
+                    str(store / f"n{i}"),
+                    "--server_name",
+                    f"n{i}",
+                    "--cluster_name",
+                    "chips",
+                    "--cluster",
+                    f"nats://127.0.0.1:{cluster}",
+                    "--routes",
+                    routes,
+                ],
+                log_path=log_dir / f"nats-{i}-{port}.log",
+            )
+        )
+    return procs
+
+
+def jetstream_healthy(monitor_port: int) -> bool:
+    """Whether a node's JetStream is up and in its cluster (its /healthz answers 200)."""
+    try:
+        return httpx.get(f"http://127.0.0.1:{monitor_port}/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def redis_proc(port: int, log_dir: Path) -> Proc:
     return Proc(
         name="redis",

@@ -10,6 +10,7 @@ then migrates and starts every service with `python -m chips_<service>`, waits o
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
@@ -30,15 +31,27 @@ from chips_devstack.procs import (
     answers,
     free_port,
     host_port,
+    jetstream_healthy,
+    nats_cluster_procs,
     nats_proc,
     ready,
     redis_proc,
+    s3_proc,
     service_proc,
     start_embedded_postgres,
     stop_all,
     wait_until,
     with_database,
 )
+
+# Write limits high enough never to bind: for benchmarks that pipeline thousands of writes
+# per socket and measure the path, not the limiter (docs/adr/0040).
+UNLIMITED = {
+    "CHIPS_SOCKET_WRITE_RATE": "1000000",
+    "CHIPS_SOCKET_WRITE_BURST": "1000000",
+    "CHIPS_CREDENTIAL_WRITE_RATE": "1000000",
+    "CHIPS_CREDENTIAL_WRITE_BURST": "1000000",
+}
 
 WORKERS = ("eventlog", "projector", "attachments", "referee", "search")
 GATEWAYS = ("gateway_a", "gateway_b", "gateway_c")
@@ -130,17 +143,35 @@ def local_stack(
     gateways: int = 2,
     extra_env: dict[str, dict[str, str]] | None = None,
     env: dict[str, str] | None = None,
+    nats_nodes: int = 1,
 ) -> Iterator[Stack]:
     """The whole system on free ports: own NATS, a fresh database, every service.
 
-    Yields once every process answers ``/readyz``; stops them all and drops the database
-    on the way out.
+    With ``nats_nodes`` > 1, NATS is a JetStream cluster of that many nodes and the
+    streams are kept on all of them (as deploy/k8s runs it); its nodes are in
+    ``stack.procs`` as ``infra-nats-<i>``. Yields once every process answers ``/readyz``;
+    stops them all and drops the database on the way out.
     """
     root = Path(tempfile.mkdtemp(prefix=prefix))
     run_id = secrets.token_hex(4)
-    nats_port = free_port()
-    infra: list[Proc] = [nats_proc(nats_port, root / "nats", root / "logs").start()]
-    wait_until(lambda: answers("127.0.0.1", nats_port), READY_TIMEOUT, "NATS")
+    infra: list[Proc] = []
+    if nats_nodes == 1:
+        nats_port = free_port()
+        infra.append(nats_proc(nats_port, root / "nats", root / "logs").start())
+        wait_until(lambda: answers("127.0.0.1", nats_port), READY_TIMEOUT, "NATS")
+        nats_url = f"nats://127.0.0.1:{nats_port}"
+    else:
+        ports = [free_port() for _ in range(nats_nodes)]
+        monitors = [free_port() for _ in range(nats_nodes)]
+        cluster = nats_cluster_procs(
+            ports, [free_port() for _ in range(nats_nodes)], monitors, root / "nats", root / "logs"
+        )
+        infra.extend(p.start() for p in cluster)
+        for monitor in monitors:
+            wait_until(
+                functools.partial(jetstream_healthy, monitor), READY_TIMEOUT, "the NATS cluster"
+            )
+        nats_url = ",".join(f"nats://127.0.0.1:{p}" for p in ports)
 
     redis_url = os.environ.get("CHIPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     if not answers(*host_port(redis_url, 6379)):
@@ -148,6 +179,12 @@ def local_stack(
         infra.append(redis_proc(redis_port, root / "logs").start())
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
         wait_until(lambda: answers("127.0.0.1", redis_port), READY_TIMEOUT, "Redis")
+
+    # Its own S3 endpoint (moto), so a test may count what is in the bucket.
+    s3_port = free_port()
+    infra.append(s3_proc(s3_port, root / "logs").start())
+    wait_until(lambda: answers("127.0.0.1", s3_port), READY_TIMEOUT, "S3")
+    attachments_port = free_port()
 
     try:
         admin, postmaster = _postgres_admin_url(root)
@@ -159,16 +196,21 @@ def local_stack(
     base_env = {
         "CHIPS_ENV": "test",
         "CHIPS_TRACE_FILE": str(root / "traces.jsonl"),
-        "CHIPS_NATS_URL": f"nats://127.0.0.1:{nats_port}",
+        "CHIPS_NATS_URL": nats_url,
+        "CHIPS_STREAM_REPLICAS": str(nats_nodes),
         "CHIPS_DATABASE_URL": database_url,
         "CHIPS_REDIS_URL": redis_url,
         "CHIPS_REDIS_PREFIX": f"chips-e2e-{run_id}",
+        "CHIPS_S3_ENDPOINT_URL": f"http://127.0.0.1:{s3_port}",
+        "CHIPS_S3_BUCKET": f"chips-e2e-{run_id}",
+        "CHIPS_ATTACHMENTS_URL": f"http://127.0.0.1:{attachments_port}",
         "CHIPS_LOG_LEVEL": "INFO",
         # Short enough that the fault tests do not wait long for redeliveries and retries.
         "CHIPS_APPEND_ACK_WAIT_SECONDS": "3",
         "CHIPS_APPEND_TIMEOUT_SECONDS": "5",
     }
     stack = Stack(root, {**base_env, **(env or {})})
+    stack.ports["attachments"] = attachments_port
     stack.extra_env.update(extra_env or {})
     try:
         stack.run_module("chips_common.db.migrate")

@@ -12,12 +12,15 @@ nothing, and says ``built``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 Check = Callable[[], Awaitable[bool]]
+# What a service says it has built, shown beside its checks on ``/readyz``.
+About = Callable[[], Awaitable[dict[str, Any]]]
 
 BUILT = "built"
 
@@ -37,7 +40,9 @@ async def run_checks(checks: Mapping[str, Check]) -> dict[str, bool]:
     return results
 
 
-def add_health_routes(app: FastAPI, checks: Mapping[str, Check], work: str = BUILT) -> None:
+def add_health_routes(
+    app: FastAPI, checks: Mapping[str, Check], work: str = BUILT, about: About | None = None
+) -> None:
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "work": work}
@@ -46,16 +51,22 @@ def add_health_routes(app: FastAPI, checks: Mapping[str, Check], work: str = BUI
     async def readyz() -> JSONResponse:
         results = await run_checks(checks)
         ready = all(results.values())
-        return JSONResponse(
-            {"ready": ready, "checks": results, "work": work}, status_code=200 if ready else 503
-        )
+        body: dict[str, Any] = {"ready": ready, "checks": results, "work": work}
+        if about is not None:
+            try:
+                body["about"] = await about()
+            except Exception:  # what it says of itself never fails the probe
+                body["about"] = None
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
-def build_health_app(checks: Mapping[str, Check], work: str = BUILT) -> FastAPI:
+def build_health_app(
+    checks: Mapping[str, Check], work: str = BUILT, about: About | None = None
+) -> FastAPI:
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
-    add_health_routes(app, checks, work)
+    add_health_routes(app, checks, work, about)
     return app
