@@ -81,7 +81,8 @@ class Stack:
     def wait_ready(self, *names: str) -> None:
         for name in names or tuple(self.procs):
             if name in self.ports:
-                wait_until(lambda n=name: ready(self.url(n)), 60, name)
+                # Generous: on a loaded machine a service takes long to import and start.
+                wait_until(lambda n=name: ready(self.url(n)), 180, name)
 
     def stop(self, name: str) -> None:
         self.procs[name].stop()
