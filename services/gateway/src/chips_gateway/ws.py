@@ -521,8 +521,11 @@ class Session:
                         log.error("socket task failed", exc_info=exc)
         finally:
             metrics.SOCKETS_OPEN.dec()
-            for task in (sender, reader, behind, kept_going, *self.tasks):
+            tasks = (sender, reader, behind, kept_going, *self.tasks)
+            for task in tasks:
                 task.cancel()
+            # Collect every ending, so that none is logged later as never retrieved.
+            await asyncio.gather(*tasks, return_exceptions=True)
             if self.feed is not None and self.subscription is not None:
                 await self.ctx.feeds.detach(self.feed, self.subscription)
 
