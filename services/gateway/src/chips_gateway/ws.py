@@ -28,7 +28,7 @@ from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
 from chips_gateway.context import Context
-from chips_gateway.edge import MAX_INT
+from chips_gateway.edge import MAX_INT, has_nul
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feed
 from chips_gateway.ratelimit import Bucket
@@ -553,7 +553,7 @@ def check_writable(event: dict[str, Any], max_bytes: int) -> None:
             size=len(encoded),
             limit=max_bytes,
         )
-    if b"\\u0000" in encoded:
+    if has_nul(encoded):
         raise ChipsError("invalid_event", "an event may not hold the NUL character (\\u0000)")
     try:
         body = parse_event(event)
