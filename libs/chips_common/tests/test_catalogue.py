@@ -271,6 +271,20 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "withdrawn": True,
     },
     **RUN_SAMPLES,
+    "attachment.caps_set": {
+        "type": "attachment.caps_set",
+        "photos_bytes": 20_000_000,
+        "videos_bytes": 50_000_000,
+        "files_bytes": 100_000_000,
+    },
+    "attachment.fetched": {
+        "type": "attachment.fetched",
+        "space_id": SPC,
+        "attachment_id": "att_01J9ZQ5V1M3X8K2R7T4W6Y0STU",
+        "name": "po.pdf",
+        "message_id": MSG,
+        "thumbnail": True,
+    },
 }
 
 
@@ -282,6 +296,29 @@ def _post(kind: str, card: dict[str, Any]) -> dict[str, Any]:
 # one card; feedback is a reaction or a correction): together they give every field.
 MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
     "message.post": [
+        {
+            "type": "message.post",
+            "space_id": SPC,
+            "kind": "text",
+            "upload_ids": ["att_01J9ZQ5V1M3X8K2R7T4W6Y0NEW"],
+            "replaces": {"att_01J9ZQ5V1M3X8K2R7T4W6Y0NEW": "att_01J9ZQ5V1M3X8K2R7T4W6Y0OLD"},
+            "attachments": [
+                {
+                    "attachment_id": "att_01J9ZQ5V1M3X8K2R7T4W6Y0NEW",
+                    "name": "ascii-alphabet.png",
+                    "mime_type": "image/png",
+                    "kind": "photo",
+                    "byte_size": 4812,
+                    "sha256": "9f2c" * 16,
+                    "version": 2,
+                    "width": 640,
+                    "height": 480,
+                    "duration_ms": 0,
+                    "thumbnail": True,
+                    "replaces": "att_01J9ZQ5V1M3X8K2R7T4W6Y0OLD",
+                }
+            ],
+        },
         _post(
             "status",
             {"phase": "working", "verb": "Reading the PO", "progress": 0.4, "estimate": "2 min"},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
@@ -17,8 +18,9 @@ from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
 from chips_gateway import openapi
-from chips_gateway.api import events, identity, spaces
+from chips_gateway.api import attachments, events, identity, spaces
 from chips_gateway.api import runs as runs_api
+from chips_gateway.api import search as search_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
 from chips_gateway.config import GatewaySettings
@@ -31,8 +33,11 @@ from chips_gateway.errors import (
     validation_error_handler,
 )
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
+from chips_gateway.webapp import default_web_dir, mount_web, web_built
 from chips_gateway.ws import serve_socket
 
 
@@ -62,6 +67,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             feeds = Feeds(reader, nc, names, settings.feed_tail_check_seconds)
             await feeds.start()
             stack.push_async_callback(feeds.stop)
+            app.state.attachments_client = attachments.build_client(settings.attachments_url)
+            stack.push_async_callback(app.state.attachments_client.aclose)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -76,6 +83,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_rate,
                     settings.credential_write_burst,
                 ),
+                links=FileLinks(settings.signing_key, settings.gateway_url),
+                search=SearchReader(engine),
             )
             app.state.nc = nc
             yield
@@ -97,6 +106,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
+    app.include_router(attachments.router)
+    app.include_router(search_api.router)
     openapi.install(app)
 
     async def db_ok() -> bool:
@@ -107,6 +118,17 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def nats_ok() -> bool:
         return bool(app.state.nc.is_connected)
 
+    web_dir = Path(settings.web_dir) if settings.web_dir else default_web_dir()
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        # Depends on nothing; says whether this gateway has the people's app to serve.
+        return {
+            "status": "ok",
+            "work": "built",
+            "web": "built" if web_built(web_dir) else "not built",
+        }
+
     # Redis is not among the checks: it holds tickets and rate counters only, and a
     # readiness that followed it would take every gateway out of service with it.
     add_health_routes(app, {"postgres": db_ok, "nats": nats_ok})
@@ -115,4 +137,5 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def socket(ws: WebSocket) -> None:
         await serve_socket(ws, app.state.ctx)
 
+    mount_web(app, web_dir)
     return app

@@ -14,6 +14,8 @@ class GatewaySettings(Settings):
     # or delayed JetStream message at the tail of the stream, DESIGN.md §2).
     feed_tail_check_seconds: float = 1.0
     read_your_writes_timeout_seconds: float = 5.0
+    # Where uploads and fetches are passed on to (docs/adr/0043).
+    attachments_url: str = "http://127.0.0.1:8093"
 
     # Size at the edge (DESIGN.md §2): one event, one HTTP body, one socket frame. The
     # largest legal event (32,000 characters of text, or a card's lines) fits in
@@ -44,6 +46,14 @@ class GatewaySettings(Settings):
 
     def origins(self) -> list[str]:
         return [o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip()]
+
+    # How long GET /v1/search waits for the index to fold in the seq it answers as of
+    # (after_seq, or the head when the search arrived) before answering as of less.
+    search_wait_seconds: float = 2.0
+
+    # Where the built people's app is (index.html and assets/); empty: web/dist of this
+    # checkout (docs/adr/0033).
+    web_dir: str = ""
 
     def replica_id(self) -> str:
         if not self.gateway_id:

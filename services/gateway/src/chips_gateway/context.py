@@ -15,8 +15,10 @@ from chips_gateway.auth import Principal, Tickets, require_principal
 from chips_gateway.config import GatewaySettings
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
 
 
 @dataclass
@@ -29,6 +31,8 @@ class Context:
     feeds: Feeds
     tickets: Tickets
     limiter: CredentialLimiter
+    links: FileLinks
+    search: SearchReader
 
 
 def get_context(request: Request) -> Context:

@@ -137,7 +137,7 @@ class Session:
         self.feed: Feed | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.behind = asyncio.Event()
-        self.shaper = Shaper(ctx.reader, principal, Budget())
+        self.shaper = Shaper(ctx.reader, principal, Budget(), ctx.links)
         # Keys of the decisions this socket sent (approval.resolved): runs.mark_elsewhere.
         self.sent_keys: set[str] = set()
         settings = ctx.settings
@@ -181,11 +181,16 @@ class Session:
         while True:
             frame = await self.queue.get()
             beside: list[dict[str, Any]] = []
+            text: str | None = None
             if frame.pop(SHAPE, False):
-                shaped = await self.shaper.shape(frame["event"], frame.pop(EXTRAS, None))
+                event = frame["event"]
+                shaped = await self.shaper.shape(event, frame.pop(EXTRAS, None))
                 shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
                 frame = {"frame": "event", "event": shaped}
                 beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
+                if shaped is event and self.feed is not None:
+                    # Sent as the feed offered it: one encoding for every such socket.
+                    text = self.feed.frame_json(event)
             elif frame["frame"] == "events":
                 frame["events"] = [
                     runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
@@ -194,7 +199,7 @@ class Session:
                 beside = [
                     r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))
                 ]
-            await self.ws.send_text(orjson.dumps(frame).decode())
+            await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
             metrics.FRAMES_OUT.labels(frame["frame"]).inc()
             for receipt in beside:
                 await self.ws.send_text(orjson.dumps(receipt).decode())
@@ -274,7 +279,7 @@ class Session:
         )
         self.hello = frame
         self.shaper = Shaper(
-            self.ctx.reader, self.principal, Budget.from_hello(frame.get("context"))
+            self.ctx.reader, self.principal, Budget.from_hello(frame.get("context")), self.ctx.links
         )
         p = self.principal
         spaces = await self.ctx.reader.current_spaces(p.workspace_id, p.participant_id)
@@ -321,6 +326,20 @@ class Session:
         # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
         placeholder = Subscription(self, MembershipView(p.participant_id, kind=p.kind), 0)
         feed, boundary = await self.ctx.feeds.attach(p.workspace_id, placeholder)
+        if since is not None and since > boundary:
+            # A seq the log has not reached: the client's seqs are from another log (a
+            # restored or another workspace's). Say so rather than wait in silence.
+            await self.ctx.feeds.detach(feed, placeholder)
+            self.push(
+                self.error(
+                    "since_ahead",
+                    f"since {since} is beyond this workspace's newest event, seq {boundary}: "
+                    "subscribe again with since at most that seq, or without since to start "
+                    "from now",
+                    head=boundary,
+                )
+            )
+            return
         self.feed = feed
         start = boundary if since is None else since
         spaces = await self.ctx.reader.spaces_as_of(p.workspace_id, p.participant_id, start)

@@ -43,6 +43,29 @@ Lines = Field(default=None, max_length=100)
 LineItem = Annotated[str, Field(max_length=MAX_LINE)]
 
 
+class Attachment(BaseModel):
+    """A file a message carries, as Chips stored it (spec/messages.md, Attachments).
+
+    Filled in by the door from the sender's uploads: what the bytes turned out to be, the
+    digest they are kept under, and the file's version among the room's files of its name.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attachment_id: str
+    name: str = Field(min_length=1, max_length=255)
+    mime_type: str
+    kind: Literal["photo", "video", "file"]
+    byte_size: int = Field(ge=0)
+    sha256: str
+    version: int = Field(ge=1)
+    width: int | None = None
+    height: int | None = None
+    duration_ms: int | None = None
+    thumbnail: bool = False
+    replaces: str | None = None
+
+
 class Card(BaseModel):
     """The structured part of a message that is not plain words."""
 
@@ -201,12 +224,19 @@ class MessagePost(EventBody):
     handoff: HandoffCard | None = None
     checkpoint: CheckpointCard | None = None
     summary: SummaryCard | None = None
+    # Files: the sender's uploads by id, and for each one it changed, the attachment_id of
+    # the version it was made from (websocket.md, The room's files). ``attachments`` is
+    # filled in by Chips from the uploads; a client does not write it.
+    upload_ids: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    replaces: dict[str, str] | None = Field(default=None, max_length=20)
+    attachments: list[Attachment] | None = Field(default=None, max_length=20)
 
     @model_validator(mode="after")
     def _one_card(self) -> MessagePost:
         given = [name for name in CARD_FIELDS if getattr(self, name) is not None]
         if self.kind in WORDED:
-            if self.text is None:
+            # A post with files says something, words or none (websocket.md).
+            if self.text is None and not self.upload_ids and not self.attachments:
                 raise FieldProblem("text", "text is required")
             if given:
                 raise FieldProblem(given[0], f"a {self.kind} message carries no {given[0]} card")

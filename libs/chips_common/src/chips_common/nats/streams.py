@@ -2,8 +2,9 @@
 
 ``CHIPS_APPEND`` is a work queue of append requests (``chips.append.<workspace>``);
 ``CHIPS_EVENTS`` carries committed events (``chips.events.<workspace>``) for live
-fan-out. Postgres keeps the log of record, so ``CHIPS_EVENTS`` only needs to hold what
-consumers have not read yet.
+fan-out; ``CHIPS_DEADLETTER`` keeps the append requests the eventlog gave up on
+(``chips.deadletter``), with why in their headers, for an operator. Postgres keeps the
+log of record, so ``CHIPS_EVENTS`` only needs to hold what consumers have not read yet.
 """
 
 from __future__ import annotations
@@ -64,6 +65,11 @@ class Names:
     def events_stream(self) -> str:
         return f"{self.stream_prefix}_EVENTS"
 
+    @property
+    def dead_letter_stream(self) -> str:
+        """Append requests the eventlog gave up on, kept for an operator to read."""
+        return f"{self.stream_prefix}_DEADLETTER"
+
     def append_subject(self, workspace_id: str) -> str:
         return f"{self.subject_prefix}.append.{self.partition_of(workspace_id)}.{workspace_id}"
 
@@ -111,6 +117,14 @@ async def declare_streams(js: JetStreamContext, names: Names) -> None:
             max_age=7 * 24 * 3600,
             duplicate_window=120,
             num_replicas=names.replicas,
+        ),
+        StreamConfig(
+            name=names.dead_letter_stream,
+            subjects=[names.dead_letter_subject],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=30 * 24 * 3600,
+            max_msgs=100_000,
         ),
     ]
     for config in configs:

@@ -106,8 +106,13 @@ async def room_lines(
     since: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     after_seq: Annotated[int | None, Query(ge=0)] = None,
+    before: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
     """What the room shows, oldest first: messages and the muted ``system`` lines.
+
+    ``since`` reads forward: the oldest ``limit`` lines after it. ``before`` reads back, as
+    a room scrolled up does: the newest ``limit`` lines older than it, still oldest first
+    (docs/adr/0033).
 
     A room operation (add, remove, leave, retitle, archive, lock) draws a line of kind
     ``system`` whose ``author_id`` is who did it (docs/adr/0006). Each line reads as it
@@ -131,16 +136,17 @@ async def room_lines(
         .exists()
     )
     async with ctx.engine.connect() as conn:
-        rows = list(
-            (
-                await conn.execute(
-                    select(msg)
-                    .where(and_(msg.c.space_id == space_id, msg.c.seq > since, ~mine_hidden))
-                    .order_by(msg.c.seq)
-                    .limit(limit)
-                )
-            ).mappings()
-        )
+        window = and_(msg.c.space_id == space_id, msg.c.seq > since, ~mine_hidden)
+        if before is None:
+            query = select(msg).where(window).order_by(msg.c.seq).limit(limit)
+        else:
+            query = (
+                select(msg)
+                .where(and_(window, msg.c.seq < before))
+                .order_by(msg.c.seq.desc())
+                .limit(limit)
+            )
+        rows = sorted((await conn.execute(query)).mappings(), key=lambda row: int(row["seq"]))
         said = [row["id"] for row in rows]
         feedback: dict[str, list[dict[str, Any]]] = {}
         if said:
