@@ -26,7 +26,8 @@ def strict(stack: Stack) -> Iterator[str]:
     stack.extra_env[STRICT] = {
         "CHIPS_SOCKET_WRITE_RATE": "50",
         "CHIPS_SOCKET_WRITE_BURST": "100",
-        "CHIPS_CREDENTIAL_WRITE_RATE": "100",
+        # A slow refill, so that a burst of HTTP writes outruns it however slow the machine.
+        "CHIPS_CREDENTIAL_WRITE_RATE": "5",
         "CHIPS_CREDENTIAL_WRITE_BURST": "200",
         "CHIPS_RATE_LIMIT_STRIKES": "20",
         "CHIPS_ALLOWED_ORIGINS": APP_ORIGIN,
@@ -100,7 +101,7 @@ async def test_http_writes_past_a_credentials_rate_are_429_with_retry_after(
                         "idempotency_key": key("h"),
                     },
                 )
-                for i in range(300)
+                for i in range(400)
             )
         )
     finally:
