@@ -54,7 +54,7 @@ def test_the_api_answers_as_its_document_says(stack: Stack, owner_token: str) ->
         operations += 1
 
         @settings(
-            max_examples=8,
+            max_examples=5,
             deadline=None,
             derandomize=True,
             database=None,
