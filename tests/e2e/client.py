@@ -405,6 +405,20 @@ class Socket:
             timeout,
         )
 
+    async def settled(
+        self, event: dict[str, Any], idempotency_key: str, attempts: int = 5
+    ) -> dict[str, Any]:
+        """The answer to a write already sent, sending it again with its key while it is
+        ``unavailable`` (as a careful client does: a loaded machine may time one out)."""
+        answer = await self.answer(idempotency_key, timeout=30)
+        for _ in range(attempts):
+            if answer.get("code") != "unavailable":
+                break
+            self.frames.remove(answer)
+            await self.write(event, idempotency_key)
+            answer = await self.answer(idempotency_key, timeout=30)
+        return answer
+
     def events(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for frame in self.frames:

@@ -83,3 +83,14 @@ def test_a_nul_character_is_refused_before_it_reaches_postgres() -> None:
     with pytest.raises(ChipsError) as refused:
         check_writable(post("a\x00b"), 256 * 1024)
     assert refused.value.code == "invalid_event"
+
+
+def test_a_nul_is_told_from_the_six_characters_a_person_typed() -> None:
+    import orjson
+
+    from chips_gateway.edge import has_nul
+
+    assert has_nul(orjson.dumps({"text": "a\x00b"}))
+    assert has_nul(orjson.dumps({"text": "\\\x00"}))
+    assert not has_nul(orjson.dumps({"text": "printf('\\u0000')"}))
+    assert not has_nul(orjson.dumps({"text": "plain"}))

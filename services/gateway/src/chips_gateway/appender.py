@@ -17,13 +17,18 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
+from pydantic import ValidationError
 
 from chips_common.append import Actor, AppendAnswer, AppendRequest, IssuedCredential
 from chips_common.ids import new_id
 from chips_common.nats.streams import HDR_REPLY, Names
 from chips_common.otel import inject
 from chips_gateway import metrics
+from chips_gateway.edge import has_nul
 from chips_gateway.errors import ChipsError
+
+# Well under NATS's default max payload (1 MB), headers and all.
+MAX_REQUEST_BYTES = 900 * 1024
 
 
 class AppendClient:
@@ -92,15 +97,26 @@ class AppendClient:
         requests a caller sends one after another enter the stream in that order; the
         stream's ack and the answer are awaited separately.
         """
-        request = AppendRequest(
-            request_id=new_id("req"),
-            workspace_id=workspace_id,
-            credential_id=credential_id,
-            actor=actor if isinstance(actor, Actor) else Actor.model_validate(actor),
-            idempotency_key=idempotency_key,
-            events=events,
-            credentials=credentials or [],
-        )
+        try:
+            request = AppendRequest(
+                request_id=new_id("req"),
+                workspace_id=workspace_id,
+                credential_id=credential_id,
+                actor=actor if isinstance(actor, Actor) else Actor.model_validate(actor),
+                idempotency_key=idempotency_key,
+                events=events,
+                credentials=credentials or [],
+            )
+        except ValidationError as exc:
+            field = ".".join(str(p) for p in exc.errors()[0]["loc"])
+            raise ChipsError("invalid_request", f"{field}: {exc.errors()[0]['msg']}") from None
+        payload = request.model_dump_json().encode()
+        # Nothing the path cannot carry reaches the eventlog, whatever route built it: a NUL
+        # character (Postgres refuses it) or more than a NATS message holds (docs/adr/0040).
+        if has_nul(payload):
+            raise ChipsError("invalid_request", "text may not hold the NUL character (\\u0000)")
+        if len(payload) > MAX_REQUEST_BYTES:
+            raise ChipsError("too_large", f"a request is at most {MAX_REQUEST_BYTES} bytes")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[AppendAnswer] = loop.create_future()
         self.waiting[request.request_id] = future
@@ -110,7 +126,7 @@ class AppendClient:
             # The current span's trace context travels with the request (DESIGN.md §8).
             stored = await self.js.publish_async(
                 self.names.append_subject(workspace_id),
-                request.model_dump_json().encode(),
+                payload,
                 headers=inject({HDR_REPLY: f"{self.reply_prefix}.{request.request_id}"}),
             )
         except Exception:

@@ -9,6 +9,7 @@ person's ticket (cross-site WebSocket hijacking; docs/adr/0040).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -23,6 +24,15 @@ MAX_INT = 2**63 - 1
 
 
 UPLOADS_PATH = "/v1/uploads"
+
+# A JSON escape of NUL: "\u0000" after an even number of backslashes (an odd number would
+# make it the six characters a person typed).
+_NUL = re.compile(rb"(?:^|[^\\])(?:\\\\)*\\u0000")
+
+
+def has_nul(encoded: bytes) -> bool:
+    """Whether JSON text holds a NUL character (which Postgres cannot store)."""
+    return b"\\u0000" in encoded and _NUL.search(encoded) is not None
 
 
 def target_problem(path: str, query_string: bytes) -> str | None:

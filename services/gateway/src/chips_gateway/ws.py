@@ -29,7 +29,7 @@ from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
 from chips_gateway.context import Context
-from chips_gateway.edge import MAX_INT
+from chips_gateway.edge import MAX_INT, has_nul
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feed
 from chips_gateway.ratelimit import Bucket
@@ -580,8 +580,11 @@ class Session:
         finally:
             metrics.SOCKETS_OPEN.dec()
             self.ctx.sockets.discard(self.principal.participant_id, self)
-            for task in (sender, reader, behind, kept_going, revoked, *self.tasks):
+            tasks = (sender, reader, behind, kept_going, revoked, *self.tasks)
+            for task in tasks:
                 task.cancel()
+            # Collect every ending, so that none is logged later as never retrieved.
+            await asyncio.gather(*tasks, return_exceptions=True)
             if self.feed is not None and self.subscription is not None:
                 await self.ctx.feeds.detach(self.feed, self.subscription)
 
@@ -609,7 +612,7 @@ def check_writable(event: dict[str, Any], max_bytes: int) -> None:
             size=len(encoded),
             limit=max_bytes,
         )
-    if b"\\u0000" in encoded:
+    if has_nul(encoded):
         raise ChipsError("invalid_event", "an event may not hold the NUL character (\\u0000)")
     try:
         body = parse_event(event)
