@@ -98,6 +98,32 @@ def commit() -> str:
         return "unknown"
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds a process has used so far (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of every postgres process on the machine (shared: read as a bound)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if "(postgres)" in text:
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / TICK
+    return total
+
+
 def machine() -> str:
     return f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores"
 
@@ -346,7 +372,13 @@ FIGURES = ("seq", "http8", "pipe", "seen", "loaded")
 
 
 async def run(
-    base: str, only: list[str], rate: int, scale: float, label: str
+    base: str,
+    only: list[str],
+    rate: int,
+    scale: float,
+    label: str,
+    pids: dict[str, int],
+    code: str = "",
 ) -> dict[str, dict[str, Any]]:
     api = Api(base)
     owner = await api.create_workspace(name="Fastpath bench")
@@ -364,13 +396,25 @@ async def run(
     out: dict[str, dict[str, Any]] = {}
     for name in only:
         load_before = os.getloadavg()
+        cpu_before = {n: cpu_seconds(p) for n, p in pids.items()}
+        pg_before = postgres_cpu()
         figures = await plans[name]()
+        cpu = {n: cpu_seconds(p) - cpu_before[n] for n, p in pids.items()}
+        cpu["postgres (whole machine)"] = postgres_cpu() - pg_before
         load_after = os.getloadavg()
+        appended = figures["count"] + round(
+            figures.get("background_sent_per_second", 0) * figures.get("seconds", 0)
+        )
         result = {
             "benchmark": f"fastpath.{name}",
             **figures,
+            # CPU each process spent per message appended: comparable across runs on a
+            # shared machine, where the latencies are not.
+            "cpu_ms_per_message": {
+                n: round(1000 * c / max(1, appended), 3) for n, c in sorted(cpu.items())
+            },
             "machine": machine(),
-            "commit": commit(),
+            "commit": code or commit(),
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in load_after],
             "nice": os.nice(0),
@@ -389,6 +433,9 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=200, help="background msg/s for 'loaded'")
     parser.add_argument("--label", default="", help="prefix of the result files, e.g. before-")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every count")
+    parser.add_argument(
+        "--code", default="", help="what code ran, when not this tree (e.g. 'main at e560caa')"
+    )
     args = parser.parse_args()
     only = [x for x in args.only.split(",") if x]
     for name in only:
@@ -398,7 +445,12 @@ def main() -> None:
     extra = dict(kv.split("=", 1) for kv in env.split(",")) if env else None
     with local_stack(prefix="chips-bench-", gateways=1, env=extra) as stack:
         print(f"stack up; logs and traces in {stack.root}", flush=True)
-        asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, args.label))
+        pids = {
+            n.removeprefix("infra-"): p.pid
+            for n, p in stack.procs.items()
+            if n != "infra-redis" and p.popen is not None
+        }
+        asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, args.label, pids, args.code))
 
 
 if __name__ == "__main__":

@@ -94,8 +94,8 @@ def give_up(delivered: int, max_deliver: int, age: float, cap: float) -> str | N
 
 
 def backoff(delivered: int) -> float:
-    """How long a failed request waits before its next delivery: 0.1 s, doubling, ≤ 1 s."""
-    return float(min(0.1 * 2 ** max(0, delivered - 1), 1.0))
+    """How long a failed request waits before its next delivery: 50 ms, doubling, ≤ 0.5 s."""
+    return float(min(0.05 * 2 ** max(0, delivered - 1), 0.5))
 
 
 class Appender:

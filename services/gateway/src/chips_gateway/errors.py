@@ -17,6 +17,8 @@ HTTP_STATUS = {
     "not_found": 404,
     "stale_file": 409,
     "unavailable": 503,
+    # The eventlog gave the request up (it failed on every try) and set it aside.
+    "internal": 500,
 }
 
 
