@@ -36,7 +36,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common import otel
-from chips_common.append import AppendAnswer, AppendRequest
+from chips_common.append import AppendAnswer, AppendRequest, brief
 from chips_common.clock import utcnow
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
@@ -429,7 +429,8 @@ class Appender:
         """
         reply = (msg.headers or {}).get(HDR_REPLY)
         if reply:
-            await self.nc.publish(reply, answer.model_dump_json(exclude_none=True).encode())
+            slim = answer.model_copy(update={"events": [brief(e) for e in answer.events]})
+            await self.nc.publish(reply, slim.model_dump_json(exclude_none=True).encode())
 
     async def dead_letter(self, msg: Msg, why: str) -> None:
         """Set a request aside on the dead-letter stream, where an operator can read it."""

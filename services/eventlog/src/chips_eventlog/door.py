@@ -22,6 +22,8 @@ from chips_common.commands import OpenSpace
 from chips_common.db import tables as t
 from chips_common.events import (
     EVENT_VERSION,
+    AttachmentCapsSet,
+    AttachmentFetched,
     EventBody,
     Feedback,
     HarnessDeclared,
@@ -52,7 +54,7 @@ from chips_common.rules.addressing import Choice, address
 from chips_common.rules.commands import Command, CommandError, parse_command, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import passes, refusal
-from chips_eventlog import erase, lanes, runs, threads, words
+from chips_eventlog import erase, files, lanes, runs, threads, words
 
 # The actors that are participants (an operator or Chips itself is not).
 PARTICIPANTS = ("person", "harness")
@@ -784,8 +786,14 @@ class Door:
             case MembershipRemoved():
                 return await self.check_membership_removed(body, actor)
             case MessagePost():
+                planned = await files.plan_post(self, body, actor)
                 filled = await self.check_message_post(body, actor)
+                filled.update(await files.apply_post(self, planned))
                 return await runs.with_receipt(self, body, actor, request, filled)
+            case AttachmentCapsSet():
+                return await files.check_caps_set(self, body, actor)
+            case AttachmentFetched():
+                return await files.check_fetched(self, body, actor)
             case MessageEdited():
                 return await words.check_edited(self, body, actor)
             case MessageDeleted():
@@ -836,7 +844,12 @@ class Door:
             body = parse_event(raw)
         except InvalidEvent as exc:
             raise Refused("invalid_event", exc.message, exc.field) from None
-        if isinstance(body, MessagePost) and passes(body.kind, body.text, request.actor.kind):
+        # A post with files says something, whatever its words (websocket.md).
+        if (
+            isinstance(body, MessagePost)
+            and not body.upload_ids
+            and passes(body.kind, body.text, request.actor.kind)
+        ):
             passed = await self.check_turn_passed(body, request.actor)
             self.stage(passed, {}, request.actor)
             return

@@ -9,9 +9,15 @@ from chips_common.config import Settings
 
 def build_engine(settings: Settings, *, pool_size: int = 10) -> AsyncEngine:
     """An async engine on psycopg 3 for the configured database."""
+    options = (
+        {"options": f"-c synchronous_commit={settings.pg_synchronous_commit}"}
+        if settings.pg_synchronous_commit
+        else {}
+    )
     return create_async_engine(
         settings.database_url,
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
+        connect_args=options,
     )

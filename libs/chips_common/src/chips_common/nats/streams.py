@@ -41,10 +41,17 @@ class Names:
     stream_prefix: str
     subject_prefix: str
     partitions: int = 8
+    # Copies of each stream JetStream keeps (R3 on a three-node cluster, docs/adr/0041).
+    replicas: int = 1
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Names:
-        return cls(settings.stream_prefix, settings.subject_prefix, settings.append_partitions)
+        return cls(
+            settings.stream_prefix,
+            settings.subject_prefix,
+            settings.append_partitions,
+            settings.stream_replicas,
+        )
 
     def partition_of(self, workspace_id: str) -> int:
         """The append partition a workspace's requests go to (a stable hash)."""
@@ -100,6 +107,7 @@ async def declare_streams(js: JetStreamContext, names: Names) -> None:
             retention=RetentionPolicy.WORK_QUEUE,
             storage=StorageType.FILE,
             max_age=24 * 3600,
+            num_replicas=names.replicas,
         ),
         StreamConfig(
             name=names.events_stream,
@@ -108,6 +116,7 @@ async def declare_streams(js: JetStreamContext, names: Names) -> None:
             storage=StorageType.FILE,
             max_age=7 * 24 * 3600,
             duplicate_window=120,
+            num_replicas=names.replicas,
         ),
         StreamConfig(
             name=names.dead_letter_stream,
