@@ -32,12 +32,14 @@ from nats.js.errors import NotFoundError
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 from pydantic import ValidationError
+from sqlalchemy import delete, text, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common import otel
 from chips_common.append import AppendAnswer, AppendRequest, brief
 from chips_common.clock import utcnow
+from chips_common.db import tables as t
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, purge, store
@@ -96,6 +98,25 @@ def give_up(delivered: int, max_deliver: int, age: float, cap: float) -> str | N
 def backoff(delivered: int) -> float:
     """How long a failed request waits before its next delivery: 50 ms, doubling, ≤ 0.5 s."""
     return float(min(0.05 * 2 ** max(0, delivered - 1), 0.5))
+
+
+async def clear_outbox(engine: AsyncEngine, events: list[dict[str, Any]]) -> None:
+    """Delete the outbox rows of published events: one statement, one transaction.
+
+    Its commit does not wait for the WAL to reach the disk (``synchronous_commit`` off):
+    a deletion a crash takes back only means the event is published again, and the stream
+    drops the copy (``Nats-Msg-Id``). The appends' own commits keep waiting for the disk.
+    """
+    keys = [(e["workspace_id"], e["seq"]) for e in events]
+    if not keys:
+        return
+    async with engine.begin() as conn:
+        await conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        for start in range(0, len(keys), 5000):
+            chunk = keys[start : start + 5000]
+            await conn.execute(
+                delete(t.outbox).where(tuple_(t.outbox.c.workspace_id, t.outbox.c.seq).in_(chunk))
+            )
 
 
 class Appender:
@@ -417,7 +438,7 @@ class Appender:
             log.warning(
                 "%d events left in the outbox for the sweeper: %r", len(events) - len(done), failure
             )
-        await store.mark_published(self.engine, done)
+        await clear_outbox(self.engine, done)
         await purge.after_publish(self.js, self.names, self.engine, events, results)
         return len(done)
 
