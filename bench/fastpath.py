@@ -177,11 +177,11 @@ async def seq(base: str, who: Identity, space: str, count: int, cap: float) -> d
 
 
 async def http8(
-    base: str, who: Identity, space: str, count: int, cap: float, inflight: int = 8
+    base: str, writers: list[Identity], space: str, count: int, cap: float, inflight: int = 8
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
-    headers = {"Authorization": f"Bearer {who.token}"}
+    headers = {"Authorization": f"Bearer {writers[0].token}"}
     limits = httpx.Limits(max_connections=inflight, max_keepalive_connections=inflight)
     async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as http:
         await asyncio.gather(
@@ -193,18 +193,17 @@ async def http8(
         started = time.perf_counter()
         left = itertools.count()
 
-        async def worker() -> None:
+        async def worker(who: Identity) -> None:
             nonlocal errors
+            mine = {"Authorization": f"Bearer {who.token}"}
             while next(left) < count and time.perf_counter() - started < cap:
                 t = time.perf_counter()
-                r = await http.post(
-                    "/v1/events", json=post(space, "http8", key("b")), headers=headers
-                )
+                r = await http.post("/v1/events", json=post(space, "http8", key("b")), headers=mine)
                 latencies.append(time.perf_counter() - t)
                 if r.status_code != 200:
                     errors += 1
 
-        await asyncio.gather(*(worker() for _ in range(inflight)))
+        await asyncio.gather(*(worker(writers[n % len(writers)]) for n in range(inflight)))
         elapsed = time.perf_counter() - started
     return {
         "in_flight": inflight,
@@ -219,7 +218,7 @@ async def http8(
 
 async def pipe(
     url: str,
-    who: Identity,
+    writers: list[Identity],
     space: str,
     per_socket: int,
     cap: float,
@@ -228,7 +227,7 @@ async def pipe(
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
-    socks = [await Ws.open(url, who) for _ in range(sockets)]
+    socks = [await Ws.open(url, writers[n % len(writers)]) for n in range(sockets)]
     started = time.perf_counter()
 
     async def one(ws: Ws, n: int) -> None:
@@ -383,13 +382,19 @@ async def run(
     api = Api(base)
     owner = await api.create_workspace(name="Fastpath bench")
     harness, space = await api.connect_harness(owner, "Bench harness")
+    # Sixteen people, each with a socket of their own in (c) and the HTTP workers of (b),
+    # in a room with the harness: each writer is within its own credential's rate limit.
+    writers = [await api.add_person(owner, f"Writer {i}") for i in range(16)]
+    room = await api.open_space(
+        owner, "Bench room", [w.participant_id for w in writers] + [harness.participant_id]
+    )
     await api.close()
     url = base.replace("http://", "ws://") + "/v1/ws"
     n = lambda x: max(1, int(x * scale))  # noqa: E731
     plans: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
         "seq": lambda: seq(base, owner, space, n(1000), 60),
-        "http8": lambda: http8(base, owner, space, n(3000), 60),
-        "pipe": lambda: pipe(url, owner, space, n(400), 60),
+        "http8": lambda: http8(base, writers, room, n(3000), 60),
+        "pipe": lambda: pipe(url, writers, room, n(400), 60),
         "seen": lambda: seen(url, owner, harness, space, n(500), 60),
         "loaded": lambda: seen(url, owner, harness, space, n(500), 30, rate=rate),
     }
