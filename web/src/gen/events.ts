@@ -4,6 +4,8 @@
 export interface Catalogue {
   ApprovalRequest?: ApprovalRequest;
   ApprovalResolved?: ApprovalResolved;
+  AttachmentCapsSet?: AttachmentCapsSet;
+  AttachmentFetched?: AttachmentFetched;
   Feedback?: Feedback;
   HarnessDeclared?: HarnessDeclared;
   LaneCancelled?: LaneCancelled;
@@ -81,6 +83,36 @@ export interface ApprovalResolved {
   run_id?: string | null;
   space_id?: string | null;
   type?: "approval.resolved";
+}
+/**
+ * An owner or admin capped photos, videos and files separately, in bytes.
+ *
+ * A cap left out (or null) leaves that kind under the server's ceiling only
+ * (``CHIPS_MAX_ATTACHMENT_BYTES``), which no cap can raise. Every client learns the
+ * caps from the log, so a file over its cap is refused before it is sent.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "AttachmentCapsSet".
+ */
+export interface AttachmentCapsSet {
+  files_bytes?: number | null;
+  photos_bytes?: number | null;
+  type?: "attachment.caps_set";
+  videos_bytes?: number | null;
+}
+/**
+ * A harness fetched a file of the room by its signed URL; written by Chips (the audit).
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "AttachmentFetched".
+ */
+export interface AttachmentFetched {
+  attachment_id: string;
+  message_id?: string | null;
+  name: string;
+  space_id: string;
+  thumbnail?: boolean | null;
+  type?: "attachment.fetched";
 }
 /**
  * A reaction (with its emoji) or a correction (with its note) on a message.
@@ -288,6 +320,7 @@ export interface MessagePost {
   addressed_to?: string[] | null;
   approval?: ApprovalCard | null;
   artifact?: ArtifactCard | null;
+  attachments?: Attachment[] | null;
   checkpoint?: CheckpointCard | null;
   handoff?: HandoffCard | null;
   kind?:
@@ -305,6 +338,9 @@ export interface MessagePost {
   mentions?: string[] | null;
   question?: QuestionCard | null;
   receipt?: ReceiptCard | null;
+  replaces?: {
+    [k: string]: string;
+  } | null;
   reply_to?: string | null;
   run_receipt?: Receipt | null;
   space_id: string;
@@ -314,6 +350,7 @@ export interface MessagePost {
   text?: string | null;
   to?: string[] | null;
   type?: "message.post";
+  upload_ids?: [string, ...string[]] | null;
 }
 /**
  * A card asking a person to approve, edit or deny an action.
@@ -340,6 +377,29 @@ export interface ArtifactCard {
   language?: string | null;
   name: string;
   version?: number;
+}
+/**
+ * A file a message carries, as Chips stored it (spec/messages.md, Attachments).
+ *
+ * Filled in by the door from the sender's uploads: what the bytes turned out to be, the
+ * digest they are kept under, and the file's version among the room's files of its name.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "Attachment".
+ */
+export interface Attachment {
+  attachment_id: string;
+  byte_size: number;
+  duration_ms?: number | null;
+  height?: number | null;
+  kind: "photo" | "video" | "file";
+  mime_type: string;
+  name: string;
+  replaces?: string | null;
+  sha256: string;
+  thumbnail?: boolean;
+  version: number;
+  width?: number | null;
 }
 /**
  * A milestone reached, and what comes next: FYI.
@@ -865,6 +925,8 @@ export interface WorkspaceCreated {
 export type EventBodies = {
   "approval.request": ApprovalRequest;
   "approval.resolved": ApprovalResolved;
+  "attachment.caps_set": AttachmentCapsSet;
+  "attachment.fetched": AttachmentFetched;
   "feedback": Feedback;
   "harness.declared": HarnessDeclared;
   "lane.cancelled": LaneCancelled;
