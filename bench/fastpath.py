@@ -346,10 +346,9 @@ async def seen(
         await person.conn.send(frame(space, text, key("d")))
         try:
             arrived = await asyncio.wait_for(fut, 10)
+            latencies.append(arrived - t)
         except TimeoutError:
             lost += 1
-            continue
-        latencies.append(arrived - t)
         if time.perf_counter() - started > cap:
             break
     elapsed = time.perf_counter() - started
