@@ -28,6 +28,7 @@ import itertools
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -432,6 +433,8 @@ async def run(
 
 
 def main() -> None:
+    # Stopped (by timeout, say), still stop the stack's processes on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
     parser.add_argument("--rate", type=int, default=200, help="background msg/s for 'loaded'")

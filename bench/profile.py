@@ -24,6 +24,7 @@ import collections
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -141,6 +142,8 @@ def top(raw: Path, n: int = 25) -> str:
 
 
 def main() -> None:
+    # Stopped (by timeout, say), still stop the stack's processes on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--label", default="")
