@@ -443,21 +443,40 @@ def main() -> None:
     parser.add_argument(
         "--code", default="", help="what code ran, when not this tree (e.g. 'main at e560caa')"
     )
+    parser.add_argument(
+        "--versus",
+        default="",
+        help="an exported tree of another version (git archive): measured first, on the same "
+        "machine at the same moment, its results labelled versus-",
+    )
+    parser.add_argument("--versus-code", default="", help="what the other tree is")
     args = parser.parse_args()
     only = [x for x in args.only.split(",") if x]
     for name in only:
         if name not in FIGURES:
             parser.error(f"unknown figure {name}; one of {', '.join(FIGURES)}")
     env = os.environ.get("CHIPS_BENCH_ENV")
-    extra = dict(kv.split("=", 1) for kv in env.split(",")) if env else None
-    with local_stack(prefix="chips-bench-", gateways=1, env=extra) as stack:
-        print(f"stack up; logs and traces in {stack.root}", flush=True)
-        pids = {
-            n.removeprefix("infra-"): p.pid
-            for n, p in stack.procs.items()
-            if n != "infra-redis" and p.popen is not None
-        }
-        asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, args.label, pids, args.code))
+    extra = dict(kv.split("=", 1) for kv in env.split(",")) if env else {}
+    runs: list[tuple[str, str, dict[str, str]]] = []
+    if args.versus:
+        # The other version's services: its packages ahead of this tree's editable installs.
+        tree = Path(args.versus)
+        path = ":".join(
+            str(p) for p in sorted([*tree.glob("libs/*/src"), *tree.glob("services/*/src")])
+        )
+        runs.append(
+            (f"{args.label}versus-", args.versus_code or str(tree), {**extra, "PYTHONPATH": path})
+        )
+    runs.append((args.label, args.code, extra))
+    for label, code, stack_env in runs:
+        with local_stack(prefix="chips-bench-", gateways=1, env=stack_env or None) as stack:
+            print(f"stack up ({code or 'this tree'}); logs and traces in {stack.root}", flush=True)
+            pids = {
+                n.removeprefix("infra-"): p.pid
+                for n, p in stack.procs.items()
+                if n != "infra-redis" and p.popen is not None
+            }
+            asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, label, pids, code))
 
 
 if __name__ == "__main__":
