@@ -28,6 +28,7 @@ import itertools
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -98,6 +99,32 @@ def commit() -> str:
         return "unknown"
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds a process has used so far (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of every postgres process on the machine (shared: read as a bound)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if "(postgres)" in text:
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / TICK
+    return total
+
+
 def machine() -> str:
     return f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores"
 
@@ -151,11 +178,11 @@ async def seq(base: str, who: Identity, space: str, count: int, cap: float) -> d
 
 
 async def http8(
-    base: str, who: Identity, space: str, count: int, cap: float, inflight: int = 8
+    base: str, writers: list[Identity], space: str, count: int, cap: float, inflight: int = 8
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
-    headers = {"Authorization": f"Bearer {who.token}"}
+    headers = {"Authorization": f"Bearer {writers[0].token}"}
     limits = httpx.Limits(max_connections=inflight, max_keepalive_connections=inflight)
     async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as http:
         await asyncio.gather(
@@ -167,18 +194,17 @@ async def http8(
         started = time.perf_counter()
         left = itertools.count()
 
-        async def worker() -> None:
+        async def worker(who: Identity) -> None:
             nonlocal errors
+            mine = {"Authorization": f"Bearer {who.token}"}
             while next(left) < count and time.perf_counter() - started < cap:
                 t = time.perf_counter()
-                r = await http.post(
-                    "/v1/events", json=post(space, "http8", key("b")), headers=headers
-                )
+                r = await http.post("/v1/events", json=post(space, "http8", key("b")), headers=mine)
                 latencies.append(time.perf_counter() - t)
                 if r.status_code != 200:
                     errors += 1
 
-        await asyncio.gather(*(worker() for _ in range(inflight)))
+        await asyncio.gather(*(worker(writers[n % len(writers)]) for n in range(inflight)))
         elapsed = time.perf_counter() - started
     return {
         "in_flight": inflight,
@@ -193,7 +219,7 @@ async def http8(
 
 async def pipe(
     url: str,
-    who: Identity,
+    writers: list[Identity],
     space: str,
     per_socket: int,
     cap: float,
@@ -202,7 +228,7 @@ async def pipe(
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
-    socks = [await Ws.open(url, who) for _ in range(sockets)]
+    socks = [await Ws.open(url, writers[n % len(writers)]) for n in range(sockets)]
     started = time.perf_counter()
 
     async def one(ws: Ws, n: int) -> None:
@@ -321,10 +347,9 @@ async def seen(
         await person.conn.send(frame(space, text, key("d")))
         try:
             arrived = await asyncio.wait_for(fut, 10)
+            latencies.append(arrived - t)
         except TimeoutError:
             lost += 1
-            continue
-        latencies.append(arrived - t)
         if time.perf_counter() - started > cap:
             break
     elapsed = time.perf_counter() - started
@@ -346,31 +371,55 @@ FIGURES = ("seq", "http8", "pipe", "seen", "loaded")
 
 
 async def run(
-    base: str, only: list[str], rate: int, scale: float, label: str
+    base: str,
+    only: list[str],
+    rate: int,
+    scale: float,
+    label: str,
+    pids: dict[str, int],
+    code: str = "",
 ) -> dict[str, dict[str, Any]]:
     api = Api(base)
     owner = await api.create_workspace(name="Fastpath bench")
     harness, space = await api.connect_harness(owner, "Bench harness")
+    # Sixteen people, each with a socket of their own in (c) and the HTTP workers of (b),
+    # in a room with the harness: each writer is within its own credential's rate limit.
+    writers = [await api.add_person(owner, f"Writer {i}") for i in range(16)]
+    room = await api.open_space(
+        owner, "Bench room", [w.participant_id for w in writers] + [harness.participant_id]
+    )
     await api.close()
     url = base.replace("http://", "ws://") + "/v1/ws"
     n = lambda x: max(1, int(x * scale))  # noqa: E731
     plans: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
         "seq": lambda: seq(base, owner, space, n(1000), 60),
-        "http8": lambda: http8(base, owner, space, n(3000), 60),
-        "pipe": lambda: pipe(url, owner, space, n(400), 60),
+        "http8": lambda: http8(base, writers, room, n(3000), 60),
+        "pipe": lambda: pipe(url, writers, room, n(400), 60),
         "seen": lambda: seen(url, owner, harness, space, n(500), 60),
         "loaded": lambda: seen(url, owner, harness, space, n(500), 30, rate=rate),
     }
     out: dict[str, dict[str, Any]] = {}
     for name in only:
         load_before = os.getloadavg()
+        cpu_before = {n: cpu_seconds(p) for n, p in pids.items()}
+        pg_before = postgres_cpu()
         figures = await plans[name]()
+        cpu = {n: cpu_seconds(p) - cpu_before[n] for n, p in pids.items()}
+        cpu["postgres (whole machine)"] = postgres_cpu() - pg_before
         load_after = os.getloadavg()
+        appended = figures["count"] + round(
+            figures.get("background_sent_per_second", 0) * figures.get("seconds", 0)
+        )
         result = {
             "benchmark": f"fastpath.{name}",
             **figures,
+            # CPU each process spent per message appended: comparable across runs on a
+            # shared machine, where the latencies are not.
+            "cpu_ms_per_message": {
+                n: round(1000 * c / max(1, appended), 3) for n, c in sorted(cpu.items())
+            },
             "machine": machine(),
-            "commit": commit(),
+            "commit": code or commit(),
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in load_after],
             "nice": os.nice(0),
@@ -384,21 +433,50 @@ async def run(
 
 
 def main() -> None:
+    # Stopped (by timeout, say), still stop the stack's processes on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
     parser.add_argument("--rate", type=int, default=200, help="background msg/s for 'loaded'")
     parser.add_argument("--label", default="", help="prefix of the result files, e.g. before-")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every count")
+    parser.add_argument(
+        "--code", default="", help="what code ran, when not this tree (e.g. 'main at e560caa')"
+    )
+    parser.add_argument(
+        "--versus",
+        default="",
+        help="an exported tree of another version (git archive): measured first, on the same "
+        "machine at the same moment, its results labelled versus-",
+    )
+    parser.add_argument("--versus-code", default="", help="what the other tree is")
     args = parser.parse_args()
     only = [x for x in args.only.split(",") if x]
     for name in only:
         if name not in FIGURES:
             parser.error(f"unknown figure {name}; one of {', '.join(FIGURES)}")
     env = os.environ.get("CHIPS_BENCH_ENV")
-    extra = dict(kv.split("=", 1) for kv in env.split(",")) if env else None
-    with local_stack(prefix="chips-bench-", gateways=1, env=extra) as stack:
-        print(f"stack up; logs and traces in {stack.root}", flush=True)
-        asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, args.label))
+    extra = dict(kv.split("=", 1) for kv in env.split(",")) if env else {}
+    runs: list[tuple[str, str, dict[str, str]]] = []
+    if args.versus:
+        # The other version's services: its packages ahead of this tree's editable installs.
+        tree = Path(args.versus)
+        path = ":".join(
+            str(p) for p in sorted([*tree.glob("libs/*/src"), *tree.glob("services/*/src")])
+        )
+        runs.append(
+            (f"{args.label}versus-", args.versus_code or str(tree), {**extra, "PYTHONPATH": path})
+        )
+    runs.append((args.label, args.code, extra))
+    for label, code, stack_env in runs:
+        with local_stack(prefix="chips-bench-", gateways=1, env=stack_env or None) as stack:
+            print(f"stack up ({code or 'this tree'}); logs and traces in {stack.root}", flush=True)
+            pids = {
+                n.removeprefix("infra-"): p.pid
+                for n, p in stack.procs.items()
+                if n != "infra-redis" and p.popen is not None
+            }
+            asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, label, pids, code))
 
 
 if __name__ == "__main__":

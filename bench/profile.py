@@ -2,8 +2,9 @@
 
 Starts the whole system on free ports (127.0.0.1 only), then
 
-1. posts a few message.post one at a time on an idle stack and prints the trace of the
-   last one (as ``chips trace`` shows it: every span with its offset and duration);
+1. posts POSTS message.post one at a time on an idle stack, a harness's socket
+   subscribed, prints the trace of the last one (as ``chips trace`` shows it: every span
+   with its offset and duration) and the median time of each hop over all of them;
 2. runs the pipelined load of bench/fastpath.py (16 sockets x 8 in flight) for SECONDS
    while py-spy samples the gateway and the eventlog, and prints each one's top functions
    by own time and by total time.
@@ -12,7 +13,7 @@ Writes bench/results/<label>trace.txt and bench/results/<label>profile-<service>
 top lists), and keeps py-spy's raw stacks next to the stack's logs. Needs py-spy
 (``uvx py-spy`` is used when it is not on PATH).
 
-    .venv/bin/python bench/profile.py [--seconds 15] [--label before-]
+    .venv/bin/python bench/profile.py [--seconds 15] [--posts 100] [--label before-]
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import json
 import os
 import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -33,7 +37,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fastpath import pipe, post
+from fastpath import Ws, pipe, post
 
 from chips_cli import trace
 from chips_devstack.stack import local_stack
@@ -47,39 +51,72 @@ def py_spy() -> list[str]:
     return [found] if found else ["uvx", "py-spy"]
 
 
-async def idle_trace(base: str, trace_file: Path) -> tuple[str, Any, Any, str]:
+async def idle_trace(base: str, trace_file: Path, count: int) -> tuple[str, str, Any, str]:
+    """``count`` posts one at a time on an idle stack, a harness's socket subscribed.
+
+    Returns the last post's trace, as ``chips trace`` renders it, and the median of each
+    hop over every post whose spans were all written.
+    """
     api = Api(base)
     owner = await api.create_workspace(name="Profile")
     harness, space = await api.connect_harness(owner, "Profile harness")
     await api.close()
+    url = base.replace("http://", "ws://") + "/v1/ws"
+    bot = await Ws.open(url, harness)
+    await bot.conn.send(json.dumps({"frame": "subscribe", "workspace_id": owner.workspace_id}))
     headers = {"Authorization": f"Bearer {owner.token}"}
-    trace_id = ""
+    trace_ids: list[str] = []
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        for i in range(30):
+        for i in range(count):
             r = await http.post(
                 "/v1/events", json=post(space, f"idle {i}", f"idle-{i}"), headers=headers
             )
             r.raise_for_status()
-            trace_id = r.json().get("trace_id", "")
-            await asyncio.sleep(0.05)
-    text = f"no trace for {trace_id}"
+            trace_ids.append(r.json().get("trace_id", ""))
+            await asyncio.sleep(0.05)  # idle: each post alone on the stack
+    await bot.conn.close()
+    wanted = {"gateway.receive event", "eventlog.append", "eventlog.commit", "gateway.deliver"}
+    by_trace: dict[str, dict[str, dict[str, Any]]] = {}
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if os.path.exists(trace_file):  # noqa: ASYNC240 - a bench, not a server
-            spans = trace.spans_from_file(trace_file)
-            message_ids = {
-                s["attributes"]["chips.message_id"]
-                for s in spans
-                if s["trace_id"] == trace_id and "chips.message_id" in s.get("attributes", {})
-            }
-            if message_ids:
-                found = trace.traces_of(message_ids.pop(), spans)
-                services = {s["service"] for t in found.values() for s in t}
-                if {"chips-gateway", "chips-eventlog", "chips-projector"} <= services:
-                    text = "\n\n".join(trace.render(tid, ss) for tid, ss in found.items())
-                    break
+            by_trace = {}
+            for span in trace.spans_from_file(trace_file):
+                if span["trace_id"] in trace_ids and span["name"] in wanted:
+                    by_trace.setdefault(span["trace_id"], {})[span["name"]] = span
+            if len(by_trace.get(trace_ids[-1], {})) == len(wanted):
+                break
         await asyncio.sleep(0.5)
-    return text, owner, harness, space
+    hops: dict[str, list[float]] = {}
+    for spans in by_trace.values():
+        if len(spans) < len(wanted):
+            continue
+        receive, append = spans["gateway.receive event"], spans["eventlog.append"]
+        commit, deliver = spans["eventlog.commit"], spans["gateway.deliver"]
+        for name, ns in (
+            ("gateway → NATS → eventlog (request)", append["start_ns"] - receive["start_ns"]),
+            ("eventlog: batch in Postgres, to commit", commit["end_ns"] - commit["start_ns"]),
+            ("eventlog: commit → answer written", append["end_ns"] - commit["end_ns"]),
+            ("eventlog → NATS → gateway (answer)", receive["end_ns"] - append["end_ns"]),
+            ("gateway.receive (whole, gateway's view)", receive["end_ns"] - receive["start_ns"]),
+            ("commit → gateway feed (publish, NATS)", deliver["start_ns"] - commit["end_ns"]),
+            ("gateway feed: deliver to sockets", deliver["end_ns"] - deliver["start_ns"]),
+        ):
+            hops.setdefault(name, []).append(ns / 1e6)
+    lines = [f"median of {len(next(iter(hops.values()), []))} idle posts, ms:"]
+    lines += [f"  {statistics.median(v):7.2f}  {k}" for k, v in hops.items()]
+    breakdown = "\n".join(lines)
+    text = "no trace"
+    spans_all = trace.spans_from_file(trace_file) if os.path.exists(trace_file) else []  # noqa: ASYNC240
+    message_ids = {
+        s["attributes"]["chips.message_id"]
+        for s in spans_all
+        if s["trace_id"] == trace_ids[-1] and "chips.message_id" in s.get("attributes", {})
+    }
+    if message_ids:
+        found = trace.traces_of(message_ids.pop(), spans_all)
+        text = "\n\n".join(trace.render(tid, ss) for tid, ss in found.items())
+    return text, breakdown, owner, space
 
 
 def top(raw: Path, n: int = 25) -> str:
@@ -105,16 +142,21 @@ def top(raw: Path, n: int = 25) -> str:
 
 
 def main() -> None:
+    # Stopped (by timeout, say), still stop the stack's processes on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--label", default="")
+    parser.add_argument("--posts", type=int, default=100, help="idle posts for the breakdown")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     with local_stack(prefix="chips-bench-", gateways=1) as stack:
         trace_file = Path(stack.env["CHIPS_TRACE_FILE"])
-        text, owner, _, space = asyncio.run(idle_trace(stack.gateway_a, trace_file))
-        (RESULTS / f"{args.label}trace.txt").write_text(text + "\n")
-        print(text, flush=True)
+        text, breakdown, owner, space = asyncio.run(
+            idle_trace(stack.gateway_a, trace_file, args.posts)
+        )
+        (RESULTS / f"{args.label}trace.txt").write_text(f"{text}\n\n{breakdown}\n")
+        print(f"{text}\n\n{breakdown}", flush=True)
         url = stack.gateway_a.replace("http://", "ws://") + "/v1/ws"
         spies = {}
         for name in ("gateway_a", "eventlog"):
@@ -141,7 +183,7 @@ def main() -> None:
                     stderr=subprocess.DEVNULL,
                 ),
             )
-        load = asyncio.run(pipe(url, owner, space, 100_000, args.seconds + 2))
+        load = asyncio.run(pipe(url, [owner], space, 100_000, args.seconds + 2))
         print(f"load while profiling: {load}", flush=True)
         for name, (out, proc) in spies.items():
             proc.wait(timeout=60)

@@ -73,13 +73,9 @@ MATRIX: dict[str, tuple[Params, bool]] = {
     "/v1/participants": (lambda w, _: ({}, {}), False),
     "/v1/harnesses/{harness_id}/spaces": (harness_of, False),
     "/v1/harnesses/{harness_id}/usage": (harness_of, False),
-<<<<<<< HEAD
+    "/v1/spaces/{space_id}/files": (lambda w, _: ({"space_id": w.room}, {}), False),
     # A search for a word of the line said after they left: its snippet holds the secret.
     "/v1/search": (lambda w, _: ({}, {"q": "words", "after_seq": w.head}), True),
-=======
-    "/v1/spaces/{space_id}/files": (lambda w, _: ({"space_id": w.room}, {}), False),
-    # The search index has its own consumer and may lag: only non-members are checked.
-    "/v1/search": (lambda w, _: ({}, {"q": "words", "after_seq": w.head}), False),
     # Public, and reached by a signed URL: nothing of the room whoever asks.
     "/v1/uploads/caps": (lambda w, _: ({}, {}), False),
     "/v1/attachments/{attachment_id}": (lambda w, _: ({"attachment_id": "att_nope"}, {}), False),
@@ -87,7 +83,6 @@ MATRIX: dict[str, tuple[Params, bool]] = {
         lambda w, _: ({"attachment_id": "att_nope"}, {}),
         False,
     ),
->>>>>>> hardening
 }
 # Routes with more than one way in: the other ways, each checked like a route.
 VARIANTS: dict[str, tuple[Params, bool]] = {

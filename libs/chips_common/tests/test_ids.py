@@ -41,6 +41,14 @@ def test_new_id_is_prefix_and_ulid(prefix: str) -> None:
     assert str(ULID.from_str(tail)) == tail
 
 
+def test_a_new_ulid_carries_the_time_it_was_made() -> None:
+    """The first 48 bits are the Unix time in milliseconds, as any ULID reader sees it."""
+    before = time.time_ns() // 1_000_000
+    made = ULID.from_str(new_id("evt").partition("_")[2])
+    after = time.time_ns() // 1_000_000
+    assert before <= made.milliseconds <= after
+
+
 def test_new_ids_are_unique() -> None:
     """Ids are unique without coordination."""
     ids = [new_id("evt") for _ in range(5000)]

@@ -8,9 +8,9 @@ name the event that carried the words.
 
 from __future__ import annotations
 
+import os
 import secrets
-
-from ulid import ULID
+import time
 
 PREFIXES = {
     "event": "evt",
@@ -25,9 +25,25 @@ PREFIXES = {
 }
 
 
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# Every 10-bit value as its two Crockford digits: a ULID's 26 digits are 13 such pairs.
+_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]
+_SHIFTS = tuple(range(120, -1, -10))
+
+
+def new_ulid() -> str:
+    """A fresh ULID as text: 48 bits of Unix milliseconds, then 80 random bits.
+
+    Ids are made for every request and event, so this is on the hot path: two digits
+    at a time from a table, several times cheaper than encoding digit by digit.
+    """
+    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])
+
+
 def new_id(prefix: str) -> str:
     """Return a fresh ``prefix_ULID`` identifier."""
-    return f"{prefix}_{ULID()}"
+    return f"{prefix}_{new_ulid()}"
 
 
 def ulid_part(identifier: str) -> str:

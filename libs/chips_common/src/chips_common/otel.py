@@ -10,12 +10,12 @@ Span attributes follow DESIGN.md §8: ``chips.workspace_id``, ``chips.seq``,
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -45,8 +45,9 @@ class JsonLinesExporter(SpanExporter):
         self.lock = threading.Lock()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        lines = [json.dumps(span_record(span)) + "\n" for span in spans]
-        with self.lock, open(self.path, "a", encoding="utf-8") as out:
+        # orjson: this runs in the exporter's thread, holding the GIL the service needs.
+        lines = [orjson.dumps(span_record(span), default=str) + b"\n" for span in spans]
+        with self.lock, open(self.path, "ab") as out:
             out.writelines(lines)
         return SpanExportResult.SUCCESS
 

@@ -1,8 +1,8 @@
-"""``python -m chips_eventlog``: run the eventlog."""
+"""``python -m chips_eventlog``: run the eventlog (on uvloop, like the gateway)."""
 
 from __future__ import annotations
 
-import asyncio
+import uvloop
 
 from chips_common.service.logs import setup_logging
 from chips_eventlog.app import run
@@ -12,7 +12,7 @@ from chips_eventlog.config import EventlogSettings
 def main() -> None:
     settings = EventlogSettings()
     setup_logging("eventlog", settings.log_level)
-    asyncio.run(run(settings))
+    uvloop.run(run(settings))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ async def run(settings: EventlogSettings) -> None:
         names,
         max_deliver=settings.append_max_deliver,
         request_cap=settings.request_cap(),
-        delivery_cap=settings.delivery_cap(),
+        delivery_cap=settings.append_delivery_cap_seconds,
     )
 
     async def work(stop: asyncio.Event) -> None:

@@ -16,14 +16,12 @@ class EventlogSettings(Settings):
     # How many times a request is handed out before it is given up (answered with
     # `internal` and set aside on the dead-letter stream).
     append_max_deliver: int = 20
-    # A request still failing this long after it was sent is given up too; 0 means half
+    # A request still failing this long after it was sent is given up too; 0 means 40 %
     # of append_timeout_seconds, so its writer hears why before the gateway stops waiting.
     append_request_cap_seconds: float = 0.0
+    # The most one batch may take before it is abandoned (rolled back) and counted as a
+    # failure of each of its requests: a hung batch does not hold its partition for good.
+    append_delivery_cap_seconds: float = 30.0
 
     def request_cap(self) -> float:
-        return self.append_request_cap_seconds or self.append_timeout_seconds / 2
-
-    def delivery_cap(self) -> float:
-        """The most one batch may take: well inside the ack wait, so that JetStream does
-        not hand the same requests to another replica while this one still works on them."""
-        return self.append_ack_wait_seconds * 0.8
+        return self.append_request_cap_seconds or self.append_timeout_seconds * 0.4

@@ -32,12 +32,14 @@ from nats.js.errors import NotFoundError
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 from pydantic import ValidationError
+from sqlalchemy import delete, text, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common import otel
 from chips_common.append import AppendAnswer, AppendRequest, brief
 from chips_common.clock import utcnow
+from chips_common.db import tables as t
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, purge, store
@@ -46,6 +48,10 @@ from chips_eventlog.leases import Leases
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.eventlog")
+
+
+# An event written to CHIPS_EVENTS, and the future of the stream's ack.
+Sent = tuple[dict[str, Any], "asyncio.Future[Any]"]
 
 
 @dataclass
@@ -94,8 +100,27 @@ def give_up(delivered: int, max_deliver: int, age: float, cap: float) -> str | N
 
 
 def backoff(delivered: int) -> float:
-    """How long a failed request waits before its next delivery: 0.1 s, doubling, ≤ 1 s."""
-    return float(min(0.1 * 2 ** max(0, delivered - 1), 1.0))
+    """How long a failed request waits before its next delivery: 50 ms, doubling, ≤ 0.5 s."""
+    return float(min(0.05 * 2 ** max(0, delivered - 1), 0.5))
+
+
+async def clear_outbox(engine: AsyncEngine, events: list[dict[str, Any]]) -> None:
+    """Delete the outbox rows of published events: one statement, one transaction.
+
+    Its commit does not wait for the WAL to reach the disk (``synchronous_commit`` off):
+    a deletion a crash takes back only means the event is published again, and the stream
+    drops the copy (``Nats-Msg-Id``). The appends' own commits keep waiting for the disk.
+    """
+    keys = [(e["workspace_id"], e["seq"]) for e in events]
+    if not keys:
+        return
+    async with engine.begin() as conn:
+        await conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        for start in range(0, len(keys), 5000):
+            chunk = keys[start : start + 5000]
+            await conn.execute(
+                delete(t.outbox).where(tuple_(t.outbox.c.workspace_id, t.outbox.c.seq).in_(chunk))
+            )
 
 
 class Appender:
@@ -120,8 +145,8 @@ class Appender:
         self.request_cap = request_cap
         self.delivery_cap = delivery_cap
         self.publish_timeout = publish_timeout
-        # Committed events waiting for the publisher, in commit order.
-        self.to_publish: list[tuple[dict[str, Any], str | None]] = []
+        # Committed events written to the stream, waiting for its acks, in commit order.
+        self.to_confirm: list[Sent] = []
         self.publish_wanted = asyncio.Event()
         self.publish_idle = asyncio.Event()
         self.publish_idle.set()
@@ -293,20 +318,22 @@ class Appender:
             raise TimeoutError(f"the append took longer than {self.delivery_cap:g} s") from None
 
     async def committed(self, items: list[Pending]) -> None:
-        """Answer and ack every request of a committed group, then hand its events over.
+        """Publish a committed group's events, then answer and ack every request in it.
 
-        Nothing here waits on the network: the answers and acks are written to the NATS
-        connection together, and the events go to the publisher (docs/adr/0024).
+        Nothing here waits on the network (docs/adr/0024): the events, then the answers
+        and acks, are written to the NATS connection, which sends them together and in
+        that order, so an event is on its way to the gateways before its writer hears the
+        ack. The publisher task awaits the stream's acks and clears the outbox.
         """
-        traced: list[tuple[dict[str, Any], str | None]] = []
+        traced = [(e, item.traceparent) for item in items if item.answer for e in item.published]
+        sent = await self.send_events(traced)
         for item in items:
             if item.answer is not None:
                 await self.reply(item.msg, item.answer)
                 await item.msg.ack()
                 self.record(item)
-                traced.extend((e, item.traceparent) for e in item.published)
             item.span.end()
-        self.hand_over(traced)
+        self.hand_over(sent)
 
     async def failed(self, item: Pending, exc: BaseException) -> None:
         """A request whose append failed: tried again later, or given up and answered."""
@@ -348,30 +375,30 @@ class Appender:
 
     # --- after the answer: publishing and clearing the outbox ---------------------------
 
-    def hand_over(self, traced: list[tuple[dict[str, Any], str | None]]) -> None:
-        """Give committed events to the publisher, in commit order (no waiting)."""
-        if traced:
-            self.to_publish.extend(traced)
+    def hand_over(self, sent: list[Sent]) -> None:
+        """Give the publisher events written to the stream, in commit order (no waiting)."""
+        if sent:
+            self.to_confirm.extend(sent)
             self.publish_idle.clear()
             self.publish_wanted.set()
 
     async def publisher(self) -> None:
-        """Publish whatever has been committed since the last round, until cancelled.
+        """Confirm what was published since the last round, until cancelled.
 
-        One task, so events go out in commit order; a round publishes everything that
-        gathered while the last one was in flight (its acks awaited together) and clears
-        their outbox rows in one transaction. What fails stays in the outbox for the sweeper.
+        A round awaits the stream's acks of everything written while the last one was in
+        flight, together, and clears their outbox rows in one statement. What the stream
+        did not take stays in the outbox for the sweeper.
         """
         while True:
             await self.publish_wanted.wait()
             self.publish_wanted.clear()
-            while self.to_publish:
-                traced, self.to_publish = self.to_publish, []
+            while self.to_confirm:
+                sent, self.to_confirm = self.to_confirm, []
                 try:
                     async with self.outbox_lock:
-                        await self.publish(traced)
+                        await self.confirm(sent)
                 except Exception:
-                    log.exception("publishing %d events failed; the sweeper retries", len(traced))
+                    log.exception("confirming %d events failed; the sweeper retries", len(sent))
             self.publish_idle.set()
 
     async def drain_publisher(self, timeout: float) -> None:
@@ -379,17 +406,10 @@ class Appender:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.publish_idle.wait(), timeout)
 
-    async def publish(self, traced: list[tuple[dict[str, Any], str | None]]) -> int:
-        """Publish committed events without awaiting each ack in turn, then clear the outbox.
-
-        Each carries the trace context of the append that logged it. Returns how many were
-        published; the others stay in the outbox for the sweeper.
-        """
-        if not traced:
-            return 0
-        events = [e for e, _ in traced]
-        results: list[Any] = []
-        futures: list[asyncio.Future[Any]] = []
+    async def send_events(self, traced: list[tuple[dict[str, Any], str | None]]) -> list[Sent]:
+        """Write committed events to ``CHIPS_EVENTS`` (``Nats-Msg-Id`` = event id), each with
+        the trace context of the append that logged it, without waiting for any ack."""
+        sent: list[Sent] = []
         for e, tp in traced:
             try:
                 future = await self.js.publish_async(
@@ -397,12 +417,23 @@ class Appender:
                     orjson.dumps(e),
                     headers={HDR_MSG_ID: e["id"], **({HDR_TRACEPARENT: tp} if tp else {})},
                 )
-            except Exception as exc:  # not connected: the rest waits for the sweeper
+            except Exception as exc:  # not connected: it waits in the outbox for the sweeper
                 future = asyncio.get_running_loop().create_future()
                 future.set_exception(exc)
-            futures.append(future)
-        if futures:
-            await asyncio.wait(futures, timeout=self.publish_timeout)
+            sent.append((e, future))
+        return sent
+
+    async def confirm(self, sent: list[Sent]) -> int:
+        """Await the stream's acks of written events together, then clear their outbox rows.
+
+        Returns how many the stream took; the others stay in the outbox for the sweeper.
+        """
+        if not sent:
+            return 0
+        events = [e for e, _ in sent]
+        futures = [f for _, f in sent]
+        await asyncio.wait(futures, timeout=self.publish_timeout)
+        results: list[Any] = []
         for future in futures:
             if not future.done():
                 future.cancel()
@@ -417,9 +448,13 @@ class Appender:
             log.warning(
                 "%d events left in the outbox for the sweeper: %r", len(events) - len(done), failure
             )
-        await store.mark_published(self.engine, done)
+        await clear_outbox(self.engine, done)
         await purge.after_publish(self.js, self.names, self.engine, events, results)
         return len(done)
+
+    async def publish(self, traced: list[tuple[dict[str, Any], str | None]]) -> int:
+        """Publish committed events and confirm them (the sweeper's way)."""
+        return await self.confirm(await self.send_events(traced))
 
     async def reply(self, msg: Msg, answer: AppendAnswer) -> None:
         """Write the answer to the requester's reply subject.

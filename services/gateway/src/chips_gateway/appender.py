@@ -142,6 +142,17 @@ class AppendClient:
             stored.cancel()
         return future
 
+    def expire(self, future: asyncio.Future[AppendAnswer]) -> None:
+        """No answer in time: the request is answered ``unavailable`` (send it again)."""
+        if not future.done():
+            metrics.APPENDS.labels("timeout").inc()
+            future.set_exception(
+                ChipsError(
+                    "unavailable",
+                    "the log did not answer in time; send it again with the same key",
+                )
+            )
+
     async def wait(self, future: asyncio.Future[AppendAnswer]) -> AppendAnswer:
         try:
             return await asyncio.wait_for(future, self.timeout)

@@ -22,6 +22,8 @@ HTTP_STATUS = {
     "too_large": 413,
     "rate_limited": 429,
     "unavailable": 503,
+    # The eventlog gave the request up (it failed on every try) and set it aside.
+    "internal": 500,
 }
 
 

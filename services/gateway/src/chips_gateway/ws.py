@@ -143,6 +143,8 @@ class Session:
         self.subscription: Subscription | None = None
         self.feed: Feed | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
+        # Writes sent to the eventlog and not answered yet.
+        self.waiting: set[asyncio.Future[Any]] = set()
         self.behind = asyncio.Event()
         self.shaper = Shaper(ctx.reader, principal, Budget(), ctx.links)
         # Keys of the decisions this socket sent (approval.resolved): runs.mark_elsewhere.
@@ -452,10 +454,12 @@ class Session:
             span.end()
             self.push(self.error(exc.code, exc.message, idempotency_key=key))
             return
-        task = asyncio.create_task(self.answer(key, future, span))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        task.add_done_callback(lambda _: self.inflight.release())
+        # No task per write: the answer (or the timeout) calls back (docs/adr/0024).
+        timer = asyncio.get_running_loop().call_later(
+            self.ctx.appender.timeout, self.ctx.appender.expire, future
+        )
+        self.waiting.add(future)
+        future.add_done_callback(lambda done: self.answered(key, done, span, timer))
 
     async def within_rate(self, key: str) -> bool:
         """Whether a write may go on; if not, the socket is told when to send it again.
@@ -481,13 +485,27 @@ class Session:
             self.kept_going.set()
         return False
 
-    async def answer(self, key: str, future: Any, span: Span) -> None:
-        try:
-            answer = await self.ctx.appender.wait(future)
-        except ChipsError as exc:
+    def answered(
+        self, key: str, future: asyncio.Future[Any], span: Span, timer: asyncio.TimerHandle
+    ) -> None:
+        """The eventlog's answer to one write (or its timeout): the ack or error frame."""
+        timer.cancel()
+        self.waiting.discard(future)
+        self.inflight.release()
+        if future.cancelled():  # the socket closed first
             span.end()
-            self.push(self.error(exc.code, exc.message, idempotency_key=key))
             return
+        exc = future.exception()
+        if exc is not None:
+            span.end()
+            error = (
+                exc
+                if isinstance(exc, ChipsError)
+                else ChipsError("unavailable", "the log did not answer; send it again")
+            )
+            self.push(self.error(error.code, error.message, idempotency_key=key))
+            return
+        answer = future.result()
         trace_id = otel.trace_id_of(span)
         if answer.ok:
             if answer.seqs:  # a request may log nothing (a harness door that changed nothing)
@@ -580,6 +598,8 @@ class Session:
         finally:
             metrics.SOCKETS_OPEN.dec()
             self.ctx.sockets.discard(self.principal.participant_id, self)
+            for future in list(self.waiting):
+                future.cancel()
             tasks = (sender, reader, behind, kept_going, revoked, *self.tasks)
             for task in tasks:
                 task.cancel()
