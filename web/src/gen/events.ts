@@ -8,6 +8,7 @@ export interface Catalogue {
   AttachmentFetched?: AttachmentFetched;
   Feedback?: Feedback;
   HarnessDeclared?: HarnessDeclared;
+  HarnessDisconnected?: HarnessDisconnected;
   LaneCancelled?: LaneCancelled;
   LaneCompleted?: LaneCompleted;
   LaneFailed?: LaneFailed;
@@ -153,6 +154,19 @@ export interface HarnessDeclared {
   capabilities?: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
   harness_id: string;
   type?: "harness.declared";
+}
+/**
+ * A harness's tokens were withdrawn (``chips disconnect NAME``).
+ *
+ * Written by its owner or a workspace owner or admin. From this event on its tokens are
+ * refused everywhere, and every gateway closes its live sockets as the event goes by.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "HarnessDisconnected".
+ */
+export interface HarnessDisconnected {
+  harness_id: string;
+  type?: "harness.disconnected";
 }
 /**
  * A lane was cancelled from its route card, by a person in either of its rooms (or by
@@ -566,6 +580,7 @@ export interface MessageUnpinned {
  * via the `definition` "ParticipantJoined".
  */
 export interface ParticipantJoined {
+  autonomy?: ("off" | "L0" | "L1" | "L2" | "L3") | null;
   kind: "person" | "harness";
   name: string;
   owner_id?: string | null;
@@ -929,6 +944,7 @@ export type EventBodies = {
   "attachment.fetched": AttachmentFetched;
   "feedback": Feedback;
   "harness.declared": HarnessDeclared;
+  "harness.disconnected": HarnessDisconnected;
   "lane.cancelled": LaneCancelled;
   "lane.completed": LaneCompleted;
   "lane.failed": LaneFailed;
