@@ -301,6 +301,10 @@ def up() -> int:
         env["CHIPS_TRACE_FILE"] = os.environ.get(
             "CHIPS_TRACE_FILE", str(local.run / "traces.jsonl")
         )
+        # The gateway passes uploads to the attachments service, wherever the base put it.
+        env["CHIPS_ATTACHMENTS_URL"] = os.environ.get(
+            "CHIPS_ATTACHMENTS_URL", f"http://127.0.0.1:{local.ports['attachments']}"
+        )
         migrate(local, env)
         start_services(local, state, env)
     except UpFailed as exc:
