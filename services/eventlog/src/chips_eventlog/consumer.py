@@ -67,6 +67,10 @@ class Pending:
         return otel.traceparent_of(self.span)
 
 
+# Deliveries after which a request is appended alone rather than with its batch.
+ISOLATE_AFTER = 2
+
+
 def deliveries(msg: Msg) -> int:
     """How many times JetStream has handed this request out (1 the first time)."""
     try:
@@ -261,8 +265,10 @@ class Appender:
     async def handle_batch(self, msgs: list[Msg]) -> None:
         """Append what one fetch brought, answering each group right after its commit.
 
-        A request seen before (a redelivery) goes alone, so that a request that fails
-        every time does not take its neighbours with it (:func:`give_up`).
+        A request handed out more than ``ISOLATE_AFTER`` times goes alone, so that a
+        request that fails every time (or brings the process down) does not take its
+        neighbours with it (:func:`give_up`). A first redelivery (what an eventlog that
+        died leaves behind, many at once) is still batched.
         """
         groups: list[tuple[str, list[Pending]]] = []
         fresh: OrderedDict[str, list[Pending]] = OrderedDict()
@@ -282,7 +288,7 @@ class Appender:
                 },
             )
             item = Pending(msg, request, span)
-            if deliveries(msg) > 1:
+            if deliveries(msg) > ISOLATE_AFTER:
                 groups.append((request.workspace_id, [item]))
             else:
                 fresh.setdefault(request.workspace_id, []).append(item)
