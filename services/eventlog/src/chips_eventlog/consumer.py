@@ -37,9 +37,11 @@ from chips_common.append import AppendAnswer, AppendRequest
 from chips_common.clock import utcnow
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
-from chips_eventlog import metrics, purge, store
-from chips_eventlog.door import Door, Refused
-from chips_eventlog.leases import Leases
+from chips_eventlog import metrics, purge, state_store, store
+from chips_eventlog.door import Door
+from chips_eventlog.leases import Held, Leases
+from chips_eventlog.refused import Refused
+from chips_eventlog.state import DoorState
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.eventlog")
@@ -68,10 +70,12 @@ class Appender:
 
     # --- one workspace's batch -----------------------------------------------------
 
-    async def append_group(self, workspace_id: str, items: list[Pending]) -> None:
+    async def append_group(
+        self, workspace_id: str, items: list[Pending], held: Held, *, check_keys: bool = False
+    ) -> None:
         """Append every request in ``items`` in one transaction, and trace the commit."""
         started = time.time_ns()
-        await self._append_group(workspace_id, items)
+        await self._append_group(workspace_id, items, held, check_keys)
         ended = time.time_ns()
         metrics.BATCH_SECONDS.observe((ended - started) / 1e9)
         metrics.BATCH_SIZE.observe(len(items))
@@ -83,42 +87,75 @@ class Appender:
                 attributes={otel.WORKSPACE_ID: workspace_id, "chips.batch_size": len(items)},
             ).end(end_time=ended)
 
-    async def _append_group(self, workspace_id: str, items: list[Pending]) -> None:
+    async def _append_group(
+        self, workspace_id: str, items: list[Pending], held: Held, check_keys: bool
+    ) -> None:
+        """Decide from the workspace's door state in memory, then write the batch.
+
+        The state is read from Postgres the first time this lease needs it (or again when
+        the head row says someone else wrote); a transaction that fails takes it away, so
+        the next batch reads it afresh and memory never holds what was not committed.
+        """
+        try:
+            written = await self._decide_and_write(workspace_id, items, held, check_keys)
+        except BaseException:
+            held.states.pop(workspace_id, None)
+            raise
+        if written is not None:
+            state, head_seq = written
+            state.settle(
+                head_seq,
+                [
+                    ((p.request.credential_id, p.request.idempotency_key), p.answer.seqs)
+                    for p in items
+                    if p.answer is not None and p.answer.ok and not p.answer.duplicate
+                ],
+            )
+
+    async def _decide_and_write(
+        self, workspace_id: str, items: list[Pending], held: Held, check_keys: bool
+    ) -> tuple[DoorState, int] | None:
         now = utcnow()
         async with self.engine.begin() as conn:
             creates = any(
                 e.get("type") == "workspace.created" for p in items for e in p.request.events
             )
             head = await store.lock_head(conn, workspace_id, create=creates, now=now)
-            door = Door(conn, workspace_id, head or 0, now)
-            seen = await store.find_keys(
-                conn, [(p.request.credential_id, p.request.idempotency_key) for p in items]
-            )
+            state = held.states.get(workspace_id)
+            if head is not None and (state is None or state.head_seq != head):
+                state = await state_store.load(conn, workspace_id)
+                held.states[workspace_id] = state
+            keys = [(p.request.credential_id, p.request.idempotency_key) for p in items]
+            seen: dict[tuple[str, str], tuple[str, list[int]]] = {}
+            if state is not None:
+                seen = {k: (workspace_id, state.keys[k]) for k in keys if k in state.keys}
+            if check_keys:
+                # Keys outside the window in memory; otherwise a key seen before is caught
+                # by the table's primary key at commit, and the batch is decided again
+                # one request at a time with this lookup (handle_batch).
+                seen.update(await store.find_keys(conn, [k for k in keys if k not in seen]))
+            if state is None:  # no such workspace, and nothing creates it
+                for item in items:
+                    req = item.request
+                    key = (req.credential_id, req.idempotency_key)
+                    item.answer = (
+                        await self._duplicate(conn, req, seen[key], items)
+                        if key in seen
+                        else AppendAnswer.refused(
+                            req.request_id, "not_found", "no such workspace", "workspace_id"
+                        )
+                    )
+                return None
+            await state_store.prefetch(conn, state, [e for p in items for e in p.request.events])
+            door = Door(state, now)
             fresh_keys: list[dict[str, Any]] = []
             for item in items:
                 req = item.request
                 key = (req.credential_id, req.idempotency_key)
                 if key in seen:
-                    seen_workspace, seqs = seen[key]
-                    events = [e for p in items for e in p.published if e["seq"] in seqs]
-                    if not events:
-                        events = await store.read_events(conn, seen_workspace, seqs)
-                    item.answer = AppendAnswer(
-                        request_id=req.request_id,
-                        ok=True,
-                        seqs=seqs,
-                        events=events,
-                        duplicate=True,
-                    )
+                    item.answer = await self._duplicate(conn, req, seen[key], items)
                     continue
-                if head is None and not creates:
-                    item.answer = AppendAnswer.refused(
-                        req.request_id, "not_found", "no such workspace", "workspace_id"
-                    )
-                    continue
-                item.answer, item.published = await self._append_one(
-                    conn, door, req, item.traceparent
-                )
+                item.answer, item.published = self._append_one(door, req, item.traceparent)
                 if item.answer.ok:
                     seqs = item.answer.seqs
                     seen[key] = (workspace_id, seqs)
@@ -131,7 +168,8 @@ class Appender:
                             "created_at": now,
                         }
                     )
-            await door.flush()
+            await store.write_events(conn, workspace_id, door.pending, door.traces, now)
+            await state_store.flush(conn, state, now)
             if door.erased:  # what the batch said in a room it then erased is not published
                 for item in items:
                     item.published = [
@@ -144,36 +182,49 @@ class Appender:
                 await store.save_head(conn, workspace_id, door.head_seq)
             elif creates:
                 await store.drop_empty_workspace(conn, workspace_id)
+                held.states.pop(workspace_id, None)
+                return None
+        return state, door.head_seq
 
     @staticmethod
-    async def _append_one(
-        conn: Any, door: Door, req: AppendRequest, traceparent: str | None
+    async def _duplicate(
+        conn: Any,
+        req: AppendRequest,
+        seen: tuple[str, list[int]],
+        items: list[Pending],
+    ) -> AppendAnswer:
+        """The answer to a key seen before: the events it logged, marked a duplicate."""
+        seen_workspace, seqs = seen
+        events = [e for p in items for e in p.published if e["seq"] in seqs]
+        if not events:
+            events = await store.read_events(conn, seen_workspace, seqs)
+        return AppendAnswer(
+            request_id=req.request_id, ok=True, seqs=seqs, events=events, duplicate=True
+        )
+
+    @staticmethod
+    def _append_one(
+        door: Door, req: AppendRequest, traceparent: str | None
     ) -> tuple[AppendAnswer, list[dict[str, Any]]]:
         """Let one request through the door, or refuse it leaving no trace.
 
-        Every rule is checked before its own write, so a single event needs no savepoint;
-        a request of several (a harness and its space) takes one, so that a refusal of its
-        second event undoes the first.
+        The door decides in memory; a refusal undoes what the request's events changed
+        in the state and staged, and nothing of it reaches Postgres.
         """
         mark = door.mark()
-        savepoint = await conn.begin_nested() if len(req.events) > 1 else None
         try:
-            events = await door.append(req, traceparent)
+            events = door.append(req, traceparent)
         except Refused as refusal:
-            if savepoint is not None:
-                await savepoint.rollback()
             door.undo(mark)
             return AppendAnswer.refused(
                 req.request_id, refusal.code, refusal.message, refusal.field
             ), []
-        if savepoint is not None:
-            await savepoint.commit()
         seqs = [e["seq"] for e in events]
         return AppendAnswer(request_id=req.request_id, ok=True, seqs=seqs, events=events), events
 
     # --- the loop --------------------------------------------------------------------
 
-    async def handle_batch(self, msgs: list[Msg]) -> None:
+    async def handle_batch(self, msgs: list[Msg], held: Held) -> None:
         groups: OrderedDict[str, list[Pending]] = OrderedDict()
         for msg in msgs:
             try:
@@ -194,13 +245,13 @@ class Appender:
 
         for workspace_id, items in groups.items():
             try:
-                await self.append_group(workspace_id, items)
+                await self.append_group(workspace_id, items, held)
             except IntegrityError:
                 # Two requests raced on a key or an id: append them one by one instead.
                 for item in items:
                     item.answer, item.published = None, []
                     try:
-                        await self.append_group(workspace_id, [item])
+                        await self.append_group(workspace_id, [item], held, check_keys=True)
                     except Exception:
                         log.exception("append failed for %s", item.request.request_id)
                         await item.msg.nak(delay=1)
@@ -365,6 +416,9 @@ class Appender:
             ),
         )
         lag = LagProbe(self.names.append_stream, durable)
+        # The door state of this partition's workspaces lives here while the lease does,
+        # and goes with it (docs/adr/0021).
+        held = Held(partition)
         try:
             while not done.is_set():
                 await lag.maybe_update(self.js)
@@ -372,7 +426,7 @@ class Appender:
                     msgs = await sub.fetch(batch_size, timeout=1)
                 except (TimeoutError, NatsTimeout):
                     continue
-                await self.handle_batch(msgs)
+                await self.handle_batch(msgs, held)
         finally:
             await sub.unsubscribe()
 

@@ -11,15 +11,26 @@ to ``ceil(partitions / replicas)`` and hands back what it holds beyond that.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from chips_eventlog.state import DoorState
 
 # Two-int advisory lock keys: (class, id). The lock space is per database, so two Chips
 # installs on one server, in their own databases, never meet here.
 MEMBER_CLASS = 0x43480001  # a replica slot: ids 0..MAX_REPLICAS-1
 PARTITION_CLASS = 0x43480002  # a partition: ids 0..partitions-1
 MAX_REPLICAS = 64
+
+
+@dataclass
+class Held:
+    """A partition this replica serves: the door state of its workspaces lives here."""
+
+    partition: int
+    states: dict[str, DoorState] = field(default_factory=dict)
 
 
 class Leases:
