@@ -39,7 +39,7 @@ from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Na
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, purge, state_store, store
 from chips_eventlog.door import Door
-from chips_eventlog.leases import Held, Leases
+from chips_eventlog.leases import Fenced, Held, Leases, fence
 from chips_eventlog.refused import Refused
 from chips_eventlog.state import DoorState
 
@@ -121,6 +121,7 @@ class Appender:
                 e.get("type") == "workspace.created" for p in items for e in p.request.events
             )
             head = await store.lock_head(conn, workspace_id, create=creates, now=now)
+            await fence(conn, held)  # no write under a lease that is gone (ADR 0022)
             state = held.states.get(workspace_id)
             if head is not None and (state is None or state.head_seq != head):
                 state = await state_store.load(conn, workspace_id)
@@ -256,6 +257,14 @@ class Appender:
                         log.exception("append failed for %s", item.request.request_id)
                         await item.msg.nak(delay=1)
                         item.answer = None
+            except Fenced as fenced:
+                # Another replica holds the partition now: put the requests back for it.
+                log.warning("%s; handing the batch back", fenced)
+                metrics.FENCED.inc()
+                for item in items:
+                    item.span.end()
+                    await item.msg.nak()
+                continue
             except Exception:
                 log.exception("append batch failed for workspace %s", workspace_id)
                 for item in items:
@@ -345,52 +354,67 @@ class Appender:
         sweep_seconds: float,
         ack_wait: float,
         lease_check_seconds: float,
+        lease_ttl_seconds: float = 5.0,
     ) -> None:
-        """Serve the partitions this replica leases until ``stop``, rebalancing as replicas
-        come and go."""
+        """Serve the partitions this replica leases until ``stop``, renewing the leases by
+        heartbeat and rebalancing as replicas come and go (docs/adr/0022)."""
         await self._drop_unpartitioned_consumer()
         swept = await self.sweep_outbox()
         if swept:
             log.info("re-published %d events from the outbox", swept)
         sweeper = asyncio.create_task(self._sweep_every(stop, sweep_seconds))
-        leases = Leases(self.engine, self.names.partitions)
+        leases = Leases(self.engine, self.names.partitions, lease_ttl_seconds)
         await leases.open()
+        log.info("eventlog replica %s", leases.holder)
         running: dict[int, tuple[asyncio.Task[None], asyncio.Event]] = {}
+        beat = min(lease_check_seconds, lease_ttl_seconds / 3)
 
-        async def hand_back(partition: int) -> None:
+        async def halt(partition: int) -> None:
             task, done = running.pop(partition)
             done.set()
             await asyncio.gather(task, return_exceptions=True)
+
+        async def hand_back(partition: int) -> None:
+            await halt(partition)
             await leases.release(partition)
 
         try:
             while not stop.is_set():
-                if not await leases.alive():
-                    # Our locks went with the connection: stop writing at once, start over.
-                    log.error("lost the lease connection; stopping every partition")
-                    for partition in list(running):
-                        task, done = running.pop(partition)
-                        done.set()
-                        await asyncio.gather(task, return_exceptions=True)
-                    await leases.close()
-                    await leases.open()
+                try:
+                    lost = await leases.heartbeat()
+                except Exception:
+                    log.exception("could not renew the partition leases")
+                    lost = {p for p, held in leases.held.items() if not held.fresh()}
+                    with contextlib.suppress(Exception):
+                        await leases.reopen()
+                for partition in sorted(lost):
+                    # Renewal failed or another replica took it: stop writing, forget it.
+                    log.error("lost the lease of append partition %d", partition)
+                    metrics.LEASES_LOST.inc()
+                    if partition in running:
+                        await halt(partition)
+                    leases.forget(partition)
                 for partition, (task, _) in list(running.items()):
-                    if task.done():  # a partition loop that crashed is started again
+                    if task.done():  # a partition loop that crashed or was fenced
                         await hand_back(partition)
-                take, give_back = await leases.rebalance(set(running))
+                taken, give_back = await leases.rebalance(set(running))
                 for partition in give_back:
                     await hand_back(partition)
                     log.info("handed back append partition %d", partition)
-                for partition in take:
+                for held in taken:
                     done = asyncio.Event()
                     task = asyncio.create_task(
-                        self.serve_partition(partition, done, batch_size, ack_wait)
+                        self.serve_partition(held, done, batch_size, ack_wait)
                     )
-                    running[partition] = (task, done)
-                if take:
-                    log.info("serving append partitions %s", sorted(running))
+                    running[held.partition] = (task, done)
+                if taken:
+                    log.info(
+                        "serving append partitions %s (took %s)",
+                        sorted(running),
+                        {h.partition: h.epoch for h in taken},
+                    )
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), lease_check_seconds)
+                    await asyncio.wait_for(stop.wait(), beat)
         finally:
             # Every partition finishes its batch in flight at once, then the leases go.
             for _, done in running.values():
@@ -400,9 +424,14 @@ class Appender:
             sweeper.cancel()
 
     async def serve_partition(
-        self, partition: int, done: asyncio.Event, batch_size: int, ack_wait: float
+        self, held: Held, done: asyncio.Event, batch_size: int, ack_wait: float
     ) -> None:
-        """Append the requests of one partition until ``done``; the batch in flight finishes."""
+        """Append the requests of one partition until ``done``; the batch in flight finishes.
+
+        While the lease's last renewal is older than its time to live, nothing is pulled;
+        once a commit is fenced, the partition is another replica's and this loop ends.
+        """
+        partition = held.partition
         durable = self.names.consumer(f"eventlog_p{partition}")
         sub = await self.js.pull_subscribe(
             self.names.append_partition_subject(partition),
@@ -416,11 +445,13 @@ class Appender:
             ),
         )
         lag = LagProbe(self.names.append_stream, durable)
-        # The door state of this partition's workspaces lives here while the lease does,
-        # and goes with it (docs/adr/0021).
-        held = Held(partition)
+        # The door state of this partition's workspaces lives in ``held`` while the lease
+        # does, and goes with it (docs/adr/0021).
         try:
-            while not done.is_set():
+            while not done.is_set() and not held.fenced:
+                if not held.fresh():
+                    await asyncio.sleep(0.05)
+                    continue
                 await lag.maybe_update(self.js)
                 try:
                     msgs = await sub.fetch(batch_size, timeout=1)
