@@ -3,25 +3,32 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 VENV := .venv/bin
 
-.PHONY: help install up down status test test-unit test-e2e lint format bench
+.PHONY: help install web browser up down status test test-unit test-e2e test-web smoke lint format bench
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 install: ## Install uv (when missing) and every package into .venv
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install -q uv
 	@$(UV) sync --quiet
 
-up: install ## Start NATS, Postgres, Redis, S3 (when the machine has none) and every service
+web: ## Build the people's app into web/dist (npm ci when the lock changed)
+	@scripts/build_web.sh
+
+browser: ## Install Debian's chromium for the browser tests, when it is missing
+	@scripts/ensure_chromium.sh
+
+up: install web ## Build the app; start every service, and NATS, Postgres, Redis, S3 where none answers
 	@$(VENV)/chips-dev up
 
 down: ## Stop what `make up` started
 	@$(VENV)/chips-dev down
 
-status: ## Which of the processes `make up` started are running
+status: ## What `make up` started and whether it runs (or "nothing running")
 	@$(VENV)/chips-dev status
 
-test: install ## Run the whole suite: unit, then end to end against the real stack
+test: install web browser ## Run the whole suite: the app's unit tests, then Python unit and end to end
+	@cd web && npm test --silent
 	@$(VENV)/pytest
 
 test-unit: install ## Only the tests that need no infrastructure
@@ -29,6 +36,13 @@ test-unit: install ## Only the tests that need no infrastructure
 
 test-e2e: install ## Only the end-to-end tests
 	@$(VENV)/pytest tests/e2e
+
+test-web: install web browser ## Only the people's app: its unit tests, then its browser tests
+	@cd web && npm run --silent typecheck && npm test --silent
+	@$(VENV)/pytest tests/e2e/test_web_app.py
+
+smoke: install ## On moved ports, as on a bare machine: up, the README's steps, down, nothing left
+	@$(VENV)/python scripts/smoke_bare.py
 
 lint: install ## ruff (format and check) and mypy --strict
 	@$(VENV)/ruff format --check .

@@ -23,7 +23,7 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chips_devstack.stack import local_stack
+from chips_devstack.stack import UNLIMITED, local_stack
 from tests.e2e.client import Api
 
 RESULTS = Path(__file__).parent / "results"
@@ -95,7 +95,7 @@ def main() -> None:
     parser.add_argument("--sockets", type=int, default=8)
     parser.add_argument("--events", type=int, default=500, help="events per socket")
     args = parser.parse_args()
-    with local_stack(prefix="chips-bench-", gateways=1) as stack:
+    with local_stack(prefix="chips-bench-", gateways=1, env=UNLIMITED) as stack:
         figures = asyncio.run(run(stack.gateway_a, args.sockets, args.events))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "append.json").write_text(json.dumps(figures, indent=2) + "\n")

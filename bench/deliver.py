@@ -30,7 +30,7 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chips_devstack.stack import local_stack
+from chips_devstack.stack import UNLIMITED, local_stack
 from tests.e2e.client import Api
 
 RESULTS = Path(__file__).parent / "results"
@@ -164,7 +164,7 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=200, help="messages per second")
     parser.add_argument("--seconds", type=int, default=10)
     args = parser.parse_args()
-    with local_stack(prefix="chips-bench-", gateways=1) as stack:
+    with local_stack(prefix="chips-bench-", gateways=1, env=UNLIMITED) as stack:
         figures = asyncio.run(run(stack.gateway_a, args.rate, args.seconds))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "deliver.json").write_text(json.dumps(figures, indent=2) + "\n")

@@ -440,7 +440,7 @@ def test_compose_runs_every_service_after_the_migration() -> None:
 def test_compose_has_the_infrastructure_and_a_load_balancer() -> None:
     services = compose()["services"]
     assert "-js" in services["nats"]["command"]
-    assert services["nats"]["image"].startswith("nats:2.10")
+    assert services["nats"]["image"] == "nats:2.14.0-alpine"  # as deploy/k8s pins it
     assert services["postgres"]["image"].startswith("postgres:16")
     assert services["redis"]["image"].startswith("redis:7")
     assert services["minio"]["image"].startswith("minio/minio")
@@ -453,3 +453,56 @@ def test_compose_has_the_infrastructure_and_a_load_balancer() -> None:
         assert upstream in conf
     assert "proxy_set_header Upgrade $http_upgrade" in conf
     assert "ip_hash" not in conf and "sticky" not in conf, "the gateways need no affinity"
+
+
+# --- durability, stated and checked (docs/adr/0041) -----------------------------------------
+
+
+def chips_config(overlay: str) -> dict[str, str]:
+    (config,) = [
+        m for m in objects(overlay, "ConfigMap") if m["metadata"]["name"].startswith("chips-config")
+    ]
+    return dict(config["data"])
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_streams_are_kept_on_every_nats_node(overlay: str) -> None:
+    """R3 on the three-node cluster: one node's loss (which the PDB allows) stops nothing."""
+    nodes = one(overlay, "StatefulSet", "nats")["spec"]["replicas"]
+    assert int(chips_config(overlay)["CHIPS_STREAM_REPLICAS"]) == nodes == 3
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_jetstream_states_how_often_it_syncs_to_disk(overlay: str) -> None:
+    conf = one(overlay, "ConfigMap", "nats-config")["data"]["nats.conf"]
+    jetstream = re.search(r"jetstream\s*\{(.*?)\}", conf, re.S)
+    assert jetstream, "no jetstream block"
+    assert re.search(r"^\s*sync_interval:\s*(always|\d+(ms|s|m))\s*$", jetstream[1], re.M), (
+        "JetStream's sync_interval is not stated"
+    )
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_postgres_durability_is_stated(overlay: str) -> None:
+    assert chips_config(overlay)["CHIPS_PG_SYNCHRONOUS_COMMIT"] == "on"
+    if overlay == "dev":
+        (container,) = one(overlay, "StatefulSet", "postgres")["spec"]["template"]["spec"][
+            "containers"
+        ]
+        args = " ".join(container.get("args", []))
+        for setting in ("fsync=on", "synchronous_commit=on", "full_page_writes=on"):
+            assert setting in args, f"the dev Postgres does not state {setting}"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_third_party_image_is_pinned(overlay: str) -> None:
+    """A tag names one release (x.y.z, a dated RELEASE, or Postgres's own major.minor),
+    never a moving major or minor."""
+    pinned = re.compile(
+        r":(\d+\.\d+\.\d+[\w.-]*|RELEASE\.[\w.-]+)$|^postgres:\d+\.\d+-|@sha256:[0-9a-f]{64}$"
+    )
+    for owner, spec in pod_specs(overlay):
+        for container in [*spec.get("initContainers", []), *spec["containers"]]:
+            if is_chips_container(container):
+                continue
+            assert pinned.search(container["image"]), f"{owner}: {container['image']} floats"

@@ -40,10 +40,18 @@ def check_event(event: dict[str, Any]) -> None:
     if logged_type == "message.post":
         fields.pop("message_id", None)  # filled in by Chips for message.post
     fields.pop("resolved_elsewhere", None)  # a person's socket that did not decide it
+    if fields.get("attachments"):
+        # Each file is delivered with links signed for the recipient (websocket.md).
+        links = ("url", "url_expires_at", "thumbnail_url")
+        fields["attachments"] = [
+            {k: v for k, v in a.items() if k not in links} for a in fields["attachments"]
+        ]
     if event["type"] == "message.new":
         assert "room" in event, "a message.new carries room"
+        assert event["from"]["id"] == event["actor"]["id"], "a message.new says who said it"
         fields.pop("context", None)
         fields.pop("room", None)
+        fields.pop("from", None)
     parse_event(fields)
 
 
@@ -349,6 +357,24 @@ class Socket:
         if since is not None:
             frame["since"] = since
         await self.send(frame)
+
+    async def attached(self) -> None:
+        """Until the subscription is in place, so that whatever is logged next comes live.
+
+        The server reads a socket's frames in order: a second subscribe is refused only
+        once the first is attached. The refusal is dropped from ``frames``.
+        """
+        await self.send({"frame": "subscribe", "workspace_id": "attached?"})
+        refusal = await self.wait_for(
+            lambda f: f["frame"] == "error" and "subscribed already" in f["message"]
+        )
+        self.frames.remove(refusal)
+
+    async def wait_closed(self, timeout: float = 10) -> None:
+        """Until the server has closed this socket."""
+        if self._reader is not None:
+            await asyncio.wait([self._reader], timeout=timeout)
+        assert self.closed, f"the socket is still open after {timeout} s"
 
     async def write(self, event: dict[str, Any], idempotency_key: str | None = None) -> str:
         k = idempotency_key or key("ws")

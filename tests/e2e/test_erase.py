@@ -45,6 +45,16 @@ def tables_holding(stack: Any, word: str) -> list[str]:
     return found
 
 
+async def search_caught_up(api: Api, who: Identity, word: str, seq: int) -> None:
+    """The search index has folded in ``seq`` (so an erasure's rows are gone from it), and
+    a search for ``word`` finds nothing."""
+    r = await api.http.get(
+        "/v1/search", params={"q": word, "after_seq": seq}, headers=api.auth(who)
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["as_of_seq"] >= seq and r.json()["hits"] == []
+
+
 def logged_rows(stack: Any, workspace_id: str, space_id: str) -> list[dict[str, Any]]:
     with psycopg.connect(db_url(stack)) as conn:
         rows = conn.execute(
@@ -185,7 +195,10 @@ async def test_erase_leaves_no_words_in_http_replay_tables_or_the_stream(stack, 
     assert [e["type"] for e in logged_rows(stack, owner.workspace_id, room)] == ["space.erased"]
     assert logged_rows(stack, owner.workspace_id, thread) == []
 
-    # Every table (log, door state, read models), then again after a rebuild from seq 0.
+    # Every table (log, door state, read models, the search index), then again after a
+    # rebuild from seq 0.
+    await search_caught_up(api, owner, word, after)
+    await search_caught_up(api, owner, thread_word, after)
     assert tables_holding(stack, word) == []
     assert tables_holding(stack, thread_word) == []
     before = stack.run_module("chips_projector", "digest").strip()
@@ -224,6 +237,7 @@ async def test_words_sent_in_the_same_batch_as_the_delete_are_erased_too(stack, 
     await sock.close()
     await watch.close()
     await api.spaces(owner, erased_seq)  # the read models have applied the erasure
+    await search_caught_up(api, owner, word, erased_seq)  # and the search index
     assert tables_holding(stack, word) == []
     assert not [c for c in await stream_copies(stack, owner.workspace_id) if word in c]
     assert word not in json.dumps(await api.read(owner, since=0))

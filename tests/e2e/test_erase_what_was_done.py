@@ -10,7 +10,7 @@ import secrets
 
 from tests.e2e.client import Api
 from tests.e2e.test_changing_words import about, said
-from tests.e2e.test_erase import tables_holding
+from tests.e2e.test_erase import search_caught_up, tables_holding
 from tests.e2e.test_runs import start
 
 
@@ -48,6 +48,7 @@ async def test_erase_takes_edits_feedback_runs_and_leaves_the_harness_s_spend(
     )
     assert usage.json()["usage"]["cost_usd"] == 0.5  # the spend stays on its account
     for word in words.values():
+        await search_caught_up(api, owner, word, erased)
         assert tables_holding(stack, word) == [], word
     gone = await api.http.get(f"/v1/runs/{run}", headers=api.auth(owner))
     assert gone.status_code == 404

@@ -56,9 +56,15 @@ async def test_the_same_emoji_again_takes_the_reaction_back(stack, api: Api) -> 
 
 
 async def test_a_reaction_is_taken_on_anybody_s_message(stack, api: Api) -> None:
-    owner, maya, _, _, room, _ = await room_with_two_harnesses(stack, api)
+    owner, maya, _, _, room, socks = await room_with_two_harnesses(stack, api)
     _, mid = await said(api, maya, room, "Lunch?")
-    await api.append(owner, feedback(room, mid, kind="reaction", emoji="👍"))
+    seq = await api.append(owner, feedback(room, mid, kind="reaction", emoji="👍"))
+    logged = next(e for e in await api.read(owner, since=seq - 1) if e["seq"] == seq)
+    assert logged["type"] == "feedback" and logged["message_id"] == mid
+    assert logged["kind"] == "reaction" and logged["emoji"] == "👍"
+    # The room shows it on Maya's line, from the owner; Maya sees it too.
+    shown = await line(api, maya, room, seq, mid)
+    assert shown["feedback"] == [{"from": owner.participant_id, "kind": "reaction", "emoji": "👍"}]
 
 
 async def test_feedback_refusals(stack, api: Api) -> None:

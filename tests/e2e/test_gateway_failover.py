@@ -29,6 +29,7 @@ class Follower:
         self.home = home
         self.seqs: list[int] = []
         self.reconnects = 0
+        self.following = asyncio.Event()  # its first socket is subscribed
 
     async def follow(self, until_seq: asyncio.Future[int]) -> None:
         attempt = self.home
@@ -41,6 +42,8 @@ class Follower:
                 await asyncio.sleep(0.1)
                 continue
             await sock.subscribe(self.who.workspace_id, since=since)
+            await sock.attached()
+            self.following.set()
             while not sock.closed:
                 await asyncio.sleep(0.05)
                 if until_seq.done() and sock.seqs() and sock.seqs()[-1] >= until_seq.result():
@@ -63,7 +66,7 @@ async def test_a_gateway_killed_mid_traffic_loses_and_repeats_nothing(
     followers = [Follower(h, gateways, i) for i, h in enumerate(harnesses)]
     last: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     following = [asyncio.create_task(f.follow(last)) for f in followers]
-    await asyncio.sleep(1)
+    await asyncio.wait_for(asyncio.gather(*(f.following.wait() for f in followers)), 30)
 
     writer = await Socket.open(stack.gateway_a, owner)
     keys = []

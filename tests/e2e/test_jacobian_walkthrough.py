@@ -43,7 +43,7 @@ async def test_the_jacobian_walkthrough(stack, api: Api) -> None:
     maya_s = await Socket.open(stack.gateway_a, maya)
     for sock in (harness, phone, desk, maya_s):
         await sock.subscribe(arjun.workspace_id)
-    await asyncio.sleep(0.3)
+        await sock.attached()
 
     # A turn begins on a message from Chips: no run is going, so only the ack.
     ask = await phone.write(

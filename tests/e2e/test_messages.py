@@ -6,7 +6,6 @@ spec/websocket.md, What a harness hears, What you're told with a question, Who i
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tests.e2e.client import Api, Identity, Socket, key
@@ -26,8 +25,8 @@ async def room_with_two_harnesses(stack, api: Api, accepts=None, context=None):
         if context is not None:
             sock = await reopen_with_context(stack, who, context)
         await sock.subscribe(owner.workspace_id)
+        await sock.attached()
         socks[name] = sock
-    await asyncio.sleep(0.3)
     return owner, maya, scout, ledger, room, socks
 
 
@@ -57,7 +56,7 @@ async def test_rule_1_an_at_mention_makes_it_that_harness_s(stack, api: Api) -> 
     assert to_ledger["mentions"] == [ledger.participant_id]
     assert "context" not in to_scout and "room" not in to_scout
     assert {k: v for k, v in to_scout.items() if k != "type"} == {
-        k: v for k, v in to_ledger.items() if k not in ("type", "context", "room")
+        k: v for k, v in to_ledger.items() if k not in ("type", "context", "room", "from")
     }
 
 
@@ -106,7 +105,7 @@ async def test_rule_4_the_only_harness_in_a_room_hears_everything(stack, api: Ap
     scout, direct = await api.connect_harness(owner, "Scout")
     sock = await Socket.open(stack.gateway_b, scout)
     await sock.subscribe(owner.workspace_id)
-    await asyncio.sleep(0.2)
+    await sock.attached()
     for text in ("hello", "@Arjun note to self", "plain words"):
         seq = await post(api, owner, direct, text)
         event = await heard(sock, seq)
@@ -189,7 +188,8 @@ async def test_context_budget_drops_the_oldest_and_says_so(stack, api: Api) -> N
     await sock.subscribe(owner.workspace_id)
     quiet = await reopen_with_context(stack, scout, {"lines": 0})
     await quiet.subscribe(owner.workspace_id)
-    await asyncio.sleep(0.2)
+    await sock.attached()
+    await quiet.attached()
     seqs = [await post(api, owner, direct, f"line {i}") for i in range(5)]
     last = await heard(sock, seqs[-1])
     assert [line["seq"] for line in last["context"]["lines"]] == seqs[2:4]
@@ -291,7 +291,7 @@ async def test_context_with_its_budget_is_the_same_live_on_replay_and_after_a_ga
     owner, maya, scout, ledger, room, _ = await room_with_two_harnesses(stack, api)
     live = await reopen_with_context(stack, scout, {"lines": 3, "chars": 400})
     await live.subscribe(owner.workspace_id)
-    await asyncio.sleep(0.2)
+    await live.attached()
     start = await post(api, maya, room, "warm-up")
     ids = []
     for i in range(6):

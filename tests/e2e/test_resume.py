@@ -77,7 +77,7 @@ async def test_without_since_the_stream_starts_from_now(stack, api: Api) -> None
     await api.say(owner, space_id, "in the past")
     bot = await Socket.open(stack.gateway_b, harness)
     await bot.subscribe(owner.workspace_id)
-    await asyncio.sleep(0.3)
+    await bot.attached()
     now = await api.say(owner, space_id, "now")
     await bot.wait_for_seq(now)
     assert bot.seqs() == [now]

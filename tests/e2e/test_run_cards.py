@@ -121,7 +121,7 @@ async def test_resolved_elsewhere_on_the_sockets_that_did_not_decide(stack, api:
     harness = await Socket.open(stack.gateway_b, jacobian)
     for sock in (phone, desk, harness):
         await sock.subscribe(owner.workspace_id)
-    await asyncio.sleep(0.3)
+        await sock.attached()
     run = await start(api, jacobian, room)
     card = await approval(api, jacobian, run)
     won, lost = await asyncio.gather(
@@ -222,7 +222,7 @@ async def test_receipts_queued_and_steered(stack, api: Api) -> None:
     harness = await Socket.open(stack.gateway_b, jacobian)
     for sock in (person, harness):
         await sock.subscribe(owner.workspace_id)
-    await asyncio.sleep(0.3)
+        await sock.attached()
     quiet = await person.write({"type": "message.post", "space_id": room, "text": "hello"})
     assert (await person.answer(quiet))["frame"] == "ack"
     run = await start(api, jacobian, room)

@@ -7,8 +7,6 @@ forbidden and no ack.
 
 from __future__ import annotations
 
-import asyncio
-
 from tests.e2e.client import Api, Socket
 
 
@@ -22,14 +20,15 @@ async def test_harness_never_receives_replays_or_reads_a_space_it_is_not_in(
 
     live = await Socket.open(stack.gateway_b, harness)
     await live.subscribe(owner.workspace_id)
-    await asyncio.sleep(0.2)
+    await live.attached()
     hidden = [
         await api.say(owner, secret_room, "the secret plan"),
         await api.say(owner, other_space, "for Ledger only"),
     ]
     visible = await api.say(owner, own_space, "for Scout")
+    # One socket is sent a workspace's events in seq order: once the later seq is here, a
+    # hidden one would have come before it.
     await live.wait_for_seq(visible)
-    await asyncio.sleep(0.3)
     assert not set(hidden) & set(live.seqs())
 
     replay = await Socket.open(stack.gateway_a, harness, accepts=["events"])

@@ -131,26 +131,38 @@ async def read_server_frames(reader: asyncio.StreamReader) -> tuple[list[bytes],
             return texts, struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
 
 
-async def test_a_silent_socket_is_closed(stack, api: Api, short_silence: str) -> None:
-    """A client that never answers pings is closed after the silence timeout (2 s here)."""
-    owner = await api.create_workspace()
-    port = int(short_silence.rsplit(":", 1)[1])
+async def silent_socket(
+    base_url: str, token: str
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A socket upgraded to a WebSocket that will never answer a ping."""
+    port = int(base_url.rsplit(":", 1)[1])
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     nonce = base64.b64encode(os.urandom(16)).decode()
     writer.write(
         (
             f"GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {nonce}\r\nSec-WebSocket-Version: 13\r\n"
-            f"Authorization: Bearer {owner.token}\r\n\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n"
         ).encode()
     )
     await writer.drain()
     status = await reader.readline()
     assert b"101" in status
-    started = asyncio.get_running_loop().time()
-    # Read whatever comes (pings, then a close) but never answer; EOF means we were closed.
+    return reader, writer
+
+
+async def until_closed(reader: asyncio.StreamReader) -> None:
+    """Read whatever comes (pings, then a close) but never answer; EOF: we were closed."""
     while await asyncio.wait_for(reader.read(4096), 10):
         pass
+
+
+async def test_a_silent_socket_is_closed(stack, api: Api, short_silence: str) -> None:
+    """A client that never answers pings is closed after the silence timeout (2 s here)."""
+    owner = await api.create_workspace()
+    reader, writer = await silent_socket(short_silence, owner.token)
+    started = asyncio.get_running_loop().time()
+    await until_closed(reader)
     elapsed = asyncio.get_running_loop().time() - started
     assert 1.0 < elapsed < 8, f"closed after {elapsed:.1f} s"
     writer.close()
@@ -161,7 +173,11 @@ async def test_a_client_that_answers_pings_stays(stack, api: Api, short_silence:
     _, space_id = await api.connect_harness(owner, "Scout")
     sock = await Socket.open(short_silence, owner)
     await sock.subscribe(owner.workspace_id)
-    await asyncio.sleep(4)
+    # A silent socket opened after it is closed once the silence timeout has passed for
+    # both: by then the socket that answers pings has outlived the timeout, and stays.
+    reader, writer = await silent_socket(short_silence, owner.token)
+    await until_closed(reader)
+    writer.close()
     assert not sock.closed
     seq = await api.say(owner, space_id, "still here?")
     await sock.wait_for_seq(seq)

@@ -271,6 +271,20 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "withdrawn": True,
     },
     **RUN_SAMPLES,
+    "attachment.caps_set": {
+        "type": "attachment.caps_set",
+        "photos_bytes": 20_000_000,
+        "videos_bytes": 50_000_000,
+        "files_bytes": 100_000_000,
+    },
+    "attachment.fetched": {
+        "type": "attachment.fetched",
+        "space_id": SPC,
+        "attachment_id": "att_01J9ZQ5V1M3X8K2R7T4W6Y0STU",
+        "name": "po.pdf",
+        "message_id": MSG,
+        "thumbnail": True,
+    },
 }
 
 
@@ -282,6 +296,29 @@ def _post(kind: str, card: dict[str, Any]) -> dict[str, Any]:
 # one card; feedback is a reaction or a correction): together they give every field.
 MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
     "message.post": [
+        {
+            "type": "message.post",
+            "space_id": SPC,
+            "kind": "text",
+            "upload_ids": ["att_01J9ZQ5V1M3X8K2R7T4W6Y0NEW"],
+            "replaces": {"att_01J9ZQ5V1M3X8K2R7T4W6Y0NEW": "att_01J9ZQ5V1M3X8K2R7T4W6Y0OLD"},
+            "attachments": [
+                {
+                    "attachment_id": "att_01J9ZQ5V1M3X8K2R7T4W6Y0NEW",
+                    "name": "ascii-alphabet.png",
+                    "mime_type": "image/png",
+                    "kind": "photo",
+                    "byte_size": 4812,
+                    "sha256": "9f2c" * 16,
+                    "version": 2,
+                    "width": 640,
+                    "height": 480,
+                    "duration_ms": 0,
+                    "thumbnail": True,
+                    "replaces": "att_01J9ZQ5V1M3X8K2R7T4W6Y0OLD",
+                }
+            ],
+        },
         _post(
             "status",
             {"phase": "working", "verb": "Reading the PO", "progress": 0.4, "estimate": "2 min"},
@@ -537,3 +574,31 @@ def test_canonical_skips_absent_envelope_fields() -> None:
     """An event without a space keeps the rest of the envelope in order and sorts its fields."""
     event = {"name": "Northwind", "type": "workspace.created", "seq": 1, "v": 1, "id": "evt_1"}
     assert list(canonical(event)) == ["v", "id", "seq", "type", "name"]
+
+
+def test_card_lists_hold_bounded_lines() -> None:
+    from chips_common.events import InvalidEvent, parse_event
+    from chips_common.events.messages import MAX_LINE
+
+    card = {"type": "message.post", "space_id": "spc_1", "kind": "task"}
+    parse_event({**card, "task": {"goal": "g", "constraints": ["x" * MAX_LINE]}})
+    with pytest.raises(InvalidEvent) as refused:
+        parse_event({**card, "task": {"goal": "g", "constraints": ["x" * (MAX_LINE + 1)]}})
+    assert refused.value.field.startswith("task.constraints")
+
+
+def test_an_answer_carries_no_bulky_field() -> None:
+    from chips_common.append import brief
+
+    event = {
+        "v": 1,
+        "id": "e",
+        "seq": 3,
+        "type": "message.post",
+        "message_id": "msg_e",
+        "text": "y" * 40_000,
+        "run_receipt": {"idempotency_key": "k"},
+    }
+    slim = brief(event)
+    assert "text" not in slim
+    assert slim["seq"] == 3 and slim["message_id"] == "msg_e" and slim["run_receipt"]

@@ -22,6 +22,7 @@ PURE_MODULES = [
     "chips_common.rules.delivery",
     "chips_common.rules.lines",
     "chips_common.rules.commands",
+    "chips_common.rules.search",
     "chips_common.commands",
     "chips_common.ids",
     "chips_common.tokens",

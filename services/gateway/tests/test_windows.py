@@ -15,8 +15,8 @@ import pytest
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import lines_of
 from chips_common.rules.handles import Member
-from chips_common.rules.room import room_for
-from chips_common.rules.scope import opened_with
+from chips_common.rules.room import JOINING, news_for, room_for, speaker
+from chips_common.rules.scope import opened_with, standings_of
 from chips_gateway.windows import KEEP, RoomWindow, who
 
 pytestmark = pytest.mark.unit
@@ -50,7 +50,7 @@ def reference(
             else ([e["participant_id"]] if e["type"] == "membership.added" else [])
         )
         for p in added:
-            members[p] = Member(p, PEOPLE[p]["kind"], PEOPLE[p]["name"])
+            members[p] = Member(p, PEOPLE[p]["kind"], PEOPLE[p]["name"], standings_of(e)[p])
             if p == pid:
                 since, asked = e["seq"], None
         if e["type"] == "membership.removed":
@@ -71,15 +71,35 @@ def reference(
         if not (line["kind"] == "said" and line["from"]["id"] == pid)
     ]
     kept, truncated = fit(lines, budget)
-    return {
-        "room": room_for([pid], list(members.values())),
-        "context": {
+    inside = list(members.values())
+    joinings = [
+        e for e in before if e["space_id"] == space and e["seq"] >= since and e["type"] in JOINING
+    ]
+    talked = any(
+        e["type"] == "message.post" and e["space_id"] == space and e["seq"] < since for e in before
+    )
+    news = news_for(
+        pid,
+        event,
+        inside,
+        joinings,
+        since,
+        talked,
+        lambda p: who(PEOPLE, p)["name"],
+        len(kept) if truncated and budget.lines else None,
+    )
+    shaped: dict[str, Any] = {
+        "from": speaker(event, inside),
+        "room": room_for([pid], inside, {pid: news}),
+    }
+    if budget.lines:
+        shaped["context"] = {
             "lines": kept,
             "since_seq": since,
             "truncated": truncated,
             "before": kept[0]["seq"] if kept else seq,
-        },
-    }
+        }
+    return shaped
 
 
 def history(rng: random.Random, count: int, thread_at: int | None = None) -> list[dict[str, Any]]:
@@ -190,6 +210,15 @@ def history(rng: random.Random, count: int, thread_at: int | None = None) -> lis
     return events
 
 
+OPENINGS = (
+    "New since your last turn",
+    "You joined this space",
+    "without an @",
+    "to every agent here",
+    "Only the newest",
+)
+
+
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("budget", [Budget(), Budget(5, 600), Budget(200, 32_000)])
 def test_the_window_answers_as_the_whole_history_would(seed: int, budget: Budget) -> None:
@@ -199,6 +228,7 @@ def test_the_window_answers_as_the_whole_history_would(seed: int, budget: Budget
     events = history(rng, KEEP * 2)
     window = RoomWindow("spc", {}, [], True, {})
     answered = 0
+    news: set[str] = set()
     for i, event in enumerate(events):
         window.apply(event, PEOPLE)
         if event["type"] != "message.post":
@@ -211,7 +241,13 @@ def test_the_window_answers_as_the_whole_history_would(seed: int, budget: Budget
                 continue
             answered += 1
             assert got == reference(events[: i + 1], pid, event, budget)
+            note = got["room"]["notes"][pid]
+            news.update(s for s in OPENINGS if s in note)
     assert answered > 100
+    # The notes compared carried news of each kind, so the news was compared too.
+    assert news >= {"New since your last turn", "You joined this space", "without an @"}
+    if budget == Budget(5, 600):
+        assert "Only the newest" in news
 
 
 @pytest.mark.parametrize("seed", range(3))

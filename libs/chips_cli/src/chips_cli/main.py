@@ -1,6 +1,7 @@
 """``chips``: the command line, talking to a Chips server over HTTP.
 
-The server is ``CHIPS_URL`` (default ``http://127.0.0.1:8080``); a person's token comes
+The server is ``CHIPS_URL`` (default: the local stack's gateway, ``http://127.0.0.1:8080``,
+or the port ``CHIPS_PORT_BASE`` moves it to); a person's token comes
 from ``--token`` or ``CHIPS_TOKEN``. Creating a workspace is an operator's act and uses
 ``CHIPS_OPERATOR_SECRET`` (the development default works against ``make up``).
 """
@@ -19,8 +20,7 @@ import httpx
 from chips_cli import trace
 from chips_common.config import DEV_OPERATOR_SECRET
 from chips_common.events import CAPABILITIES
-
-DEFAULT_URL = "http://127.0.0.1:8080"
+from chips_common.local import LocalConfigError, local_gateway_url, run_dir
 
 
 class CliError(Exception):
@@ -50,6 +50,7 @@ class Client:
         headers: dict[str, str] | None = None,
         *,
         needs_token: bool = True,
+        params: dict[str, str | int] | None = None,
     ) -> dict[str, Any]:
         sent = dict(headers or {})
         if needs_token:
@@ -60,7 +61,7 @@ class Client:
             sent["Authorization"] = f"Bearer {self.token}"
         try:
             response = httpx.request(
-                method, f"{self.url}{path}", json=body, headers=sent, timeout=30
+                method, f"{self.url}{path}", json=body, headers=sent, params=params, timeout=30
             )
         except httpx.HTTPError as exc:
             raise CliError(f"could not reach Chips at {self.url}: {exc}") from None
@@ -103,16 +104,30 @@ def trace_message(client: Client, args: argparse.Namespace) -> None:
     if args.jaeger:
         spans = trace.spans_from_jaeger(args.jaeger, args.message_id)
     else:
-        path = Path(args.file)
+        path = Path(args.file or os.environ.get("CHIPS_TRACE_FILE") or run_dir() / "traces.jsonl")
         if not path.exists():
             raise CliError(
-                f"no trace file at {path}: set CHIPS_TRACE_FILE or pass --file or --jaeger"
+                f"no trace file at {path}: is Chips up (`make up`)? "
+                "Or set CHIPS_TRACE_FILE, or pass --file or --jaeger"
             )
         spans = trace.spans_from_file(path)
     traces = trace.traces_of(args.message_id, spans)
     if not traces:
-        raise CliError(f"no trace names {args.message_id} (yet: spans are written in batches)")
-    print("\n\n".join(trace.render(tid, found) for tid, found in traces.items()))
+        raise CliError(
+            f"no trace names {args.message_id} yet: services write spans in batches every "
+            "few seconds, so try again in a moment"
+        )
+    shown = []
+    for tid, found in traces.items():
+        drawn = trace.render(tid, found)
+        missing = trace.incomplete(found)
+        if missing:
+            drawn += (
+                f"\nincomplete: {'; '.join(missing)} (services write spans in batches every "
+                "few seconds: run `chips trace` again in a moment)"
+            )
+        shown.append(drawn)
+    print("\n\n".join(shown))
 
 
 def declare(client: Client, args: argparse.Namespace) -> None:
@@ -146,12 +161,45 @@ def declare(client: Client, args: argparse.Namespace) -> None:
     print(json.dumps({"harness_id": harness_id, "capabilities": data["capabilities"]}, indent=2))
 
 
+def render_snippet(segments: list[dict[str, Any]], bold: bool) -> str:
+    """A hit's snippet on one line, the matched words in bold (or between asterisks)."""
+    start, stop = ("\x1b[1m", "\x1b[0m") if bold else ("*", "*")
+    line = "".join(f"{start}{s['text']}{stop}" if s.get("match") else s["text"] for s in segments)
+    return " ".join(line.split())
+
+
+def search(client: Client, args: argparse.Namespace) -> None:
+    """``chips search "words"``: what was said in your rooms, newest first (GET /v1/search)."""
+    params: dict[str, str | int] = {"q": args.words, "limit": args.limit}
+    for name in ("space", "cursor", "after_seq"):
+        value = getattr(args, name)
+        if value is not None:
+            params["space_id" if name == "space" else name] = value
+    data = client.request("GET", "/v1/search", params=params)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    bold = sys.stdout.isatty()
+    for hit in data["hits"]:
+        what = hit["message_id"] or f"{hit['run_id']} step {hit['step_id']}"
+        print(f"{hit['ts'][:16].replace('T', ' ')}  {hit['space_id']}  {what}  seq {hit['seq']}")
+        print(f"    {render_snippet(hit['snippet'], bold)}")
+    if not data["hits"]:
+        print(f"nothing found (as of seq {data['as_of_seq']})")
+    if data.get("next_cursor"):
+        print(f"more: chips search {json.dumps(args.words)} --cursor {data['next_cursor']}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
+    try:
+        default_url = local_gateway_url()
+    except LocalConfigError as exc:
+        parser.error(str(exc))
     parser.add_argument(
         "--url",
-        default=os.environ.get("CHIPS_URL", DEFAULT_URL),
-        help="the server (default: $CHIPS_URL or %(default)s)",
+        default=default_url,
+        help="the server (default: $CHIPS_URL, else the local stack's gateway: %(default)s)",
     )
     parser.add_argument(
         "--token",
@@ -201,11 +249,22 @@ def build_parser() -> argparse.ArgumentParser:
     traced.add_argument("message_id", help="msg_…")
     traced.add_argument(
         "--file",
-        default=os.environ.get("CHIPS_TRACE_FILE", ".run/traces.jsonl"),
-        help="the spans file the services write (default: $CHIPS_TRACE_FILE or %(default)s)",
+        help="the spans file the services write (default: $CHIPS_TRACE_FILE, else "
+        "traces.jsonl in the run directory of `make up`, .run/ of this checkout)",
     )
     traced.add_argument("--jaeger", help="a Jaeger query URL to read the trace from instead")
     traced.set_defaults(run=trace_message)
+
+    found = commands.add_parser(
+        "search", help="find words said in your rooms: every word, the last a prefix"
+    )
+    found.add_argument("words", help='what to look for, in quotes: "invoice acm"')
+    found.add_argument("--space", help="only this room (spc_…) and its threads")
+    found.add_argument("--limit", type=int, default=20, help="hits per page (1 to 100)")
+    found.add_argument("--cursor", help="the next page, as the last page said")
+    found.add_argument("--after-seq", type=int, help="answer as of at least this seq")
+    found.add_argument("--json", action="store_true", help="print the answer as JSON")
+    found.set_defaults(run=search)
     return parser
 
 

@@ -1,8 +1,9 @@
 """``chips trace MESSAGE_ID``: a message's trace as a tree with timings.
 
 Spans come from the JSON lines file the services write in development
-(``CHIPS_TRACE_FILE``, which ``make up`` sets to ``.run/traces.jsonl``), or from a Jaeger
-query API (``--jaeger URL``) where traces are exported over OTLP.
+(``CHIPS_TRACE_FILE``, which ``make up`` sets to ``traces.jsonl`` in its run directory,
+``.run/`` of the checkout), or from a Jaeger query API (``--jaeger URL``) where traces are
+exported over OTLP. A trace whose spans are not all written yet is said to be incomplete.
 """
 
 from __future__ import annotations
@@ -68,6 +69,37 @@ def traces_of(message_id: str, spans: Iterable[Span]) -> dict[str, list[Span]]:
         if s.get("attributes", {}).get("chips.message_id") == message_id
     }
     return {tid: [s for s in spans if s["trace_id"] == tid] for tid in sorted(ids)}
+
+
+# Every consumer of CHIPS_EVENTS writes a span for each committed event it receives.
+CONSUMERS = ("projector", "search", "referee", "attachments")
+
+
+def incomplete(spans: list[Span]) -> list[str]:
+    """What shows that a trace's spans are not all written yet (empty when none is missing).
+
+    Services export spans in batches, each on its own schedule, so a trace read at once
+    may lack its root (a gateway's receive span ends last), the parent of a span, or the
+    consumers' spans of the event it committed.
+    """
+    ids = {s["span_id"] for s in spans}
+    names = {str(s["name"]) for s in spans}
+    notes: list[str] = []
+    # A gateway's receive span begins the trace; its parent, if any, is the client's own.
+    waiting = sorted(
+        {
+            str(s["name"])
+            for s in spans
+            if s.get("parent_id") not in ids and not str(s["name"]).startswith("gateway.receive")
+        }
+    )
+    if waiting:
+        notes.append(f"the parent of {', '.join(waiting)} is not written yet")
+    if "eventlog.commit" in names:
+        absent = [c for c in CONSUMERS if not any(n.startswith(f"{c}.") for n in names)]
+        if absent:
+            notes.append(f"no span yet from {', '.join(absent)}")
+    return notes
 
 
 def render(trace_id: str, spans: list[Span]) -> str:

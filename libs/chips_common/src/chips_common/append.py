@@ -8,9 +8,12 @@ harness and its direct space) under one idempotency key.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from chips_common.events.base import ENVELOPE_FIELDS
 
 ActorKind = Literal["person", "harness", "operator", "system"]
 
@@ -44,8 +47,30 @@ class AppendRequest(BaseModel):
     credentials: list[IssuedCredential] = Field(default_factory=list)
 
 
+# A field of a logged event whose compact JSON is longer than this is left out of the
+# answer: the writer has the body it sent, and the log has the event (DESIGN.md §2, "the
+# eventlog's answer never repeats bulky bodies").
+ANSWER_FIELD_BYTES = 1024
+
+
+def brief(event: dict[str, Any]) -> dict[str, Any]:
+    """A logged event as an answer carries it: its envelope and its small fields only."""
+    kept: dict[str, Any] = {}
+    for name, value in event.items():
+        if isinstance(value, str | int | float | bool) or value is None:
+            small = not isinstance(value, str) or len(value) <= ANSWER_FIELD_BYTES // 4
+        else:
+            small = len(json.dumps(value, separators=(",", ":"))) <= ANSWER_FIELD_BYTES
+        if small or name in ENVELOPE_FIELDS:
+            kept[name] = value
+    return kept
+
+
 class AppendAnswer(BaseModel):
-    """What the eventlog says about a request: the events it logged, or why not."""
+    """What the eventlog says about a request: the events it logged, or why not.
+
+    ``events`` are :func:`brief` copies: ids, seqs and small fields, never the bulk.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

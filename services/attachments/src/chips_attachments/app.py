@@ -1,11 +1,104 @@
-"""Wiring of the attachments service."""
+"""Wiring of the attachments service: its HTTP API, and its consumer of committed events.
+
+It is stateless: uploads are spooled to a temporary file and then live in S3, metadata in
+Postgres; any number of replicas may run behind the gateway (docs/adr/0043).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
+from fastapi import FastAPI
+from sqlalchemy import text
+
+from chips_attachments.api import Service, build_router
+from chips_attachments.appender import Appender
 from chips_attachments.config import AttachmentsSettings
 from chips_attachments.consumer import build_handler
-from chips_common.service.worker import run_worker
+from chips_attachments.store import Blobs
+from chips_common.db.engine import build_engine
+from chips_common.nats.connect import build_nats, jetstream
+from chips_common.nats.streams import Names, declare_streams
+from chips_common.otel import setup_tracing
+from chips_common.service.consumer import consume_events
+from chips_common.service.health import add_health_routes
+from chips_common.service.runner import serve_with_health
+
+log = logging.getLogger(__name__)
+
+# What this service does, as its health answer says (docs/operations.md).
+BUILT = (
+    "uploads",
+    "sniffing",
+    "metadata_stripping",
+    "thumbnails",
+    "digest_dedupe",
+    "caps",
+    "signed_urls",
+    "fetch_audit",
+    "erasure",
+)
+
+
+def build_app(service: Service, nats_ok: object) -> FastAPI:
+    app = FastAPI(title="Chips attachments", openapi_url=None, docs_url=None, redoc_url=None)
+
+    async def db_ok() -> bool:
+        async with service.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        return True
+
+    async def s3_ok() -> bool:
+        return await service.blobs.ping()
+
+    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok, "s3": s3_ok})  # type: ignore[dict-item]
+
+    @app.get("/v1/attachments-service", include_in_schema=False)
+    async def built() -> dict[str, object]:
+        return {"service": "attachments", "built": list(BUILT)}
+
+    app.include_router(build_router(service))
+    return app
+
+
+async def _ready_bucket(blobs: Blobs) -> None:
+    for attempt in range(60):
+        try:
+            await blobs.ensure_bucket()
+            return
+        except Exception:
+            if attempt == 0:
+                log.warning("the S3 endpoint is not answering yet; waiting")
+            await asyncio.sleep(0.5)
+    await blobs.ensure_bucket()
 
 
 async def run(settings: AttachmentsSettings) -> None:
-    await run_worker(settings, "attachments", build_handler)
+    provider = setup_tracing("attachments")
+    engine = build_engine(settings, pool_size=8)
+    nc = await build_nats(settings, name="chips-attachments")
+    js = jetstream(nc)
+    names = Names.from_settings(settings)
+    await declare_streams(js, names)
+    blobs = Blobs(settings)
+    await _ready_bucket(blobs)
+    appender = Appender(nc, js, names, settings.append_timeout_seconds)
+    await appender.start()
+    service = Service(settings, engine, blobs, appender)
+
+    async def nats_ok() -> bool:
+        return bool(nc.is_connected)
+
+    handler = build_handler(engine, blobs)
+
+    async def work(stop: asyncio.Event) -> None:
+        await consume_events(nc, js, names, "attachments", handler, stop)
+
+    try:
+        await serve_with_health(build_app(service, nats_ok), settings.host, settings.port, work)
+    finally:
+        await appender.stop()
+        await nc.drain()
+        await engine.dispose()
+        provider.shutdown()

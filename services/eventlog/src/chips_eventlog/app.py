@@ -40,7 +40,15 @@ async def run(settings: EventlogSettings) -> None:
     async def nats_ok() -> bool:
         return bool(nc.is_connected)
 
-    appender = Appender(engine, nc, js, names)
+    appender = Appender(
+        engine,
+        nc,
+        js,
+        names,
+        max_deliver=settings.append_max_deliver,
+        request_cap=settings.request_cap(),
+        delivery_cap=settings.delivery_cap(),
+    )
 
     async def work(stop: asyncio.Event) -> None:
         log.info("eventlog appending from %s partitions", names.partitions)

@@ -16,3 +16,17 @@ class EventlogSettings(Settings):
     # How long a partition's lease lives without renewal; renewed every third of it. A
     # replica that stops renewing (killed, paused, hung) loses its partitions after it.
     lease_ttl_seconds: float = 5.0
+    # How many times a request is handed out before it is given up (answered with
+    # `internal` and set aside on the dead-letter stream).
+    append_max_deliver: int = 20
+    # A request still failing this long after it was sent is given up too; 0 means half
+    # of append_timeout_seconds, so its writer hears why before the gateway stops waiting.
+    append_request_cap_seconds: float = 0.0
+
+    def request_cap(self) -> float:
+        return self.append_request_cap_seconds or self.append_timeout_seconds / 2
+
+    def delivery_cap(self) -> float:
+        """The most one batch may take: well inside the ack wait, so that JetStream does
+        not hand the same requests to another replica while this one still works on them."""
+        return self.append_ack_wait_seconds * 0.8

@@ -1,25 +1,30 @@
-"""The append loop: pull requests, commit them in batches, publish, answer.
+"""The append loop: pull requests, commit them in batches, answer, then publish.
 
-Requests for one workspace that arrive together are appended in one transaction
-(group commit, DESIGN.md §2), each under a savepoint so that one refusal does not undo
-its neighbours. After the commit the events are published to ``CHIPS_EVENTS`` with
-``Nats-Msg-Id`` = event id, the outbox rows are cleared, the requests are answered and
-only then acked. A crash anywhere after the commit is repaired on start by publishing
-what the outbox still holds; a redelivered request finds its key and is answered as a
-duplicate.
+Requests for one workspace that arrive together are appended in one transaction (group
+commit, DESIGN.md §2), decided by the door in memory, where one refusal is undone without
+touching its neighbours (docs/adr/0021); every commit is fenced by the partition lease's
+epoch (docs/adr/0022). Right after the commit the requests are answered and acked, all of
+a batch together; the events then go to ``CHIPS_EVENTS`` (``Nats-Msg-Id`` = event id)
+from one publisher task, in commit order, and their outbox rows are cleared
+(docs/adr/0024). A crash anywhere after the commit is repaired by publishing what the
+outbox still holds (on start, and by the sweeper); a redelivered request finds its key and
+is answered as a duplicate. A request that fails every time is answered with ``internal``
+and set aside on the dead-letter stream once its deliveries or its time run out
+(docs/adr/0025).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
@@ -33,7 +38,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common import otel
-from chips_common.append import AppendAnswer, AppendRequest
+from chips_common.append import AppendAnswer, AppendRequest, brief
 from chips_common.clock import utcnow
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
@@ -60,13 +65,70 @@ class Pending:
         return otel.traceparent_of(self.span)
 
 
+def deliveries(msg: Msg) -> int:
+    """How many times JetStream has handed this request out (1 the first time)."""
+    try:
+        return int(msg.metadata.num_delivered)
+    except Exception:  # not a JetStream message (a test's plain one)
+        return 1
+
+
+def age_seconds(msg: Msg, now: datetime | None = None) -> float:
+    """Seconds since the request entered the append stream."""
+    try:
+        stored = msg.metadata.timestamp
+    except Exception:
+        return 0.0
+    return ((now or datetime.now(UTC)) - stored).total_seconds()
+
+
+def give_up(delivered: int, max_deliver: int, age: float, cap: float) -> str | None:
+    """Why a request that just failed is not to be tried again, or None to try again.
+
+    Its deliveries have run out (JetStream would not hand it out again, and it would
+    stay unanswered), or it is older than the per-request cap (its writer is about to be
+    told the log did not answer, and a request that failed for that long is not
+    transient).
+    """
+    if delivered >= max_deliver:
+        return f"failed on each of its {delivered} deliveries"
+    if age >= cap:
+        return f"still failing {age:.1f} s after it was sent (delivery {delivered})"
+    return None
+
+
+def backoff(delivered: int) -> float:
+    """How long a failed request waits before its next delivery: 0.1 s, doubling, ≤ 1 s."""
+    return float(min(0.1 * 2 ** max(0, delivered - 1), 1.0))
+
+
 class Appender:
-    def __init__(self, engine: AsyncEngine, nc: NATS, js: JetStreamContext, names: Names) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        nc: NATS,
+        js: JetStreamContext,
+        names: Names,
+        *,
+        max_deliver: int = 20,
+        request_cap: float = 5.0,
+        delivery_cap: float = 10.0,
+        publish_timeout: float = 5.0,
+    ) -> None:
         self.engine = engine
         self.nc = nc
         self.js = js
         self.names = names
         self.outbox_lock = asyncio.Lock()
+        self.max_deliver = max_deliver
+        self.request_cap = request_cap
+        self.delivery_cap = delivery_cap
+        self.publish_timeout = publish_timeout
+        # Committed events waiting for the publisher, in commit order.
+        self.to_publish: list[tuple[dict[str, Any], str | None]] = []
+        self.publish_wanted = asyncio.Event()
+        self.publish_idle = asyncio.Event()
+        self.publish_idle.set()
 
     # --- one workspace's batch -----------------------------------------------------
 
@@ -226,7 +288,13 @@ class Appender:
     # --- the loop --------------------------------------------------------------------
 
     async def handle_batch(self, msgs: list[Msg], held: Held) -> None:
-        groups: OrderedDict[str, list[Pending]] = OrderedDict()
+        """Append what one fetch brought, answering each group right after its commit.
+
+        A request seen before (a redelivery) goes alone, so that a request that fails
+        every time does not take its neighbours with it (:func:`give_up`).
+        """
+        groups: list[tuple[str, list[Pending]]] = []
+        fresh: OrderedDict[str, list[Pending]] = OrderedDict()
         for msg in msgs:
             try:
                 request = AppendRequest.model_validate_json(msg.data)
@@ -242,42 +310,106 @@ class Appender:
                     otel.EVENT_TYPE: ",".join(str(e.get("type")) for e in request.events),
                 },
             )
-            groups.setdefault(request.workspace_id, []).append(Pending(msg, request, span))
+            item = Pending(msg, request, span)
+            if deliveries(msg) > 1:
+                groups.append((request.workspace_id, [item]))
+            else:
+                fresh.setdefault(request.workspace_id, []).append(item)
+        groups.extend(fresh.items())
 
-        for workspace_id, items in groups.items():
-            try:
-                await self.append_group(workspace_id, items, held)
-            except IntegrityError:
-                # Two requests raced on a key or an id: append them one by one instead.
+        for workspace_id, items in groups:
+            if held.fenced:  # the partition is another replica's now: put it all back
                 for item in items:
-                    item.answer, item.published = None, []
-                    try:
-                        await self.append_group(workspace_id, [item], held, check_keys=True)
-                    except Exception:
-                        log.exception("append failed for %s", item.request.request_id)
-                        await item.msg.nak(delay=1)
-                        item.answer = None
+                    item.span.end()
+                    await item.msg.nak()
+                continue
+            try:
+                # A redelivered request is read against the key table (it may have committed).
+                again = len(items) == 1 and deliveries(items[0].msg) > 1
+                await self.append_capped(workspace_id, items, held, check_keys=again)
             except Fenced as fenced:
-                # Another replica holds the partition now: put the requests back for it.
                 log.warning("%s; handing the batch back", fenced)
                 metrics.FENCED.inc()
                 for item in items:
                     item.span.end()
                     await item.msg.nak()
                 continue
-            except Exception:
-                log.exception("append batch failed for workspace %s", workspace_id)
+            except Exception as exc:
+                if len(items) == 1:
+                    await self.failed(items[0], exc)
+                    continue
+                # One of them may be at fault (a key or an id raced, or a request that
+                # breaks the door): append them one by one instead.
+                if not isinstance(exc, IntegrityError):
+                    log.warning("batch of %d failed (%r); one by one", len(items), exc)
                 for item in items:
-                    item.span.end()
-                    await item.msg.nak(delay=1)
+                    item.answer, item.published = None, []
+                    try:
+                        await self.append_capped(workspace_id, [item], held, check_keys=True)
+                    except Fenced:
+                        metrics.FENCED.inc()
+                        item.span.end()
+                        await item.msg.nak()
+                        continue
+                    except Exception as alone:
+                        await self.failed(item, alone)
+                        continue
+                    await self.committed([item])
                 continue
-            await self.publish([(e, item.traceparent) for item in items for e in item.published])
-            for item in items:
-                if item.answer is not None:
-                    await self.answer(item.msg, item.answer)
-                    await item.msg.ack()
-                    self.record(item)
-                item.span.end()
+            await self.committed(items)
+
+    async def append_capped(
+        self, workspace_id: str, items: list[Pending], held: Held, *, check_keys: bool = False
+    ) -> None:
+        """append_group, given at most the delivery time cap (a hung batch is a failure)."""
+        try:
+            await asyncio.wait_for(
+                self.append_group(workspace_id, items, held, check_keys=check_keys),
+                self.delivery_cap,
+            )
+        except TimeoutError:
+            raise TimeoutError(f"the append took longer than {self.delivery_cap:g} s") from None
+
+    async def committed(self, items: list[Pending]) -> None:
+        """Answer and ack every request of a committed group, then hand its events over.
+
+        Nothing here waits on the network: the answers and acks are written to the NATS
+        connection together, and the events go to the publisher (docs/adr/0024).
+        """
+        traced: list[tuple[dict[str, Any], str | None]] = []
+        for item in items:
+            if item.answer is not None:
+                await self.reply(item.msg, item.answer)
+                await item.msg.ack()
+                self.record(item)
+                traced.extend((e, item.traceparent) for e in item.published)
+            item.span.end()
+        self.hand_over(traced)
+
+    async def failed(self, item: Pending, exc: BaseException) -> None:
+        """A request whose append failed: tried again later, or given up and answered."""
+        why = give_up(
+            deliveries(item.msg),
+            self.max_deliver,
+            age_seconds(item.msg),
+            self.request_cap,
+        )
+        item.span.record_exception(exc)
+        item.span.end()
+        if why is None:
+            log.warning("append of %s failed, trying again: %r", item.request.request_id, exc)
+            await item.msg.nak(delay=backoff(deliveries(item.msg)))
+            return
+        log.error("giving up on %s (%s): %r", item.request.request_id, why, exc)
+        answer = AppendAnswer.refused(
+            item.request.request_id,
+            "internal",
+            f"Chips could not log this ({why}); it was set aside for an operator, "
+            "sending it again will not help",
+        )
+        await self.reply(item.msg, answer)
+        metrics.APPENDS.labels("failed").inc(len(item.request.events))
+        await self.dead_letter(item.msg, f"{why}: {exc!r}"[:500])
 
     @staticmethod
     def record(item: Pending) -> None:
@@ -292,6 +424,39 @@ class Appender:
         if not answer.ok:
             item.span.set_attribute("chips.refused", answer.code or "")
 
+    # --- after the answer: publishing and clearing the outbox ---------------------------
+
+    def hand_over(self, traced: list[tuple[dict[str, Any], str | None]]) -> None:
+        """Give committed events to the publisher, in commit order (no waiting)."""
+        if traced:
+            self.to_publish.extend(traced)
+            self.publish_idle.clear()
+            self.publish_wanted.set()
+
+    async def publisher(self) -> None:
+        """Publish whatever has been committed since the last round, until cancelled.
+
+        One task, so events go out in commit order; a round publishes everything that
+        gathered while the last one was in flight (its acks awaited together) and clears
+        their outbox rows in one transaction. What fails stays in the outbox for the sweeper.
+        """
+        while True:
+            await self.publish_wanted.wait()
+            self.publish_wanted.clear()
+            while self.to_publish:
+                traced, self.to_publish = self.to_publish, []
+                try:
+                    async with self.outbox_lock:
+                        await self.publish(traced)
+                except Exception:
+                    log.exception("publishing %d events failed; the sweeper retries", len(traced))
+            self.publish_idle.set()
+
+    async def drain_publisher(self, timeout: float) -> None:
+        """Let the publisher finish what was handed to it (on the way out)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.publish_idle.wait(), timeout)
+
     async def publish(self, traced: list[tuple[dict[str, Any], str | None]]) -> int:
         """Publish committed events without awaiting each ack in turn, then clear the outbox.
 
@@ -301,15 +466,29 @@ class Appender:
         if not traced:
             return 0
         events = [e for e, _ in traced]
-        acks = [
-            self.js.publish(
-                self.names.events_subject(e["workspace_id"]),
-                json.dumps(e, separators=(",", ":")).encode(),
-                headers={HDR_MSG_ID: e["id"], **({HDR_TRACEPARENT: tp} if tp else {})},
-            )
-            for e, tp in traced
-        ]
-        results = await asyncio.gather(*acks, return_exceptions=True)
+        results: list[Any] = []
+        futures: list[asyncio.Future[Any]] = []
+        for e, tp in traced:
+            try:
+                future = await self.js.publish_async(
+                    self.names.events_subject(e["workspace_id"]),
+                    orjson.dumps(e),
+                    headers={HDR_MSG_ID: e["id"], **({HDR_TRACEPARENT: tp} if tp else {})},
+                )
+            except Exception as exc:  # not connected: the rest waits for the sweeper
+                future = asyncio.get_running_loop().create_future()
+                future.set_exception(exc)
+            futures.append(future)
+        if futures:
+            await asyncio.wait(futures, timeout=self.publish_timeout)
+        for future in futures:
+            if not future.done():
+                future.cancel()
+                results.append(TimeoutError("no publish ack in time"))
+            elif future.cancelled():
+                results.append(TimeoutError("publish cancelled"))
+            else:
+                results.append(future.exception() or future.result())
         done = [e for e, r in zip(events, results, strict=True) if not isinstance(r, BaseException)]
         if len(done) < len(events):
             failure = next(r for r in results if isinstance(r, BaseException))
@@ -320,17 +499,33 @@ class Appender:
         await purge.after_publish(self.js, self.names, self.engine, events, results)
         return len(done)
 
-    async def answer(self, msg: Msg, answer: AppendAnswer) -> None:
+    async def reply(self, msg: Msg, answer: AppendAnswer) -> None:
+        """Write the answer to the requester's reply subject.
+
+        A NATS publish only fills the connection's buffer (it does not wait for the
+        server), so the answers and acks of a batch leave together on the next flush.
+        """
         reply = (msg.headers or {}).get(HDR_REPLY)
         if reply:
-            await self.nc.publish(reply, answer.model_dump_json(exclude_none=True).encode())
+            slim = answer.model_copy(update={"events": [brief(e) for e in answer.events]})
+            await self.nc.publish(reply, slim.model_dump_json(exclude_none=True).encode())
 
     async def dead_letter(self, msg: Msg, why: str) -> None:
+        """Set a request aside on the dead-letter stream, where an operator can read it."""
         log.error("dead-lettering an append request: %s", why)
-        headers = {"Chips-Dead-Reason": why}
+        headers = {
+            "Chips-Dead-Reason": why,
+            "Chips-Deliveries": str(deliveries(msg)),
+            "Chips-Subject": msg.subject,
+        }
         if msg.headers and HDR_TRACEPARENT in msg.headers:
             headers[HDR_TRACEPARENT] = msg.headers[HDR_TRACEPARENT]
-        await self.nc.publish(self.names.dead_letter_subject, msg.data, headers=headers)
+        try:
+            await self.js.publish(self.names.dead_letter_subject, msg.data, headers=headers)
+        except Exception:
+            # The stream is not there (or NATS is away): at least the subject hears it.
+            log.exception("the dead-letter stream did not take it; publishing it plainly")
+            await self.nc.publish(self.names.dead_letter_subject, msg.data, headers=headers)
         await msg.term()
 
     async def sweep_outbox(self) -> int:
@@ -363,43 +558,36 @@ class Appender:
         if swept:
             log.info("re-published %d events from the outbox", swept)
         sweeper = asyncio.create_task(self._sweep_every(stop, sweep_seconds))
+        publisher = asyncio.create_task(self.publisher())
         leases = Leases(self.engine, self.names.partitions, lease_ttl_seconds)
         await leases.open()
         log.info("eventlog replica %s", leases.holder)
         running: dict[int, tuple[asyncio.Task[None], asyncio.Event]] = {}
         beat = min(lease_check_seconds, lease_ttl_seconds / 3)
+        # The heartbeat has a task of its own, so that nothing the rebalancing waits for
+        # (a partition finishing its batch) can delay a renewal.
+        heart = asyncio.create_task(self._beat(stop, leases, beat))
 
         async def halt(partition: int) -> None:
             task, done = running.pop(partition)
             done.set()
             await asyncio.gather(task, return_exceptions=True)
 
-        async def hand_back(partition: int) -> None:
-            await halt(partition)
-            await leases.release(partition)
-
         try:
             while not stop.is_set():
-                try:
-                    lost = await leases.heartbeat()
-                except Exception:
-                    log.exception("could not renew the partition leases")
-                    lost = {p for p, held in leases.held.items() if not held.fresh()}
-                    with contextlib.suppress(Exception):
-                        await leases.reopen()
-                for partition in sorted(lost):
-                    # Renewal failed or another replica took it: stop writing, forget it.
-                    log.error("lost the lease of append partition %d", partition)
-                    metrics.LEASES_LOST.inc()
-                    if partition in running:
-                        await halt(partition)
-                    leases.forget(partition)
                 for partition, (task, _) in list(running.items()):
-                    if task.done():  # a partition loop that crashed or was fenced
-                        await hand_back(partition)
+                    held = leases.held.get(partition)
+                    if held is not None and (held.lost or held.fenced):
+                        # Another replica holds it now: stop writing, forget its state.
+                        await halt(partition)
+                        leases.forget(partition)
+                    elif task.done():  # a partition loop that crashed is started again
+                        await halt(partition)
+                        await leases.release(partition)
                 taken, give_back = await leases.rebalance(set(running))
                 for partition in give_back:
-                    await hand_back(partition)
+                    await halt(partition)
+                    await leases.release(partition)
                     log.info("handed back append partition %d", partition)
                 for held in taken:
                     done = asyncio.Event()
@@ -420,8 +608,34 @@ class Appender:
             for _, done in running.values():
                 done.set()
             await asyncio.gather(*(task for task, _ in running.values()), return_exceptions=True)
+            # What was answered is published before the leases go (the outbox would
+            # heal it anyway, a moment later).
+            await self.drain_publisher(5)
+            publisher.cancel()
+            heart.cancel()
+            await asyncio.gather(heart, return_exceptions=True)
             await leases.close()
             sweeper.cancel()
+
+    @staticmethod
+    async def _beat(stop: asyncio.Event, leases: Leases, every: float) -> None:
+        """Renew the leases until ``stop``; mark each one found lost (its loop then ends)."""
+        while not stop.is_set():
+            try:
+                lost = await leases.heartbeat()
+            except Exception:
+                log.exception("could not renew the partition leases")
+                lost = {p for p, held in leases.held.items() if not held.fresh()}
+                with contextlib.suppress(Exception):
+                    await leases.reopen()
+            for partition in sorted(lost):
+                held = leases.held.get(partition)
+                if held is not None and not held.lost:
+                    log.error("lost the lease of append partition %d", partition)
+                    metrics.LEASES_LOST.inc()
+                    held.lost = True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
 
     async def serve_partition(
         self, held: Held, done: asyncio.Event, batch_size: int, ack_wait: float
@@ -440,7 +654,7 @@ class Appender:
             config=ConsumerConfig(
                 ack_policy=AckPolicy.EXPLICIT,
                 ack_wait=ack_wait,
-                max_deliver=20,
+                max_deliver=self.max_deliver,
                 max_ack_pending=20_000,
             ),
         )
@@ -448,7 +662,7 @@ class Appender:
         # The door state of this partition's workspaces lives in ``held`` while the lease
         # does, and goes with it (docs/adr/0021).
         try:
-            while not done.is_set() and not held.fenced:
+            while not done.is_set() and not (held.fenced or held.lost):
                 if not held.fresh():
                     await asyncio.sleep(0.05)
                     continue

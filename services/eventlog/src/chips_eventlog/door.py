@@ -23,6 +23,8 @@ from chips_common.clock import iso
 from chips_common.commands import OpenSpace
 from chips_common.events import (
     EVENT_VERSION,
+    AttachmentCapsSet,
+    AttachmentFetched,
     EventBody,
     Feedback,
     HarnessDeclared,
@@ -53,6 +55,7 @@ from chips_common.rules.kinds import passes
 from chips_eventlog.refused import Refused, refuse
 from chips_eventlog.rules import (
     erase,
+    files,
     harness_door,
     lanes,
     messages,
@@ -102,6 +105,8 @@ RULES: dict[type[EventBody], Rule] = {
     MessagePinned: words.check_pinned,
     MessageUnpinned: words.check_pinned,
     Feedback: words.check_feedback,
+    AttachmentCapsSet: files.check_caps_set,
+    AttachmentFetched: files.check_fetched,
     SpaceClaimed: _claimed,
     SpaceErased: _erased,
     **{kind: runs.check_run_event for kind in runs.RUN_EVENTS},
@@ -171,7 +176,12 @@ class Door:
             body = parse_event(raw)
         except InvalidEvent as exc:
             raise Refused("invalid_event", exc.message, exc.field) from None
-        if isinstance(body, MessagePost) and passes(body.kind, body.text, actor.kind):
+        # A post with files says something, whatever its words (websocket.md).
+        if (
+            isinstance(body, MessagePost)
+            and not body.upload_ids
+            and passes(body.kind, body.text, actor.kind)
+        ):
             self.stage(messages.check_turn_passed(self.state, body, actor), Decision(), actor)
             return
         if isinstance(body, MessagePost) and actor.kind == "person" and body.text:

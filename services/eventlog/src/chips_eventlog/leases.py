@@ -3,10 +3,12 @@
 A partition's lease is a row of ``eventlog_leases``: its holder, an epoch, and when it
 expires. The holder renews it by heartbeat, every third of the time to live. A replica
 that stops renewing (killed, paused by SIGSTOP, hung) loses it when it expires: another
-replica takes the row with ``epoch + 1``. Every append transaction checks, before it
-commits, that the row still names this replica and its epoch (:func:`fence`), holding
-the row share-locked until the commit; so a replica that lost its lease can never write,
-whatever it believes, and a takeover waits for a commit in flight to finish.
+replica takes the row with ``epoch + 1``. Every append transaction checks, once it holds
+the workspace's head row, that the lease row still names this replica and its epoch
+(:func:`fence`); so a replica that lost its lease can never write, whatever it believes.
+A transaction that passed the fence before a takeover still holds the head row: the new
+holder's first transaction on that workspace waits for it, and reads the door state after
+it (or after Postgres ends it: ``idle_in_transaction_session_timeout``).
 
 Each replica also keeps a row in ``eventlog_replicas``, renewed by the same heartbeat, so
 every replica can count the live ones and aim for its fair share: it takes free or
@@ -16,6 +18,7 @@ beyond that. Times are the database's clock, so replicas' clocks need not agree.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import os
@@ -45,25 +48,24 @@ class Held:
     # Until when (this process's monotonic clock) the last renewal holds for certain.
     valid_until: float = math.inf
     states: dict[str, DoorState] = field(default_factory=dict)
+    # A commit found the epoch moved on, or the heartbeat found the lease gone.
     fenced: bool = False
+    lost: bool = False
 
     def fresh(self) -> bool:
-        return not self.fenced and time.monotonic() < self.valid_until
+        return not (self.fenced or self.lost) and time.monotonic() < self.valid_until
 
 
 async def fence(conn: AsyncConnection, held: Held) -> None:
     """Refuse to go on unless ``held``'s lease is still this replica's, at its epoch.
 
-    The row stays share-locked until the transaction ends, so a takeover (an UPDATE of
-    the row) waits for this commit, and the replica taking over reads what it wrote.
+    Called with the workspace's head row locked. A plain read: it takes no lock on the
+    lease row, so the heartbeat renewing it never waits for an append in flight.
     """
     if not held.holder:  # not under a lease (a test's own appender)
         return
     found = await conn.execute(
-        text(
-            "SELECT 1 FROM eventlog_leases WHERE partition = :p AND holder = :h AND epoch = :e"
-            " FOR SHARE"
-        ),
+        text("SELECT 1 FROM eventlog_leases WHERE partition = :p AND holder = :h AND epoch = :e"),
         {"p": held.partition, "h": held.holder, "e": held.epoch},
     )
     if found.first() is None:
@@ -79,6 +81,9 @@ class Leases:
         self.holder = f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
         self.conn: AsyncConnection | None = None
         self.held: dict[int, Held] = {}
+        # The heartbeat runs in its own task, beside the rebalancing: one statement at a
+        # time on the lease connection.
+        self.lock = asyncio.Lock()
 
     async def connect(self) -> None:
         conn = await self.engine.connect()
@@ -90,10 +95,11 @@ class Leases:
     async def reopen(self) -> None:
         """A new connection after the old one failed; the leases are renewed on it, or
         found lost, at the next heartbeat."""
-        if self.conn is not None:
-            with contextlib.suppress(Exception):
-                await self.conn.close()
-        await self.connect()
+        async with self.lock:
+            if self.conn is not None:
+                with contextlib.suppress(Exception):
+                    await self.conn.close()
+            await self.connect()
 
     async def open(self) -> None:
         await self.connect()
@@ -136,6 +142,10 @@ class Leases:
 
     async def heartbeat(self) -> set[int]:
         """Renew this replica and its leases; return the partitions it no longer holds."""
+        async with self.lock:
+            return await self._heartbeat()
+
+    async def _heartbeat(self) -> set[int]:
         assert self.conn is not None
         sent = time.monotonic()
         await self.conn.execute(
@@ -170,9 +180,10 @@ class Leases:
 
     async def replicas(self) -> int:
         assert self.conn is not None
-        count = await self.conn.execute(
-            text("SELECT count(*) FROM eventlog_replicas WHERE expires_at > clock_timestamp()")
-        )
+        async with self.lock:
+            count = await self.conn.execute(
+                text("SELECT count(*) FROM eventlog_replicas WHERE expires_at > clock_timestamp()")
+            )
         return max(1, int(count.scalar() or 1))
 
     async def release(self, partition: int) -> None:
@@ -181,12 +192,17 @@ class Leases:
         held = self.held.pop(partition, None)
         if held is None:
             return
+        async with self.lock:
+            await self._release(held)
+
+    async def _release(self, held: Held) -> None:
+        assert self.conn is not None
         await self.conn.execute(
             text(
                 "UPDATE eventlog_leases SET holder = NULL, expires_at = '-infinity'"
                 " WHERE partition = :p AND holder = :me AND epoch = :e"
             ),
-            {"p": partition, "me": self.holder, "e": held.epoch},
+            {"p": held.partition, "me": self.holder, "e": held.epoch},
         )
 
     async def take(self, partition: int) -> Held | None:
@@ -194,19 +210,20 @@ class Leases:
         assert self.conn is not None
         sent = time.monotonic()
         try:
-            row = (
-                await self.conn.execute(
-                    text(
-                        "UPDATE eventlog_leases SET holder = :me, epoch = epoch + 1,"
-                        " expires_at = clock_timestamp() + make_interval(secs => :ttl)"
-                        " WHERE partition = :p"
-                        " AND (holder IS NULL OR expires_at < clock_timestamp())"
-                        " RETURNING epoch"
-                    ),
-                    {"p": partition, "me": self.holder, "ttl": self.ttl},
-                )
-            ).first()
-        except Exception:  # lock_timeout: a commit in flight holds the row; look again later
+            async with self.lock:
+                row = (
+                    await self.conn.execute(
+                        text(
+                            "UPDATE eventlog_leases SET holder = :me, epoch = epoch + 1,"
+                            " expires_at = clock_timestamp() + make_interval(secs => :ttl)"
+                            " WHERE partition = :p"
+                            " AND (holder IS NULL OR expires_at < clock_timestamp())"
+                            " RETURNING epoch"
+                        ),
+                        {"p": partition, "me": self.holder, "ttl": self.ttl},
+                    )
+                ).first()
+        except Exception:  # lock_timeout (another replica is on the row): look again later
             return None
         if row is None:
             return None

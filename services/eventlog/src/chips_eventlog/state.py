@@ -17,11 +17,12 @@ This module is pure: no I/O, so every rule can be tested without infrastructure.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from chips_common.rules.addressing import Choice
+from chips_common.rules.files import Version
 from chips_common.rules.handles import Member
 
 LIVE = ("running", "paused")
@@ -139,6 +140,36 @@ class Said:
     pinned: bool
 
 
+@dataclass(frozen=True)
+class Upload:
+    """An upload the attachments service stored, as the door needs it to post it."""
+
+    id: str
+    uploader_id: str
+    name: str
+    mime_type: str
+    kind: str
+    byte_size: int
+    sha256: str
+    width: int | None = None
+    height: int | None = None
+    duration_ms: int | None = None
+    thumbnail: bool = False
+    space_id: str | None = None
+    posted: bool = False
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    """A posted version of one name in a room."""
+
+    attachment_id: str
+    version: int
+    sha256: str
+    uploader_id: str
+    posted_seq: int
+
+
 # --- the changes a rule returns --------------------------------------------------------------
 
 
@@ -232,6 +263,17 @@ class SetReaction:
 
 
 @dataclass(frozen=True)
+class PostFile:
+    """An upload posted into a room at ``seq``, as ``version`` of its name."""
+
+    upload_id: str
+    space_id: str
+    seq: int
+    version: int
+    replaces: str | None
+
+
+@dataclass(frozen=True)
 class EraseSpaces:
     """A space and its threads erased at ``seq`` (docs/adr/0010): their events before it,
     and every piece of door state about them, go."""
@@ -256,6 +298,7 @@ Change = (
     | PutMark
     | SetHidden
     | SetReaction
+    | PostFile
     | EraseSpaces
 )
 
@@ -312,15 +355,19 @@ class DoorState:
         self.homes: dict[str, str] = {}
         self.roots: dict[str, str] = {}
         self.live: dict[str, dict[str, None]] = {}
-        # Read for one batch only (state_store.prefetch).
+        # Read for one batch only (state_store.prefetch): the attachments service writes
+        # uploads, so they are read where a batch names them.
         self.last_harness_said: dict[str, str | None] = {}
         self.taken_space_ids: set[str] = set()
+        self.uploads: dict[str, Upload] = {}
+        self.files: dict[tuple[str, str], tuple[FileVersion, ...]] = {}
         # Since the last settle(): the journal of every change, and what to write.
         self._journal: list[tuple[Any, Any, Any]] = []
         self.touched: dict[str, set[Any]] = {name: set() for name in TABLES}
         self.membership_log: list[dict[str, Any]] = []
         self.credentials: list[AddCredential] = []
         self.erasures: list[EraseSpaces] = []
+        self.posted_files: list[PostFile] = []
         self.renamed = False
         self._rooms: dict[str, list[Member]] = {}
 
@@ -415,23 +462,35 @@ class DoorState:
         found = [s for s in self.spaces.values() if s.parent_space_id == space_id]
         return [s.id for s in sorted(found, key=lambda s: (s.created_seq, s.id))]
 
+    def current_file(self, space_id: str, name: str) -> tuple[Version | None, set[str]]:
+        """The current version of ``name`` in the room, and the ids of all its versions."""
+        versions = self.files.get((space_id, name), ())
+        if not versions:
+            return None, set()
+        top = max(versions, key=lambda v: (v.posted_seq, v.version))
+        uploader = self.participants.get(top.uploader_id)
+        by_name = (uploader.name if uploader else "") or "somebody"
+        current = Version(top.attachment_id, top.version, top.sha256, by_name)
+        return current, {v.attachment_id for v in versions}
+
     def space_id_taken(self, space_id: str) -> bool:
         """Whether a space has this id, here or (as read for the batch) in any workspace."""
         return space_id in self.spaces or space_id in self.taken_space_ids
 
     # --- changing ---------------------------------------------------------------------------
 
-    def mark(self) -> tuple[int, int, int, int]:
+    def mark(self) -> tuple[int, int, int, int, int]:
         """Where a request starts, to undo it with :meth:`undo` if it is refused."""
         return (
             len(self._journal),
             len(self.membership_log),
             len(self.credentials),
             len(self.erasures),
+            len(self.posted_files),
         )
 
-    def undo(self, mark: tuple[int, int, int, int]) -> None:
-        journal, logged, credentials, erasures = mark
+    def undo(self, mark: tuple[int, int, int, int, int]) -> None:
+        journal, logged, credentials, erasures, posted = mark
         while len(self._journal) > journal:
             container, key, old = self._journal.pop()
             if old is _MISSING:
@@ -441,6 +500,7 @@ class DoorState:
         del self.membership_log[logged:]
         del self.credentials[credentials:]
         del self.erasures[erasures:]
+        del self.posted_files[posted:]
         self._rooms.clear()
 
     def settle(self, head_seq: int, keys: list[tuple[tuple[str, str], list[int]]]) -> None:
@@ -452,9 +512,12 @@ class DoorState:
         self.membership_log.clear()
         self.credentials.clear()
         self.erasures.clear()
+        self.posted_files.clear()
         self.renamed = False
         self.last_harness_said.clear()
         self.taken_space_ids.clear()
+        self.uploads.clear()
+        self.files.clear()
         for key, seqs in keys:
             self.keys[key] = seqs
         while len(self.keys) > KEY_WINDOW:
@@ -520,6 +583,8 @@ class DoorState:
                 else:
                     self._pop(self.reactions, (message_id, pid, emoji))
                 self.touched["reactions"].add((message_id, pid, emoji))
+            case PostFile():
+                self._post_file(change)
             case EraseSpaces():
                 self._erase(change)
 
@@ -546,6 +611,16 @@ class DoorState:
             self._put(self.live[run.space_id], run.id, None)
         self._put(self.runs, run.id, run)
         self.touched["runs"].add(run.id)
+
+    def _post_file(self, change: PostFile) -> None:
+        upload = self.uploads[change.upload_id]
+        self._put(self.uploads, upload.id, replace(upload, posted=True, space_id=change.space_id))
+        key = (change.space_id, upload.name)
+        version = FileVersion(
+            upload.id, change.version, upload.sha256, upload.uploader_id, change.seq
+        )
+        self._put(self.files, key, (*self.files.get(key, ()), version))
+        self.posted_files.append(change)
 
     def _log_membership(self, space_id: str, pid: str, added: bool, seq: int) -> None:
         self.touched["memberships"].add((space_id, pid))

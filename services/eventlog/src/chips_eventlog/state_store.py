@@ -12,18 +12,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, select, tuple_, update
+from sqlalchemy import and_, bindparam, delete, func, insert, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
+from chips_common.db.attachment_tables import attachments
 from chips_common.ids import event_id_for_message
 from chips_common.rules.addressing import Choice
 from chips_eventlog.state import (
     AddCredential,
     Card,
     DoorState,
+    FileVersion,
     Lane,
     Mark,
     Membership,
@@ -31,6 +33,7 @@ from chips_eventlog.state import (
     Participant,
     Run,
     Space,
+    Upload,
 )
 
 
@@ -216,9 +219,13 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
     wanted: set[str] = set()
     wrong_rooms: set[str] = set()
     space_ids: set[str] = set()
+    posts: list[tuple[str, list[str]]] = []
     for raw in raws:
         if not isinstance(raw, dict):
             continue
+        ids = raw.get("upload_ids")
+        if isinstance(ids, list) and isinstance(raw.get("space_id"), str):
+            posts.append((raw["space_id"], [i for i in ids if isinstance(i, str)]))
         for name in ("reply_to", "message_id", "root_message_id"):
             value = raw.get(name)
             if isinstance(value, str) and value.startswith("msg_") and value not in state.messages:
@@ -238,10 +245,60 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
     if wanted:
         for message in await find_messages(conn, state.workspace_id, sorted(wanted)):
             state.messages[message.message_id] = message
+    if posts:
+        await prefetch_files(conn, state, posts)
     unknown = [s for s in space_ids if s not in state.spaces]
     if unknown:
         rows = await conn.execute(select(t.spaces.c.id).where(t.spaces.c.id.in_(unknown)))
         state.taken_space_ids.update(row.id for row in rows)
+
+
+async def prefetch_files(
+    conn: AsyncConnection, state: DoorState, posts: list[tuple[str, list[str]]]
+) -> None:
+    """The uploads the batch's posts carry, and the posted versions of their names in the
+    rooms they are posted to (the attachments service writes uploads; the door posts them)."""
+    a = attachments.c
+    ids = sorted({i for _, post in posts for i in post})
+    rows = await conn.execute(
+        select(attachments).where(and_(a.id.in_(ids), a.workspace_id == state.workspace_id))
+    )
+    for r in rows:
+        state.uploads[r.id] = Upload(
+            r.id,
+            r.uploader_id,
+            r.name,
+            r.mime_type,
+            r.kind,
+            r.byte_size,
+            r.sha256,
+            r.width,
+            r.height,
+            r.duration_ms,
+            r.thumbnail,
+            r.space_id,
+            r.posted_seq is not None,
+        )
+    names = {
+        (space_id, state.uploads[i].name)
+        for space_id, post in posts
+        for i in post
+        if i in state.uploads
+    }
+    for space_id, name in sorted(names):
+        found = await conn.execute(
+            select(a.id, a.version, a.sha256, a.uploader_id, a.posted_seq).where(
+                and_(
+                    a.workspace_id == state.workspace_id,
+                    a.space_id == space_id,
+                    a.name == name,
+                    a.posted_seq.is_not(None),
+                )
+            )
+        )
+        state.files[(space_id, name)] = tuple(
+            FileVersion(r.id, r.version, r.sha256, r.uploader_id, r.posted_seq) for r in found
+        )
 
 
 async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
@@ -374,6 +431,27 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
     if state.credentials:
         await conn.execute(
             insert(t.credentials), [_credential_row(ws, c, now) for c in state.credentials]
+        )
+    if state.posted_files:
+        await conn.execute(
+            update(attachments)
+            .where(attachments.c.id == bindparam("upload_id"))
+            .values(
+                space_id=bindparam("room"),
+                posted_seq=bindparam("seq"),
+                version=bindparam("v"),
+                replaces=bindparam("made_from"),
+            ),
+            [
+                {
+                    "upload_id": f.upload_id,
+                    "room": f.space_id,
+                    "seq": f.seq,
+                    "v": f.version,
+                    "made_from": f.replaces,
+                }
+                for f in state.posted_files
+            ],
         )
     for erasure in state.erasures:
         await erase_events(conn, ws, erasure.erased, erasure.seq)

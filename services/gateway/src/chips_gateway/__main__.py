@@ -24,6 +24,9 @@ def main() -> None:
         ws="websockets-sansio",
         ws_ping_interval=settings.ws_ping_interval_seconds,
         ws_ping_timeout=ping_timeout,
+        # A frame past this is refused by the socket library as its header is read (close
+        # 1009), before the gateway reads or parses it.
+        ws_max_size=settings.ws_max_frame_bytes,
         log_config=None,
         access_log=False,
     )

@@ -4,25 +4,40 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from redis.asyncio import Redis
 from sqlalchemy import text
+from sqlalchemy.exc import DataError
 
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
-from chips_gateway.api import events, identity, spaces
+from chips_gateway import openapi
+from chips_gateway.api import attachments, events, identity, spaces
 from chips_gateway.api import runs as runs_api
+from chips_gateway.api import search as search_api
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Tickets
 from chips_gateway.config import GatewaySettings
 from chips_gateway.context import Context
-from chips_gateway.errors import ChipsError, chips_error_handler, validation_error_handler
+from chips_gateway.edge import Edge, cors_options
+from chips_gateway.errors import (
+    ChipsError,
+    chips_error_handler,
+    data_error_handler,
+    validation_error_handler,
+)
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
+from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
+from chips_gateway.webapp import default_web_dir, mount_web, web_built
 from chips_gateway.ws import serve_socket
 
 
@@ -32,7 +47,11 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         async with AsyncExitStack() as stack:
             engine = build_engine(settings)
             stack.push_async_callback(engine.dispose)
-            redis = Redis.from_url(settings.redis_url)
+            # Short timeouts: Redis holds tickets and rate counters only, and a write or a
+            # ticket must not hang on it while it is away (DESIGN.md §3).
+            redis = Redis.from_url(
+                settings.redis_url, socket_timeout=1.0, socket_connect_timeout=1.0
+            )
             stack.push_async_callback(redis.aclose)
             nc = await build_nats(settings, name=f"chips-gateway-{settings.replica_id()}")
             stack.push_async_callback(nc.drain)
@@ -48,6 +67,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             feeds = Feeds(reader, nc, names, settings.feed_tail_check_seconds)
             await feeds.start()
             stack.push_async_callback(feeds.stop)
+            app.state.attachments_client = attachments.build_client(settings.attachments_url)
+            stack.push_async_callback(app.state.attachments_client.aclose)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -56,17 +77,38 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 reader=reader,
                 feeds=feeds,
                 tickets=Tickets(redis, settings.redis_prefix, settings.ticket_ttl_seconds),
+                limiter=CredentialLimiter(
+                    redis,
+                    settings.redis_prefix,
+                    settings.credential_write_rate,
+                    settings.credential_write_burst,
+                ),
+                links=FileLinks(settings.signing_key, settings.gateway_url),
+                search=SearchReader(engine),
             )
             app.state.nc = nc
             yield
 
     app = FastAPI(title="Chips gateway", version="0.1.0", lifespan=lifespan)
+    # Last added runs first: the edge checks come before CORS, routing and authentication.
+    if settings.origins():
+        app.add_middleware(CORSMiddleware, **cors_options(settings.origins()))
+    app.add_middleware(
+        Edge,
+        max_body_bytes=settings.max_body_bytes,
+        allowed_origins=settings.origins(),
+        public_url=settings.public_url,
+    )
     app.add_exception_handler(ChipsError, chips_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(DataError, data_error_handler)
     app.include_router(identity.router)
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
+    app.include_router(attachments.router)
+    app.include_router(search_api.router)
+    openapi.install(app)
 
     async def db_ok() -> bool:
         async with app.state.ctx.engine.connect() as conn:
@@ -76,13 +118,24 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     async def nats_ok() -> bool:
         return bool(app.state.nc.is_connected)
 
-    async def redis_ok() -> bool:
-        return bool(await app.state.ctx.redis.ping())
+    web_dir = Path(settings.web_dir) if settings.web_dir else default_web_dir()
 
-    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok, "redis": redis_ok})
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        # Depends on nothing; says whether this gateway has the people's app to serve.
+        return {
+            "status": "ok",
+            "work": "built",
+            "web": "built" if web_built(web_dir) else "not built",
+        }
+
+    # Redis is not among the checks: it holds tickets and rate counters only, and a
+    # readiness that followed it would take every gateway out of service with it.
+    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok})
 
     @app.websocket("/v1/ws")
     async def socket(ws: WebSocket) -> None:
         await serve_socket(ws, app.state.ctx)
 
+    mount_web(app, web_dir)
     return app

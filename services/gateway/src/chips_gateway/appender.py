@@ -2,7 +2,10 @@
 
 Each request is a JetStream publish on ``chips.append.<workspace>`` whose headers name
 this replica's reply subject; the eventlog answers there after its commit. Many requests
-may be in flight at once (DESIGN.md §2, Pipelining).
+may be in flight at once (DESIGN.md §2, Pipelining): a request is written to the stream
+without waiting for the stream's ack (it comes back beside the answer, and a refusal by
+the stream answers the request with ``unavailable``), so a socket's requests follow one
+another into the stream in the order it sent them, with no round trip in between.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class AppendClient:
         self.timeout = timeout
         self.waiting: dict[str, asyncio.Future[AppendAnswer]] = {}
         self.sent_at: dict[str, float] = {}
+        self.stored: dict[str, asyncio.Future[Any]] = {}
         self.sub: Subscription | None = None
 
     async def start(self) -> None:
@@ -46,6 +50,21 @@ class AppendClient:
     def _forget(self, request_id: str) -> None:
         self.waiting.pop(request_id, None)
         self.sent_at.pop(request_id, None)
+        stored = self.stored.pop(request_id, None)
+        if stored is not None and not stored.done():
+            stored.cancel()  # its ack no longer matters, and it holds a pending slot
+
+    def _on_stored(self, request_id: str, stored: asyncio.Future[Any]) -> None:
+        """The stream's ack of a request: a refusal answers the request at once."""
+        self.stored.pop(request_id, None)
+        if stored.cancelled() or stored.exception() is None:
+            return
+        future = self.waiting.pop(request_id, None)
+        if future is not None and not future.done():
+            metrics.APPENDS.labels("unstored").inc()
+            future.set_exception(
+                ChipsError("unavailable", "the log is not reachable right now; send it again")
+            )
 
     async def _on_reply(self, msg: Msg) -> None:
         answer = AppendAnswer.model_validate_json(msg.data)
@@ -69,8 +88,9 @@ class AppendClient:
     ) -> asyncio.Future[AppendAnswer]:
         """Publish a request; the returned future resolves with the eventlog's answer.
 
-        The publish itself is awaited, so requests a caller sends one after another enter
-        the stream in that order; the answers are awaited separately.
+        The write to the connection is awaited (it does not wait for the server), so
+        requests a caller sends one after another enter the stream in that order; the
+        stream's ack and the answer are awaited separately.
         """
         request = AppendRequest(
             request_id=new_id("req"),
@@ -88,17 +108,22 @@ class AppendClient:
         future.add_done_callback(lambda _: self._forget(request.request_id))
         try:
             # The current span's trace context travels with the request (DESIGN.md §8).
-            await self.js.publish(
+            stored = await self.js.publish_async(
                 self.names.append_subject(workspace_id),
                 request.model_dump_json().encode(),
                 headers=inject({HDR_REPLY: f"{self.reply_prefix}.{request.request_id}"}),
             )
         except Exception:
-            self.waiting.pop(request.request_id, None)
+            self._forget(request.request_id)
             future.cancel()
             raise ChipsError(
                 "unavailable", "the log is not reachable right now; send it again"
             ) from None
+        if not future.done():
+            self.stored[request.request_id] = stored
+            stored.add_done_callback(lambda f: self._on_stored(request.request_id, f))
+        else:
+            stored.cancel()
         return future
 
     async def wait(self, future: asyncio.Future[AppendAnswer]) -> AppendAnswer:

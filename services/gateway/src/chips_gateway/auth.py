@@ -7,6 +7,7 @@ import secrets
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -95,17 +96,32 @@ class Tickets:
         self.prefix = prefix
         self.ttl = ttl_seconds
 
+    @staticmethod
+    def away() -> ChipsError:
+        # Redis being away costs tickets, nothing else (DESIGN.md §3).
+        return ChipsError(
+            "unavailable",
+            "socket tickets cannot be issued or spent right now (their store does not "
+            "answer); try again shortly, or open the socket with Authorization: Bearer",
+        )
+
     def _key(self, ticket: str) -> str:
         return f"{self.prefix}:ticket:{hash_token(ticket)}"
 
     async def issue(self, principal: Principal) -> str:
         ticket = f"chips_tk_{secrets.token_urlsafe(24)}"
-        await self.redis.set(self._key(ticket), principal.credential_id, ex=self.ttl)
+        try:
+            await self.redis.set(self._key(ticket), principal.credential_id, ex=self.ttl)
+        except (RedisError, OSError):
+            raise self.away() from None
         return ticket
 
     async def spend(self, ticket: str) -> str | None:
         """The credential the ticket was issued to, or None when spent, expired or unknown."""
-        value = await self.redis.getdel(self._key(ticket))
+        try:
+            value = await self.redis.getdel(self._key(ticket))
+        except (RedisError, OSError):
+            raise self.away() from None
         if value is None:
             return None
         return value.decode() if isinstance(value, bytes) else str(value)

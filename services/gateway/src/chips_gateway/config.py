@@ -14,6 +14,46 @@ class GatewaySettings(Settings):
     # or delayed JetStream message at the tail of the stream, DESIGN.md §2).
     feed_tail_check_seconds: float = 1.0
     read_your_writes_timeout_seconds: float = 5.0
+    # Where uploads and fetches are passed on to (docs/adr/0043).
+    attachments_url: str = "http://127.0.0.1:8093"
+
+    # Size at the edge (DESIGN.md §2): one event, one HTTP body, one socket frame. The
+    # largest legal event (32,000 characters of text, or a card's lines) fits in
+    # max_event_bytes; a frame or body may be three times that, so that JSON escapes pass
+    # and an event somewhat over the limit is told too_large rather than cut off. All
+    # stay well under NATS's 1 MB max payload, so nothing oversized reaches the eventlog.
+    max_event_bytes: int = 256 * 1024
+    max_body_bytes: int = 768 * 1024
+    ws_max_frame_bytes: int = 768 * 1024
+
+    # Write rate limits (token buckets): per socket in this process, and per credential in
+    # Redis, so the latter holds across gateways. ``*_rate`` is writes per second,
+    # ``*_burst`` what may be sent at once. A socket that keeps writing after being told
+    # rate_limited is closed after ``rate_limit_strikes`` more refusals.
+    socket_write_rate: float = 500.0
+    socket_write_burst: int = 5000
+    credential_write_rate: float = 1000.0
+    credential_write_burst: int = 10000
+    rate_limit_strikes: int = 50
+    # Writes of one socket waiting for the eventlog's answer before the gateway stops
+    # reading that socket (its TCP window fills; others are read meanwhile).
+    ws_max_inflight_writes: int = 1000
+
+    # Browsers' cross-origin access: origins (scheme://host[:port], comma separated) that
+    # may open /v1/ws and call the HTTP API. The gateway's own origin is always allowed (the
+    # people's app is served from it); a socket with no Origin (not a browser) is too.
+    allowed_origins: str = ""
+
+    def origins(self) -> list[str]:
+        return [o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip()]
+
+    # How long GET /v1/search waits for the index to fold in the seq it answers as of
+    # (after_seq, or the head when the search arrived) before answering as of less.
+    search_wait_seconds: float = 2.0
+
+    # Where the built people's app is (index.html and assets/); empty: web/dist of this
+    # checkout (docs/adr/0033).
+    web_dir: str = ""
 
     def replica_id(self) -> str:
         if not self.gateway_id:

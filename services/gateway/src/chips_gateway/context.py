@@ -9,11 +9,16 @@ from fastapi import Depends, Header, Request
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_gateway import metrics
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Principal, Tickets, require_principal
 from chips_gateway.config import GatewaySettings
+from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feeds
+from chips_gateway.files import FileLinks
+from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.search import SearchReader
 
 
 @dataclass
@@ -25,6 +30,9 @@ class Context:
     reader: LogReader
     feeds: Feeds
     tickets: Tickets
+    limiter: CredentialLimiter
+    links: FileLinks
+    search: SearchReader
 
 
 def get_context(request: Request) -> Context:
@@ -42,3 +50,15 @@ async def get_principal(
 
 
 Caller = Annotated[Principal, Depends(get_principal)]
+
+
+async def check_write_rate(ctx: Context, caller: Principal) -> None:
+    """An HTTP write takes a token from its credential's bucket, or is refused with 429."""
+    wait = await ctx.limiter.take(caller.credential_id)
+    if wait > 0.0:
+        metrics.RATE_LIMITED.labels("http").inc()
+        raise ChipsError(
+            "rate_limited",
+            f"too many writes; send this one again in {wait:.3f} s",
+            retry_after=round(wait, 3),
+        )

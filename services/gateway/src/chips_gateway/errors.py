@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import Request
@@ -16,6 +17,8 @@ HTTP_STATUS = {
     "forbidden": 403,
     "not_found": 404,
     "stale_file": 409,
+    "too_large": 413,
+    "rate_limited": 429,
     "unavailable": 503,
 }
 
@@ -33,7 +36,9 @@ class ChipsError(Exception):
 
 async def chips_error_handler(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ChipsError)
-    return JSONResponse(exc.body(), status_code=HTTP_STATUS.get(exc.code, 400))
+    retry = exc.extra.get("retry_after")
+    headers = {"Retry-After": str(math.ceil(retry))} if isinstance(retry, int | float) else None
+    return JSONResponse(exc.body(), status_code=HTTP_STATUS.get(exc.code, 400), headers=headers)
 
 
 async def validation_error_handler(_: Request, exc: Exception) -> JSONResponse:
@@ -42,5 +47,13 @@ async def validation_error_handler(_: Request, exc: Exception) -> JSONResponse:
     loc = ".".join(str(p) for p in err["loc"] if p not in ("body", "query"))
     return JSONResponse(
         {"code": "invalid_request", "message": f"{loc or 'request'}: {err['msg']}", "field": loc},
+        status_code=400,
+    )
+
+
+async def data_error_handler(_: Request, exc: Exception) -> JSONResponse:
+    """A value Postgres cannot take (out of range, a NUL): the caller's input, a 400."""
+    return JSONResponse(
+        {"code": "invalid_request", "message": "a value in the request is out of range"},
         status_code=400,
     )

@@ -10,10 +10,11 @@ an event but never drop it (DESIGN.md §2, Gaps are healed from the log).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+from collections import OrderedDict
 from typing import Any, Protocol
 
+import orjson
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -26,6 +27,8 @@ from chips_gateway.windows import RoomWindow
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.gateway")
+# How many recent events' encoded frames a feed keeps for its sockets' send loops.
+FRAMES_KEPT = 2048
 
 
 class Listener(Protocol):
@@ -47,6 +50,9 @@ class Feed:
         self.rooms: dict[str, RoomWindow] = {}
         # Each thread window's room, so a room's membership changes reach its threads' windows.
         self.parents: dict[str, str] = {}
+        # The event frames of the newest events, encoded once for every socket that is
+        # sent the event as it is (docs/adr/0024): seq -> (the event, its frame's JSON).
+        self.frames: OrderedDict[int, tuple[dict[str, Any], str]] = OrderedDict()
 
     async def start(self) -> None:
         # Hold the lock while subscribing and reading the head, so that an event arriving
@@ -71,9 +77,25 @@ class Feed:
     def detach(self, listener: Listener) -> None:
         self.listeners.discard(listener)
 
+    def frame_json(self, event: dict[str, Any]) -> str:
+        """``{"frame": "event", "event": event}`` as JSON, encoded once per event.
+
+        Only for the very event object this feed offered (a socket that reshaped it for
+        its recipient encodes its own copy).
+        """
+        seq = event["seq"]
+        cached = self.frames.get(seq)
+        if cached is not None and cached[0] is event:
+            return cached[1]
+        text = orjson.dumps({"frame": "event", "event": event}).decode()
+        self.frames[seq] = (event, text)
+        while len(self.frames) > FRAMES_KEPT:
+            self.frames.popitem(last=False)
+        return text
+
     async def _on_msg(self, msg: Msg) -> None:
         try:
-            event = json.loads(msg.data)
+            event = orjson.loads(msg.data)
         except ValueError:
             log.error("undecodable event on %s", msg.subject)
             return

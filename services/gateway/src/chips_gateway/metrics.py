@@ -23,3 +23,9 @@ SHAPED = Counter(
     "message.new deliveries shaped, by where their context and room came from",
     ["source"],
 )
+RATE_LIMITED = Counter(
+    "chips_gateway_rate_limited_total", "Writes refused with rate_limited", ["via"]
+)
+RATE_LIMIT_CLOSES = Counter(
+    "chips_ws_rate_limit_closes_total", "Sockets closed for writing through rate_limited"
+)

@@ -11,6 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from chips_common.db import tables as t
 from chips_common.events import canonical
 from chips_common.rules.handles import Member
+from chips_common.rules.room import JOINING
+from chips_common.rules.scope import standings_of
 
 # What ends a harness's turn in a room: its words, or its passing.
 TURN_ENDS = ("message.post", "turn.passed")
@@ -133,10 +135,11 @@ class LogReader:
         return rows
 
     async def members_as_of(self, workspace_id: str, space_id: str, seq: int) -> list[Member]:
-        """Who was in a space (a thread's room, for a thread) once event ``seq`` was applied."""
+        """Who was in a space (a thread's room, for a thread) once event ``seq`` was applied,
+        each with the standing the event that brought them in gave them."""
         log = t.membership_log
         latest = (
-            select(log.c.participant_id, log.c.added)
+            select(log.c.participant_id, log.c.added, log.c.seq)
             .where(
                 and_(
                     log.c.workspace_id == workspace_id,
@@ -148,15 +151,61 @@ class LogReader:
             .distinct(log.c.participant_id)
             .subquery()
         )
+        p = t.participants.c
         query = (
-            select(t.participants.c.id, t.participants.c.kind, t.participants.c.name)
+            select(p.id, p.kind, p.name, t.events.c.body)
             .select_from(
-                latest.join(t.participants, latest.c.participant_id == t.participants.c.id)
+                latest.join(t.participants, latest.c.participant_id == p.id).outerjoin(
+                    t.events,
+                    and_(
+                        t.events.c.workspace_id == workspace_id,
+                        t.events.c.seq == latest.c.seq,
+                    ),
+                )
             )
             .where(latest.c.added.is_(True))
         )
         async with self.engine.connect() as conn:
-            return [Member(r.id, r.kind, r.name) for r in await conn.execute(query)]
+            rows = await conn.execute(query)
+            return [
+                Member(r.id, r.kind, r.name, standings_of(r.body or {}).get(r.id, "member"))
+                for r in rows
+            ]
+
+    async def joinings(
+        self, workspace_id: str, space_id: str, since: int, before: int
+    ) -> list[dict[str, Any]]:
+        """The events of a space that brought somebody in, with ``since <= seq < before``."""
+        e = t.events.c
+        query = (
+            select(e.body)
+            .where(
+                and_(
+                    e.workspace_id == workspace_id,
+                    e.space_id == space_id,
+                    e.seq >= since,
+                    e.seq < before,
+                    e.type.in_(JOINING),
+                )
+            )
+            .order_by(e.seq)
+        )
+        async with self.engine.connect() as conn:
+            return [canonical(row.body) for row in await conn.execute(query)]
+
+    async def talked_before(self, workspace_id: str, space_id: str, seq: int) -> bool:
+        """Whether anything was said in a space before event ``seq``."""
+        e = t.events.c
+        query = select(e.seq).where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.space_id == space_id,
+                e.seq < seq,
+                e.type == "message.post",
+            )
+        )
+        async with self.engine.connect() as conn:
+            return (await conn.execute(query.limit(1))).first() is not None
 
     async def workspace_participants(self, workspace_id: str) -> dict[str, dict[str, str]]:
         query = select(t.participants.c.id, t.participants.c.kind, t.participants.c.name).where(

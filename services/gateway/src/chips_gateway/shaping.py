@@ -12,9 +12,10 @@ from typing import Any
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
 from chips_common.rules.delivery import shape_for
-from chips_common.rules.room import room_for
+from chips_common.rules.room import news_for, room_for, since_is_joining, speaker
 from chips_gateway import metrics
 from chips_gateway.auth import Principal
+from chips_gateway.files import FileLinks, context_files
 from chips_gateway.reader import LogReader
 
 
@@ -38,7 +39,7 @@ async def lines_from(
 
 
 async def build_context(
-    reader: LogReader, taker: Principal, event: dict[str, Any], budget: Budget
+    reader: LogReader, taker: Principal, event: dict[str, Any], budget: Budget, since: int
 ) -> dict[str, Any]:
     """Lines said in the room since the taker last spoke there (or joined), up to the message.
 
@@ -46,7 +47,6 @@ async def build_context(
     whether older ones were left out), so a long room costs no more than a short one.
     """
     space_id, seq = event["space_id"], event["seq"]
-    since = await reader.context_start(taker.workspace_id, space_id, taker.participant_id, seq)
     wanted = budget.lines + 1
     lines: list[dict[str, Any]] = []
     changes: Changes = {}
@@ -76,11 +76,22 @@ def own(line: dict[str, Any], taker: Principal) -> bool:
 class Shaper:
     """Shapes every event one socket is sent."""
 
-    def __init__(self, reader: LogReader, principal: Principal, budget: Budget) -> None:
+    def __init__(
+        self,
+        reader: LogReader,
+        principal: Principal,
+        budget: Budget,
+        links: FileLinks | None = None,
+    ) -> None:
         self.reader = reader
         self.principal = principal
         self.budget = budget
         self.kind: Any = "harness" if principal.kind == "harness" else "person"
+        self.links = links
+        # Rooms known to hold no file as of the last event shaped here: every event of a
+        # room this socket is in passes through shape() in seq order, so a post with files
+        # is seen before any later message in its room needs context.files.
+        self.fileless: set[str] = set()
 
     async def shape(
         self, event: dict[str, Any], extras: dict[str, Any] | None = None
@@ -88,16 +99,67 @@ class Shaper:
         """The event for this socket; ``extras`` are a message.new's room and context when
         the feed's window of the room could tell them (otherwise they are read here)."""
         shaped = shape_for(event, self.principal.participant_id, self.kind)
+        if event.get("attachments"):
+            self.fileless.discard(event.get("space_id", ""))
         if shaped["type"] != "message.new":
-            return shaped
+            return self.signed(shaped)
         if extras is not None:
             metrics.SHAPED.labels("window").inc()
-            return {**shaped, **extras}
-        metrics.SHAPED.labels("log").inc()
-        members = await self.reader.members_as_of(
-            self.principal.workspace_id, event["space_id"], event["seq"]
-        )
-        shaped = {**shaped, "room": room_for([self.principal.participant_id], members)}
+            shaped = {**shaped, **extras}
+        else:
+            metrics.SHAPED.labels("log").inc()
+            shaped = {**shaped, **await self.turn(event)}
+        if "context" in shaped:
+            shaped = await self.with_files(shaped, event)
+        return self.signed(shaped)
+
+    async def turn(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Who said it, the room and the context of a message that is this harness's turn,
+        read from the log as of the message."""
+        reader, pid, ws = self.reader, self.principal.participant_id, self.principal.workspace_id
+        space_id, seq = event["space_id"], event["seq"]
+        members = await reader.members_as_of(ws, space_id, seq)
+        since = await reader.context_start(ws, space_id, pid, seq)
+        extra: dict[str, Any] = {"from": speaker(event, members)}
+        kept: int | None = None
         if self.budget.lines > 0:
-            shaped["context"] = await build_context(self.reader, self.principal, event, self.budget)
-        return shaped
+            context = await build_context(reader, self.principal, event, self.budget, since)
+            extra["context"] = context
+            kept = len(context["lines"]) if context["truncated"] else None
+        joinings = await reader.joinings(ws, space_id, since, seq)
+        talked = since_is_joining(joinings, since, pid) and await reader.talked_before(
+            ws, space_id, since
+        )
+        ids = {(e.get("actor") or {}).get("id", "") for e in [event, *joinings]}
+        people = await reader.participants(sorted(i for i in ids if i))
+        news = news_for(
+            pid,
+            event,
+            members,
+            joinings,
+            since,
+            talked,
+            lambda p: (people.get(p) or {}).get("name") or p,
+            kept,
+        )
+        extra["room"] = room_for([pid], members, {pid: news})
+        return extra
+
+    async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+        """``context.files``: the room's files as of the message (websocket.md)."""
+        space_id = event["space_id"]
+        if self.links is None or space_id in self.fileless:
+            return shaped
+        files = await context_files(
+            self.reader.engine, self.reader, self.principal.workspace_id, space_id, event["seq"]
+        )
+        if not files:
+            self.fileless.add(space_id)
+            return shaped
+        return {**shaped, "context": {**shaped["context"], "files": files}}
+
+    def signed(self, shaped: dict[str, Any]) -> dict[str, Any]:
+        """Each file the frame carries, with a URL signed for this socket's credential."""
+        if self.links is None:
+            return shaped
+        return self.links.sign_event(shaped, self.principal.credential_id)

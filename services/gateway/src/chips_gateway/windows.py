@@ -14,8 +14,8 @@ from typing import Any
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, line_of, note_change, revised
 from chips_common.rules.handles import Member
-from chips_common.rules.room import room_for
-from chips_common.rules.scope import opened_with
+from chips_common.rules.room import JOINING, news_for, room_for, since_is_joining, speaker
+from chips_common.rules.scope import opened_with, standings_of
 from chips_gateway.reader import TURN_ENDS, LogReader
 
 KEEP = 400  # events of one room a window holds
@@ -72,11 +72,9 @@ class RoomWindow:
         self.events.append(event)
         kind, seq = event["type"], event["seq"]
         self.lines[seq] = line_of(event, lambda p: who(names, p))
-        if kind == "space.created":
-            for pid in opened_with(event):
-                self._add(pid, names)
-        elif kind == "membership.added":
-            self._add(event["participant_id"], names)
+        if kind in JOINING:
+            for pid, standing in standings_of(event).items():
+                self._add(pid, names, standing)
         elif kind == "membership.removed":
             self.members.pop(event["participant_id"], None)
         self._turns(event, marks=True)
@@ -85,16 +83,16 @@ class RoomWindow:
         """A thread's window follows its room's membership (it has none of its own)."""
         if event["type"] == "membership.added":
             pid = event["participant_id"]
-            self._add(pid, names)
+            self._add(pid, names, event.get("standing") or "member")
             self.asked.pop(pid, None)
             self.fresh.add(pid)
             self.marks[pid] = event["seq"]
         elif event["type"] == "membership.removed":
             self.members.pop(event["participant_id"], None)
 
-    def _add(self, pid: str, names: dict[str, dict[str, str]]) -> None:
+    def _add(self, pid: str, names: dict[str, dict[str, str]], standing: str) -> None:
         known = who(names, pid)
-        self.members[pid] = Member(pid, known["kind"], known["name"])
+        self.members[pid] = Member(pid, known["kind"], known["name"], standing)
 
     def _turns(self, event: dict[str, Any], *, marks: bool) -> None:
         """Follow who was asked what and where each turn ended, as context_start reads it.
@@ -152,13 +150,60 @@ class RoomWindow:
     ) -> dict[str, Any] | None:
         """The room and context for ``pid``'s turn on ``event``, or None to ask the log."""
         seq = event["seq"]
-        extra: dict[str, Any] = {"room": room_for([pid], list(self.members.values()))}
-        if budget.lines == 0:
-            return extra
         since = self.since(pid, seq)
         if since is None:
             return None
+        members = list(self.members.values())
+        found = self.joinings(pid, since, seq)
+        if found is None:
+            return None  # the room's comings since then are older than the window holds
+        joinings, talked_before = found
+        extra: dict[str, Any] = {"from": speaker(event, members)}
+        kept_count: int | None = None
+        if budget.lines > 0:
+            context = self.context(pid, event, since, budget, names)
+            if context is None:
+                return None
+            extra["context"] = context
+            kept_count = len(context["lines"]) if context["truncated"] else None
+        news = news_for(
+            pid,
+            event,
+            members,
+            joinings,
+            since,
+            talked_before,
+            lambda p: who(names, p)["name"],
+            kept_count,
+        )
+        extra["room"] = room_for([pid], members, {pid: news})
+        return extra
 
+    def joinings(self, pid: str, since: int, seq: int) -> tuple[list[dict[str, Any]], bool] | None:
+        """The room's events that brought somebody in from ``since`` to the message, and
+        whether anything was said before ``since``; None when the window cannot tell."""
+        if self.covers_after and since <= self.covers_after:
+            return None
+        joinings = [e for e in self.events if since <= e["seq"] < seq and e["type"] in JOINING]
+        talked_before = False
+        if since_is_joining(joinings, since, pid):
+            talked_before = any(
+                e["type"] == "message.post" and e["seq"] < since for e in self.events
+            )
+            if not talked_before and self.covers_after:
+                return None
+        return joinings, talked_before
+
+    def context(
+        self,
+        pid: str,
+        event: dict[str, Any],
+        since: int,
+        budget: Budget,
+        names: dict[str, dict[str, str]],
+    ) -> dict[str, Any] | None:
+        """The lines said since ``since`` up to the message, fitted to the budget."""
+        seq = event["seq"]
         wanted = budget.lines + 1
         lines: list[dict[str, Any]] = []
         changes: Changes = {}
@@ -181,10 +226,9 @@ class RoomWindow:
             return None  # the lines it needs are older than the window holds
         lines.reverse()
         kept, truncated = fit(lines, budget)
-        extra["context"] = {
+        return {
             "lines": kept,
             "since_seq": since,
             "truncated": truncated,
             "before": kept[0]["seq"] if kept else seq,
         }
-        return extra

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from typing import Any
 
 import orjson
@@ -27,8 +28,10 @@ from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
 from chips_gateway.context import Context
+from chips_gateway.edge import MAX_INT
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feed
+from chips_gateway.ratelimit import Bucket
 from chips_gateway.shaping import Shaper
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,8 @@ SERVER_PROTOCOL = (PROTOCOL_VERSION, PROTOCOL_VERSION)
 CLOSE_POLICY = 4401
 CLOSE_PROTOCOL = 4400
 CLOSE_BEHIND = 4008
+CLOSE_RATE = 4429
+CLOSE_TRY_LATER = 1013
 # Marks a queued event frame still to be shaped for its recipient by the send loop.
 SHAPE = "_shape"
 EXTRAS = "_extras"
@@ -132,9 +137,17 @@ class Session:
         self.feed: Feed | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.behind = asyncio.Event()
-        self.shaper = Shaper(ctx.reader, principal, Budget())
+        self.shaper = Shaper(ctx.reader, principal, Budget(), ctx.links)
         # Keys of the decisions this socket sent (approval.resolved): runs.mark_elsewhere.
         self.sent_keys: set[str] = set()
+        settings = ctx.settings
+        self.writes = Bucket(settings.socket_write_rate, settings.socket_write_burst)
+        # Refusals a socket may run into: a burst of them, then about one a second less.
+        strikes = settings.rate_limit_strikes
+        self.strikes = Bucket(max(strikes / 10, 0.1), strikes)
+        # Writes awaiting the eventlog: past this many, this socket is not read.
+        self.inflight = asyncio.Semaphore(settings.ws_max_inflight_writes)
+        self.kept_going = asyncio.Event()
 
     # --- writing to the client -----------------------------------------------------
 
@@ -168,11 +181,16 @@ class Session:
         while True:
             frame = await self.queue.get()
             beside: list[dict[str, Any]] = []
+            text: str | None = None
             if frame.pop(SHAPE, False):
-                shaped = await self.shaper.shape(frame["event"], frame.pop(EXTRAS, None))
+                event = frame["event"]
+                shaped = await self.shaper.shape(event, frame.pop(EXTRAS, None))
                 shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
                 frame = {"frame": "event", "event": shaped}
                 beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
+                if shaped is event and self.feed is not None:
+                    # Sent as the feed offered it: one encoding for every such socket.
+                    text = self.feed.frame_json(event)
             elif frame["frame"] == "events":
                 frame["events"] = [
                     runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
@@ -181,7 +199,7 @@ class Session:
                 beside = [
                     r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))
                 ]
-            await self.ws.send_text(orjson.dumps(frame).decode())
+            await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
             metrics.FRAMES_OUT.labels(frame["frame"]).inc()
             for receipt in beside:
                 await self.ws.send_text(orjson.dumps(receipt).decode())
@@ -199,10 +217,17 @@ class Session:
 
     async def read_loop(self) -> None:
         while True:
-            raw = await self.ws.receive_text()
+            message = await self.ws.receive()
+            if message["type"] == "websocket.disconnect":
+                raise WebSocketDisconnect(message.get("code", 1000))
+            raw = message.get("text")
+            if raw is None:
+                self.push(self.error("invalid_frame", "a frame is text: one JSON object"))
+                continue
             try:
-                frame = json.loads(raw)
-            except ValueError:
+                # orjson refuses NaN and Infinity (1e999) that json would turn into floats.
+                frame = orjson.loads(raw)
+            except orjson.JSONDecodeError:
                 self.push(self.error("invalid_frame", "a frame is one JSON object"))
                 continue
             if not isinstance(frame, dict):
@@ -229,14 +254,12 @@ class Session:
             self.push(self.error("invalid_frame", "hello was already said on this socket"))
             return True
         protocol = frame.get("protocol") or {}
-        try:
-            low, high = (
-                int(protocol.get("min", 1)),
-                int(protocol.get("max", protocol.get("min", 1))),
-            )
-        except (TypeError, ValueError, AttributeError):
+        low = protocol.get("min", 1) if isinstance(protocol, dict) else None
+        high = protocol.get("max", low) if isinstance(protocol, dict) else None
+        if not (is_count(low) and is_count(high)):
             self.push(self.error("invalid_frame", "protocol is {min, max} with integer versions"))
             return True
+        assert isinstance(low, int) and isinstance(high, int)
         version = min(high, SERVER_PROTOCOL[1])
         if version < max(low, SERVER_PROTOCOL[0]):
             await self.ws.send_text(
@@ -256,7 +279,7 @@ class Session:
         )
         self.hello = frame
         self.shaper = Shaper(
-            self.ctx.reader, self.principal, Budget.from_hello(frame.get("context"))
+            self.ctx.reader, self.principal, Budget.from_hello(frame.get("context")), self.ctx.links
         )
         p = self.principal
         spaces = await self.ctx.reader.current_spaces(p.workspace_id, p.participant_id)
@@ -296,15 +319,27 @@ class Session:
             )
             return
         since = frame.get("since")
-        if since is not None and (
-            not isinstance(since, int) or isinstance(since, bool) or since < 0
-        ):
+        if since is not None and not is_count(since):
             self.push(self.error("invalid_frame", "since is the last seq you saw, a whole number"))
             return
         # Attach first, so that everything after the attach point comes live; then replay
         # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
         placeholder = Subscription(self, MembershipView(p.participant_id, kind=p.kind), 0)
         feed, boundary = await self.ctx.feeds.attach(p.workspace_id, placeholder)
+        if since is not None and since > boundary:
+            # A seq the log has not reached: the client's seqs are from another log (a
+            # restored or another workspace's). Say so rather than wait in silence.
+            await self.ctx.feeds.detach(feed, placeholder)
+            self.push(
+                self.error(
+                    "since_ahead",
+                    f"since {since} is beyond this workspace's newest event, seq {boundary}: "
+                    "subscribe again with since at most that seq, or without since to start "
+                    "from now",
+                    head=boundary,
+                )
+            )
+            return
         self.feed = feed
         start = boundary if since is None else since
         spaces = await self.ctx.reader.spaces_as_of(p.workspace_id, p.participant_id, start)
@@ -350,13 +385,15 @@ class Session:
             return
         event = dict(event)
         key = event.pop("idempotency_key", None)
-        if not isinstance(key, str) or not key or len(key) > 200:
+        if not isinstance(key, str) or not key or len(key) > 200 or "\x00" in key:
             self.push(
                 self.error("invalid_frame", "every event carries its idempotency_key inside it")
             )
             return
+        if not await self.within_rate(key):
+            return
         try:
-            check_writable(event)
+            check_writable(event, self.ctx.settings.max_event_bytes)
         except ChipsError as exc:
             self.push(self.error(exc.code, exc.message, idempotency_key=key, **exc.extra))
             return
@@ -375,18 +412,45 @@ class Session:
             kind=SpanKind.SERVER,
             attributes={otel.WORKSPACE_ID: p.workspace_id, otel.EVENT_TYPE: str(event["type"])},
         )
+        await self.inflight.acquire()
         try:
             with trace.use_span(span, end_on_exit=False):
                 future = await self.ctx.appender.send(
                     p.workspace_id, p.credential_id, p.actor, key, [event]
                 )
         except ChipsError as exc:
+            self.inflight.release()
             span.end()
             self.push(self.error(exc.code, exc.message, idempotency_key=key))
             return
         task = asyncio.create_task(self.answer(key, future, span))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(lambda _: self.inflight.release())
+
+    async def within_rate(self, key: str) -> bool:
+        """Whether a write may go on; if not, the socket is told when to send it again.
+
+        A socket that keeps writing through its refusals is closed (``kept_going``).
+        """
+        now = time.monotonic()
+        wait = self.writes.take(now)
+        if wait == 0.0:
+            wait = await self.ctx.limiter.take(self.principal.credential_id)
+        if wait == 0.0:
+            return True
+        metrics.RATE_LIMITED.labels("socket").inc()
+        self.push(
+            self.error(
+                "rate_limited",
+                f"too many writes; send this one again in {wait:.3f} s",
+                idempotency_key=key,
+                retry_after=round(wait, 3),
+            )
+        )
+        if self.strikes.take(now) > 0.0:
+            self.kept_going.set()
+        return False
 
     async def answer(self, key: str, future: Any, span: Span) -> None:
         try:
@@ -427,16 +491,35 @@ class Session:
 
     # --- the whole life of a socket --------------------------------------------------
 
+    async def close_kept_going(self, sender: asyncio.Task[None]) -> None:
+        """Close a socket that went on writing through its rate_limited refusals."""
+        metrics.RATE_LIMIT_CLOSES.inc()
+        sender.cancel()
+        with contextlib.suppress(Exception):
+            await self.ws.send_text(
+                json.dumps(
+                    self.error(
+                        "rate_limited",
+                        "this socket went on writing after it was told to wait; "
+                        "reconnect and keep to retry_after",
+                    )
+                )
+            )
+            await self.ws.close(CLOSE_RATE)
+
     async def run(self) -> None:
         metrics.SOCKETS_OPEN.inc()
         sender = asyncio.create_task(self.send_loop())
         reader = asyncio.create_task(self.read_loop())
         behind = asyncio.create_task(self.behind.wait())
+        kept_going = asyncio.create_task(self.kept_going.wait())
         try:
             done, _ = await asyncio.wait(
-                {sender, reader, behind}, return_when=asyncio.FIRST_COMPLETED
+                {sender, reader, behind, kept_going}, return_when=asyncio.FIRST_COMPLETED
             )
-            if behind in done:
+            if kept_going in done and behind not in done:
+                await self.close_kept_going(sender)
+            elif behind in done:
                 metrics.TOO_FAR_BEHIND.inc()
                 sender.cancel()
                 with contextlib.suppress(Exception):
@@ -451,20 +534,43 @@ class Session:
                     )
                     await self.ws.close(CLOSE_BEHIND)
             for task in done:
-                if task is not behind and not task.cancelled():
+                if task not in (behind, kept_going) and not task.cancelled():
                     exc = task.exception()
                     if exc is not None and not isinstance(exc, WebSocketDisconnect | RuntimeError):
                         log.error("socket task failed", exc_info=exc)
         finally:
             metrics.SOCKETS_OPEN.dec()
-            for task in (sender, reader, behind, *self.tasks):
+            for task in (sender, reader, behind, kept_going, *self.tasks):
                 task.cancel()
             if self.feed is not None and self.subscription is not None:
                 await self.ctx.feeds.detach(self.feed, self.subscription)
 
 
-def check_writable(event: dict[str, Any]) -> None:
-    """Refuse what no client may write, before it travels to the eventlog."""
+def is_count(value: object) -> bool:
+    """A whole number from 0 to the largest seq Postgres holds (JSON true is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INT
+
+
+def check_writable(event: dict[str, Any], max_bytes: int) -> None:
+    """Refuse what no client may write, before it travels to the eventlog.
+
+    An event over ``max_bytes`` (as compact JSON) is refused here, so that nothing too big
+    for the path reaches NATS or the eventlog; so is a NUL character, which Postgres's
+    jsonb cannot store.
+    """
+    try:
+        encoded = orjson.dumps(event)
+    except (TypeError, orjson.JSONEncodeError):
+        raise ChipsError("invalid_event", "an event is a JSON object") from None
+    if len(encoded) > max_bytes:
+        raise ChipsError(
+            "too_large",
+            f"this event is {len(encoded)} bytes; an event is at most {max_bytes} bytes",
+            size=len(encoded),
+            limit=max_bytes,
+        )
+    if b"\\u0000" in encoded:
+        raise ChipsError("invalid_event", "an event may not hold the NUL character (\\u0000)")
     try:
         body = parse_event(event)
     except InvalidEvent as exc:
@@ -474,6 +580,7 @@ def check_writable(event: dict[str, Any]) -> None:
 
 
 async def serve_socket(ws: WebSocket, ctx: Context) -> None:
+    """Accept a socket, authenticate it and serve it; every refusal is an error frame."""
     await ws.accept()
     try:
         principal = await authenticate(ws, ctx)
@@ -482,6 +589,6 @@ async def serve_socket(ws: WebSocket, ctx: Context) -> None:
             await ws.send_text(
                 json.dumps({"frame": "error", "code": exc.code, "message": exc.message})
             )
-            await ws.close(CLOSE_POLICY)
+            await ws.close(CLOSE_TRY_LATER if exc.code == "unavailable" else CLOSE_POLICY)
         return
     await Session(ws, ctx, principal).run()

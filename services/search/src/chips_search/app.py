@@ -1,11 +1,86 @@
-"""Wiring of the search service."""
+"""Wiring of the search service: the events consumer that keeps the index, and its health.
+
+``/readyz`` says what the service has built: the index's text search configuration, how
+many workspaces and rows it holds, and how many logged events it has still to fold in
+(``behind``). It is ready once Postgres and NATS answer and the index's schema is there.
+GET /v1/search itself is served by the gateway, from these tables (docs/adr/0027).
+"""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chips_common.db.search_tables import TEXT_SEARCH_CONFIG
+from chips_common.service.health import About, Check
 from chips_common.service.worker import run_worker
 from chips_search.config import SearchSettings
-from chips_search.consumer import build_handler
+from chips_search.consumer import build_handler, sweep
+
+BUILDS = "full-text index of messages and run steps (Postgres tsvector + GIN)"
+
+
+def build_checks(engine: AsyncEngine) -> dict[str, Check]:
+    async def index_ok() -> bool:
+        async with engine.connect() as conn:
+            found = await conn.execute(
+                text(
+                    "SELECT to_regclass('search_docs') IS NOT NULL"
+                    " AND EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = :config)"
+                ),
+                {"config": TEXT_SEARCH_CONFIG},
+            )
+            return bool(found.scalar())
+
+    return {"index": index_ok}
+
+
+def build_about(engine: AsyncEngine) -> About:
+    async def about() -> dict[str, Any]:
+        async with engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    text(
+                        "SELECT count(*) AS workspaces,"
+                        " coalesce(sum(w.head_seq - coalesce(c.seq, 0)), 0) AS behind"
+                        " FROM workspaces w"
+                        " LEFT JOIN search_checkpoints c ON c.workspace_id = w.id"
+                    )
+                )
+            ).one()
+            # The planner's count: exact enough to say how big the index is, and free.
+            rows = (
+                await conn.execute(
+                    text(
+                        "SELECT greatest(reltuples, 0)::bigint FROM pg_class"
+                        " WHERE oid = 'search_docs'::regclass"
+                    )
+                )
+            ).scalar()
+        return {
+            "builds": BUILDS,
+            "serves": "nothing over HTTP: the gateway answers GET /v1/search from the index",
+            "text_search_config": TEXT_SEARCH_CONFIG,
+            "workspaces": int(row.workspaces),
+            "rows_estimate": int(rows or 0),
+            "behind": int(row.behind),
+        }
+
+    return about
 
 
 async def run(settings: SearchSettings) -> None:
-    await run_worker(settings, "search", build_handler)
+    async def sweeping(engine: AsyncEngine, stop: asyncio.Event) -> None:
+        await sweep(engine, stop, settings.search_sweep_seconds)
+
+    await run_worker(
+        settings,
+        "search",
+        build_handler,
+        checks=build_checks,
+        about=build_about,
+        beside=sweeping,
+    )

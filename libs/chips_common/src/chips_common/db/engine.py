@@ -13,10 +13,20 @@ def build_engine(
     settings: Settings, *, pool_size: int = 10, connect_args: dict[str, Any] | None = None
 ) -> AsyncEngine:
     """An async engine on psycopg 3 for the configured database."""
+    options = (
+        [f"-c synchronous_commit={settings.pg_synchronous_commit}"]
+        if settings.pg_synchronous_commit
+        else []
+    )
+    extra = dict(connect_args or {})
+    if "options" in extra:  # the caller's server settings join the configured ones
+        options.append(str(extra.pop("options")))
+    if options:
+        extra["options"] = " ".join(options)
     return create_async_engine(
         settings.database_url,
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
-        connect_args=connect_args or {},
+        connect_args=extra,
     )

@@ -3,7 +3,8 @@
 Importing this package registers every type; ``parse_event`` decodes one.
 """
 
-from chips_common.events import lanes, messages, runs, spaces, workspaces
+from chips_common.events import attachments, lanes, messages, runs, spaces, workspaces
+from chips_common.events.attachments import AttachmentCapsSet, AttachmentFetched
 from chips_common.events.base import (
     CATALOGUE,
     ENVELOPE_FIELDS,
@@ -23,6 +24,7 @@ from chips_common.events.lanes import (
 )
 from chips_common.events.messages import (
     KINDS,
+    Attachment,
     Feedback,
     MessageDeleted,
     MessageEdited,
@@ -82,6 +84,9 @@ __all__ = [
     "PROTOCOL_VERSION",
     "ApprovalRequest",
     "ApprovalResolved",
+    "Attachment",
+    "AttachmentCapsSet",
+    "AttachmentFetched",
     "EventBody",
     "Feedback",
     "HarnessDeclared",
@@ -120,6 +125,7 @@ __all__ = [
     "TurnPassed",
     "Usage",
     "WorkspaceCreated",
+    "attachments",
     "canonical",
     "lanes",
     "messages",

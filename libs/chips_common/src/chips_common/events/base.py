@@ -8,14 +8,18 @@ field, which the door turns into an ``invalid_event`` error.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # Fields Chips fills in itself; a client may not send them (websocket.md, Writing).
 ENVELOPE_FIELDS = frozenset({"v", "id", "seq", "ts", "workspace_id", "actor"})
 
 PROTOCOL_VERSION = 1
+
+# A participant's, a space's or a message's id inside a list: bounded, as every string in
+# an event is (the gateway also bounds an event's whole size).
+Ref = Annotated[str, Field(max_length=100)]
 EVENT_VERSION = 1
 
 

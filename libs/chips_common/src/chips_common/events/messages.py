@@ -9,11 +9,11 @@ door (``chips_common.rules.kinds``).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chips_common.events.base import EventBody, FieldProblem, register
+from chips_common.events.base import EventBody, FieldProblem, Ref, register
 from chips_common.events.runs import Receipt
 
 MAX_TEXT = 32_000
@@ -38,6 +38,32 @@ WORDED = frozenset({"text", "system"})
 
 Line = Field(min_length=1, max_length=MAX_LINE)
 Lines = Field(default=None, max_length=100)
+# One entry of a card's list (a constraint, a follow-up, a source): one line, bounded like
+# the card's other lines, so that no list holds an unbounded string.
+LineItem = Annotated[str, Field(max_length=MAX_LINE)]
+
+
+class Attachment(BaseModel):
+    """A file a message carries, as Chips stored it (spec/messages.md, Attachments).
+
+    Filled in by the door from the sender's uploads: what the bytes turned out to be, the
+    digest they are kept under, and the file's version among the room's files of its name.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attachment_id: str
+    name: str = Field(min_length=1, max_length=255)
+    mime_type: str
+    kind: Literal["photo", "video", "file"]
+    byte_size: int = Field(ge=0)
+    sha256: str
+    version: int = Field(ge=1)
+    width: int | None = None
+    height: int | None = None
+    duration_ms: int | None = None
+    thumbnail: bool = False
+    replaces: str | None = None
 
 
 class Card(BaseModel):
@@ -62,7 +88,7 @@ class ApprovalCard(Card):
     preview: str | None = Field(default=None, max_length=MAX_TEXT)
     risk: Literal["low", "medium", "high"] = "medium"
     expires_at: datetime | None = None
-    answerers: list[str] | None = Field(default=None, max_length=50)
+    answerers: list[Ref] | None = Field(default=None, max_length=50)
 
 
 class Option(Card):
@@ -105,7 +131,7 @@ class ReceiptCard(Card):
 
     steps: list[ReceiptStep] = Field(default_factory=list, max_length=200)
     tool_calls: int | None = Field(default=None, ge=0)
-    sources: list[str] | None = Lines
+    sources: list[LineItem] | None = Lines
     tokens: Tokens | None = None
     cost_usd: float | None = Field(default=None, ge=0)
     duration_ms: int | None = Field(default=None, ge=0)
@@ -125,7 +151,7 @@ class TaskCard(Card):
     """Work given to the room: a goal, its constraints, a deadline and how free to act."""
 
     goal: str = Line
-    constraints: list[str] | None = Lines
+    constraints: list[LineItem] | None = Lines
     deadline: datetime | None = None
     autonomy: Literal["ask", "suggest", "act"] = "ask"
 
@@ -135,7 +161,7 @@ class HandoffCard(Card):
 
     recipient: str = Field(min_length=1, max_length=100)
     summary: str = Line
-    open_items: list[str] | None = Lines
+    open_items: list[LineItem] | None = Lines
 
 
 class CheckpointCard(Card):
@@ -149,9 +175,9 @@ class SummaryCard(Card):
     """The card at the end of a run: outcome, what changed, cost and follow-ups."""
 
     outcome: str = Line
-    changed: list[str] | None = Lines
+    changed: list[LineItem] | None = Lines
     cost_usd: float | None = Field(default=None, ge=0)
-    follow_ups: list[str] | None = Lines
+    follow_ups: list[LineItem] | None = Lines
 
 
 CARD_FIELDS = (
@@ -183,10 +209,10 @@ class MessagePost(EventBody):
     kind: Kind = "text"
     text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
     reply_to: str | None = None
-    to: list[str] | None = Field(default=None, max_length=50)
-    mentions: list[str] | None = Field(default=None, max_length=200)
+    to: list[Ref] | None = Field(default=None, max_length=50)
+    mentions: list[Ref] | None = Field(default=None, max_length=200)
     # Filled in by Chips at append; what a client writes here is replaced.
-    addressed_to: list[str] | None = Field(default=None, max_length=200)
+    addressed_to: list[Ref] | None = Field(default=None, max_length=200)
     # Filled in by Chips when a run is live in the room (websocket.md, Receipts).
     run_receipt: Receipt | None = None
     status: StatusCard | None = None
@@ -198,12 +224,19 @@ class MessagePost(EventBody):
     handoff: HandoffCard | None = None
     checkpoint: CheckpointCard | None = None
     summary: SummaryCard | None = None
+    # Files: the sender's uploads by id, and for each one it changed, the attachment_id of
+    # the version it was made from (websocket.md, The room's files). ``attachments`` is
+    # filled in by Chips from the uploads; a client does not write it.
+    upload_ids: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    replaces: dict[str, str] | None = Field(default=None, max_length=20)
+    attachments: list[Attachment] | None = Field(default=None, max_length=20)
 
     @model_validator(mode="after")
     def _one_card(self) -> MessagePost:
         given = [name for name in CARD_FIELDS if getattr(self, name) is not None]
         if self.kind in WORDED:
-            if self.text is None:
+            # A post with files says something, words or none (websocket.md).
+            if self.text is None and not self.upload_ids and not self.attachments:
                 raise FieldProblem("text", "text is required")
             if given:
                 raise FieldProblem(given[0], f"a {self.kind} message carries no {given[0]} card")

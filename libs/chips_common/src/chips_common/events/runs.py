@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chips_common.events.base import EventBody, register
+from chips_common.events.base import EventBody, Ref, register
 
 MAX_TEXT = 32_000
 
@@ -190,7 +190,7 @@ class ApprovalRequest(EventBody):
     preview: Long | None = None
     risk: Short | None = None
     expires_at: datetime | None = None
-    answerers: list[str] | None = Field(default=None, max_length=50)
+    answerers: list[Ref] | None = Field(default=None, max_length=50)
 
 
 @register

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chips_common.events.base import EventBody, register
+from chips_common.events.base import EventBody, Ref, register
 
 Standing = Literal["owner", "member", "guest"]
 SpaceState = Literal["open", "closed"]
@@ -47,7 +47,7 @@ class SpaceCreated(EventBody):
     space_id: str | None = None
     kind: Literal["direct", "group", "thread"] = "group"
     title: str | None = Field(default=None, max_length=200)
-    members: list[str] = Field(default_factory=list, max_length=200)
+    members: list[Ref] = Field(default_factory=list, max_length=200)
     home_of: str | None = None
     key: str | None = Field(default=None, min_length=1, max_length=200)
     shared: bool | None = None

@@ -19,8 +19,10 @@ async def build_nats(settings: Settings, *, name: str, attempts: int = 30) -> NA
     last: Exception | None = None
     for _ in range(attempts):
         try:
+            # Several URLs, comma separated, name a cluster's nodes; the client learns the
+            # rest from the server and moves to another node when its own goes.
             return await nats.connect(
-                settings.nats_url,
+                [url.strip() for url in settings.nats_url.split(",") if url.strip()],
                 name=name,
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=0.5,

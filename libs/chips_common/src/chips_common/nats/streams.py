@@ -2,8 +2,9 @@
 
 ``CHIPS_APPEND`` is a work queue of append requests (``chips.append.<workspace>``);
 ``CHIPS_EVENTS`` carries committed events (``chips.events.<workspace>``) for live
-fan-out. Postgres keeps the log of record, so ``CHIPS_EVENTS`` only needs to hold what
-consumers have not read yet.
+fan-out; ``CHIPS_DEADLETTER`` keeps the append requests the eventlog gave up on
+(``chips.deadletter``), with why in their headers, for an operator. Postgres keeps the
+log of record, so ``CHIPS_EVENTS`` only needs to hold what consumers have not read yet.
 """
 
 from __future__ import annotations
@@ -40,10 +41,17 @@ class Names:
     stream_prefix: str
     subject_prefix: str
     partitions: int = 8
+    # Copies of each stream JetStream keeps (R3 on a three-node cluster, docs/adr/0041).
+    replicas: int = 1
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Names:
-        return cls(settings.stream_prefix, settings.subject_prefix, settings.append_partitions)
+        return cls(
+            settings.stream_prefix,
+            settings.subject_prefix,
+            settings.append_partitions,
+            settings.stream_replicas,
+        )
 
     def partition_of(self, workspace_id: str) -> int:
         """The append partition a workspace's requests go to (a stable hash)."""
@@ -56,6 +64,11 @@ class Names:
     @property
     def events_stream(self) -> str:
         return f"{self.stream_prefix}_EVENTS"
+
+    @property
+    def dead_letter_stream(self) -> str:
+        """Append requests the eventlog gave up on, kept for an operator to read."""
+        return f"{self.stream_prefix}_DEADLETTER"
 
     def append_subject(self, workspace_id: str) -> str:
         return f"{self.subject_prefix}.append.{self.partition_of(workspace_id)}.{workspace_id}"
@@ -94,6 +107,7 @@ async def declare_streams(js: JetStreamContext, names: Names) -> None:
             retention=RetentionPolicy.WORK_QUEUE,
             storage=StorageType.FILE,
             max_age=24 * 3600,
+            num_replicas=names.replicas,
         ),
         StreamConfig(
             name=names.events_stream,
@@ -102,6 +116,15 @@ async def declare_streams(js: JetStreamContext, names: Names) -> None:
             storage=StorageType.FILE,
             max_age=7 * 24 * 3600,
             duplicate_window=120,
+            num_replicas=names.replicas,
+        ),
+        StreamConfig(
+            name=names.dead_letter_stream,
+            subjects=[names.dead_letter_subject],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=30 * 24 * 3600,
+            max_msgs=100_000,
         ),
     ]
     for config in configs:

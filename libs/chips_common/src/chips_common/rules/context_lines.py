@@ -42,6 +42,8 @@ def line_of(event: Mapping[str, Any], who: Who) -> dict[str, Any] | None:
         }
         if "addressed_to" in event:
             line["addressed_to"] = list(event["addressed_to"])
+        if event.get("attachments"):  # websocket.md: a said line names its files
+            line["files"] = [a["name"] for a in event["attachments"]]
         return line
     if kind in ("membership.added", "membership.removed"):
         return {

@@ -25,6 +25,8 @@ class Member:
     id: str
     kind: str  # person | harness
     name: str
+    # Their standing in the room (owner, member, guest), where the caller knows it.
+    standing: str | None = None
 
 
 HANDLE_CHAR = re.compile(r"[\w·.\-']", re.UNICODE)

@@ -1,28 +1,60 @@
 """Who is in the room, and the note Chips words for each harness taking a turn.
 
 spec/websocket.md, Who is in the room: members with the handle that reaches each, people
-first and then harnesses, each group by name; a note per taker, which ends with the
-room's rules. Chips words the note itself so that every harness tells its model the same
-thing; the sentences here are Chips's own.
+first and then harnesses, each group by name; a note per taker, which opens with what is
+news to it (its joining, who joined since its last turn, why the message is its turn,
+lines left out of its context) and ends with the room's rules. Chips words the note itself
+so that every harness tells its model the same thing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
 
-from chips_common.rules.handles import Member, display_handle
+from chips_common.rules.handles import Member, display_handle, resolve_mentions
+from chips_common.rules.scope import opened_with
 
-RULE_READ = "Everyone in this room can read what you write."
+RULE_READ = "Everyone here reads what you write."
 RULE_ACT = (
-    "Only the agents you @-mention will act on it, so @-mention an agent to hand it work "
-    "or to ask it something."
+    "Everyone here reads what you write; only those you @-mention act on it. To hand work "
+    "to an agent or ask it something, @-mention it."
 )
 RULE_PASS = (
-    "When a message needs nothing from you right now (for instance it names a step that "
-    "comes to you later), reply with NO_REPLY alone: the room shows nothing, and nobody "
-    "needs to be told that you are ready or waiting."
+    "If a message asks nothing of you now, as when it names a step that is yours later, "
+    "answer NO_REPLY and nothing else: the space shows nothing, and nobody needs to hear "
+    "that you are ready or waiting."
 )
+
+
+@dataclass(frozen=True)
+class Joining:
+    """Somebody who came into the room: who, who added them (None: they came themselves)
+    and when (the event's ``ts``)."""
+
+    member: Member
+    added_by: str | None
+    at: str
+
+
+@dataclass(frozen=True)
+class TurnNews:
+    """What is news to the harness taking a turn, as the note opens with it.
+
+    ``joined``: the taker joined a room already talking and has had no turn there yet.
+    ``new``: who joined since its last turn. ``reach``: why the message is its turn when
+    that is not an @ of it ("all": a person chose every agent; "no_at": it was chosen
+    without an @). ``kept``: how many lines its context kept, when older ones were left out.
+    """
+
+    sender: str = ""
+    at: str = ""
+    joined: Joining | None = None
+    new: tuple[Joining, ...] = field(default_factory=tuple)
+    reach: Literal["all", "no_at"] | None = None
+    kept: int | None = None
 
 
 def ordered(members: Sequence[Member]) -> list[Member]:
@@ -38,6 +70,8 @@ def room_members(members: Sequence[Member]) -> list[dict[str, Any]]:
             "kind": member.kind,
             "name": member.name,
         }
+        if member.standing:
+            entry["standing"] = member.standing
         handle = display_handle(member.name)
         if handle:
             entry["handle"] = handle
@@ -50,7 +84,7 @@ def rules_for(taker_id: str, members: Sequence[Member]) -> str:
     others = [m for m in members if m.kind != "person" and m.id != taker_id]
     if not others:
         return RULE_READ
-    return f"{RULE_READ} {RULE_ACT} {RULE_PASS}"
+    return f"{RULE_ACT} {RULE_PASS}"
 
 
 def describe(member: Member, *, you: bool) -> str:
@@ -60,24 +94,164 @@ def describe(member: Member, *, you: bool) -> str:
     return f"you, {said}" if you else said
 
 
-def note_for(taker_id: str, members: Sequence[Member]) -> str:
-    """The note for one taker: who is here (the taker named as you, last), then the rules."""
+def listed(names: Sequence[str]) -> str:
+    if len(names) > 2:
+        return ", ".join(names[:-1]) + ", and " + names[-1]
+    return " and ".join(names) if names else "nobody else"
+
+
+def ago(then: str, now: str) -> str:
+    """How long before ``now`` ``then`` was, in the words a person would use."""
+    try:
+        seconds = (parse_ts(now) - parse_ts(then)).total_seconds()
+    except ValueError:
+        return "a while ago"
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "less than a minute ago"
+    for size, unit in ((60 * 24, "day"), (60, "hour"), (1, "minute")):
+        if minutes >= size:
+            count = minutes // size
+            return f"{count} {unit}{'' if count == 1 else 's'} ago"
+    return "a while ago"  # pragma: no cover - minutes >= 1 always matches
+
+
+def parse_ts(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+def news_of(news: TurnNews) -> list[str]:
+    """The sentences a note opens with: what is news to the taker, in the spec's words."""
+    said: list[str] = []
+    if news.joined is not None:
+        by = f", added by {news.joined.added_by}" if news.joined.added_by else ""
+        said.append(f"You joined this space {ago(news.joined.at, news.at)}{by}.")
+    elif news.new:
+        came = [
+            describe(j.member, you=False) + (f", added by {j.added_by}" if j.added_by else "")
+            for j in news.new
+        ]
+        said.append("New since your last turn: " + "; ".join(came) + ".")
+    if news.reach == "all":
+        said.append(
+            f"{news.sender} sent this message to every agent here, so each of you has it: "
+            "answer it yourself, and don\u2019t pass it on with an @."
+        )
+    elif news.reach == "no_at":
+        said.append(f"{news.sender} sent this message to you without an @: it is yours to answer.")
+    if news.kept is not None:
+        said.append(
+            f"Only the newest {news.kept} lines of what was said here since your last turn "
+            "come with this one: older lines were left out."
+        )
+    return said
+
+
+def note_for(taker_id: str, members: Sequence[Member], news: TurnNews | None = None) -> str:
+    """The note for one taker: what is news to it, who is here (the taker named as you,
+    last), then the rules."""
     others = [describe(m, you=False) for m in ordered(members) if m.id != taker_id]
     taker = next((m for m in members if m.id == taker_id), None)
     names = [*others, describe(taker, you=True)] if taker else others
-    if len(names) > 1:
-        listed = (
-            ", ".join(names[:-1]) + ", and " + names[-1] if len(names) > 2 else " and ".join(names)
-        )
-    else:
-        listed = names[0] if names else "nobody else"
-    return f"Here in this room: {listed}. {rules_for(taker_id, members)}"
+    here = f"In this space: {listed(names)}. {rules_for(taker_id, members)}"
+    opening = news_of(news) if news is not None else []
+    return " ".join([*opening, here])
 
 
-def room_for(takers: Sequence[str], members: Sequence[Member]) -> dict[str, Any]:
+def reach_of(
+    event: dict[str, Any], taker_id: str, members: Sequence[Member]
+) -> Literal["all", "no_at"] | None:
+    """Why a message is this taker's turn, when the note must say so: only beside other
+    agents, since alone in a room every message is the harness's (spec/websocket.md)."""
+    if not any(m.kind != "person" and m.id != taker_id for m in members):
+        return None
+    actor = event.get("actor") or {}
+    _, said_all = resolve_mentions(event.get("text") or "", members)
+    chose_all = said_all or "everyone" in (event.get("to") or ())
+    if actor.get("kind") == "person" and chose_all:
+        return "all"
+    if taker_id not in (event.get("mentions") or ()):
+        return "no_at"
+    return None
+
+
+def speaker(event: dict[str, Any], members: Sequence[Member]) -> dict[str, Any]:
+    """Who said a message, with their standing in the room (spec: "who said it, with their
+    role in the room")."""
+    actor = event.get("actor") or {}
+    found = next((m for m in members if m.id == actor.get("id")), None)
+    if found is None:
+        return {"id": actor.get("id", ""), "kind": actor.get("kind", "")}
+    said: dict[str, Any] = {"id": found.id, "kind": found.kind, "name": found.name}
+    if found.standing:
+        said["standing"] = found.standing
+    return said
+
+
+def room_for(
+    takers: Sequence[str], members: Sequence[Member], news: dict[str, TurnNews] | None = None
+) -> dict[str, Any]:
     """The ``room`` a message.new carries for the harnesses taking the turn."""
     return {
         "members": room_members(members),
-        "notes": {t: note_for(t, members) for t in takers},
+        "notes": {t: note_for(t, members, (news or {}).get(t)) for t in takers},
         "rules": {t: rules_for(t, members) for t in takers},
     }
+
+
+JOINING = ("space.created", "membership.added")
+
+
+def joined_by(event: dict[str, Any]) -> list[str]:
+    """Who an event brings into its room."""
+    if event.get("type") == "membership.added":
+        return [event["participant_id"]]
+    if event.get("type") == "space.created":
+        return opened_with(event)
+    return []
+
+
+def news_for(
+    taker_id: str,
+    event: dict[str, Any],
+    members: Sequence[Member],
+    joinings: Sequence[dict[str, Any]],
+    since: int,
+    talked_before: bool,
+    name_of: Callable[[str], str],
+    kept: int | None,
+) -> TurnNews:
+    """What is news to ``taker_id`` taking its turn on ``event``.
+
+    ``joinings`` are the room's events that brought somebody in, from ``since`` (where the
+    taker's context starts: its joining, or where its last turn began) up to the message;
+    ``talked_before`` says whether anything was said in the room before ``since``.
+    """
+    sender = name_of((event.get("actor") or {}).get("id", ""))
+    by_id = {m.id: m for m in members}
+    joined: Joining | None = None
+    new: list[Joining] = []
+    for came in joinings:
+        adder = (came.get("actor") or {}).get("id", "")
+        for pid in joined_by(came):
+            who = by_id.get(pid)
+            if who is None:
+                continue  # gone again by the message
+            joining = Joining(who, name_of(adder) if adder != pid else None, came.get("ts", ""))
+            if pid == taker_id and came["seq"] == since:
+                joined = joining if talked_before else None
+            elif pid != taker_id and came["seq"] > since:
+                new.append(joining)
+    return TurnNews(
+        sender=sender,
+        at=event.get("ts", ""),
+        joined=joined,
+        new=() if joined is not None or since_is_joining(joinings, since, taker_id) else tuple(new),
+        reach=reach_of(event, taker_id, members),
+        kept=kept,
+    )
+
+
+def since_is_joining(joinings: Sequence[dict[str, Any]], since: int, taker_id: str) -> bool:
+    """Whether the taker's context starts at its own joining (it has had no turn since)."""
+    return any(e["seq"] == since and taker_id in joined_by(e) for e in joinings)

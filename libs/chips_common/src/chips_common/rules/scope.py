@@ -41,6 +41,26 @@ def opened_with(event: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(p for p in found if p))
 
 
+def standings_of(event: dict[str, Any]) -> dict[str, str]:
+    """The standing each participant an event puts in a room is given there.
+
+    A person opening a room owns it; a room a harness opens through its door is owned by
+    the person it was opened for, the harness a member; the members a ``space.created``
+    names are members; ``membership.added`` says the standing itself.
+    """
+    if event.get("type") == "membership.added":
+        return {event["participant_id"]: event.get("standing") or "member"}
+    if event.get("type") != "space.created" or event.get("kind") == "thread":
+        return {}
+    actor = event.get("actor") or {}
+    found = {pid: "member" for pid in opened_with(event)}
+    if actor.get("kind") == "person" and actor.get("id") in found:
+        found[actor["id"]] = "owner"
+    if event.get("opened_for") in found:
+        found[event["opened_for"]] = "owner"
+    return found
+
+
 class MembershipView:
     """The spaces one participant is in, kept current by folding events in seq order."""
 

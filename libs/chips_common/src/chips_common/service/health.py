@@ -2,17 +2,32 @@
 
 ``/healthz`` depends on nothing; ``/readyz`` runs the service's checks (each answers
 whether one dependency responds) and fails with 503 naming the ones that did not.
+
+Both also say whether the service's work is built: ``"work": "built"``, or, for a service
+that runs and keeps up with the stream but does not do its job yet,
+``"work": "not built: …"`` (see :func:`not_built`). A service whose work lands passes
+nothing, and says ``built``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 Check = Callable[[], Awaitable[bool]]
+# What a service says it has built, shown beside its checks on ``/readyz``.
+About = Callable[[], Awaitable[dict[str, Any]]]
+
+BUILT = "built"
+
+
+def not_built(what: str) -> str:
+    """The ``work`` a service declares while its job is still to come: what is missing."""
+    return f"not built: {what}"
 
 
 async def run_checks(checks: Mapping[str, Check]) -> dict[str, bool]:
@@ -25,23 +40,33 @@ async def run_checks(checks: Mapping[str, Check]) -> dict[str, bool]:
     return results
 
 
-def add_health_routes(app: FastAPI, checks: Mapping[str, Check]) -> None:
+def add_health_routes(
+    app: FastAPI, checks: Mapping[str, Check], work: str = BUILT, about: About | None = None
+) -> None:
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+        return {"status": "ok", "work": work}
 
     @app.get("/readyz", include_in_schema=False)
     async def readyz() -> JSONResponse:
         results = await run_checks(checks)
         ready = all(results.values())
-        return JSONResponse({"ready": ready, "checks": results}, status_code=200 if ready else 503)
+        body: dict[str, Any] = {"ready": ready, "checks": results, "work": work}
+        if about is not None:
+            try:
+                body["about"] = await about()
+            except Exception:  # what it says of itself never fails the probe
+                body["about"] = None
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
-def build_health_app(checks: Mapping[str, Check]) -> FastAPI:
+def build_health_app(
+    checks: Mapping[str, Check], work: str = BUILT, about: About | None = None
+) -> FastAPI:
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
-    add_health_routes(app, checks)
+    add_health_routes(app, checks, work, about)
     return app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -15,16 +15,30 @@ from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
 from chips_common.service.consumer import Handler, consume_events
-from chips_common.service.health import build_health_app
+from chips_common.service.health import BUILT, About, Check, build_health_app
 from chips_common.service.runner import serve_with_health
 
 log = logging.getLogger(__name__)
 
 
 async def run_worker(
-    settings: Settings, service: str, build_handler: Callable[[AsyncEngine], Handler]
+    settings: Settings,
+    service: str,
+    build_handler: Callable[[AsyncEngine], Handler],
+    work_done: str = BUILT,
+    *,
+    checks: Callable[[AsyncEngine], dict[str, Check]] | None = None,
+    about: Callable[[AsyncEngine], About] | None = None,
+    beside: Callable[[AsyncEngine, asyncio.Event], Awaitable[None]] | None = None,
 ) -> None:
-    """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped."""
+    """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
+
+    ``work_done`` is what the health answers say of the service's job: ``not_built(…)`` while
+    it is still to come (see :mod:`chips_common.service.health`). ``checks`` adds readiness
+    checks of the service's own, and ``about`` what it says on ``/readyz`` of what it has
+    built; each is given the engine. ``beside`` is more work run alongside the consumer
+    until the same stop.
+    """
     provider = setup_tracing(service)
     engine = build_engine(settings, pool_size=4)
     nc = await build_nats(settings, name=f"chips-{service}")
@@ -42,11 +56,20 @@ async def run_worker(
         return bool(nc.is_connected)
 
     async def work(stop: asyncio.Event) -> None:
-        await consume_events(nc, js, names, service, handler, stop)
+        if beside is None:
+            await consume_events(nc, js, names, service, handler, stop)
+            return
+        await asyncio.gather(
+            consume_events(nc, js, names, service, handler, stop), beside(engine, stop)
+        )
 
     try:
         await serve_with_health(
-            build_health_app({"postgres": db_ok, "nats": nats_ok}),
+            build_health_app(
+                {"postgres": db_ok, "nats": nats_ok, **(checks(engine) if checks else {})},
+                work_done,
+                about(engine) if about else None,
+            ),
             settings.host,
             settings.port,
             work,

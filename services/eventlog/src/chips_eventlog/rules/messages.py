@@ -23,11 +23,13 @@ from chips_common.rules.handles import Member
 from chips_common.rules.kinds import refusal
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import PARTICIPANTS, Ctx, check_member
+from chips_eventlog.rules.files import check_post_files
 from chips_eventlog.rules.runs import with_receipt
 from chips_eventlog.state import Change, Decision, DoorState, PutChoice
 
 
 def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) -> Decision:
+    attachments, posted = check_post_files(s, body, actor, ctx)
     check_member(s, body.space_id, actor)
     why = refusal(body.kind, actor.kind)  # the credential's kind
     if why is not None:
@@ -35,6 +37,9 @@ def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) 
     if body.handoff is not None and s.standing(body.space_id, body.handoff.recipient) is None:
         refuse("not_found", "a hand-off goes to somebody in this room", "handoff.recipient")
     decision = address_message(s, body, actor)
+    if attachments is not None:
+        decision.filled["attachments"] = attachments
+        decision.changes.extend(posted)
     decision.filled = with_receipt(s, body, actor, ctx.request, decision.filled)
     return decision
 

@@ -11,7 +11,7 @@ from chips_common import otel
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.context_lines import Changes
 from chips_common.rules.scope import MembershipView, told
-from chips_gateway.context import Caller, Ctx
+from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 from chips_gateway.shaping import lines_from
 from chips_gateway.ws import check_writable
@@ -30,10 +30,11 @@ async def post_event(
     """Append one event; answered like the socket's ack, refusals like its error frames."""
     event = dict(event)
     key = event.pop("idempotency_key", None)
-    if not isinstance(key, str) or not key or len(key) > 200:
+    if not isinstance(key, str) or not key or len(key) > 200 or "\x00" in key:
         raise ChipsError("invalid_frame", "every event carries its idempotency_key inside it")
     try:
-        check_writable(event)
+        await check_write_rate(ctx, caller)
+        check_writable(event, ctx.settings.max_event_bytes)
     except ChipsError as exc:
         exc.extra["idempotency_key"] = key
         raise

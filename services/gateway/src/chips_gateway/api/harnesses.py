@@ -22,8 +22,9 @@ from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.api.rooms import append_event
 from chips_gateway.auth import Principal
-from chips_gateway.context import Caller, Ctx
+from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
+from chips_gateway.guard import now_visible, require_harness_or_owner, spaces_of
 
 router = APIRouter()
 
@@ -58,6 +59,7 @@ async def open_space(
     under ``key``. ``seq`` is the last event logged, or null when nothing changed.
     """
     require_self(caller, harness_id)
+    await check_write_rate(ctx, caller)
     command = OpenSpace(
         key=body.key, title=body.title, shared=body.shared, space_id=body.space_id
     ).model_dump(mode="json", exclude_none=True)
@@ -101,25 +103,6 @@ async def open_space(
     }
 
 
-async def require_harness_or_owner(ctx: Ctx, caller: Principal, harness_id: str) -> None:
-    """The harness itself, or the person who connected it."""
-    if caller.participant_id == harness_id:
-        return
-    async with ctx.engine.connect() as conn:
-        owner = (
-            await conn.execute(
-                select(t.participants.c.owner_id).where(
-                    and_(
-                        t.participants.c.id == harness_id,
-                        t.participants.c.workspace_id == caller.workspace_id,
-                    )
-                )
-            )
-        ).scalar()
-    if owner is None or owner != caller.participant_id:
-        raise ChipsError("forbidden", "a harness's spaces are listed for it and for its owner")
-
-
 @router.get("/harnesses/{harness_id}/spaces")
 async def harness_spaces(
     harness_id: str,
@@ -141,12 +124,9 @@ async def harness_spaces(
         if after_seq is not None
         else await checkpoint(ctx, ws_id)
     )
-    s, o, m = t.rm_spaces, t.rm_openers, t.rm_members
-    inside = (
-        select(m.c.space_id)
-        .where(and_(m.c.participant_id == harness_id, m.c.space_id == s.c.id))
-        .exists()
-    )
+    s, o = t.rm_spaces, t.rm_openers
+    # In the room now (the door state): a room it was taken out of shows only its name.
+    inside = spaces_of(harness_id, ws_id).where(t.memberships.c.space_id == s.c.id).exists()
     async with ctx.engine.connect() as conn:
         rows = (
             await conn.execute(
@@ -157,17 +137,19 @@ async def harness_spaces(
             )
         ).mappings()
         spaces = [
-            {
-                "space_id": row["id"],
-                "key": row["key"],
-                "shared": row["key_shared"],
-                "title": row["title"],
-                "state": row["state"],
-                "open": row["state"] == "open",
-                "moved_by": row["moved_by"],
-                "moved_seq": row["moved_seq"],
-                "member": row["inside"],
-            }
+            now_visible(
+                {
+                    "space_id": row["id"],
+                    "key": row["key"],
+                    "shared": row["key_shared"],
+                    "title": row["title"],
+                    "state": row["state"],
+                    "open": row["state"] == "open",
+                    "moved_by": row["moved_by"],
+                    "moved_seq": row["moved_seq"],
+                    "member": row["inside"],
+                }
+            )
             for row in rows
         ]
         asked_rows = (

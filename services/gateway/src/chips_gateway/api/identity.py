@@ -56,6 +56,9 @@ def raise_refusal(answer: AppendAnswer) -> None:
 
 
 def request_key(header: str | None) -> str:
+    """The request's Idempotency-Key, or a fresh one; a key is 1 to 200 characters."""
+    if header is not None and (not header or len(header) > 200):
+        raise ChipsError("invalid_request", "Idempotency-Key is 1 to 200 characters")
     return header or f"http-{secrets.token_hex(12)}"
 
 

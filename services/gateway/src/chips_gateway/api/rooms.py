@@ -6,7 +6,6 @@ read models (DESIGN.md §5). Included by ``api/spaces.py``.
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
@@ -14,10 +13,12 @@ from pydantic import BaseModel, Field
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
+from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
-from chips_gateway.context import Caller, Ctx
+from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
+from chips_gateway.guard import require_member
 
 router = APIRouter()
 
@@ -26,7 +27,8 @@ async def append_event(
     ctx: Ctx, caller: Principal, event: dict[str, Any], key: str | None
 ) -> dict[str, Any]:
     """Append one event for ``caller`` and answer like an ack, or raise the refusal."""
-    idempotency_key = key or f"http-{secrets.token_hex(12)}"
+    idempotency_key = request_key(key)
+    await check_write_rate(ctx, caller)
     answer = await ctx.appender.append(
         caller.workspace_id, caller.credential_id, caller.actor, idempotency_key, [event]
     )
@@ -39,12 +41,6 @@ async def append_event(
         "seq": answer.seqs[-1],
         "duplicate": answer.duplicate,
     }
-
-
-async def require_member(ctx: Ctx, caller: Principal, space_id: str) -> None:
-    # The door state says who is in a room now; a stranger and a missing room look alike.
-    if not await ctx.reader.is_member(space_id, caller.participant_id):
-        raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
 
 
 @router.get("/spaces/{space_id}")
@@ -110,8 +106,13 @@ async def room_lines(
     since: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     after_seq: Annotated[int | None, Query(ge=0)] = None,
+    before: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
     """What the room shows, oldest first: messages and the muted ``system`` lines.
+
+    ``since`` reads forward: the oldest ``limit`` lines after it. ``before`` reads back, as
+    a room scrolled up does: the newest ``limit`` lines older than it, still oldest first
+    (docs/adr/0033).
 
     A room operation (add, remove, leave, retitle, archive, lock) draws a line of kind
     ``system`` whose ``author_id`` is who did it (docs/adr/0006). Each line reads as it
@@ -135,16 +136,17 @@ async def room_lines(
         .exists()
     )
     async with ctx.engine.connect() as conn:
-        rows = list(
-            (
-                await conn.execute(
-                    select(msg)
-                    .where(and_(msg.c.space_id == space_id, msg.c.seq > since, ~mine_hidden))
-                    .order_by(msg.c.seq)
-                    .limit(limit)
-                )
-            ).mappings()
-        )
+        window = and_(msg.c.space_id == space_id, msg.c.seq > since, ~mine_hidden)
+        if before is None:
+            query = select(msg).where(window).order_by(msg.c.seq).limit(limit)
+        else:
+            query = (
+                select(msg)
+                .where(and_(window, msg.c.seq < before))
+                .order_by(msg.c.seq.desc())
+                .limit(limit)
+            )
+        rows = sorted((await conn.execute(query)).mappings(), key=lambda row: int(row["seq"]))
         said = [row["id"] for row in rows]
         feedback: dict[str, list[dict[str, Any]]] = {}
         if said:

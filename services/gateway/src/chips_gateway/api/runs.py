@@ -15,12 +15,10 @@ from fastapi import APIRouter, Query
 from sqlalchemy import and_, func, or_, select
 
 from chips_common.db import run_tables as rt
-from chips_common.db import tables as t
-from chips_gateway.api.harnesses import require_harness_or_owner
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
-from chips_gateway.api.rooms import require_member
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
+from chips_gateway.guard import require_harness_or_owner, require_member, spaces_of
 
 router = APIRouter(prefix="/v1")
 
@@ -271,9 +269,7 @@ async def approvals(
     ws_id = caller.workspace_id
     seq = await as_of(ctx, ws_id, after_seq)
     c, r = rt.rm_cards, rt.rm_runs
-    mine = select(t.memberships.c.space_id).where(
-        t.memberships.c.participant_id == caller.participant_id
-    )
+    mine = spaces_of(caller.participant_id, ws_id)
     query = (
         select(c)
         .select_from(c.join(r, and_(r.c.workspace_id == c.c.workspace_id, r.c.id == c.c.run_id)))

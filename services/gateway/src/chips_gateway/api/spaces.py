@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from sqlalchemy import and_, func, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 
 from chips_common.db import tables as t
 from chips_gateway.api import harnesses, rooms
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
+from chips_gateway.guard import spaces_of
 
 router = APIRouter(prefix="/v1")
 router.include_router(rooms.router)
@@ -23,12 +24,14 @@ async def list_spaces(
     caller: Caller,
     after_seq: Annotated[int | None, Query(ge=0)] = None,
     archived: bool = False,
+    threads: bool = False,
 ) -> dict[str, Any]:
     """The caller's spaces, newest activity first, with their members.
 
     Archived spaces are left out and counted in ``archived_count`` (the Archived row at
     the foot of the list); ``archived=true`` lists only them (spec/spaces.md, Retitling
-    and archiving).
+    and archiving). ``threads=true`` adds the threads of the caller's rooms, which have
+    no members of their own (spec/messages.md, Threads; docs/adr/0033).
     """
     ws_id = caller.workspace_id
     as_of = (
@@ -36,19 +39,17 @@ async def list_spaces(
         if after_seq is not None
         else await checkpoint(ctx, ws_id)
     )
-    mine = select(t.rm_members.c.space_id).where(
-        and_(
-            t.rm_members.c.workspace_id == ws_id,
-            t.rm_members.c.participant_id == caller.participant_id,
-        )
-    )
+    mine = spaces_of(caller.participant_id, ws_id)
     closed = t.rm_spaces.c.state == "closed"
+    listed: ColumnElement[bool] = t.rm_spaces.c.id.in_(mine)
+    if threads:
+        listed = or_(listed, t.rm_spaces.c.parent_space_id.in_(mine))
     async with ctx.engine.connect() as conn:
         spaces = (
             (
                 await conn.execute(
                     select(t.rm_spaces)
-                    .where(and_(t.rm_spaces.c.id.in_(mine), closed if archived else ~closed))
+                    .where(and_(listed, closed if archived else ~closed))
                     .order_by(t.rm_spaces.c.last_seq.desc())
                 )
             )

@@ -1,0 +1,405 @@
+"""The append path's five figures (issue 10), measured closed loop on the real stack.
+
+Starts the whole system on free ports (as the e2e tests do, on 127.0.0.1 only), creates a
+workspace whose owner shares a direct space with one harness, and measures:
+
+  a. seq      one ``POST /v1/events`` message.post at a time: p50/p99 latency and msg/s
+  b. http8    8 HTTP posts in flight (8 closed-loop workers): msg/s, p50, p99
+  c. pipe     16 sockets, each keeping 8 pipelined posts unacked: acked/s, p50, p99
+  d. seen     a person's socket posts, the harness's socket sees message.new, one in
+              flight: p50/p99 from the send to the harness receiving it
+  e. loaded   the same as d while a background load of RATE msg/s goes into the room from
+              another socket of the same person (open loop, at a steady rate)
+
+Each figure is bounded in count and in time and stops by itself. Each prints its figures
+and writes bench/results/<label><name>.json with the machine, the commit and the load
+average before and after (the machine is shared: read the load with the figures).
+
+    .venv/bin/python bench/fastpath.py [--only seq,http8,pipe,seen,loaded]
+        [--rate 200] [--label before-] [--scale 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import websockets
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from chips_devstack.stack import local_stack
+from tests.e2e.client import Api, Identity
+
+RESULTS = Path(__file__).parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+HELLO = json.dumps({"frame": "hello", "protocol": {"min": 1, "max": 1}})
+_keys = itertools.count(1)
+
+
+def key(tag: str) -> str:
+    return f"{tag}-{next(_keys)}"
+
+
+def post(space_id: str, text: str, k: str) -> dict[str, Any]:
+    return {"type": "message.post", "space_id": space_id, "text": text, "idempotency_key": k}
+
+
+def frame(space_id: str, text: str, k: str) -> str:
+    return json.dumps({"frame": "event", "event": post(space_id, text, k)})
+
+
+def pct(values: list[float], p: float) -> float | None:
+    """The p-th percentile in milliseconds (nearest rank), None without values."""
+    if not values:
+        return None
+    s = sorted(values)
+    rank = max(0, min(len(s) - 1, round(p / 100 * len(s)) - 1))
+    return round(s[rank] * 1000, 2)
+
+
+def summary(latencies: list[float]) -> dict[str, Any]:
+    return {
+        "count": len(latencies),
+        "p50_ms": round(statistics.median(latencies) * 1000, 2) if latencies else None,
+        "p90_ms": pct(latencies, 90),
+        "p99_ms": pct(latencies, 99),
+        "max_ms": round(max(latencies) * 1000, 2) if latencies else None,
+    }
+
+
+def commit() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        return head + ("-dirty" if dirty else "")
+    except OSError:
+        return "unknown"
+
+
+def machine() -> str:
+    return f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores"
+
+
+class Ws:
+    """One socket with the person's or harness's token, hello done."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    @classmethod
+    async def open(cls, url: str, who: Identity) -> Ws:
+        conn = await websockets.connect(
+            url,
+            additional_headers={"Authorization": f"Bearer {who.token}"},
+            max_size=2**24,
+            ping_interval=None,  # an overloaded server must not end the run by a missed pong
+        )
+        await conn.send(HELLO)
+        await conn.recv()
+        return cls(conn)
+
+
+# -- a. one HTTP post at a time ----------------------------------------------------------
+
+
+async def seq(base: str, who: Identity, space: str, count: int, cap: float) -> dict[str, Any]:
+    latencies: list[float] = []
+    headers = {"Authorization": f"Bearer {who.token}"}
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        for i in range(20):  # warm the connection and the caches
+            r = await http.post(
+                "/v1/events", json=post(space, f"warm {i}", key("w")), headers=headers
+            )
+            r.raise_for_status()
+        started = time.perf_counter()
+        for i in range(count):
+            t = time.perf_counter()
+            r = await http.post(
+                "/v1/events", json=post(space, f"seq {i}", key("a")), headers=headers
+            )
+            latencies.append(time.perf_counter() - t)
+            r.raise_for_status()
+            if time.perf_counter() - started > cap:
+                break
+        elapsed = time.perf_counter() - started
+    return {"msg_per_second": round(len(latencies) / elapsed, 1), **summary(latencies)}
+
+
+# -- b. 8 HTTP posts in flight -----------------------------------------------------------
+
+
+async def http8(
+    base: str, who: Identity, space: str, count: int, cap: float, inflight: int = 8
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    errors = 0
+    headers = {"Authorization": f"Bearer {who.token}"}
+    limits = httpx.Limits(max_connections=inflight, max_keepalive_connections=inflight)
+    async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as http:
+        await asyncio.gather(
+            *(
+                http.post("/v1/events", json=post(space, f"warm {i}", key("w")), headers=headers)
+                for i in range(inflight)
+            )
+        )
+        started = time.perf_counter()
+        left = itertools.count()
+
+        async def worker() -> None:
+            nonlocal errors
+            while next(left) < count and time.perf_counter() - started < cap:
+                t = time.perf_counter()
+                r = await http.post(
+                    "/v1/events", json=post(space, "http8", key("b")), headers=headers
+                )
+                latencies.append(time.perf_counter() - t)
+                if r.status_code != 200:
+                    errors += 1
+
+        await asyncio.gather(*(worker() for _ in range(inflight)))
+        elapsed = time.perf_counter() - started
+    return {
+        "in_flight": inflight,
+        "msg_per_second": round(len(latencies) / elapsed, 1),
+        "errors": errors,
+        **summary(latencies),
+    }
+
+
+# -- c. 16 sockets x 8 pipelined ---------------------------------------------------------
+
+
+async def pipe(
+    url: str,
+    who: Identity,
+    space: str,
+    per_socket: int,
+    cap: float,
+    sockets: int = 16,
+    window: int = 8,
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    errors = 0
+    socks = [await Ws.open(url, who) for _ in range(sockets)]
+    started = time.perf_counter()
+
+    async def one(ws: Ws, n: int) -> None:
+        nonlocal errors
+        sent: dict[str, float] = {}
+        issued = 0
+        answered = 0
+
+        async def send_one() -> None:
+            nonlocal issued
+            k = f"c{n}-{issued}-{next(_keys)}"
+            issued += 1
+            sent[k] = time.perf_counter()
+            await ws.conn.send(frame(space, "pipe", k))
+
+        for _ in range(window):
+            await send_one()
+        while answered < issued:
+            raw = await ws.conn.recv()
+            f = orjson.loads(raw)
+            if f.get("frame") not in ("ack", "error"):
+                continue
+            t = sent.pop(f.get("idempotency_key", ""), None)
+            if t is None:
+                continue
+            answered += 1
+            latencies.append(time.perf_counter() - t)
+            if f["frame"] == "error":
+                errors += 1
+            if issued < per_socket and time.perf_counter() - started < cap:
+                await send_one()
+
+    await asyncio.gather(*(one(ws, n) for n, ws in enumerate(socks)))
+    elapsed = time.perf_counter() - started
+    for ws in socks:
+        await ws.conn.close()
+    return {
+        "sockets": sockets,
+        "window": window,
+        "acked_per_second": round(len(latencies) / elapsed, 1),
+        "errors": errors,
+        **summary(latencies),
+    }
+
+
+# -- d/e. post -> harness sees message.new ------------------------------------------------
+
+
+async def seen(
+    url: str,
+    owner: Identity,
+    harness: Identity,
+    space: str,
+    count: int,
+    cap: float,
+    rate: int = 0,
+) -> dict[str, Any]:
+    person = await Ws.open(url, owner)
+    bot = await Ws.open(url, harness)
+    await bot.conn.send(json.dumps({"frame": "subscribe", "workspace_id": owner.workspace_id}))
+    waiting: dict[str, asyncio.Future[float]] = {}
+    latencies: list[float] = []
+    stop = asyncio.Event()
+    background_sent = 0
+
+    async def read_bot() -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for raw in bot.conn:
+                f = orjson.loads(raw)
+                events = f.get("events") or ([f["event"]] if "event" in f else [])
+                for event in events:
+                    if event.get("type") == "message.new":
+                        fut = waiting.pop(event.get("text", ""), None)
+                        if fut is not None and not fut.done():
+                            fut.set_result(time.perf_counter())
+
+    async def drain(ws: Ws) -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for _ in ws.conn:
+                pass
+
+    async def background() -> None:
+        nonlocal background_sent
+        loud = await Ws.open(url, owner)
+        draining = asyncio.create_task(drain(loud))
+        t0 = time.perf_counter()
+        i = 0
+        while not stop.is_set():
+            delay = t0 + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await loud.conn.send(frame(space, f"noise {i}", key("n")))
+            i += 1
+        background_sent = i
+        await loud.conn.close()
+        draining.cancel()
+
+    readers = [asyncio.create_task(read_bot()), asyncio.create_task(drain(person))]
+    # The harness sees a first message before measuring: subscribed and warm.
+    for i in range(10):
+        text = f"warm seen {i} {next(_keys)}"
+        fut = asyncio.get_running_loop().create_future()
+        waiting[text] = fut
+        await person.conn.send(frame(space, text, key("w")))
+        await asyncio.wait_for(fut, 30)
+    noise = asyncio.create_task(background()) if rate else None
+    if noise:
+        await asyncio.sleep(1)  # the load is steady before the first measured post
+    started = time.perf_counter()
+    lost = 0
+    for i in range(count):
+        text = f"seen {i} {next(_keys)}"
+        fut = asyncio.get_running_loop().create_future()
+        waiting[text] = fut
+        t = time.perf_counter()
+        await person.conn.send(frame(space, text, key("d")))
+        try:
+            arrived = await asyncio.wait_for(fut, 10)
+        except TimeoutError:
+            lost += 1
+            continue
+        latencies.append(arrived - t)
+        if time.perf_counter() - started > cap:
+            break
+    elapsed = time.perf_counter() - started
+    stop.set()
+    if noise:
+        await noise
+    for ws in (person, bot):
+        await ws.conn.close()
+    for task in readers:
+        task.cancel()
+    out: dict[str, Any] = {"lost": lost, "seconds": round(elapsed, 2), **summary(latencies)}
+    if rate:
+        out["background_rate"] = rate
+        out["background_sent_per_second"] = round(background_sent / (elapsed + 1), 1)
+    return out
+
+
+FIGURES = ("seq", "http8", "pipe", "seen", "loaded")
+
+
+async def run(
+    base: str, only: list[str], rate: int, scale: float, label: str
+) -> dict[str, dict[str, Any]]:
+    api = Api(base)
+    owner = await api.create_workspace(name="Fastpath bench")
+    harness, space = await api.connect_harness(owner, "Bench harness")
+    await api.close()
+    url = base.replace("http://", "ws://") + "/v1/ws"
+    n = lambda x: max(1, int(x * scale))  # noqa: E731
+    plans: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
+        "seq": lambda: seq(base, owner, space, n(1000), 60),
+        "http8": lambda: http8(base, owner, space, n(3000), 60),
+        "pipe": lambda: pipe(url, owner, space, n(400), 60),
+        "seen": lambda: seen(url, owner, harness, space, n(500), 60),
+        "loaded": lambda: seen(url, owner, harness, space, n(500), 30, rate=rate),
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for name in only:
+        load_before = os.getloadavg()
+        figures = await plans[name]()
+        load_after = os.getloadavg()
+        result = {
+            "benchmark": f"fastpath.{name}",
+            **figures,
+            "machine": machine(),
+            "commit": commit(),
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in load_after],
+            "nice": os.nice(0),
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        out[name] = result
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / f"{label}{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result), flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
+    parser.add_argument("--rate", type=int, default=200, help="background msg/s for 'loaded'")
+    parser.add_argument("--label", default="", help="prefix of the result files, e.g. before-")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every count")
+    args = parser.parse_args()
+    only = [x for x in args.only.split(",") if x]
+    for name in only:
+        if name not in FIGURES:
+            parser.error(f"unknown figure {name}; one of {', '.join(FIGURES)}")
+    env = os.environ.get("CHIPS_BENCH_ENV")
+    extra = dict(kv.split("=", 1) for kv in env.split(",")) if env else None
+    with local_stack(prefix="chips-bench-", gateways=1, env=extra) as stack:
+        print(f"stack up; logs and traces in {stack.root}", flush=True)
+        asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, args.label))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,563 @@
+"""Search at a million messages: query times and the index's lag, on the real stack.
+
+1. Starts the whole system on free ports (as the e2e tests do) and, through the API,
+   creates WORKSPACES workspaces, each with PEOPLE people and ROOMS rooms (2,000 rooms by
+   default), every room its owner and a few of the people.
+2. Writes MESSAGES message.post events straight into the log (the log's bulk path: COPY
+   into ``events``, each workspace's head moved on, with the eventlog stopped), words drawn
+   from a Zipf-distributed vocabulary of real and made-up words, with accents, then builds
+   the index with ``python -m chips_search rebuild`` (the index's bulk path: the same fold
+   as the live consumer, the GIN index made once the rows are in). The projector is
+   moved past the seeded seqs rather than made to fold them: it is not what is measured.
+3. Queries, closed loop over HTTP (GET /v1/search, the whole path: auth, freshness, scope,
+   query, snippets), as each workspace's owner (in every room) and as a person in some of
+   them, for rare words, common words, a prefix alone, and two words the last a prefix.
+   Prints p50/p99 per kind, and EXPLAIN ANALYZE of one query of each kind.
+4. Index lag under load: RATE messages a second for SECONDS through the API (WebSockets,
+   paced, each with a word of its own), while a watcher polls ``search_checkpoints``
+   every 2 ms; lag is from sending a message to the index holding it. A sample of the
+   words is then searched for over HTTP, and must be found.
+
+Writes bench/results/search.json and bench/results/search-plans.txt.
+
+    .venv/bin/python bench/search.py [--messages 1000000] [--workspaces 20] [--rooms 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import heapq
+import itertools
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import websockets
+from ulid import ULID
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery
+from chips_devstack.stack import Stack, local_stack
+from chips_gateway.search import IN_ROOMS, SEARCH_SQL
+from tests.e2e.client import Api, Identity
+
+RESULTS = Path(__file__).parent / "results"
+
+COMMON = [
+    "the",
+    "to",
+    "and",
+    "a",
+    "of",
+    "for",
+    "in",
+    "is",
+    "on",
+    "we",
+    "it",
+    "this",
+    "that",
+    "with",
+    "you",
+    "be",
+    "at",
+    "have",
+    "are",
+    "not",
+    "please",
+    "can",
+    "will",
+    "do",
+    "from",
+    "as",
+    "invoice",
+    "meeting",
+    "today",
+    "team",
+    "update",
+    "report",
+    "customer",
+    "payment",
+    "order",
+    "deploy",
+    "release",
+    "review",
+    "budget",
+    "client",
+    "project",
+    "plan",
+    "issue",
+    "fix",
+    "data",
+    "ticket",
+    "call",
+    "email",
+    "draft",
+    "schedule",
+    "approve",
+    "vendor",
+    "contract",
+    "quarter",
+    "revenue",
+    "shipping",
+]
+ACCENTED = [
+    "café",
+    "résumé",
+    "naïve",
+    "zürich",
+    "señor",
+    "über",
+    "façade",
+    "crème",
+    "déjà",
+    "coördinate",
+]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ra",
+    "te",
+    "sun",
+    "vel",
+    "dor",
+    "pri",
+    "an",
+    "ex",
+    "ma",
+    "ti",
+    "co",
+    "ro",
+    "bel",
+    "fin",
+    "gar",
+    "hul",
+    "is",
+    "jo",
+    "kel",
+    "mun",
+    "nor",
+    "pel",
+    "qua",
+    "ris",
+    "sto",
+    "tur",
+    "ul",
+    "vin",
+    "wex",
+    "yar",
+    "zol",
+]
+
+
+def vocabulary(rng: random.Random, size: int) -> list[str]:
+    """Real words first (the most used), then made-up ones, in Zipf rank order."""
+    words = list(dict.fromkeys(COMMON + ACCENTED))
+    seen = set(words)
+    while len(words) < size:
+        word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(len(ordered) * q) - 1))]
+
+
+def ms(values: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(statistics.median(values) * 1000, 2),
+        "p99_ms": round(quantile(values, 0.99) * 1000, 2),
+        "max_ms": round(max(values) * 1000, 2),
+        "n": len(values),
+    }
+
+
+def plain(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+# --- 1. workspaces, people and rooms through the API ---------------------------------
+
+
+async def setup(
+    api: Api, workspaces: int, people: int, rooms: int, rng: random.Random
+) -> list[dict[str, Any]]:
+    made = []
+    for w in range(workspaces):
+        owner = await api.create_workspace(name=f"Bench {w}", owner=f"Owner {w}")
+        persons = [await api.add_person(owner, f"Person {w}-{p}") for p in range(people)]
+        room_ids, members = [], []
+        for r in range(rooms):
+            chosen = rng.sample(persons, rng.randint(2, min(5, len(persons))))
+            room_ids.append(
+                await api.open_space(owner, f"Room {w}-{r}", [p.participant_id for p in chosen])
+            )
+            members.append([owner.participant_id, *(p.participant_id for p in chosen)])
+        # The person measured is in some rooms only: the one in the most, for a fair
+        # share of hits (about a third of the rooms).
+        counts = {p.participant_id: sum(p.participant_id in m for m in members) for p in persons}
+        member = max(persons, key=lambda p: counts[p.participant_id])
+        made.append(
+            {
+                "owner": owner,
+                "member": member,
+                "member_rooms": counts[member.participant_id],
+                "rooms": room_ids,
+                "room_members": members,
+            }
+        )
+        print(f"  workspace {w + 1}/{workspaces}: {rooms} rooms", flush=True)
+    return made
+
+
+# --- 2. a million messages into the log, then the index --------------------------------
+
+
+def seed_log(
+    database_url: str,
+    made: list[dict[str, Any]],
+    messages: int,
+    vocab: list[str],
+    rng: random.Random,
+) -> None:
+    weights = list(itertools.accumulate(1 / (rank**1.07) for rank in range(1, len(vocab) + 1)))
+    per_workspace = messages // len(made)
+    start = datetime.now(UTC) - timedelta(days=365)
+    with psycopg.connect(plain(database_url)) as conn:
+        for n, ws in enumerate(made):
+            workspace_id = ws["owner"].workspace_id
+            head = conn.execute(
+                "SELECT head_seq FROM workspaces WHERE id = %s", (workspace_id,)
+            ).fetchone()[0]
+            with (
+                conn.cursor() as cur,
+                cur.copy(
+                    "COPY events (workspace_id, seq, id, type, ts, actor_id, space_id, body)"
+                    " FROM STDIN"
+                ) as copy,
+            ):
+                for i in range(per_workspace):
+                    seq = head + 1 + i
+                    r = rng.randrange(len(ws["rooms"]))
+                    author = rng.choice(ws["room_members"][r])
+                    words = rng.choices(vocab, cum_weights=weights, k=rng.randint(3, 22))
+                    ulid = str(ULID())
+                    ts = start + timedelta(seconds=i * 30)
+                    body = {
+                        "v": 1,
+                        "id": f"evt_{ulid}",
+                        "seq": seq,
+                        "ts": ts.isoformat().replace("+00:00", "Z"),
+                        "workspace_id": workspace_id,
+                        "actor": {"kind": "person", "id": author},
+                        "type": "message.post",
+                        "space_id": ws["rooms"][r],
+                        "addressed_to": [],
+                        "kind": "text",
+                        "message_id": f"msg_{ulid}",
+                        "text": " ".join(words).capitalize() + ".",
+                    }
+                    copy.write_row(
+                        (
+                            workspace_id,
+                            seq,
+                            body["id"],
+                            "message.post",
+                            ts,
+                            author,
+                            ws["rooms"][r],
+                            json.dumps(body),
+                        )
+                    )
+            top = head + per_workspace
+            conn.execute("UPDATE workspaces SET head_seq = %s WHERE id = %s", (top, workspace_id))
+            conn.execute(
+                "INSERT INTO projector_checkpoints (workspace_id, seq) VALUES (%s, %s)"
+                " ON CONFLICT (workspace_id) DO UPDATE SET seq = excluded.seq",
+                (workspace_id, top),
+            )
+            conn.commit()
+            print(f"  logged {(n + 1) * per_workspace:,} messages", flush=True)
+        conn.execute("ANALYZE events")
+        conn.commit()
+
+
+# --- 3. queries ------------------------------------------------------------------------
+
+
+def query_sets(vocab: list[str], rng: random.Random, n: int) -> dict[str, list[str]]:
+    rare = vocab[3000:15000]
+    mid = [w for w in vocab[40:1500] if len(w) >= 5]
+    return {
+        "rare": [rng.choice(rare) for _ in range(n)],
+        "common": [rng.choice(COMMON[:30]) for _ in range(n)],
+        "prefix": [rng.choice(mid)[:3] for _ in range(n)],
+        "two_words_prefix": [f"{rng.choice(COMMON[:40])} {rng.choice(mid)[:3]}" for _ in range(n)],
+    }
+
+
+async def measure_queries(
+    base: str, made: list[dict[str, Any]], sets: dict[str, list[str]], rng: random.Random
+) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        for who in ("owner", "member"):
+            for kind, queries in sets.items():
+                times: list[float] = []
+                hits: list[int] = []
+                for q in queries:
+                    ws = rng.choice(made)
+                    identity: Identity = ws[who]
+                    started = time.perf_counter()
+                    r = await http.get(
+                        "/v1/search",
+                        params={"q": q},
+                        headers={"Authorization": f"Bearer {identity.token}"},
+                    )
+                    times.append(time.perf_counter() - started)
+                    assert r.status_code == 200, r.text
+                    hits.append(len(r.json()["hits"]))
+                figures[f"{who}.{kind}"] = {**ms(times), "mean_hits": statistics.mean(hits)}
+                print(f"  {who:>6} {kind:<17} {figures[f'{who}.{kind}']}", flush=True)
+    return figures
+
+
+def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[str]]) -> str:
+    """EXPLAIN ANALYZE of the gateway's own query, one of each kind, as the member."""
+    ws = made[0]
+    out = []
+    with psycopg.connect(plain(database_url)) as conn:
+        rooms = [
+            row[0]
+            for row in conn.execute(
+                "SELECT space_id FROM memberships WHERE participant_id = %s",
+                (ws["member"].participant_id,),
+            )
+        ]
+        sql = SEARCH_SQL.format(scope=IN_ROOMS)
+        # SQLAlchemy's :name binds, as psycopg's %(name)s.
+        for name in ("workspace_id", "tsquery", "before", "participant_id", "limit", "headline"):
+            sql = sql.replace(f":{name}", f"%({name})s")
+        sql = sql.replace("CAST(:rooms AS text[])", "CAST(%(rooms)s AS text[])")
+        for kind, queries in sets.items():
+            q = queries[0]
+            params = {
+                "workspace_id": ws["owner"].workspace_id,
+                "participant_id": ws["member"].participant_id,
+                "tsquery": build_tsquery(q),
+                "before": 2**63 - 1,
+                "limit": 21,
+                "headline": HEADLINE_OPTIONS,
+                "rooms": rooms,
+            }
+            plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params).fetchall()
+            out.append(f"--- {kind}: q={q!r} (member of {len(rooms)} rooms)\n")
+            out.extend(row[0] + "\n" for row in plan)
+    return "".join(out)
+
+
+# --- 4. lag under load -----------------------------------------------------------------
+
+
+async def measure_lag(
+    base: str, database_url: str, made: list[dict[str, Any]], rate: int, seconds: float
+) -> dict[str, Any]:
+    url = base.replace("http://", "ws://") + "/v1/ws"
+    sent: dict[str, float] = {}
+    acked: dict[str, tuple[str, int, float]] = {}  # key -> (workspace, seq, ack time)
+    searchable: dict[str, float] = {}
+    words: dict[str, tuple[Identity, str]] = {}
+    total = int(rate * seconds)
+    done = asyncio.Event()
+
+    waiting: dict[str, list[tuple[int, str]]] = {}  # per workspace, a heap of (seq, key)
+
+    async def watch() -> None:
+        async with await psycopg.AsyncConnection.connect(plain(database_url)) as conn:
+            await conn.set_autocommit(True)
+            while not done.is_set():
+                rows = await (
+                    await conn.execute("SELECT workspace_id, seq FROM search_checkpoints")
+                ).fetchall()
+                now = time.perf_counter()
+                for ws_id, checkpoint in rows:
+                    heap = waiting.get(ws_id, [])
+                    while heap and heap[0][0] <= checkpoint:
+                        searchable[heapq.heappop(heap)[1]] = now
+                if len(searchable) == total:
+                    done.set()
+                await asyncio.sleep(0.002)
+
+    sockets = []
+    for ws in made:
+        sock = await websockets.connect(
+            url, additional_headers={"Authorization": f"Bearer {ws['owner'].token}"}
+        )
+        await sock.send(json.dumps({"frame": "hello", "protocol": {"min": 1, "max": 1}}))
+        await sock.recv()
+        sockets.append((ws, sock))
+
+    async def read(ws: dict[str, Any], sock: Any) -> None:
+        async for raw in sock:
+            frame = json.loads(raw)
+            if frame["frame"] == "ack":
+                k = frame["idempotency_key"]
+                ws_id = ws["owner"].workspace_id
+                acked[k] = (ws_id, frame["seq"], time.perf_counter())
+                heapq.heappush(waiting.setdefault(ws_id, []), (frame["seq"], k))
+            elif frame["frame"] == "error":
+                raise AssertionError(frame)
+
+    readers = [asyncio.create_task(read(ws, sock)) for ws, sock in sockets]
+    watcher = asyncio.create_task(watch())
+    started = time.perf_counter()
+    for i in range(total):
+        due = started + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        ws, sock = sockets[i % len(sockets)]
+        k = f"lag-{i}"
+        word = f"lagword{i}x{random.randrange(10**6)}"
+        words[k] = (ws["owner"], word)
+        sent[k] = time.perf_counter()
+        await sock.send(
+            json.dumps(
+                {
+                    "frame": "event",
+                    "event": {
+                        "type": "message.post",
+                        "space_id": ws["rooms"][i % len(ws["rooms"])],
+                        "text": f"load test line {word}",
+                        "idempotency_key": k,
+                    },
+                }
+            )
+        )
+    sending = time.perf_counter() - started
+    await asyncio.wait_for(done.wait(), 120)
+    watcher.cancel()
+    for task in readers:
+        task.cancel()
+    for _, sock in sockets:
+        await sock.close()
+    lags = [searchable[k] - sent[k] for k in sent]
+    after_ack = [searchable[k] - acked[k][2] for k in sent]
+    acks = [acked[k][2] - sent[k] for k in sent]
+    # Every sampled word is found over HTTP, as of the seq it was logged at.
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        for k in random.sample(sorted(words), 100):
+            owner, word = words[k]
+            r = await http.get(
+                "/v1/search",
+                params={"q": word, "after_seq": acked[k][1]},
+                headers={"Authorization": f"Bearer {owner.token}"},
+            )
+            assert r.status_code == 200 and len(r.json()["hits"]) == 1, r.text
+    return {
+        "rate_per_second": rate,
+        "messages": total,
+        "achieved_rate": round(total / sending, 1),
+        "send_to_searchable": ms(lags),
+        "ack_to_searchable": ms(after_ack),
+        "send_to_ack": ms(acks),
+    }
+
+
+# --- the run -----------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--workspaces", type=int, default=20)
+    parser.add_argument("--rooms", type=int, default=100, help="rooms per workspace")
+    parser.add_argument("--people", type=int, default=9, help="people per workspace")
+    parser.add_argument("--vocabulary", type=int, default=30_000)
+    parser.add_argument("--queries", type=int, default=200, help="per kind and searcher")
+    parser.add_argument("--rate", type=int, default=500, help="messages a second, for lag")
+    parser.add_argument("--seconds", type=float, default=20)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    figures: dict[str, Any] = {
+        "benchmark": "search",
+        "messages": args.messages,
+        "workspaces": args.workspaces,
+        "rooms": args.workspaces * args.rooms,
+        "machine": f"{platform.machine()}, {platform.python_version()}",
+    }
+    with local_stack(prefix="chips-bench-", gateways=1) as stack:
+        figures.update(asyncio.run(run(stack, args, rng, figures)))
+    RESULTS.mkdir(exist_ok=True)
+    plans = figures.pop("plans")
+    (RESULTS / "search.json").write_text(json.dumps(figures, indent=2) + "\n")
+    (RESULTS / "search-plans.txt").write_text(plans)
+    print(json.dumps(figures, indent=2))
+    print(plans)
+
+
+async def run(
+    stack: Stack, args: argparse.Namespace, rng: random.Random, figures: dict[str, Any]
+) -> dict[str, Any]:
+    database_url = stack.env["CHIPS_DATABASE_URL"]
+    api = Api(stack.gateway_a)
+    t0 = time.perf_counter()
+    print("creating workspaces, people and rooms through the API", flush=True)
+    made = await setup(api, args.workspaces, args.people, args.rooms, rng)
+    await api.close()
+    t1 = time.perf_counter()
+    print("writing the messages into the log", flush=True)
+    for name in ("eventlog", "projector", "search"):
+        stack.stop(name)
+    vocab = vocabulary(rng, args.vocabulary)
+    seed_log(database_url, made, args.messages, vocab, rng)
+    t2 = time.perf_counter()
+    print("building the index (python -m chips_search rebuild)", flush=True)
+    print("  " + stack.run_module("chips_search", "rebuild").strip(), flush=True)
+    with psycopg.connect(plain(database_url), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE search_docs")
+        size = conn.execute(
+            "SELECT pg_size_pretty(pg_total_relation_size('search_docs')),"
+            " pg_size_pretty(pg_relation_size('search_docs_tsv')), count(*) FROM search_docs"
+        ).fetchone()
+    assert size is not None
+    t3 = time.perf_counter()
+    for name in ("eventlog", "projector", "search"):
+        stack.start(name)
+    stack.wait_ready("eventlog", "projector", "search")
+    seeding = {
+        "api_setup_seconds": round(t1 - t0, 1),
+        "log_copy_seconds": round(t2 - t1, 1),
+        "index_rebuild_seconds": round(t3 - t2, 1),
+        "index_rows": size[2],
+        "table_and_indexes_size": size[0],
+        "gin_index_size": size[1],
+    }
+    print(f"  {seeding}", flush=True)
+    sets = query_sets(vocab, rng, args.queries)
+    print("queries over HTTP (closed loop)", flush=True)
+    queries = await measure_queries(stack.gateway_a, made, sets, rng)
+    plans = explain(database_url, made, sets)
+    print(f"index lag at {args.rate} messages a second", flush=True)
+    lag = await measure_lag(stack.gateway_a, database_url, made, args.rate, args.seconds)
+    print(f"  {lag}", flush=True)
+    return {"seeding": seeding, "queries": queries, "lag": lag, "plans": plans}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Who is uploading or fetching: a bearer token, or the credential a signed URL names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chips_common.db import tables as t
+from chips_common.tokens import hash_token
+
+
+@dataclass(frozen=True)
+class Principal:
+    credential_id: str
+    workspace_id: str
+    participant_id: str
+    kind: str  # person | harness
+    role: str
+
+
+def bearer(header: str | None) -> str | None:
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+async def principal_for_token(engine: AsyncEngine, token: str) -> Principal | None:
+    return await _principal_where(engine, t.credentials.c.token_hash == hash_token(token))
+
+
+async def principal_for_credential(engine: AsyncEngine, credential_id: str) -> Principal | None:
+    """The credential's participant, unless the credential was withdrawn."""
+    return await _principal_where(engine, t.credentials.c.id == credential_id)
+
+
+async def _principal_where(engine: AsyncEngine, condition: Any) -> Principal | None:
+    c, p = t.credentials.c, t.participants.c
+    query = (
+        select(c.id, c.workspace_id, p.id.label("pid"), p.kind, p.role)
+        .select_from(t.credentials.join(t.participants, c.participant_id == p.id))
+        .where(and_(condition, c.revoked_at.is_(None)))
+    )
+    async with engine.connect() as conn:
+        row = (await conn.execute(query)).first()
+    if row is None:
+        return None
+    return Principal(row.id, row.workspace_id, row.pid, row.kind, row.role)

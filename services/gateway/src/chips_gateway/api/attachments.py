@@ -1,0 +1,98 @@
+"""Files over HTTP at the gateway: uploads and fetches passed through to the attachments
+service, and the room's files read here (docs/adr/0043).
+
+Clients know one address, the gateway's. It streams an upload's body on to an attachments
+replica as it arrives, and a file's bytes back the same way, holding neither whole; the
+attachments service decides everything (who may, what the bytes are, the signature).
+A deployment with an ingress may route ``/v1/uploads`` and ``/v1/attachments/`` to the
+attachments service directly instead.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+import httpx
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.background import BackgroundTask
+
+from chips_gateway.context import Caller, Ctx
+from chips_gateway.errors import ChipsError
+from chips_gateway.files import FileLinks, current_versions, room_files
+
+router = APIRouter(prefix="/v1")
+
+# Headers a client's request carries on, and the attachments service's answer carries back.
+FORWARDED = ("authorization", "content-type", "content-length")
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "upgrade"})
+
+
+def build_client(base_url: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        base_url=base_url.rstrip("/"),
+        timeout=httpx.Timeout(connect=5.0, read=120.0, write=120.0, pool=10.0),
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+    )
+
+
+async def _pass(request: Request, method: str) -> Response:
+    client: httpx.AsyncClient = request.app.state.attachments_client
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    headers = {k: v for k in FORWARDED if (v := request.headers.get(k)) is not None}
+    body = request.stream() if method == "POST" else None
+    try:
+        upstream = await client.send(
+            client.build_request(method, target, headers=headers, content=body), stream=True
+        )
+    except httpx.HTTPError:
+        return JSONResponse(
+            {"code": "unavailable", "message": "files are not reachable right now; try again"},
+            status_code=503,
+        )
+    answer = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
+    return StreamingResponse(
+        upstream.aiter_raw(),
+        status_code=upstream.status_code,
+        headers=answer,
+        background=BackgroundTask(upstream.aclose),
+    )
+
+
+@router.post("/uploads", include_in_schema=True)
+async def upload(request: Request) -> Response:
+    """An upload slot: the file's bytes are the body; answers the upload's id."""
+    return await _pass(request, "POST")
+
+
+@router.get("/uploads/caps")
+async def caps(request: Request) -> Response:
+    return await _pass(request, "GET")
+
+
+@router.get("/attachments/{attachment_id}")
+async def fetch(request: Request, attachment_id: str) -> Response:
+    return await _pass(request, "GET")
+
+
+@router.get("/attachments/{attachment_id}/thumbnail")
+async def thumbnail(request: Request, attachment_id: str) -> Response:
+    return await _pass(request, "GET")
+
+
+@router.get("/spaces/{space_id}/files")
+async def files(
+    ctx: Ctx,
+    caller: Caller,
+    space_id: str,
+    name: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
+) -> dict[str, Any]:
+    """The room's files (current versions), or one name's versions, newest first."""
+    if not await ctx.reader.is_member(space_id, caller.participant_id):
+        raise ChipsError("forbidden", "you are not a member of this space", field="space_id")
+    found = await room_files(ctx.engine, ctx.reader, caller.workspace_id, space_id, name=name)
+    listed = found if name is not None else current_versions(found)
+    links: FileLinks = ctx.links
+    now = time.time()
+    return {"files": [links.link(item, caller.credential_id, now) for item in listed]}

@@ -1,0 +1,173 @@
+"""The room's files, and links to them signed for whoever is sent them.
+
+spec/websocket.md, The room's files: the files of one name are its versions, the newest
+the current one; ``context.files`` lists the current version of each, newest first, the
+20 newest, as of the message. They are read from ``attachments`` (written by the door as
+each message posts them) joined to the log, so a message taken back as of a seq takes its
+files out of view from that seq on, and an erased room's files are gone with its events.
+Every file handed to a credential carries a URL signed for that credential (ten minutes).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chips_common.clock import iso
+from chips_common.db import tables as t
+from chips_common.db.attachment_tables import attachments
+from chips_common.rules.files import disposition_for
+from chips_common.rules.signed_urls import URL_TTL_SECONDS, signed_path, url_key
+from chips_gateway.reader import LogReader
+
+CONTEXT_FILES = 20
+
+
+class FileLinks:
+    """Signs attachment URLs for one credential at a time, on this gateway's address."""
+
+    def __init__(self, secret: str, base_url: str, ttl: int = URL_TTL_SECONDS) -> None:
+        self.key = url_key(secret)
+        self.base_url = base_url.rstrip("/")
+        self.ttl = ttl
+
+    def link(self, item: dict[str, Any], credential_id: str, now: float) -> dict[str, Any]:
+        """The file with ``url`` and ``url_expires_at`` (and ``thumbnail_url``) added."""
+        path, exp = signed_path(
+            self.key,
+            item["attachment_id"],
+            credential_id,
+            disposition_for(item["mime_type"]),
+            now,
+            self.ttl,
+        )
+        linked = {
+            **item,
+            "url": self.base_url + path,
+            "url_expires_at": iso(datetime.fromtimestamp(exp, UTC)),
+        }
+        if item.get("thumbnail"):
+            thumb, _ = signed_path(
+                self.key, item["attachment_id"], credential_id, "thumbnail", now, self.ttl
+            )
+            linked["thumbnail_url"] = self.base_url + thumb
+        return linked
+
+    def sign_event(self, event: dict[str, Any], credential_id: str) -> dict[str, Any]:
+        """The event with each of its attachments (and its context's files) linked."""
+        now = time.time()
+        signed = event
+        if event.get("attachments"):
+            signed = {
+                **signed,
+                "attachments": [self.link(a, credential_id, now) for a in event["attachments"]],
+            }
+        context = event.get("context")
+        if isinstance(context, dict) and context.get("files"):
+            files = [self.link(f, credential_id, now) for f in context["files"]]
+            signed = {**signed, "context": {**context, "files": files}}
+        return signed
+
+
+async def room_files(
+    engine: AsyncEngine,
+    reader: LogReader,
+    workspace_id: str,
+    space_id: str,
+    as_of: int | None = None,
+    name: str | None = None,
+) -> list[dict[str, Any]]:
+    """Every version of the room's files as of ``as_of`` (all when None), newest first."""
+    a, e, m = attachments.c, t.events.c, t.message_marks.c
+    message_id = e.body["message_id"].astext
+    query = (
+        select(
+            a.id,
+            a.name,
+            a.version,
+            a.sha256,
+            a.byte_size,
+            a.mime_type,
+            a.kind,
+            a.width,
+            a.height,
+            a.duration_ms,
+            a.thumbnail,
+            a.replaces,
+            a.uploader_id,
+            a.posted_seq,
+            e.ts,
+            message_id.label("message_id"),
+            m.deleted_seq,
+        )
+        .select_from(
+            attachments.join(
+                t.events, and_(e.workspace_id == a.workspace_id, e.seq == a.posted_seq)
+            ).outerjoin(t.message_marks, m.message_id == message_id)
+        )
+        .where(and_(a.workspace_id == workspace_id, a.space_id == space_id))
+        .order_by(a.posted_seq.desc(), a.version.desc())
+        .limit(2000)
+    )
+    if as_of is not None:
+        query = query.where(a.posted_seq <= as_of)
+    if name is not None:
+        query = query.where(a.name == name)
+    async with engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    rows = [
+        r for r in rows if r.deleted_seq is None or (as_of is not None and r.deleted_seq > as_of)
+    ]
+    people = await reader.participants(sorted({r.uploader_id for r in rows}))
+    # The same bytes posted again are the same version: the version is its first post.
+    seen: set[tuple[str, int]] = set()
+    files: list[dict[str, Any]] = []
+    for r in reversed(rows):
+        if (r.name, r.version) in seen:
+            continue
+        seen.add((r.name, r.version))
+        item: dict[str, Any] = {
+            "name": r.name,
+            "version": r.version,
+            "attachment_id": r.id,
+            "sha256": r.sha256,
+            "byte_size": r.byte_size,
+            "mime_type": r.mime_type,
+            "kind": r.kind,
+            "by": people.get(r.uploader_id) or {"id": r.uploader_id, "kind": "unknown"},
+            "at": iso(r.ts),
+            "message_id": r.message_id,
+            "thumbnail": r.thumbnail,
+        }
+        for extra in ("width", "height", "duration_ms", "replaces"):
+            if getattr(r, extra) is not None:
+                item[extra] = getattr(r, extra)
+        files.append(item)
+    files.reverse()
+    return files
+
+
+def current_versions(files: list[dict[str, Any]], limit: int | None = None) -> list[dict[str, Any]]:
+    """The newest version of each name, newest first."""
+    names: set[str] = set()
+    current: list[dict[str, Any]] = []
+    for item in files:
+        if item["name"] in names:
+            continue
+        names.add(item["name"])
+        current.append(item)
+        if limit is not None and len(current) >= limit:
+            break
+    return current
+
+
+async def context_files(
+    engine: AsyncEngine, reader: LogReader, workspace_id: str, space_id: str, seq: int
+) -> list[dict[str, Any]]:
+    """``context.files``: the 20 newest files' current versions, as of the message."""
+    files = await room_files(engine, reader, workspace_id, space_id, as_of=seq)
+    return current_versions(files, CONTEXT_FILES)

@@ -1,0 +1,130 @@
+"""Write rate limits: token buckets per socket (here) and per credential (in Redis).
+
+A socket lives on one gateway, so its bucket is a plain object. A credential may write
+through several gateways at once, so its bucket is kept in Redis and taken from by a Lua
+script (atomic, timed by Redis's own clock). To keep a Redis round trip off every write,
+a gateway takes a few tokens at a time and spends them locally for a quarter of a second.
+
+Redis is a soft dependency (DESIGN.md §3): while it does not answer, the per-credential
+limit is not applied (the per-socket one still is) and writes go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
+
+
+def refill(tokens: float, at: float, now: float, rate: float, burst: float) -> float:
+    """The tokens a bucket holds at ``now``, having held ``tokens`` at ``at``."""
+    return min(burst, tokens + max(0.0, now - at) * rate)
+
+
+@dataclass
+class Bucket:
+    """A token bucket: ``burst`` at once, ``rate`` per second after that."""
+
+    rate: float
+    burst: float
+    tokens: float = math.nan
+    at: float = 0.0
+
+    def take(self, now: float, cost: float = 1.0) -> float:
+        """Take ``cost`` tokens; 0.0 when taken, else the seconds until they would be."""
+        if math.isnan(self.tokens):
+            self.tokens, self.at = self.burst, now
+        self.tokens = refill(self.tokens, self.at, now, self.rate, self.burst)
+        self.at = now
+        if self.tokens >= cost:
+            self.tokens -= cost
+            return 0.0
+        return (cost - self.tokens) / self.rate if self.rate > 0 else math.inf
+
+
+# KEYS[1]: the bucket. ARGV: rate per second, burst, tokens wanted. Grants up to the
+# tokens wanted (a whole number, maybe 0) and, when none, the seconds to wait for one.
+TAKE = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(held[1])
+local at = tonumber(held[2])
+if tokens == nil or at == nil then
+  tokens = burst
+  at = now
+end
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local granted = math.min(want, math.floor(tokens))
+tokens = tokens - granted
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('EXPIRE', KEYS[1], math.ceil(burst / rate) + 10)
+local wait = 0
+if granted == 0 then
+  wait = (1 - tokens) / rate
+end
+return {granted, tostring(wait)}
+"""
+
+# How long tokens taken from Redis may be spent locally, and how many are taken at once
+# (about this long's worth at the configured rate).
+HOLD_SECONDS = 0.25
+
+
+@dataclass
+class Held:
+    tokens: int = 0
+    until: float = 0.0
+
+
+@dataclass
+class CredentialLimiter:
+    redis: Redis
+    prefix: str
+    rate: float
+    burst: int
+    held: dict[str, Held] = field(default_factory=dict)
+    down_until: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.script = self.redis.register_script(TAKE)
+        self.chunk = max(1, min(self.burst, int(self.rate * HOLD_SECONDS / 4) or 1))
+
+    def key(self, credential_id: str) -> str:
+        return f"{self.prefix}:rate:{credential_id}"
+
+    async def take(self, credential_id: str) -> float:
+        """Take one write's token for the credential: 0.0, or the seconds to wait."""
+        now = time.monotonic()
+        held = self.held.get(credential_id)
+        if held is not None and held.tokens > 0 and now < held.until:
+            held.tokens -= 1
+            return 0.0
+        if now < self.down_until:
+            return 0.0
+        try:
+            granted, wait = await self.script(
+                keys=[self.key(credential_id)], args=[self.rate, self.burst, self.chunk]
+            )
+        except (RedisError, OSError) as exc:
+            # Rate counters are what a Redis outage may cost: write on, try again soon.
+            if now >= self.down_until:
+                log.warning("Redis did not answer the rate limiter (%s); not limiting", exc)
+            self.down_until = now + 1.0
+            return 0.0
+        granted = int(granted)
+        if granted == 0:
+            return max(float(wait), 0.001)
+        if len(self.held) > 10_000:
+            self.held.clear()
+        self.held[credential_id] = Held(granted - 1, now + HOLD_SECONDS)
+        return 0.0

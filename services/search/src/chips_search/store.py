@@ -1,0 +1,277 @@
+"""The search index: one ``apply_*`` per event type folds it into ``search_docs``.
+
+Applying is a pure function of the log, as the projector's is (DESIGN.md §5): the same
+events in seq order give the same rows, live or in a rebuild from seq 0. What a row says
+comes from ``chips_common.rules.search``; the words are split and folded by Postgres
+(``to_tsvector('chips_search', …)``), the same way every query's words are.
+
+- ``message.post``: a row with the text (a card's caption) and the card's words;
+- ``message.edited``: the new text replaces the old, so the old words are found no more;
+- ``message.deleted``: the row goes (taking back is not found again);
+- ``step.log``: a row per step of a run, its latest title and summary (a receipt's line);
+- ``space.created`` of a thread: its room, for the rows said in it;
+- ``space.erased``: every row of the space and its threads goes.
+
+Hiding a message (delete for me) and membership are not here: they are the door's, and
+the gateway reads them when it searches (docs/adr/0027).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, or_, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chips_common.db.search_tables import (
+    TEXT_SEARCH_CONFIG,
+    search_checkpoints,
+    search_docs,
+    search_threads,
+)
+from chips_common.rules.search import card_words, message_words, step_words
+
+Apply = Callable[["Index", dict[str, Any]], Awaitable[None]]
+
+
+def ts_of(event: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(event["ts"].replace("Z", "+00:00"))
+
+
+def step_doc_id(run_id: str, step_id: str) -> str:
+    return f"step:{run_id}:{step_id}"
+
+
+class Index:
+    """Writes to the index inside one transaction.
+
+    Posts are the bulk of the log; they are gathered and written in one statement,
+    flushed before any other event is applied, so the order of the log is kept.
+    """
+
+    def __init__(self, conn: AsyncConnection, workspace_id: str) -> None:
+        self.conn = conn
+        self.workspace_id = workspace_id
+        self.pending: list[dict[str, Any]] = []
+        self.rooms: dict[str, str] = {}
+
+    async def room_of(self, space_id: str) -> str:
+        """The room whose members see a space: a thread's room, else the space itself."""
+        if space_id not in self.rooms:
+            room = (
+                await self.conn.execute(
+                    select(search_threads.c.room_id).where(search_threads.c.space_id == space_id)
+                )
+            ).scalar()
+            self.rooms[space_id] = str(room) if room else space_id
+        return self.rooms[space_id]
+
+    async def flush(self) -> None:
+        if not self.pending:
+            return
+        rows, self.pending = self.pending, []
+        # One statement for the batch: the rows as arrays, unnested, each tsvector made
+        # by the one expression every row's is.
+        columns = {name: [row[name] for row in rows] for name in POST_COLUMNS}
+        await self.conn.execute(
+            text(
+                "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
+                " message_kind, message_id, author_id, ts, words, extra, tsv)"
+                " SELECT :workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
+                " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
+                f" {_tsv('u.words', 'u.extra')}"
+                " FROM unnest(CAST(:doc_id AS text[]), CAST(:seq AS bigint[]),"
+                " CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
+                " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
+                " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
+                " AS u(doc_id, seq, space_id, room_id, message_kind, author_id, ts, words, extra)"
+                " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
+            ),
+            {"workspace_id": self.workspace_id, **columns},
+        )
+
+    async def apply(self, event: dict[str, Any]) -> None:
+        if event["type"] == "message.post":
+            await apply_message_post(self, event)
+            return
+        apply = APPLY.get(event["type"])
+        if apply is not None:
+            await self.flush()
+            await apply(self, event)
+
+
+POST_COLUMNS = (
+    "doc_id",
+    "seq",
+    "space_id",
+    "room_id",
+    "message_kind",
+    "author_id",
+    "ts",
+    "words",
+    "extra",
+)
+
+
+def _tsv(words: str, extra: str) -> str:
+    """The one expression a row's tsvector is made by: Postgres splits and folds the words."""
+    return (
+        f"to_tsvector('{TEXT_SEARCH_CONFIG}', CAST({words} AS text) || E'\\n' || "
+        f"CAST({extra} AS text))"
+    )
+
+
+async def apply_message_post(index: Index, event: dict[str, Any]) -> None:
+    words, extra = message_words(event), card_words(event)
+    if not (words or extra).strip():
+        return
+    index.pending.append(
+        {
+            "doc_id": event["message_id"],
+            "seq": event["seq"],
+            "space_id": event["space_id"],
+            "room_id": await index.room_of(event["space_id"]),
+            "message_kind": event.get("kind", "text"),
+            "author_id": event["actor"]["id"],
+            "ts": ts_of(event),
+            "words": words,
+            "extra": extra,
+        }
+    )
+
+
+def _doc(index: Index, doc_id: str) -> Any:
+    return and_(search_docs.c.workspace_id == index.workspace_id, search_docs.c.doc_id == doc_id)
+
+
+async def apply_message_edited(index: Index, event: dict[str, Any]) -> None:
+    await index.conn.execute(
+        text(
+            f"UPDATE search_docs SET words = CAST(:words AS text), tsv = {_tsv(':words', 'extra')}"
+            " WHERE workspace_id = :workspace_id AND doc_id = :doc_id"
+        ),
+        {
+            "words": message_words(event),
+            "workspace_id": index.workspace_id,
+            "doc_id": event["message_id"],
+        },
+    )
+
+
+async def apply_message_deleted(index: Index, event: dict[str, Any]) -> None:
+    await index.conn.execute(delete(search_docs).where(_doc(index, event["message_id"])))
+
+
+async def apply_step_log(index: Index, event: dict[str, Any]) -> None:
+    title, summary = step_words(event)
+    doc_id = step_doc_id(event["run_id"], event["step_id"])
+    found = (
+        await index.conn.execute(
+            select(search_docs.c.words, search_docs.c.extra).where(_doc(index, doc_id))
+        )
+    ).first()
+    if found is None:
+        if not (title or summary):
+            return
+        await index.conn.execute(
+            text(
+                "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
+                " run_id, step_id, author_id, ts, words, extra, tsv)"
+                " SELECT :workspace_id, :doc_id, :seq, :space_id, :room_id, 'step',"
+                " :run_id, :step_id, :author_id, :ts, CAST(:words AS text),"
+                f" CAST(:extra AS text), {_tsv(':words', ':extra')}"
+            ),
+            {
+                "workspace_id": event["workspace_id"],
+                "doc_id": doc_id,
+                "seq": event["seq"],
+                "space_id": event["space_id"],
+                "room_id": await index.room_of(event["space_id"]),
+                "run_id": event["run_id"],
+                "step_id": event["step_id"],
+                "author_id": event["actor"]["id"],
+                "ts": ts_of(event),
+                "words": title or "",
+                "extra": summary or "",
+            },
+        )
+        return
+    # A step is reported again as it moves on: what it says now replaces what it said,
+    # and it keeps its place (its first seq) so a page never moves under a reader.
+    if title is None and summary is None:
+        return
+    words = title if title is not None else found.words
+    extra = summary if summary is not None else found.extra
+    await index.conn.execute(
+        text(
+            f"UPDATE search_docs SET words = CAST(:words AS text), extra = CAST(:extra AS text),"
+            f" tsv = {_tsv(':words', ':extra')}"
+            " WHERE workspace_id = :workspace_id AND doc_id = :doc_id"
+        ),
+        {"words": words, "extra": extra, "workspace_id": index.workspace_id, "doc_id": doc_id},
+    )
+
+
+async def apply_space_created(index: Index, event: dict[str, Any]) -> None:
+    parent = event.get("parent_space_id")
+    if event.get("kind") != "thread" or not parent:
+        return
+    await index.conn.execute(
+        insert(search_threads).values(
+            space_id=event["space_id"], workspace_id=event["workspace_id"], room_id=parent
+        )
+    )
+    index.rooms[event["space_id"]] = parent
+
+
+async def apply_space_erased(index: Index, event: dict[str, Any]) -> None:
+    space_id = event["space_id"]
+    erased = [space_id, *(event.get("threads") or [])]
+    d = search_docs.c
+    await index.conn.execute(
+        delete(search_docs).where(
+            and_(
+                d.workspace_id == index.workspace_id,
+                or_(d.room_id == space_id, d.space_id.in_(erased)),
+            )
+        )
+    )
+    await index.conn.execute(
+        delete(search_threads).where(
+            or_(search_threads.c.room_id == space_id, search_threads.c.space_id.in_(erased))
+        )
+    )
+    index.rooms.clear()
+
+
+APPLY: dict[str, Apply] = {
+    "message.edited": apply_message_edited,
+    "message.deleted": apply_message_deleted,
+    "step.log": apply_step_log,
+    "space.created": apply_space_created,
+    "space.erased": apply_space_erased,
+}
+
+
+async def lock_checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
+    """The workspace's checkpoint, its row locked until the transaction ends (one statement)."""
+    stmt = pg_insert(search_checkpoints).values(workspace_id=workspace_id, seq=0)
+    seq = (
+        await conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["workspace_id"], set_={"seq": search_checkpoints.c.seq}
+            ).returning(search_checkpoints.c.seq)
+        )
+    ).scalar()
+    return int(seq or 0)
+
+
+async def save_checkpoint(conn: AsyncConnection, workspace_id: str, seq: int) -> None:
+    await conn.execute(
+        update(search_checkpoints)
+        .where(search_checkpoints.c.workspace_id == workspace_id)
+        .values(seq=seq)
+    )

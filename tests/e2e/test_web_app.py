@@ -1,0 +1,597 @@
+"""The people's app in a real browser against the real stack (issue #15; docs/adr/0034).
+
+Debian's chromium, driven by Playwright, loads the app the gateway serves at ``/``, signs
+in with a person's token and works the rooms as a person would; harnesses are WebSocket or
+HTTP clients of the same stack. Waits are on the page itself (Playwright's ``expect``
+polls until the thing is there), never a fixed sleep. Screenshots of the main screens land
+in ``tests/e2e/artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from chips_devstack.stack import Stack
+from tests.e2e.client import Api, Identity, Socket, key
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST = ROOT / "web" / "dist"
+AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
+ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+expect.set_options(timeout=15_000)
+
+
+@pytest.fixture(scope="session")
+def built_app() -> None:
+    """The app is built by `make web` (run by `make test`); built here if it is missing."""
+    if not (DIST / "index.html").is_file() or not AXE.is_file():
+        subprocess.run([str(ROOT / "scripts" / "build_web.sh")], check=True, timeout=900)
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: run `make browser` (apt-get install chromium)")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+
+@pytest.fixture(scope="session")
+async def browser(built_app: None) -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        # Never a downloaded browser: the one Debian ships. Root in CI needs --no-sandbox.
+        chromium = await pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield chromium
+        await chromium.close()
+
+
+class Person:
+    """One browser (its own context: storage, socket) signed in as one person."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.console: list[str] = []
+        page.on("console", lambda m: self.console.append(m.text) if m.type == "error" else None)
+
+    async def open_room(self, space_id: str) -> None:
+        await self.page.locator(f'a[data-space="{space_id}"]').first.click()
+        await expect(self.page.get_by_test_id("composer")).to_be_visible()
+
+    async def say(self, text: str) -> None:
+        composer = self.page.get_by_test_id("composer")
+        await composer.fill(text)
+        await composer.press("Enter")
+
+    def line(self, text: str) -> Any:
+        return self.page.get_by_test_id("line").filter(has_text=text)
+
+    async def line_menu(self, text: str) -> None:
+        await self.line(text).get_by_role("button", name=re.compile("^Actions for")).click()
+
+    async def shot(self, name: str) -> None:
+        await self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+    def csp_errors(self) -> list[str]:
+        return [c for c in self.console if "Content Security Policy" in c]
+
+
+async def sign_in(
+    browser: Browser, base_url: str, who: Identity, *, viewport: dict[str, int] = DESKTOP, **kw: Any
+) -> Person:
+    context = await browser.new_context(viewport=viewport, **kw)  # type: ignore[arg-type]
+    page = await context.new_page()
+    person = Person(page)
+    await page.goto(base_url + "/")
+    await page.get_by_label("Your token").fill(who.token)
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("heading", name=re.compile("^Hello,"))).to_be_visible()
+    return person
+
+
+async def harness_socket(stack: Stack, harness: Identity) -> Socket:
+    sock = await Socket.open(stack.gateway_b, harness)
+    await sock.subscribe(harness.workspace_id)
+    return sock
+
+
+async def room_with(api: Api, owner: Identity, title: str, *members: Identity) -> str:
+    return await api.open_space(owner, title, [m.participant_id for m in members])
+
+
+# --- signing in, the list, posting, a harness answering live ----------------------------
+
+
+async def test_sign_in_post_and_a_harness_replies_live(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, direct = await api.connect_harness(owner, "Scout")
+    ops = await room_with(api, owner, "Ops", scout)
+    harness = await harness_socket(stack, scout)
+
+    context = await browser.new_context(viewport=DESKTOP)
+    page = await context.new_page()
+    await page.goto(stack.gateway_a + "/")
+    await expect(page.get_by_role("heading", name="Sign in to Chips")).to_be_visible()
+    await page.screenshot(path=str(ARTIFACTS / "sign-in.png"))
+    await page.get_by_label("Your token").fill("chips_pt_not-a-real-token")
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("alert")).to_contain_text("not known")
+    await context.close()
+
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    page = arjun.page
+    await expect(page.locator(f'a[data-space="{direct}"]')).to_contain_text("Scout")
+    await expect(page.locator(f'a[data-space="{ops}"]')).to_contain_text("Ops")
+    await arjun.open_room(direct)
+    await arjun.say("Find the **PO** for Northwind, @Scout")
+
+    heard = await harness.wait_for(
+        lambda f: (
+            f["frame"] == "event"
+            and f["event"]["type"] == "message.new"
+            and "Northwind" in (f["event"].get("text") or "")
+        )
+    )
+    said = heard["event"]
+    reply = await harness.write(
+        {
+            "type": "message.post",
+            "space_id": direct,
+            "text": "Found it: **PO-4471**",
+            "reply_to": said["message_id"],
+        }
+    )
+    assert (await harness.answer(reply))["frame"] == "ack"
+    answer = arjun.line("Found it")
+    await expect(answer.locator("strong")).to_have_text("PO-4471")
+    await expect(answer.locator(".quote")).to_contain_text("Arjun Rao")
+    mine = arjun.line("Northwind")
+    await expect(mine.locator("strong")).to_have_text("PO")
+    await expect(mine.locator(".mention")).to_have_text("@Scout")
+    # The harness says something in another room: it comes first in its section, unread.
+    await harness.write({"type": "message.post", "space_id": ops, "text": "Ops news"})
+    await expect(page.locator(f'a[data-space="{ops}"] .unread')).to_have_text("1")
+    await arjun.shot("room-desktop")
+    await page.locator(f'a[data-space="{ops}"]').click()
+    await expect(arjun.line("Ops news")).to_be_visible()
+    await expect(page.locator(f'a[data-space="{ops}"] .unread')).to_have_count(0)
+    # Read once, it stays read after a reload (the token and the read marks are kept).
+    await page.reload()
+    await expect(page.locator(f'a[data-space="{ops}"]')).to_be_visible()
+    await expect(page.locator(f'a[data-space="{ops}"] .unread')).to_have_count(0)
+    assert arjun.csp_errors() == []
+    await harness.close()
+
+
+async def test_history_loads_backwards_on_scroll(stack: Stack, api: Api, browser: Browser) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    room = await room_with(api, owner, "Long room")
+    for n in range(1, 121):
+        await api.say(owner, room, f"line number {n}")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    await expect(arjun.line("line number 120")).to_be_visible()
+    assert await arjun.line("line number 1").count() == 0  # not loaded yet
+    timeline = arjun.page.get_by_role("log")
+    for _ in range(6):
+        await timeline.evaluate(
+            "el => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); }"
+        )
+        if await arjun.page.get_by_text("This is the beginning of").count():
+            break
+        await expect(arjun.page.get_by_text("Loading earlier messages…")).to_have_count(0)
+    await expect(arjun.page.get_by_text("This is the beginning of Long room.")).to_be_visible()
+    await expect(arjun.page.locator('[data-testid="line"]')).to_have_count(120)
+
+
+# --- cards: approvals answered in place, first answer wins -----------------------------
+
+
+async def test_an_approval_answered_in_one_browser_says_who_in_the_other(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await room_with(api, owner, "Launch", scout, maya)
+    run = key("run_web")
+    await api.append(
+        scout, {"type": "run.started", "run_id": run, "space_id": room, "goal": "Ship"}
+    )
+    approval = key("perm")
+    await api.append(
+        scout,
+        {
+            "type": "approval.request",
+            "approval_id": approval,
+            "run_id": run,
+            "action": "deploy.production",
+            "preview": "Deploy build 512 to production",
+            "risk": "high",
+            "answerers": [maya.participant_id],
+        },
+    )
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    desk = await sign_in(browser, stack.gateway_a, maya)
+    for person in (arjun, desk):
+        await person.open_room(room)
+        await expect(person.page.get_by_test_id("approval")).to_contain_text("deploy.production")
+    await arjun.shot("approval-card")
+    await arjun.page.get_by_test_id("approval").get_by_role("button", name="Approve").click()
+    await expect(arjun.page.get_by_test_id("decided")).to_have_text("Approved by you")
+    await expect(desk.page.get_by_test_id("decided")).to_have_text("Approved by Arjun Rao")
+    await expect(desk.page.get_by_test_id("approval").get_by_role("button")).to_have_count(0)
+    # A question asked live is tapped in place, and the other browser says who answered.
+    question = key("q")
+    await api.append(
+        scout,
+        {
+            "type": "question.ask",
+            "question_id": question,
+            "run_id": run,
+            "prompt": "Which region first?",
+            "options": [{"label": "Europe", "value": "eu"}, {"label": "Asia", "value": "ap"}],
+        },
+    )
+    await desk.page.get_by_test_id("question").get_by_role("button", name="Asia").click()
+    await expect(arjun.page.get_by_test_id("question").get_by_test_id("decided")).to_have_text(
+        "Answered “Asia” by Maya Chen"
+    )
+    cards = (await api.http.get(f"/v1/runs/{run}", headers=api.auth(owner))).json()["cards"]
+    assert {c["id"]: c["answered_by"] for c in cards} == {
+        approval: owner.participant_id,
+        question: maya.participant_id,
+    }
+
+
+async def test_a_run_s_steps_live_and_my_words_queued(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, direct = await api.connect_harness(owner, "Scout")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(direct)
+    run = key("run_web")
+    await api.append(
+        scout, {"type": "run.started", "run_id": run, "space_id": direct, "goal": "Order the PO"}
+    )
+    block = arjun.page.get_by_test_id("run")
+    await expect(block).to_contain_text("Order the PO")
+    await expect(block).to_contain_text("working")
+    await api.append(
+        scout,
+        {
+            "type": "step.log",
+            "run_id": run,
+            "step_id": "stp_1",
+            "status": "started",
+            "title": "Read the PO",
+        },
+    )
+    await expect(block.get_by_test_id("step")).to_contain_text("Read the PO")
+    await arjun.say("also attach the invoice")
+    await expect(arjun.line("attach the invoice").get_by_test_id("receipt")).to_contain_text(
+        "queued"
+    )
+    await api.append(
+        scout, {"type": "step.log", "run_id": run, "step_id": "stp_1", "status": "done"}
+    )
+    await expect(block.get_by_test_id("step")).to_contain_text("(done)")
+    await api.append(scout, {"type": "run.completed", "run_id": run, "summary": "PO sent"})
+    await expect(block).to_contain_text("done")
+    await expect(block).to_contain_text("PO sent")
+    await arjun.shot("run")
+
+
+# --- changing words: edit, take back, react, pin -----------------------------------------
+
+
+async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Browser) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    room = await room_with(api, owner, "Plans")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+    await arjun.say("teh plan is ready")
+    await expect(arjun.line("teh plan")).to_contain_text(re.compile(r"\d"))  # logged: a time
+
+    await arjun.line_menu("teh plan")
+    await page.get_by_role("menuitem", name="Edit").click()
+    composer = page.get_by_test_id("composer")
+    await expect(composer).to_have_value("teh plan is ready")
+    await composer.fill("the plan is ready")
+    await composer.press("Enter")
+    edited = arjun.line("the plan is ready")
+    await expect(edited).to_contain_text("edited")
+
+    await arjun.line_menu("the plan is ready")
+    await page.get_by_role("menuitem", name="React 🎉").click()
+    await expect(edited.get_by_role("button", name=re.compile("^🎉 1"))).to_be_visible()
+    await arjun.line_menu("the plan is ready")
+    await page.get_by_role("menuitem", name="Pin").click()
+    await expect(page.get_by_label("Pinned")).to_contain_text("the plan is ready")
+
+    await arjun.say("a second thought")
+    await arjun.line_menu("a second thought")
+    await page.get_by_role("menuitem", name="Delete for everyone…").click()
+    dialog = page.get_by_role("dialog")
+    await expect(dialog).to_contain_text("keep what they read")
+    await dialog.get_by_role("button", name="Delete for everyone").click()
+    await expect(page.get_by_text("This message was taken back.")).to_be_visible()
+
+    lines = await api.lines(owner, room)
+    said = {ln["text"] or "": ln for ln in lines if ln["kind"] == "text"}
+    assert said["the plan is ready"]["edited"] and said["the plan is ready"]["pinned"]
+    assert said["the plan is ready"]["feedback"] == [
+        {"from": owner.participant_id, "kind": "reaction", "emoji": "🎉"}
+    ]
+    assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, True]
+
+
+# --- threads, and the room's life: rename, lock, archive, delete, the sheet --------------
+
+
+async def test_a_thread_opens_from_a_line(stack: Stack, api: Api, browser: Browser) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    room = await room_with(api, owner, "Launch")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+    await arjun.say("Which day do we launch?")
+    await arjun.line_menu("Which day")
+    await page.get_by_role("menuitem", name="Reply in a thread").click()
+    await expect(page.get_by_role("heading", name="Thread in Launch")).to_be_visible()
+    await arjun.say("Tuesday works")
+    await expect(arjun.line("Tuesday works")).to_contain_text(re.compile(r"\d"))
+    await expect(page.get_by_role("heading", name="Threads")).to_be_visible()
+    await arjun.shot("thread")
+    await page.get_by_role("link", name="Back to the room").click()
+    await arjun.line("Which day").get_by_role("link", name="Thread →").click()
+    await expect(arjun.line("Tuesday works")).to_be_visible()
+
+
+async def test_rename_lock_archive_and_find_it_in_archived(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    room = await room_with(api, owner, "Q3 planning")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Rename…").click()
+    await page.get_by_label("New title").fill("Q4 planning")
+    await page.get_by_role("button", name="Rename", exact=True).click()
+    await expect(page.get_by_role("heading", name="Q4 planning")).to_be_visible()
+    await expect(page.get_by_text("Arjun Rao renamed the room to “Q4 planning”")).to_be_visible()
+
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Lock changes").click()
+    await expect(page.get_by_test_id("room-name")).to_contain_text("Locked")
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Unlock changes").click()
+    await expect(page.get_by_test_id("room-name")).not_to_contain_text("Locked")
+
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Archive").click()
+    await expect(page.get_by_text("This room is archived.")).to_be_visible()
+    await expect(
+        page.locator(f'nav section:not([aria-label="Archived"]) a[data-space="{room}"]')
+    ).to_have_count(0)
+    toggle = page.get_by_test_id("archived-toggle")
+    await expect(toggle).to_contain_text("Archived 1")
+    await toggle.click()
+    await expect(
+        page.get_by_test_id("archived-list").locator(f'a[data-space="{room}"]')
+    ).to_contain_text("Q4 planning")
+    await arjun.shot("archived")
+    await page.get_by_role("button", name="Unarchive").click()
+    await expect(page.get_by_test_id("composer")).to_be_visible()
+    await expect(toggle).to_contain_text("Archived 0")
+
+
+async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await room_with(api, owner, "Suppliers")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+    await page.get_by_test_id("room-name").click()
+    sheet = page.get_by_role("dialog")
+    members = sheet.get_by_test_id("members")
+    await expect(members).to_contain_text("Arjun Rao (you)")
+    for who in ("Maya Chen", "Scout"):
+        await sheet.get_by_label("Add").select_option(label=re.compile(f"^{who}"))
+        await sheet.get_by_role("button", name="Add", exact=True).click()
+        await expect(members).to_contain_text(who)
+    await expect(members.locator("li").filter(has_text="Scout")).to_contain_text("harness")
+    await arjun.shot("room-sheet")
+    await (
+        members.locator("li")
+        .filter(has_text="Maya Chen")
+        .get_by_role("button", name="Remove")
+        .click()
+    )
+    await expect(members).not_to_contain_text("Maya Chen")
+    await sheet.get_by_role("button", name="Close").click()
+    await expect(page.get_by_text("Arjun Rao removed Maya Chen")).to_be_visible()
+    sheet_now = await api.sheet(owner, room)
+    assert {m["participant_id"] for m in sheet_now["members"]} == {
+        owner.participant_id,
+        scout.participant_id,
+    }
+    del maya
+
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Delete…").click()
+    confirm = page.get_by_role("dialog")
+    await expect(confirm).to_contain_text("cannot be undone")
+    await confirm.get_by_role("button", name="Cancel").click()
+    await expect(page.locator(f'a[data-space="{room}"]')).to_have_count(1)
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Delete…").click()
+    await page.get_by_role("dialog").get_by_role("button", name="Delete the room").click()
+    await expect(page.locator(f'a[data-space="{room}"]')).to_have_count(0)
+
+
+# --- the message kinds as cards, on a phone; accessibility -------------------------------
+
+CARDS: dict[str, dict[str, Any]] = {
+    "status": {"phase": "working", "verb": "Reading the PO", "progress": 0.5},
+    "approval": {"action": "send_po", "preview": "PO 4471", "risk": "high"},
+    "question": {"prompt": "Which supplier?", "options": [{"label": "Acme", "value": "a"}]},
+    "receipt": {"steps": [{"title": "Read the PO", "status": "done"}], "cost_usd": 0.12},
+    "artifact": {"name": "po.csv", "form": "table", "version": 2},
+    "checkpoint": {"milestone": "PO drafted", "next": "Send it"},
+    "summary": {"outcome": "PO sent", "follow_ups": ["Chase Friday"]},
+}
+
+
+async def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """Serious and critical axe-core violations on the page as it stands."""
+    await page.evaluate(AXE.read_text())
+    result = await page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+    )
+    return [
+        {"id": v["id"], "impact": v["impact"], "nodes": [n["target"] for n in v["nodes"]][:5]}
+        for v in result
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+async def test_the_kinds_as_cards_on_a_phone_with_no_serious_accessibility_violations(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    ledger, _ = await api.connect_harness(owner, "Ledger")
+    room = await room_with(api, owner, "Purchasing", scout, ledger)
+    for kind, card in CARDS.items():
+        await api.append(
+            scout, {"type": "message.post", "space_id": room, "kind": kind, kind: card}
+        )
+    await api.append(
+        scout,
+        {
+            "type": "message.post",
+            "space_id": room,
+            "kind": "handoff",
+            "handoff": {"recipient": ledger.participant_id, "summary": "PO drafted"},
+        },
+    )
+    await api.append(
+        owner,
+        {"type": "message.post", "space_id": room, "kind": "task", "task": {"goal": "Buy paper"}},
+    )
+    await api.say(owner, room, "Thanks @Scout, see https://example.org")
+    run = key("run_web")
+    await api.append(scout, {"type": "run.started", "run_id": run, "space_id": room, "goal": "Buy"})
+    await api.append(
+        scout,
+        {"type": "approval.request", "approval_id": key("perm"), "run_id": run, "action": "pay"},
+    )
+    # bypass_csp only so that axe-core can be put into the page; every other test runs
+    # the app under its Content-Security-Policy.
+    phone = await sign_in(browser, stack.gateway_a, owner, viewport=PHONE, bypass_csp=True)
+    page = phone.page
+    await expect(page.locator(f'a[data-space="{room}"]')).to_be_visible()
+    await phone.shot("rooms-phone")
+    assert await axe_violations(page) == []
+    await phone.open_room(room)
+    for kind in (*CARDS, "handoff", "task"):
+        await expect(page.locator(f'[data-kind="{kind}"]').first).to_be_visible()
+    await expect(page.locator('[data-kind="handoff"]')).to_contain_text("Hand-off to Ledger")
+    await expect(page.get_by_test_id("approval")).to_contain_text("pay")
+    await phone.shot("cards-phone")
+    assert await axe_violations(page) == []
+    await page.get_by_test_id("room-name").click()
+    await expect(page.get_by_role("dialog")).to_be_visible()
+    assert await axe_violations(page) == []
+    await page.get_by_role("dialog").get_by_role("button", name="Close").click()
+    # The composer's pickers: @ offers the room's members, / the commands.
+    composer = page.get_by_test_id("composer")
+    await composer.fill("@le")
+    await composer.press("End")
+    await expect(page.get_by_role("option").first).to_contain_text("Ledger")
+    await composer.press("Enter")
+    await expect(composer).to_have_value("@Ledger ")
+    await composer.fill("/arc")
+    await composer.press("End")
+    await expect(page.get_by_role("option").first).to_contain_text("/archive")
+    await phone.shot("composer-phone")
+    signed_out = await browser.new_page(bypass_csp=True, viewport=PHONE)
+    await signed_out.goto(stack.gateway_a + "/")
+    await expect(signed_out.get_by_role("heading", name="Sign in to Chips")).to_be_visible()
+    assert await axe_violations(signed_out) == []
+
+
+async def test_the_gateway_serves_the_app_with_its_policy(stack: Stack, api: Api) -> None:
+    index = await api.http.get("/")
+    assert index.status_code == 200 and '<div id="app">' in index.text
+    policy = index.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "connect-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy
+    asset = re.search(r'src="(/assets/[^"]+\.js)"', index.text)
+    assert asset is not None
+    js = await api.http.get(asset.group(1))
+    assert js.status_code == 200 and "immutable" in js.headers["cache-control"]
+    missing = await api.http.get("/v1/no-such-thing")
+    assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+    assert (await api.http.get("/healthz")).json()["web"] == "built"
+
+
+# --- a reconnect after the gateway is killed loses nothing -------------------------------
+
+
+async def test_a_reconnect_after_the_gateway_is_killed_loses_nothing(
+    stack: Stack, api_b: Api, browser: Browser
+) -> None:
+    owner = await api_b.create_workspace(owner="Arjun Rao")
+    scout, direct = await api_b.connect_harness(owner, "Scout")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(direct)
+    await api_b.append(scout, {"type": "message.post", "space_id": direct, "text": "before 0"})
+    await expect(arjun.line("before 0")).to_be_visible()
+    page = arjun.page
+
+    stack.kill("gateway_a")
+    try:
+        await expect(page.get_by_test_id("reconnecting")).to_be_visible()
+        await arjun.shot("reconnecting")
+        for n in range(1, 4):
+            await api_b.append(
+                scout, {"type": "message.post", "space_id": direct, "text": f"away {n}"}
+            )
+        await arjun.say("typed while away")
+        await expect(arjun.line("typed while away")).to_contain_text("sending…")
+    finally:
+        stack.start("gateway_a")
+        stack.wait_ready("gateway_a")
+    await expect(page.get_by_test_id("reconnecting")).to_have_count(0)
+    for n in range(1, 4):
+        await expect(arjun.line(f"away {n}")).to_have_count(1)
+    await expect(arjun.line("typed while away")).to_have_count(1)
+    await expect(arjun.line("typed while away")).not_to_contain_text("sending…")
+    # Once more, live, after the reconnect: nothing repeats, nothing is missing.
+    await api_b.append(scout, {"type": "message.post", "space_id": direct, "text": "after 1"})
+    await expect(arjun.line("after 1")).to_have_count(1)
+    texts = [
+        ln.strip() for ln in await page.locator('[data-testid="line"] .bubble').all_inner_texts()
+    ]
+    assert texts == ["before 0", "away 1", "away 2", "away 3", "typed while away", "after 1"]
+    logged = [ln["text"] for ln in await api_b.lines(owner, direct) if ln["kind"] == "text"]
+    assert logged == texts, json.dumps(logged)

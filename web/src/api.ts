@@ -1,0 +1,113 @@
+// HTTP calls to the public API (docs/protocol.md, HTTP), with the person's token.
+import type { AnyEvent, Participant, Run, Sheet, Line, SpaceList } from "./protocol";
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Ack {
+  idempotency_key: string;
+  seq: number | null;
+  duplicate: boolean;
+}
+
+export class Api {
+  constructor(private readonly token: string) {}
+
+  async call<T>(method: string, path: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>): Promise<T> {
+    const url = new URL(path, location.origin);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.token}` };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch {
+      throw new ApiError(0, "unavailable", "Chips can't be reached");
+    }
+    const text = await response.text();
+    let data: unknown = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (!response.ok) {
+      const err = (data ?? {}) as { code?: string; message?: string };
+      throw new ApiError(response.status, err.code ?? "unavailable", err.message ?? `HTTP ${response.status}`);
+    }
+    return data as T;
+  }
+
+  ticket(): Promise<{ ticket: string; expires_in: number }> {
+    return this.call("POST", "/v1/socket-tickets");
+  }
+
+  participants(): Promise<{ participants: Participant[] }> {
+    return this.call("GET", "/v1/participants");
+  }
+
+  spaces(afterSeq?: number, archived = false): Promise<SpaceList> {
+    return this.call("GET", "/v1/spaces", undefined, { after_seq: afterSeq, archived, threads: true });
+  }
+
+  sheet(spaceId: string, afterSeq?: number): Promise<Sheet> {
+    return this.call("GET", `/v1/spaces/${encodeURIComponent(spaceId)}`, undefined, { after_seq: afterSeq });
+  }
+
+  lines(spaceId: string, before: number, limit: number, afterSeq?: number): Promise<{ as_of_seq: number; messages: Line[] }> {
+    return this.call("GET", `/v1/spaces/${encodeURIComponent(spaceId)}/messages`, undefined, { before, limit, after_seq: afterSeq });
+  }
+
+  runs(spaceId: string, afterSeq?: number): Promise<{ runs: Run[] }> {
+    return this.call("GET", `/v1/spaces/${encodeURIComponent(spaceId)}/runs`, undefined, { after_seq: afterSeq, limit: 20 });
+  }
+
+  run(runId: string, afterSeq?: number): Promise<Run> {
+    return this.call("GET", `/v1/runs/${encodeURIComponent(runId)}`, undefined, { after_seq: afterSeq });
+  }
+
+  post(event: Record<string, unknown>): Promise<Ack> {
+    return this.call("POST", "/v1/events", event);
+  }
+
+  eventAt(seq: number): Promise<{ events: AnyEvent[] }> {
+    return this.call("GET", "/v1/events", undefined, { since: seq - 1, limit: 1 });
+  }
+
+  change(spaceId: string, change: { title?: string; state?: "open" | "closed" }): Promise<Ack> {
+    return this.call("PATCH", `/v1/spaces/${encodeURIComponent(spaceId)}`, change);
+  }
+
+  lock(spaceId: string, locked: boolean): Promise<Ack> {
+    return this.call("POST", `/v1/spaces/${encodeURIComponent(spaceId)}/lock`, { locked });
+  }
+
+  erase(spaceId: string): Promise<Ack> {
+    return this.call("DELETE", `/v1/spaces/${encodeURIComponent(spaceId)}`);
+  }
+
+  addMember(spaceId: string, participantId: string): Promise<Ack> {
+    return this.call("POST", `/v1/spaces/${encodeURIComponent(spaceId)}/members`, { participant_id: participantId });
+  }
+
+  removeMember(spaceId: string, participantId: string): Promise<Ack> {
+    return this.call("DELETE", `/v1/spaces/${encodeURIComponent(spaceId)}/members/${encodeURIComponent(participantId)}`);
+  }
+
+  /** Whether a route exists on this gateway (search, attachments land separately). */
+  async has(path: string): Promise<boolean> {
+    try {
+      const r = await fetch(new URL(path, location.origin), { headers: { Authorization: `Bearer ${this.token}` } });
+      return r.status !== 404;
+    } catch {
+      return false;
+    }
+  }
+}

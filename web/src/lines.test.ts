@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { foldChange, insertLine, lineOf, reactionsOf, systemLine } from "./lines";
+import type { AnyEvent, Line } from "./protocol";
+
+const names: Record<string, string> = { usr_a: "Arjun Rao", usr_m: "Maya Chen", hrn_l: "Ledger" };
+const nameOf = (id: string) => names[id] ?? "Someone";
+let seq = 10;
+function ev(type: string, actor: string, fields: Record<string, unknown>): AnyEvent {
+  seq += 1;
+  return { v: 1, id: `evt_01J${seq}`, seq, ts: "2026-12-01T10:00:00Z", workspace_id: "ws_1", actor: { kind: actor.startsWith("hrn") ? "harness" : "person", id: actor }, type, ...fields } as AnyEvent;
+}
+
+describe("system lines", () => {
+  it("say who did what, as the read model does", () => {
+    expect(systemLine(ev("membership.added", "usr_a", { participant_id: "usr_m" }), nameOf)).toBe("Arjun Rao added Maya Chen");
+    expect(systemLine(ev("membership.removed", "usr_m", { participant_id: "usr_m" }), nameOf)).toBe("Maya Chen left");
+    expect(systemLine(ev("space.updated", "usr_a", { state: "closed" }), nameOf)).toBe("Arjun Rao archived the room");
+    expect(systemLine(ev("space.updated", "usr_a", { title: "Launch" }), nameOf)).toBe("Arjun Rao renamed the room to “Launch”");
+    expect(systemLine(ev("space.lock_set", "usr_a", { locked: true }), nameOf)).toBe("Arjun Rao locked the room's changes");
+    expect(systemLine(ev("message.post", "usr_a", { text: "hi" }), nameOf)).toBeNull();
+  });
+});
+
+describe("lines from events", () => {
+  it("a post is a line with its card and, on my words, its receipt", () => {
+    const e = ev("message.post", "usr_a", {
+      space_id: "spc_1",
+      message_id: "msg_x",
+      kind: "status",
+      status: { phase: "working", verb: "Reading" },
+      run_receipt: { idempotency_key: "k", disposition: "queued", run_ids: ["run_1"] },
+    });
+    const line = lineOf(e, nameOf, "usr_a")!;
+    expect(line.id).toBe("msg_x");
+    expect(line.card).toEqual({ phase: "working", verb: "Reading" });
+    expect(line.receipt).toBe("queued");
+    expect(lineOf(e, nameOf, "usr_m")!.receipt).toBeUndefined();
+  });
+
+  it("edits, take-backs, pins and reactions fold into the line", () => {
+    const line = lineOf(ev("message.post", "usr_a", { space_id: "s", message_id: "msg_1", text: "hi" }), nameOf, null)!;
+    foldChange(line, ev("message.edited", "usr_a", { message_id: "msg_1", text: "hello" }));
+    expect([line.text, line.edited]).toEqual(["hello", true]);
+    foldChange(line, ev("message.pinned", "usr_m", { message_id: "msg_1" }));
+    foldChange(line, ev("feedback", "usr_m", { message_id: "msg_1", kind: "reaction", emoji: "🎉" }));
+    foldChange(line, ev("feedback", "usr_a", { message_id: "msg_1", kind: "reaction", emoji: "🎉" }));
+    expect(reactionsOf(line)).toEqual([["🎉", ["usr_m", "usr_a"]]]);
+    foldChange(line, ev("feedback", "usr_m", { message_id: "msg_1", kind: "reaction", emoji: "🎉", withdrawn: true }));
+    expect(reactionsOf(line)).toEqual([["🎉", ["usr_a"]]]);
+    foldChange(line, ev("message.deleted", "usr_a", { message_id: "msg_1" }));
+    expect([line.deleted, line.text, line.pinned, line.feedback.length]).toEqual([true, null, false, 0]);
+    expect(foldChange(line, ev("message.edited", "usr_a", { message_id: "msg_1", text: "again" }))).toBe(false);
+  });
+
+  it("insert keeps seq order and replaces by id", () => {
+    const mk = (id: string, s: number) => ({ id, seq: s }) as Line;
+    const lines = insertLine(insertLine(insertLine([], mk("a", 3)), mk("b", 1)), mk("c", 2));
+    expect(lines.map((l) => l.id)).toEqual(["b", "c", "a"]);
+    expect(insertLine(lines, mk("c", 2)).length).toBe(3);
+  });
+});

@@ -1,0 +1,125 @@
+// Pure folds of events into what a room shows; the same words the server's read model
+// draws (chips_common.rules.lines.system_line, docs/adr/0006), so a live line and a
+// reloaded one read alike.
+import type { AnyEvent, FeedbackItem, Line } from "./protocol";
+
+export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set"]);
+export const CARD_KINDS = new Set(["status", "approval", "question", "receipt", "artifact", "task", "handoff", "checkpoint", "summary"]);
+
+/** The muted line a room operation draws, or null. */
+export function systemLine(e: AnyEvent, nameOf: (id: string) => string): string | null {
+  if (!LINE_TYPES.has(e.type)) return null;
+  const f = e as unknown as Record<string, unknown>;
+  const who = e.actor.kind === "system" || e.actor.kind === "operator" ? "Chips" : nameOf(e.actor.id);
+  if (e.type === "membership.added") {
+    return f["participant_id"] === e.actor.id ? `${who} joined` : `${who} added ${nameOf(String(f["participant_id"]))}`;
+  }
+  if (e.type === "membership.removed") {
+    return f["participant_id"] === e.actor.id ? `${who} left` : `${who} removed ${nameOf(String(f["participant_id"]))}`;
+  }
+  if (e.type === "space.lock_set") return `${who} ${f["locked"] ? "locked" : "unlocked"} the room's changes`;
+  const title = f["title"] as string | null | undefined;
+  const state = f["state"] as string | null | undefined;
+  const moved = state === "closed" ? "archived" : state === "open" ? "unarchived" : null;
+  if (title != null && moved) return `${who} renamed the room to “${title}” and ${moved} it`;
+  if (title != null) return `${who} renamed the room to “${title}”`;
+  return moved ? `${who} ${moved} the room` : null;
+}
+
+/** The line a message.post (or a room operation) adds to its room, or null. */
+export function lineOf(e: AnyEvent, nameOf: (id: string) => string, me: string | null): Line | null {
+  const f = e as unknown as Record<string, unknown>;
+  const ulid = e.id.replace(/^evt_/, "");
+  if (e.type === "message.post") {
+    const kind = (f["kind"] as string | undefined) ?? "text";
+    const card = CARD_KINDS.has(kind) ? (f[kind] as Record<string, unknown> | undefined) : undefined;
+    const receipt = f["run_receipt"] as { disposition?: "queued" | "steered" } | null | undefined;
+    return {
+      id: (f["message_id"] as string | undefined) ?? `msg_${ulid}`,
+      seq: e.seq,
+      kind,
+      author_id: e.actor.id,
+      text: (f["text"] as string | null | undefined) ?? null,
+      reply_to: (f["reply_to"] as string | null | undefined) ?? null,
+      ts: e.ts,
+      ...(card ? { card } : {}),
+      edited: false,
+      deleted: false,
+      pinned: false,
+      feedback: [],
+      ...(receipt?.disposition && e.actor.id === me ? { receipt: receipt.disposition } : {}),
+    };
+  }
+  const words = systemLine(e, nameOf);
+  if (words === null) return null;
+  return {
+    id: `msg_${ulid}`,
+    seq: e.seq,
+    kind: "system",
+    author_id: e.actor.id,
+    text: words,
+    reply_to: null,
+    ts: e.ts,
+    edited: false,
+    deleted: false,
+    pinned: false,
+    feedback: [],
+  };
+}
+
+/** Fold a change to an existing line (edit, take back, pin, feedback); true if it changed. */
+export function foldChange(line: Line, e: AnyEvent): boolean {
+  const f = e as unknown as Record<string, unknown>;
+  switch (e.type) {
+    case "message.edited":
+      if (line.deleted) return false;
+      line.text = String(f["text"] ?? "");
+      line.edited = true;
+      return true;
+    case "message.deleted":
+      line.deleted = true;
+      line.text = null;
+      line.pinned = false;
+      line.feedback = [];
+      delete line.card;
+      return true;
+    case "message.pinned":
+      line.pinned = true;
+      return true;
+    case "message.unpinned":
+      line.pinned = false;
+      return true;
+    case "feedback": {
+      const item: FeedbackItem = { from: e.actor.id, kind: f["kind"] as FeedbackItem["kind"] };
+      if (typeof f["emoji"] === "string") item.emoji = f["emoji"];
+      if (typeof f["note"] === "string") item.note = f["note"];
+      if (Array.isArray(f["reasons"])) item.reasons = f["reasons"] as string[];
+      if (f["withdrawn"] === true) {
+        line.feedback = line.feedback.filter((x) => !(x.from === item.from && x.kind === "reaction" && x.emoji === item.emoji));
+      } else {
+        line.feedback = [...line.feedback, item];
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Reactions under a line, grouped by emoji: [emoji, who][] in first-seen order. */
+export function reactionsOf(line: Line): [string, string[]][] {
+  const by = new Map<string, string[]>();
+  for (const f of line.feedback) {
+    if (f.kind !== "reaction" || !f.emoji) continue;
+    by.set(f.emoji, [...(by.get(f.emoji) ?? []), f.from]);
+  }
+  return [...by.entries()];
+}
+
+/** Insert a line in seq order, replacing one of the same id; returns the new array. */
+export function insertLine(lines: Line[], line: Line): Line[] {
+  const without = lines.filter((l) => l.id !== line.id);
+  let i = without.length;
+  while (i > 0 && without[i - 1]!.seq > line.seq) i -= 1;
+  return [...without.slice(0, i), line, ...without.slice(i)];
+}

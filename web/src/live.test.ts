@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { SeqGate } from "./live";
+import { suggestions } from "./composer";
+import type { AnyEvent } from "./protocol";
+
+const at = (seq: number) => ({ seq }) as AnyEvent;
+
+describe("the seq gate", () => {
+  it("hands on each event once, in order, across a resume that repeats some", () => {
+    const gate = new SeqGate(4);
+    expect(gate.pass([at(3), at(4), at(5), at(7)]).map((e) => e.seq)).toEqual([5, 7]);
+    // A reconnect resumes from 7; a replay that overlaps repeats nothing.
+    expect(gate.pass([at(7), at(9)]).map((e) => e.seq)).toEqual([9]);
+    expect(gate.last).toBe(9);
+  });
+
+  it("starts from the first event when it knows no seq", () => {
+    const gate = new SeqGate();
+    expect(gate.pass([at(1), at(2)]).map((e) => e.seq)).toEqual([1, 2]);
+  });
+});
+
+describe("the composer's picker", () => {
+  const people = [
+    { name: "Maya Chen", kind: "person" },
+    { name: "Ledger", kind: "harness" },
+  ];
+  it("offers members for an @ by handle or name", () => {
+    const offer = suggestions("hi @le", people)!;
+    expect(offer.picks.map((p) => p.insert)).toEqual(["@Ledger "]);
+    expect(offer.from).toBe(3);
+    expect(suggestions("hi @", people)!.picks.map((p) => p.label)).toEqual(["Maya Chen", "Ledger", "all"]);
+  });
+  it("offers the commands the door reads", () => {
+    expect(suggestions("/ar", people)!.picks.map((p) => p.label)).toEqual(["/archive"]);
+    expect(suggestions("/", people)!.picks.length).toBeGreaterThan(6);
+    expect(suggestions("hello", people)).toBeNull();
+  });
+});

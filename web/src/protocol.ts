@@ -1,0 +1,173 @@
+// The shapes the app reads: events (their bodies generated from the catalogue's JSON
+// Schemas, src/gen/events.ts), the socket's frames and the HTTP answers it uses.
+import type { EventBodies, EventType } from "./gen/events";
+
+export type { EventBodies, EventType } from "./gen/events";
+export type * from "./gen/events";
+
+export interface Actor {
+  kind: "person" | "harness" | "agent" | "system" | "operator";
+  id: string;
+}
+
+/** What Chips fills in on every logged event (docs/protocol.md, Events). */
+export interface Envelope {
+  v: number;
+  id: string;
+  seq: number;
+  ts: string;
+  workspace_id: string;
+  actor: Actor;
+}
+
+/** A logged event as a client is sent it: the envelope, then its body. */
+export type LoggedEvent<T extends EventType = EventType> = T extends EventType
+  ? Envelope & Omit<EventBodies[T], "type"> & { type: T } & Delivered
+  : never;
+
+/** Fields Chips adds at delivery: the message's id, a receipt, a decision made elsewhere. */
+export interface Delivered {
+  message_id?: string;
+  resolved_elsewhere?: boolean;
+  run_receipt?: { idempotency_key: string; disposition: "queued" | "steered"; run_ids: string[] } | null;
+}
+
+/** Any event, narrowed by its type. */
+export type AnyEvent = LoggedEvent | (Envelope & { type: string; [field: string]: unknown });
+
+export function isType<T extends EventType>(e: AnyEvent, type: T): e is LoggedEvent<T> {
+  return e.type === type;
+}
+
+export interface Person {
+  id: string;
+  name: string;
+  role: string;
+}
+
+export type ServerFrame =
+  | {
+      frame: "hello";
+      workspace_id: string;
+      spaces: string[];
+      person?: Person;
+      harness?: { id: string; name: string };
+      protocol: { min: number; max: number; version: number };
+    }
+  | { frame: "event"; event: AnyEvent }
+  | { frame: "events"; events: AnyEvent[] }
+  | { frame: "ack"; idempotency_key: string; seq: number | null; duplicate: boolean }
+  | { frame: "error"; code: string; message: string; idempotency_key?: string; field?: string }
+  | { frame: "receipt"; idempotency_key: string; disposition: "queued" | "steered"; run_ids: string[] };
+
+// --- HTTP answers ----------------------------------------------------------------------
+
+export interface SpaceRow {
+  id: string;
+  kind: "direct" | "group" | "thread";
+  title: string | null;
+  state: "open" | "closed";
+  home_of: string | null;
+  locked: boolean;
+  created_by: string;
+  created_at: string;
+  last_seq: number;
+  message_count: number;
+  parent_space_id: string | null;
+  root_message_id: string | null;
+  members: { participant_id: string; standing: string }[];
+}
+
+export interface SpaceList {
+  as_of_seq: number;
+  archived_count: number;
+  spaces: SpaceRow[];
+}
+
+export interface Member {
+  participant_id: string;
+  name: string | null;
+  kind: string | null;
+  standing: string;
+}
+
+export interface Sheet extends Omit<SpaceRow, "members"> {
+  as_of_seq: number;
+  members: Member[];
+}
+
+export interface FeedbackItem {
+  from: string;
+  kind: "reaction" | "correction";
+  emoji?: string;
+  note?: string;
+  reasons?: string[];
+}
+
+/** One line of a room (GET /v1/spaces/:id/messages), or one drawn from a live event. */
+export interface Line {
+  id: string;
+  seq: number;
+  kind: string;
+  author_id: string;
+  text: string | null;
+  reply_to: string | null;
+  ts: string;
+  card?: Record<string, unknown>;
+  edited: boolean;
+  deleted: boolean;
+  pinned: boolean;
+  feedback: FeedbackItem[];
+  /** What Chips did with the person's own words while a run was live. */
+  receipt?: "queued" | "steered";
+  /** Words sent and not yet acknowledged (the outbox). */
+  pending?: boolean;
+  failed?: string;
+}
+
+export interface Participant {
+  participant_id: string;
+  kind: string;
+  name: string;
+  role: string | null;
+  owner_id: string | null;
+  capabilities?: string[];
+}
+
+export interface Step {
+  step_id: string;
+  status: "started" | "done" | "failed";
+  title: string | null;
+  summary: string | null;
+  started_seq: number;
+}
+
+export interface RunCard {
+  kind: "approval" | "question";
+  id: string;
+  run_id: string;
+  space_id: string;
+  asked_seq: number;
+  expires_at: string | null;
+  card: Record<string, unknown>;
+  answered_by: string | null;
+  answer: unknown;
+  answered_seq: number | null;
+  /** Set when this browser learnt the answer came from somewhere else. */
+  elsewhere?: boolean;
+}
+
+export interface Run {
+  run_id: string;
+  space_id: string;
+  harness_id: string;
+  goal: string;
+  state: string;
+  status: { phase: string | null; verb: string | null; progress: number | null; text: string | null };
+  summary: string | null;
+  why: string | null;
+  started_seq: number;
+  steps?: Step[];
+  cards?: RunCard[];
+  usage?: { tokens_in: number; tokens_out: number; cost_usd: number };
+}

@@ -1,0 +1,633 @@
+// The app's state: who is signed in, the rooms list, the rooms opened, and the socket.
+// Everything on screen is folded from the log: HTTP reads for where to start, then each
+// event from the socket once, in seq order (live.ts).
+import { Api, ApiError } from "./api";
+import { foldChange, insertLine, lineOf, LINE_TYPES } from "./lines";
+import { Live, LiveState, newKey, SeqGate } from "./live";
+import { handlesOf } from "./markdown";
+import type { AnyEvent, Line, Participant, Person, Run, RunCard, Sheet, SpaceRow } from "./protocol";
+
+const TOKEN_KEY = "chips.token";
+const READ_KEY = "chips.read.";
+const PAGE = 50;
+
+export interface Room {
+  id: string;
+  loading: boolean;
+  asOf: number;
+  lines: Line[];
+  /** No older lines on the server. */
+  start: boolean;
+  loadingOlder: boolean;
+  sheet: Sheet | null;
+  runs: Map<string, Run>;
+  cards: Map<string, RunCard>;
+  /** Events that arrived while the room was loading. */
+  pending: AnyEvent[];
+  error: string | null;
+}
+
+export interface Toast {
+  id: number;
+  text: string;
+  undo?: () => void;
+}
+
+type Listener = () => void;
+
+export class Store {
+  token: string | null = localStorage.getItem(TOKEN_KEY);
+  me: Person | null = null;
+  workspaceId: string | null = null;
+  state: LiveState = "connecting";
+  participants = new Map<string, Participant>();
+  spaces = new Map<string, SpaceRow>();
+  archivedCount = 0;
+  archived: SpaceRow[] | null = null;
+  rooms = new Map<string, Room>();
+  toasts: Toast[] = [];
+  features = { search: false, attachments: false };
+  signInError: string | null = null;
+  api: Api | null = null;
+  live: Live | null = null;
+  gate = new SeqGate();
+  /** Keys of my writes, by the seq the ack gave (to know my own line when it arrives). */
+  private keyBySeq = new Map<number, string>();
+  private seqByKey = new Map<string, number>();
+  private receipts = new Map<string, "queued" | "steered">();
+  /** Local lines for words still in the outbox, by key. */
+  sending = new Map<string, Line & { space_id: string }>();
+  private waiters = new Map<string, { resolve: (seq: number | null) => void; reject: (e: Error) => void }>();
+  private listeners = new Set<Listener>();
+  private listTimer: ReturnType<typeof setTimeout> | null = null;
+  private listAfter = 0;
+  private toastId = 0;
+  version = 0;
+
+  subscribe(fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  changed(): void {
+    this.version += 1;
+    for (const fn of this.listeners) fn();
+  }
+
+  // --- signing in ----------------------------------------------------------------------
+
+  async signIn(token: string): Promise<void> {
+    const api = new Api(token.trim());
+    try {
+      await api.ticket();
+    } catch (err) {
+      this.signInError =
+        err instanceof ApiError && err.status === 401 ? "That token is not known, or was withdrawn." : `Chips did not answer: ${(err as Error).message}`;
+      this.changed();
+      return;
+    }
+    localStorage.setItem(TOKEN_KEY, token.trim());
+    this.token = token.trim();
+    this.signInError = null;
+    this.start();
+  }
+
+  signOut(): void {
+    this.live?.stop();
+    localStorage.removeItem(TOKEN_KEY);
+    this.token = null;
+    this.me = null;
+    this.live = null;
+    this.api = null;
+    this.spaces.clear();
+    this.rooms.clear();
+    this.gate = new SeqGate();
+    this.changed();
+  }
+
+  start(): void {
+    if (!this.token) return;
+    const api = new Api(this.token);
+    this.api = api;
+    void this.detectFeatures();
+    this.live = new Live({
+      ticket: async () => (await api.ticket()).ticket,
+      since: () => this.gate.last,
+      onHello: async (person, workspaceId) => {
+        this.me = person;
+        this.workspaceId = workspaceId;
+        if (this.gate.last === null) await this.loadFirst();
+      },
+      onEvents: (events) => this.apply(events),
+      onAck: (key, seq) => this.acked(key, seq),
+      onError: (key, code, message) => this.refused(key, code, message),
+      onReceipt: (key, disposition) => this.receipt(key, disposition),
+      onState: (state) => {
+        this.state = state;
+        if (state === "signed-out") {
+          this.signInError = "Your token was refused. Sign in again.";
+          this.signOut();
+        }
+        this.changed();
+      },
+    });
+    this.live.start();
+    this.changed();
+  }
+
+  private async detectFeatures(): Promise<void> {
+    if (!this.api) return;
+    const [search, attachments] = await Promise.all([this.api.has("/v1/search?q=a"), this.api.has("/v1/uploads/caps")]);
+    this.features = { search, attachments };
+    this.changed();
+  }
+
+  /** The first connection: the directory and the list, and the seq to resume after. */
+  private async loadFirst(): Promise<void> {
+    const api = this.api!;
+    const [people, list] = await Promise.all([api.participants(), api.spaces()]);
+    this.participants = new Map(people.participants.map((p) => [p.participant_id, p]));
+    this.setList(list.spaces, list.archived_count);
+    this.gate.last = list.as_of_seq;
+    this.changed();
+  }
+
+  private setList(rows: SpaceRow[], archivedCount: number): void {
+    this.spaces = new Map(rows.map((s) => [s.id, s]));
+    this.archivedCount = archivedCount;
+    for (const id of [...this.rooms.keys()]) {
+      if (!this.spaces.has(id) && !this.archived?.some((a) => a.id === id)) this.rooms.delete(id);
+    }
+  }
+
+  /** Read the list again once the read models hold `seq` (several changes, one read). */
+  refreshList(seq: number): void {
+    this.listAfter = Math.max(this.listAfter, seq);
+    if (this.listTimer) return;
+    this.listTimer = setTimeout(async () => {
+      this.listTimer = null;
+      const after = this.listAfter;
+      try {
+        const list = await this.api!.spaces(after);
+        this.setList(list.spaces, list.archived_count);
+        if (this.archived !== null) this.archived = (await this.api!.spaces(after, true)).spaces;
+        for (const room of this.rooms.values()) if (room.sheet) void this.reloadSheet(room.id, after);
+        this.changed();
+      } catch {
+        /* the next change reads it again */
+      }
+    }, 50);
+  }
+
+  async loadArchived(): Promise<void> {
+    this.archived = (await this.api!.spaces(this.gate.last ?? undefined, true)).spaces;
+    this.changed();
+  }
+
+  async reloadDirectory(): Promise<void> {
+    const people = await this.api!.participants();
+    this.participants = new Map(people.participants.map((p) => [p.participant_id, p]));
+    this.changed();
+  }
+
+  // --- names -------------------------------------------------------------------------
+
+  nameOf = (id: string): string => {
+    if (id === this.me?.id) return this.me.name;
+    return this.participants.get(id)?.name ?? (id.startsWith("sys") ? "Chips" : "Someone");
+  };
+
+  /** handle → participant id, for the mention chips of a room. */
+  handles(spaceId: string): Map<string, string> {
+    const out = new Map<string, string>();
+    const room = this.rooms.get(spaceId);
+    const ids = room?.sheet?.members.map((m) => m.participant_id) ?? [...this.participants.keys()];
+    for (const id of ids) for (const h of handlesOf(this.nameOf(id))) if (!out.has(h)) out.set(h, id);
+    return out;
+  }
+
+  title(space: { id: string; title: string | null; kind: string; parent_space_id?: string | null; members?: { participant_id: string }[] }): string {
+    if (space.title) return space.title;
+    if (space.kind === "thread") {
+      const parent = space.parent_space_id ? this.spaces.get(space.parent_space_id) : undefined;
+      return `Thread in ${parent ? this.title(parent) : "a room"}`;
+    }
+    const others = (space.members ?? []).map((m) => m.participant_id).filter((id) => id !== this.me?.id);
+    return others.length ? others.map(this.nameOf).join(", ") : "Untitled room";
+  }
+
+  unread(space: SpaceRow): number {
+    const read = Number(localStorage.getItem(READ_KEY + space.id) ?? "0");
+    return Math.max(0, space.message_count - read);
+  }
+
+  markRead(spaceId: string): void {
+    const space = this.spaces.get(spaceId) ?? this.archived?.find((s) => s.id === spaceId);
+    if (!space) return;
+    const key = READ_KEY + spaceId;
+    if (localStorage.getItem(key) !== String(space.message_count)) {
+      localStorage.setItem(key, String(space.message_count));
+      this.changed();
+    }
+  }
+
+  // --- the socket's events -------------------------------------------------------------
+
+  apply(events: AnyEvent[]): void {
+    const fresh = this.gate.pass(events);
+    if (!fresh.length) return;
+    for (const e of fresh) this.fold(e);
+    this.changed();
+  }
+
+  private fold(e: AnyEvent): void {
+    const f = e as unknown as Record<string, unknown>;
+    const spaceId = f["space_id"] as string | undefined;
+    if (e.type === "participant.joined" || e.type === "harness.declared") {
+      void this.reloadDirectory();
+    }
+    if (e.type === "space.erased") {
+      const gone = [spaceId, ...((f["threads"] as string[] | null) ?? [])];
+      for (const id of gone) {
+        if (!id) continue;
+        this.spaces.delete(id);
+        this.rooms.delete(id);
+        if (location.hash === `#/room/${id}`) location.hash = "#/";
+      }
+      this.refreshList(e.seq);
+      return;
+    }
+    if (
+      e.type === "space.created" ||
+      e.type === "space.claimed" ||
+      (LINE_TYPES.has(e.type) && e.type !== "space.lock_set") ||
+      e.type === "space.lock_set"
+    ) {
+      this.refreshList(e.seq);
+    }
+    if (e.type === "message.post" && spaceId) {
+      const row = this.spaces.get(spaceId);
+      if (row && e.seq > row.last_seq) {
+        row.last_seq = e.seq;
+        row.message_count += 1;
+      }
+      if (row && location.hash === `#/room/${spaceId}` && document.visibilityState === "visible") this.markRead(spaceId);
+      // My words are back: the line waiting in the outbox is the logged one now.
+      const key = this.keyBySeq.get(e.seq);
+      if (key) this.sending.delete(key);
+    }
+    if (!spaceId) return;
+    const room = this.rooms.get(spaceId);
+    if (!room) return;
+    if (room.loading) {
+      room.pending.push(e);
+      return;
+    }
+    this.foldRoom(room, e);
+  }
+
+  private foldRoom(room: Room, e: AnyEvent): void {
+    if (e.seq <= room.asOf && e.type !== "message.post") return;
+    const f = e as unknown as Record<string, unknown>;
+    const line = lineOf(e, this.nameOf, this.me?.id ?? null);
+    if (line) {
+      const key = this.keyBySeq.get(e.seq);
+      const receipt = key ? this.receipts.get(key) : undefined;
+      if (receipt && !line.receipt) line.receipt = receipt;
+      if (!room.lines.some((l) => l.id === line.id)) room.lines = insertLine(room.lines, line);
+      return;
+    }
+    const messageId = f["message_id"] as string | undefined;
+    if (e.type === "message.hidden" && messageId) {
+      room.lines = room.lines.filter((l) => l.id !== messageId);
+      return;
+    }
+    if (e.type === "message.shown") {
+      void this.reloadRoom(room.id);
+      return;
+    }
+    if (messageId) {
+      const target = room.lines.find((l) => l.id === messageId);
+      if (target) {
+        const copy = { ...target };
+        if (foldChange(copy, e)) room.lines = room.lines.map((l) => (l.id === copy.id ? copy : l));
+      }
+    }
+    this.foldRun(room, e);
+  }
+
+  private foldRun(room: Room, e: AnyEvent): void {
+    const f = e as unknown as Record<string, unknown>;
+    const runId = f["run_id"] as string | undefined;
+    if (e.type === "run.started" && runId) {
+      room.runs.set(runId, {
+        run_id: runId,
+        space_id: room.id,
+        harness_id: e.actor.id,
+        goal: String(f["goal"] ?? ""),
+        state: "running",
+        status: { phase: null, verb: null, progress: null, text: null },
+        summary: null,
+        why: null,
+        started_seq: e.seq,
+        steps: [],
+        cards: [],
+      });
+      room.runs = new Map(room.runs);
+      return;
+    }
+    if (e.type === "approval.request" || e.type === "question.ask") {
+      const kind = e.type === "approval.request" ? "approval" : "question";
+      const id = String(f[`${kind}_id`]);
+      const { v: _v, workspace_id: _w, ...body } = f;
+      room.cards.set(id, {
+        kind,
+        id,
+        run_id: String(runId),
+        space_id: room.id,
+        asked_seq: e.seq,
+        expires_at: (f["expires_at"] as string | null | undefined) ?? null,
+        card: body,
+        answered_by: null,
+        answer: null,
+        answered_seq: null,
+      });
+      room.cards = new Map(room.cards);
+      return;
+    }
+    if (e.type === "approval.resolved" || e.type === "question.answered") {
+      const kind = e.type === "approval.resolved" ? "approval" : "question";
+      const card = room.cards.get(String(f[`${kind}_id`]));
+      if (card && card.answered_seq === null) {
+        const answer: Record<string, unknown> = {};
+        for (const k of ["decision", "edited", "note", "value", "text"]) if (f[k] != null) answer[k] = f[k];
+        room.cards.set(card.id, {
+          ...card,
+          answered_by: e.actor.id,
+          answer,
+          answered_seq: e.seq,
+          elsewhere: f["resolved_elsewhere"] === true || e.actor.id !== this.me?.id,
+        });
+        room.cards = new Map(room.cards);
+      }
+      return;
+    }
+    if (!runId) return;
+    const run = room.runs.get(runId);
+    if (!run) return;
+    const next: Run = { ...run, status: { ...run.status }, steps: [...(run.steps ?? [])] };
+    switch (e.type) {
+      case "run.status":
+        next.status = {
+          phase: (f["phase"] as string | null) ?? null,
+          verb: (f["verb"] as string | null) ?? null,
+          progress: (f["progress"] as number | null) ?? null,
+          text: (f["text"] as string | null) ?? null,
+        };
+        break;
+      case "step.log": {
+        const stepId = String(f["step_id"]);
+        const old = next.steps!.find((s) => s.step_id === stepId);
+        const step = {
+          step_id: stepId,
+          status: f["status"] as "started" | "done" | "failed",
+          title: (f["title"] as string | null) ?? old?.title ?? null,
+          summary: (f["summary"] as string | null) ?? old?.summary ?? null,
+          started_seq: old?.started_seq ?? e.seq,
+        };
+        next.steps = old ? next.steps!.map((s) => (s.step_id === stepId ? step : s)) : [...next.steps!, step];
+        break;
+      }
+      case "run.paused":
+        next.state = "paused";
+        break;
+      case "run.resumed":
+        next.state = "running";
+        break;
+      case "run.completed":
+        next.state = "completed";
+        next.summary = (f["summary"] as string | null) ?? null;
+        break;
+      case "run.failed":
+        next.state = "failed";
+        next.why = (f["why"] as string | null) ?? null;
+        break;
+      case "run.cancel":
+        next.state = "cancelled";
+        break;
+      case "usage": {
+        const u = next.usage ?? { tokens_in: 0, tokens_out: 0, cost_usd: 0 };
+        next.usage = {
+          tokens_in: u.tokens_in + Number(f["tokens_in"] ?? 0),
+          tokens_out: u.tokens_out + Number(f["tokens_out"] ?? 0),
+          cost_usd: u.cost_usd + Number(f["cost_usd"] ?? 0),
+        };
+        break;
+      }
+      default:
+        return;
+    }
+    room.runs.set(runId, next);
+    room.runs = new Map(room.runs);
+  }
+
+  // --- rooms -------------------------------------------------------------------------
+
+  room(spaceId: string): Room {
+    let room = this.rooms.get(spaceId);
+    if (!room) {
+      room = {
+        id: spaceId,
+        loading: true,
+        asOf: 0,
+        lines: [],
+        start: false,
+        loadingOlder: false,
+        sheet: null,
+        runs: new Map(),
+        cards: new Map(),
+        pending: [],
+        error: null,
+      };
+      this.rooms.set(spaceId, room);
+      void this.loadRoom(room);
+    }
+    return room;
+  }
+
+  private async loadRoom(room: Room): Promise<void> {
+    const api = this.api!;
+    const after = this.gate.last ?? undefined;
+    try {
+      const [sheet, page, runs] = await Promise.all([
+        api.sheet(room.id, after),
+        api.lines(room.id, Number.MAX_SAFE_INTEGER, PAGE, after),
+        api.runs(room.id, after),
+      ]);
+      room.sheet = sheet;
+      room.asOf = page.as_of_seq;
+      room.lines = page.messages;
+      room.start = page.messages.length < PAGE;
+      const details = await Promise.all(runs.runs.slice(0, 10).map((r) => api.run(r.run_id, page.as_of_seq).catch(() => r)));
+      for (const run of details) {
+        room.runs.set(run.run_id, run);
+        for (const card of run.cards ?? []) room.cards.set(card.id, card);
+      }
+      room.error = null;
+    } catch (err) {
+      room.error = (err as Error).message;
+    }
+    room.loading = false;
+    const pending = room.pending;
+    room.pending = [];
+    for (const e of pending) this.foldRoom(room, e);
+    this.changed();
+  }
+
+  async reloadRoom(spaceId: string): Promise<void> {
+    const room = this.rooms.get(spaceId);
+    if (!room || room.loading) return;
+    room.loading = true;
+    room.pending = [];
+    await this.loadRoom(room);
+  }
+
+  async reloadSheet(spaceId: string, after?: number): Promise<void> {
+    const room = this.rooms.get(spaceId);
+    if (!room) return;
+    try {
+      room.sheet = await this.api!.sheet(spaceId, after);
+      this.changed();
+    } catch {
+      /* left the room, or it is gone */
+    }
+  }
+
+  /** History backwards: the page of lines before the oldest shown. */
+  async loadOlder(spaceId: string): Promise<void> {
+    const room = this.rooms.get(spaceId);
+    if (!room || room.start || room.loadingOlder || room.loading) return;
+    const oldest = room.lines[0]?.seq;
+    if (oldest === undefined) {
+      room.start = true;
+      return;
+    }
+    room.loadingOlder = true;
+    this.changed();
+    try {
+      const page = await this.api!.lines(spaceId, oldest, PAGE);
+      const known = new Set(room.lines.map((l) => l.id));
+      room.lines = [...page.messages.filter((l) => !known.has(l.id)), ...room.lines];
+      room.start = page.messages.length < PAGE;
+    } finally {
+      room.loadingOlder = false;
+      this.changed();
+    }
+  }
+
+  // --- writing -----------------------------------------------------------------------
+
+  /** Send an event over the socket; resolves with its seq when acked, rejects if refused. */
+  send(event: Record<string, unknown>): Promise<number | null> {
+    const key = newKey();
+    return new Promise((resolve, reject) => {
+      this.waiters.set(key, { resolve, reject });
+      this.live!.send({ ...event, idempotency_key: key });
+    });
+  }
+
+  /** Post words: drawn at once as sending, then as the logged line when it comes back. */
+  say(spaceId: string, text: string, replyTo: string | null): Promise<number | null> {
+    const key = newKey();
+    const event: Record<string, unknown> = { type: "message.post", space_id: spaceId, text, idempotency_key: key };
+    if (replyTo) event["reply_to"] = replyTo;
+    if (!text.trim().startsWith("/") && !/^wreply\b/i.test(text.trim())) {
+      this.sending.set(key, {
+        id: `sending:${key}`,
+        space_id: spaceId,
+        seq: Number.MAX_SAFE_INTEGER,
+        kind: "text",
+        author_id: this.me?.id ?? "",
+        text,
+        reply_to: replyTo,
+        ts: new Date().toISOString(),
+        edited: false,
+        deleted: false,
+        pinned: false,
+        feedback: [],
+        pending: true,
+      });
+    }
+    this.changed();
+    return new Promise((resolve, reject) => {
+      this.waiters.set(key, { resolve, reject });
+      this.live!.send(event);
+    });
+  }
+
+  private acked(key: string, seq: number | null): void {
+    if (seq !== null) {
+      this.keyBySeq.set(seq, key);
+      this.seqByKey.set(key, seq);
+      if (this.gate.last !== null && seq <= this.gate.last) this.sending.delete(key);
+    } else {
+      this.sending.delete(key);
+    }
+    this.waiters.get(key)?.resolve(seq);
+    this.waiters.delete(key);
+    this.changed();
+  }
+
+  private refused(key: string | undefined, code: string, message: string): void {
+    if (key) {
+      const line = this.sending.get(key);
+      if (line) this.sending.set(key, { ...line, pending: false, failed: message });
+      const waiter = this.waiters.get(key);
+      this.waiters.delete(key);
+      if (waiter) waiter.reject(new ApiError(0, code, message));
+      else this.toast(message);
+    } else if (code !== "unauthorized") {
+      this.toast(message);
+    }
+    this.changed();
+  }
+
+  private receipt(key: string, disposition: "queued" | "steered"): void {
+    this.receipts.set(key, disposition);
+    const seq = this.seqByKey.get(key);
+    if (seq === undefined) return;
+    for (const room of this.rooms.values()) {
+      const line = room.lines.find((l) => l.seq === seq);
+      if (line && !line.receipt) room.lines = room.lines.map((l) => (l === line ? { ...l, receipt: disposition } : l));
+    }
+    this.changed();
+  }
+
+  dismissFailed(key: string): void {
+    this.sending.delete(key);
+    this.changed();
+  }
+
+  toast(text: string, undo?: () => void): void {
+    const toast: Toast = { id: ++this.toastId, text, ...(undo ? { undo } : {}) };
+    this.toasts = [...this.toasts, toast];
+    this.changed();
+    setTimeout(() => {
+      this.toasts = this.toasts.filter((t) => t.id !== toast.id);
+      this.changed();
+    }, 5000);
+  }
+
+  /** Open a room (or a thread) and wait for its id from the log. */
+  async create(event: Record<string, unknown>): Promise<string> {
+    const ack = await this.api!.post({ ...event, idempotency_key: newKey("open") });
+    const seq = ack.seq!;
+    const { events } = await this.api!.eventAt(seq);
+    const created = events.find((e) => e.seq === seq);
+    const id = created ? String((created as unknown as Record<string, unknown>)["space_id"]) : "";
+    this.refreshList(seq);
+    return id;
+  }
+}
+
+export const store = new Store();

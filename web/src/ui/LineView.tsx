@@ -1,0 +1,262 @@
+import { useState } from "preact/hooks";
+import { reactionsOf } from "../lines";
+import { renderMarkdown } from "../markdown";
+import type { Line } from "../protocol";
+import type { Room } from "../store";
+import { formatTime, useStore } from "./hooks";
+import { Confirm, Modal } from "./Modal";
+import { PostCard } from "./Cards";
+
+const EMOJI = ["❤️", "🎉", "👀", "✅", "😄"];
+const REASONS: [string, string][] = [
+  ["wrong_facts", "Wrong facts"],
+  ["missed_the_ask", "Missed what I asked"],
+  ["too_long", "Too long"],
+  ["not_finished", "Not finished"],
+];
+
+export function LineView(props: {
+  line: Line;
+  room: Room;
+  threadId: string | null;
+  canStartThread: boolean;
+  roomOwner: boolean;
+  sendingKey?: string;
+  onReply: () => void;
+  onEdit: () => void;
+}) {
+  const store = useStore();
+  const { line, room } = props;
+  const [menu, setMenu] = useState(false);
+  const [dialog, setDialog] = useState<"delete" | "wrong" | null>(null);
+  const me = store.me?.id;
+  const mine = line.author_id === me;
+  const author = store.participants.get(line.author_id);
+  const isHarness = author?.kind === "harness" || line.author_id.startsWith("hrn_") || line.author_id.startsWith("agt_");
+  const name = store.nameOf(line.author_id);
+
+  if (line.kind === "system") {
+    return (
+      <div class="system-line" id={`line-${line.id}`} data-seq={line.seq}>
+        {line.text}
+      </div>
+    );
+  }
+
+  const act = async (event: Record<string, unknown>) => {
+    setMenu(false);
+    try {
+      await store.send({ space_id: room.id, message_id: line.id, ...event });
+    } catch (err) {
+      store.toast((err as Error).message);
+    }
+  };
+  const admin = store.me?.role === "owner" || store.me?.role === "admin";
+  const pending = props.sendingKey !== undefined;
+  const live = !line.deleted && !pending;
+  const replied = line.reply_to ? room.lines.find((l) => l.id === line.reply_to) : undefined;
+  const html = line.text && line.kind === "text" ? renderMarkdown(line.text, store.handles(room.id), me ?? null) : null;
+  const reactions = reactionsOf(line);
+  const corrections = line.feedback.filter((f) => f.kind === "correction");
+
+  return (
+    <article
+      class={`line ${mine ? "mine" : ""} ${line.kind !== "text" ? "has-card" : ""}`}
+      id={`line-${line.id}`}
+      data-seq={line.seq}
+      data-testid="line"
+      aria-label={`${name}, ${formatTime(line.ts)}`}
+      onContextMenu={(e) => {
+        if (!live) return;
+        e.preventDefault();
+        setMenu(true);
+      }}
+    >
+      <div class="line-head">
+        <span class={isHarness ? "author harness" : "author"}>{name}</span>
+        <time class="muted small" dateTime={line.ts}>
+          {pending ? (line.failed ? "not sent" : "sending…") : formatTime(line.ts)}
+        </time>
+        {line.edited && !line.deleted && <span class="muted small">edited</span>}
+        {line.pinned && <span class="small" aria-label="pinned">📌</span>}
+        {live && (
+          <div class="menu-wrap">
+            <button type="button" class="icon dots" aria-label={`Actions for ${name}'s message`} aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)}>
+              ⋯
+            </button>
+            {menu && (
+              <div class="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && setMenu(false)}>
+                <button role="menuitem" type="button" onClick={() => (setMenu(false), props.onReply())}>
+                  Reply
+                </button>
+                {props.threadId ? (
+                  <a role="menuitem" href={`#/room/${encodeURIComponent(props.threadId)}`}>
+                    Open thread
+                  </a>
+                ) : (
+                  props.canStartThread && (
+                    <button
+                      role="menuitem"
+                      type="button"
+                      onClick={async () => {
+                        setMenu(false);
+                        try {
+                          const id = await store.create({ type: "space.created", kind: "thread", parent_space_id: room.id, root_message_id: line.id });
+                          if (id) location.hash = `#/room/${encodeURIComponent(id)}`;
+                        } catch (err) {
+                          store.toast((err as Error).message);
+                        }
+                      }}
+                    >
+                      Reply in a thread
+                    </button>
+                  )
+                )}
+                <div class="emoji-row" role="group" aria-label="React">
+                  {EMOJI.map((emoji) => (
+                    <button key={emoji} role="menuitem" type="button" aria-label={`React ${emoji}`} onClick={() => act({ type: "feedback", kind: "reaction", emoji })}>
+                      {emoji}
+                    </button>
+                  ))}
+                </div>
+                {isHarness && (
+                  <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("wrong"))}>
+                    Not right?
+                  </button>
+                )}
+                <button role="menuitem" type="button" onClick={() => act({ type: line.pinned ? "message.unpinned" : "message.pinned" })}>
+                  {line.pinned ? "Unpin" : "Pin"}
+                </button>
+                {mine && line.kind === "text" && (
+                  <button role="menuitem" type="button" onClick={() => (setMenu(false), props.onEdit())}>
+                    Edit
+                  </button>
+                )}
+                <button
+                  role="menuitem"
+                  type="button"
+                  onClick={async () => {
+                    await act({ type: "message.hidden" });
+                    store.toast("Deleted for you.", () => void store.send({ type: "message.shown", space_id: room.id, message_id: line.id }).catch(() => {}));
+                  }}
+                >
+                  Delete for me
+                </button>
+                {(mine || props.roomOwner || admin) && (
+                  <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
+                    Delete for everyone…
+                  </button>
+                )}
+              </div>
+            )}
+          </div>
+        )}
+      </div>
+      {replied && (
+        <a class="quote" href={`#line-${replied.id}`} onClick={(e) => (e.preventDefault(), document.getElementById(`line-${replied.id}`)?.scrollIntoView({ block: "center" }))}>
+          ↩ {store.nameOf(replied.author_id)}: {(replied.text ?? "").slice(0, 80)}
+        </a>
+      )}
+      {line.deleted ? (
+        <div class="bubble tombstone">This message was taken back.</div>
+      ) : line.kind === "text" ? (
+        <div class="bubble md" dangerouslySetInnerHTML={{ __html: html ?? "" }} />
+      ) : (
+        <PostCard line={line} />
+      )}
+      {line.failed && (
+        <p class="error small" role="alert">
+          Not sent: {line.failed}{" "}
+          <button type="button" class="link" onClick={() => store.dismissFailed(props.sendingKey!)}>
+            Dismiss
+          </button>
+        </p>
+      )}
+      {line.receipt && mine && (
+        <span class={`receipt ${line.receipt}`} data-testid="receipt">
+          {line.receipt === "queued" ? "queued for the run's next look" : "steered the run"}
+        </span>
+      )}
+      {(reactions.length > 0 || corrections.length > 0 || props.threadId) && (
+        <div class="under">
+          {reactions.map(([emoji, who]) => (
+            <button
+              key={emoji}
+              type="button"
+              class={who.includes(me ?? "") ? "reaction on" : "reaction"}
+              aria-pressed={who.includes(me ?? "")}
+              aria-label={`${emoji} ${who.length}: ${who.map(store.nameOf).join(", ")}`}
+              onClick={() => act({ type: "feedback", kind: "reaction", emoji })}
+            >
+              {emoji} {who.length}
+            </button>
+          ))}
+          {corrections.map((c, i) => (
+            <p key={i} class="correction small">
+              {store.nameOf(c.from)} said this is not right{c.reasons?.length ? ` (${c.reasons.map((r) => REASONS.find(([k]) => k === r)?.[1] ?? r).join(", ")})` : ""}
+              {c.note ? `: ${c.note}` : ""}
+            </p>
+          ))}
+          {props.threadId && (
+            <a class="small thread-link" href={`#/room/${encodeURIComponent(props.threadId)}`}>
+              Thread →
+            </a>
+          )}
+        </div>
+      )}
+      {dialog === "delete" && (
+        <Confirm
+          title="Delete for everyone?"
+          body="A tombstone stands where the message was. The agents in the room have read it already and keep what they read."
+          action="Delete for everyone"
+          onClose={() => setDialog(null)}
+          onConfirm={() => void act({ type: "message.deleted" })}
+        />
+      )}
+      {dialog === "wrong" && <NotRight onSend={(ev) => act(ev)} onClose={() => setDialog(null)} />}
+    </article>
+  );
+}
+
+function NotRight(props: { onSend: (e: Record<string, unknown>) => Promise<void>; onClose: () => void }) {
+  const [reasons, setReasons] = useState<string[]>([]);
+  const [note, setNote] = useState("");
+  return (
+    <Modal title="Not right?" onClose={props.onClose}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const ev: Record<string, unknown> = { type: "feedback", kind: "correction" };
+          if (reasons.length) ev["reasons"] = reasons;
+          if (note.trim()) ev["note"] = note.trim();
+          await props.onSend(ev);
+          props.onClose();
+        }}
+      >
+        <fieldset>
+          <legend>What was wrong</legend>
+          {REASONS.map(([value, label]) => (
+            <label key={value} class="check">
+              <input
+                type="checkbox"
+                checked={reasons.includes(value)}
+                onChange={(e) => setReasons(e.currentTarget.checked ? [...reasons, value] : reasons.filter((r) => r !== value))}
+              />{" "}
+              {label}
+            </label>
+          ))}
+        </fieldset>
+        <label for="wrong-note">In your words</label>
+        <textarea id="wrong-note" rows={3} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+        <div class="row end">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary" disabled={!reasons.length && !note.trim()}>
+            Send
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,227 @@
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import type { Line, Run, RunCard } from "../protocol";
+import { useStore } from "./hooks";
+import { Confirm, Modal } from "./Modal";
+import { LineView } from "./LineView";
+import { AskCard, RunBlock } from "./Cards";
+import { Composer, type Draft } from "./Composer";
+import { RoomSheet } from "./Sheet";
+
+type Item = { seq: number; line?: Line; run?: Run; card?: RunCard };
+
+export function RoomView(props: { spaceId: string }) {
+  const store = useStore();
+  const room = store.room(props.spaceId);
+  const space = store.spaces.get(props.spaceId) ?? store.archived?.find((s) => s.id === props.spaceId);
+  const sheet = room.sheet;
+  const title = store.title(sheet ?? space ?? { id: props.spaceId, title: null, kind: "group" });
+  const [draft, setDraft] = useState<Draft>({ mode: "new" });
+  const [sheetOpen, setSheetOpen] = useState(false);
+  const [menu, setMenu] = useState(false);
+  const [dialog, setDialog] = useState<"rename" | "delete" | null>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  const nearBottom = useRef(true);
+  const lastHeight = useRef(0);
+  const firstSeq = useRef<number | null>(null);
+
+  useEffect(() => store.markRead(props.spaceId), [space?.message_count, props.spaceId]);
+
+  const sending = [...store.sending.entries()].filter(([, l]) => l.space_id === props.spaceId);
+  const oldest = room.lines[0]?.seq ?? Number.MAX_SAFE_INTEGER;
+  const inView = (seq: number) => room.start || seq >= oldest;
+  const items: Item[] = [
+    ...room.lines.map((line) => ({ seq: line.seq, line })),
+    ...[...room.runs.values()].filter((r) => inView(r.started_seq)).map((run) => ({ seq: run.started_seq, run })),
+    ...[...room.cards.values()].filter((c) => inView(c.asked_seq)).map((card) => ({ seq: card.asked_seq, card })),
+  ].sort((a, b) => a.seq - b.seq);
+  const threads = new Map(
+    [...store.spaces.values()].filter((s) => s.kind === "thread" && s.parent_space_id === props.spaceId).map((s) => [s.root_message_id ?? "", s.id]),
+  );
+  const pins = room.lines.filter((l) => l.pinned && !l.deleted);
+  const me = sheet?.members.find((m) => m.participant_id === store.me?.id);
+  const isThread = (sheet ?? space)?.kind === "thread";
+
+  // Keep the view at the bottom as lines arrive, and in place when older ones are added.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const first = room.lines[0]?.seq ?? null;
+    if (firstSeq.current !== null && first !== null && first < firstSeq.current) {
+      el.scrollTop += el.scrollHeight - lastHeight.current;
+    } else if (nearBottom.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+    firstSeq.current = first;
+    lastHeight.current = el.scrollHeight;
+  });
+
+  const onScroll = () => {
+    const el = scroller.current!;
+    nearBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+    if (el.scrollTop < 120) void store.loadOlder(props.spaceId);
+  };
+
+  const act = async (what: () => Promise<unknown>) => {
+    setMenu(false);
+    try {
+      await what();
+    } catch (err) {
+      store.toast((err as Error).message);
+    }
+  };
+
+  const closed = (sheet ?? space)?.state === "closed";
+  const locked = (sheet ?? space)?.locked ?? false;
+  return (
+    <div class="room">
+      <header class="room-head">
+        <a class="back icon" href="#/" aria-label="Back to rooms">
+          ←
+        </a>
+        <button type="button" class="room-name" onClick={() => setSheetOpen(true)} aria-haspopup="dialog" data-testid="room-name">
+          <h1>{title}</h1>
+          <span class="muted small">
+            {sheet ? `${sheet.members.length} ${sheet.members.length === 1 ? "member" : "members"}` : ""}
+            {closed ? " · Archived" : ""}
+            {locked ? " · Locked" : ""}
+          </span>
+        </button>
+        {isThread && sheet?.parent_space_id && (
+          <a class="small" href={`#/room/${encodeURIComponent(sheet.parent_space_id)}`}>
+            Back to the room
+          </a>
+        )}
+        <div class="menu-wrap">
+          <button type="button" class="icon" aria-label="Room actions" aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)} data-testid="room-actions">
+            ⋯
+          </button>
+          {menu && (
+            <div class="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && setMenu(false)}>
+              <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("rename"))}>
+                Rename…
+              </button>
+              <button role="menuitem" type="button" onClick={() => act(() => store.api!.change(props.spaceId, { state: closed ? "open" : "closed" }))}>
+                {closed ? "Unarchive" : "Archive"}
+              </button>
+              <button role="menuitem" type="button" onClick={() => act(() => store.api!.lock(props.spaceId, !locked))}>
+                {locked ? "Unlock changes" : "Lock changes"}
+              </button>
+              <button role="menuitem" type="button" onClick={() => (setMenu(false), setSheetOpen(true))}>
+                People…
+              </button>
+              {!isThread && (
+                <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
+                  Delete…
+                </button>
+              )}
+            </div>
+          )}
+        </div>
+      </header>
+      {pins.length > 0 && (
+        <div class="pins" aria-label="Pinned">
+          📌{" "}
+          {pins.map((p) => (
+            <a key={p.id} href={`#line-${p.id}`} class="pin" onClick={(e) => (e.preventDefault(), document.getElementById(`line-${p.id}`)?.scrollIntoView({ block: "center" }))}>
+              {(p.text ?? p.kind).slice(0, 40)}
+            </a>
+          ))}
+        </div>
+      )}
+      <div class="timeline" ref={scroller} onScroll={onScroll} role="log" aria-label={`Messages in ${title}`} tabIndex={0}>
+        {room.loadingOlder && <p class="muted center">Loading earlier messages…</p>}
+        {room.start && !room.loading && <p class="muted center small">This is the beginning of {title}.</p>}
+        {room.loading && <p class="muted center">Loading…</p>}
+        {room.error && (
+          <p class="error center" role="alert">
+            {room.error}
+          </p>
+        )}
+        {items.map((item) =>
+          item.line ? (
+            <LineView
+              key={item.line.id}
+              line={item.line}
+              room={room}
+              threadId={threads.get(item.line.id) ?? null}
+              canStartThread={!isThread && !closed}
+              roomOwner={me?.standing === "owner"}
+              onReply={() => setDraft({ mode: "reply", line: item.line! })}
+              onEdit={() => setDraft({ mode: "edit", line: item.line! })}
+            />
+          ) : item.run ? (
+            <RunBlock key={item.run.run_id} run={item.run} />
+          ) : (
+            <AskCard key={item.card!.id} card={item.card!} room={room} />
+          ),
+        )}
+        {sending.map(([key, line]) => (
+          <LineView key={line.id} line={line} room={room} threadId={null} canStartThread={false} roomOwner={false} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
+        ))}
+      </div>
+      {closed ? (
+        <p class="closed-note">
+          This room is archived.{" "}
+          <button type="button" class="link" onClick={() => act(() => store.api!.change(props.spaceId, { state: "open" }))}>
+            Unarchive
+          </button>
+        </p>
+      ) : (
+        <Composer spaceId={props.spaceId} title={title} draft={draft} setDraft={setDraft} />
+      )}
+      {sheetOpen && <RoomSheet spaceId={props.spaceId} onClose={() => setSheetOpen(false)} />}
+      {dialog === "rename" && <Rename spaceId={props.spaceId} current={title} onClose={() => setDialog(null)} />}
+      {dialog === "delete" && (
+        <Confirm
+          title={`Delete ${title}?`}
+          body="The room, its threads and everything said in them are erased for everybody. This cannot be undone."
+          action="Delete the room"
+          onClose={() => setDialog(null)}
+          onConfirm={() =>
+            void act(async () => {
+              await store.api!.erase(props.spaceId);
+              location.hash = "#/";
+            })
+          }
+        />
+      )}
+    </div>
+  );
+}
+
+function Rename(props: { spaceId: string; current: string; onClose: () => void }) {
+  const store = useStore();
+  const [title, setTitle] = useState(props.current);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <Modal title="Rename the room" onClose={props.onClose}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            await store.api!.change(props.spaceId, { title: title.trim() });
+            props.onClose();
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <label for="rename-title">New title</label>
+        <input id="rename-title" required maxLength={200} value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <div class="row end">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary">
+            Rename
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
