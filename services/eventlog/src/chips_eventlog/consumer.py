@@ -132,12 +132,10 @@ class Appender:
 
     # --- one workspace's batch -----------------------------------------------------
 
-    async def append_group(
-        self, workspace_id: str, items: list[Pending], held: Held, *, check_keys: bool = False
-    ) -> None:
+    async def append_group(self, workspace_id: str, items: list[Pending], held: Held) -> None:
         """Append every request in ``items`` in one transaction, and trace the commit."""
         started = time.time_ns()
-        await self._append_group(workspace_id, items, held, check_keys)
+        await self._append_group(workspace_id, items, held)
         ended = time.time_ns()
         metrics.BATCH_SECONDS.observe((ended - started) / 1e9)
         metrics.BATCH_SIZE.observe(len(items))
@@ -149,9 +147,7 @@ class Appender:
                 attributes={otel.WORKSPACE_ID: workspace_id, "chips.batch_size": len(items)},
             ).end(end_time=ended)
 
-    async def _append_group(
-        self, workspace_id: str, items: list[Pending], held: Held, check_keys: bool
-    ) -> None:
+    async def _append_group(self, workspace_id: str, items: list[Pending], held: Held) -> None:
         """Decide from the workspace's door state in memory, then write the batch.
 
         The state is read from Postgres the first time this lease needs it (or again when
@@ -159,7 +155,7 @@ class Appender:
         the next batch reads it afresh and memory never holds what was not committed.
         """
         try:
-            written = await self._decide_and_write(workspace_id, items, held, check_keys)
+            written = await self._decide_and_write(workspace_id, items, held)
         except BaseException:
             held.states.pop(workspace_id, None)
             raise
@@ -175,7 +171,7 @@ class Appender:
             )
 
     async def _decide_and_write(
-        self, workspace_id: str, items: list[Pending], held: Held, check_keys: bool
+        self, workspace_id: str, items: list[Pending], held: Held
     ) -> tuple[DoorState, int] | None:
         now = utcnow()
         async with self.engine.begin() as conn:
@@ -192,11 +188,11 @@ class Appender:
             seen: dict[tuple[str, str], tuple[str, list[int]]] = {}
             if state is not None:
                 seen = {k: (workspace_id, state.keys[k]) for k in keys if k in state.keys}
-            if check_keys:
-                # Keys outside the window in memory; otherwise a key seen before is caught
-                # by the table's primary key at commit, and the batch is decided again
-                # one request at a time with this lookup (handle_batch).
-                seen.update(await store.find_keys(conn, [k for k in keys if k not in seen]))
+            misses = [k for k in keys if k not in seen]
+            if misses:
+                # Keys outside the window in memory (older ones, or sent before this lease:
+                # the re-sends after a takeover) are read from the table, in one query.
+                seen.update(await store.find_keys(conn, misses))
             if state is None:  # no such workspace, and nothing creates it
                 for item in items:
                     req = item.request
@@ -324,9 +320,7 @@ class Appender:
                     await item.msg.nak()
                 continue
             try:
-                # A redelivered request is read against the key table (it may have committed).
-                again = len(items) == 1 and deliveries(items[0].msg) > 1
-                await self.append_capped(workspace_id, items, held, check_keys=again)
+                await self.append_capped(workspace_id, items, held)
             except Fenced as fenced:
                 log.warning("%s; handing the batch back", fenced)
                 metrics.FENCED.inc()
@@ -345,7 +339,7 @@ class Appender:
                 for item in items:
                     item.answer, item.published = None, []
                     try:
-                        await self.append_capped(workspace_id, [item], held, check_keys=True)
+                        await self.append_capped(workspace_id, [item], held)
                     except Fenced:
                         metrics.FENCED.inc()
                         item.span.end()
@@ -358,13 +352,11 @@ class Appender:
                 continue
             await self.committed(items)
 
-    async def append_capped(
-        self, workspace_id: str, items: list[Pending], held: Held, *, check_keys: bool = False
-    ) -> None:
+    async def append_capped(self, workspace_id: str, items: list[Pending], held: Held) -> None:
         """append_group, given at most the delivery time cap (a hung batch is a failure)."""
         try:
             await asyncio.wait_for(
-                self.append_group(workspace_id, items, held, check_keys=check_keys),
+                self.append_group(workspace_id, items, held),
                 self.delivery_cap,
             )
         except TimeoutError:
