@@ -347,17 +347,22 @@ class Session:
         # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
         placeholder = Subscription(self, MembershipView(p.participant_id, kind=p.kind), 0)
         feed, boundary = await self.ctx.feeds.attach(p.workspace_id, placeholder)
+        # The feed may not have seen what the log already holds (an ack goes out at the
+        # commit, before the stream carries the event): only the log's head says "ahead".
+        head = boundary
         if since is not None and since > boundary:
+            head = max(boundary, await self.ctx.reader.head(p.workspace_id))
+        if since is not None and since > head:
             # A seq the log has not reached: the client's seqs are from another log (a
             # restored or another workspace's). Say so rather than wait in silence.
             await self.ctx.feeds.detach(feed, placeholder)
             self.push(
                 self.error(
                     "since_ahead",
-                    f"since {since} is beyond this workspace's newest event, seq {boundary}: "
+                    f"since {since} is beyond this workspace's newest event, seq {head}: "
                     "subscribe again with since at most that seq, or without since to start "
                     "from now",
-                    head=boundary,
+                    head=head,
                 )
             )
             return
