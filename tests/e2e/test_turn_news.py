@@ -14,7 +14,7 @@ from tests.e2e.test_messages import heard, post, reopen_with_context
 
 
 async def replayed(stack, who: Identity, since: int, seq: int, context=None) -> dict[str, Any]:
-    """The same message as a harness catching up from ``since`` is handed it (the log path)."""
+    """The same message as a harness catching up from ``since`` is handed it (a replay)."""
     if context is None:
         sock = await Socket.open(stack.gateway_a, who)
     else:

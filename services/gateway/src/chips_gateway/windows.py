@@ -232,3 +232,38 @@ class RoomWindow:
             "truncated": truncated,
             "before": kept[0]["seq"] if kept else seq,
         }
+
+
+class ReplayWindows:
+    """Room windows folded along one socket's replay, as the feed folds them live.
+
+    Without them every turn in a long replay is shaped from the log (several reads each);
+    with them a harness resuming after a thousand messages is handed each turn from memory,
+    and the log is asked only what a window cannot answer exactly.
+    """
+
+    def __init__(self, reader: LogReader, workspace_id: str, names: dict[str, dict[str, str]]):
+        self.reader = reader
+        self.workspace_id = workspace_id
+        self.names = names
+        self.rooms: dict[str, RoomWindow] = {}
+
+    async def fold(self, event: dict[str, Any]) -> RoomWindow | None:
+        """Fold one event of the replay (every event, in seq order); its room's window."""
+        space_id = event.get("space_id")
+        if space_id is None:
+            return None
+        kind = event["type"]
+        if kind == "space.erased" or kind in ("membership.added", "membership.removed"):
+            # A thread's members are its room's: drop the other windows rather than follow
+            # each thread's room here; they load again, as of their next event.
+            kept = self.rooms.get(space_id) if kind != "space.erased" else None
+            self.rooms = {space_id: kept} if kept is not None else {}
+        if kind == "space.erased":
+            return None
+        window = self.rooms.get(space_id)
+        if window is None:
+            window = await RoomWindow.load(self.reader, self.workspace_id, space_id, event["seq"])
+            self.rooms[space_id] = window
+        window.apply(event, self.names)
+        return window

@@ -35,6 +35,7 @@ from chips_gateway.feeds import Feed
 from chips_gateway.ratelimit import Bucket
 from chips_gateway.shaping import Shaper
 from chips_gateway.sockets import disconnected_why, seen_key
+from chips_gateway.windows import ReplayWindows
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.gateway")
@@ -167,17 +168,21 @@ class Session:
 
     # --- writing to the client -----------------------------------------------------
 
+    def is_turn(self, event: dict[str, Any]) -> bool:
+        """Whether this socket is sent ``event`` as a message.new with context and room."""
+        p = self.principal
+        return (
+            p.kind == "harness"
+            and event["type"] == "message.post"
+            and event["actor"]["id"] != p.participant_id
+            and is_for(event, p.participant_id)
+        )
+
     def fast_extras(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """A message.new's room and context from the feed's window of the room, worked out
         as the event goes by, or None to read them from the log when it is sent."""
         p = self.principal
-        if (
-            p.kind != "harness"
-            or event["type"] != "message.post"
-            or event["actor"]["id"] == p.participant_id
-            or not is_for(event, p.participant_id)
-            or self.feed is None
-        ):
+        if not self.is_turn(event) or self.feed is None:
             return None
         window = self.feed.rooms.get(event["space_id"])
         if window is None:
@@ -389,16 +394,33 @@ class Session:
 
     async def replay(self, sub: Subscription, since: int, boundary: int) -> None:
         batched = "events" in self.accepts
-        async for batch in self.ctx.reader.replay(self.principal.workspace_id, since, boundary):
-            shown = [e for e in batch if sub.visible(e) is not None]
+        ws = self.principal.workspace_id
+        # A harness's turns come with context and room: fold the rooms along the replay
+        # (as the feed does live) rather than read each turn's from the log.
+        names = self.feed.people if self.feed is not None else {}
+        windows = (
+            ReplayWindows(self.ctx.reader, ws, names) if self.principal.kind == "harness" else None
+        )
+        async for batch in self.ctx.reader.replay(ws, since, boundary):
+            shown: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+            for event in batch:
+                window = await windows.fold(event) if windows is not None else None
+                if sub.visible(event) is None:
+                    continue
+                extras = None
+                if window is not None and self.is_turn(event):
+                    extras = window.extras(
+                        self.principal.participant_id, event, self.shaper.budget, names
+                    )
+                shown.append((event, extras))
             if not shown:
                 continue
             if batched:
-                shaped = [await self.shaper.shape(e) for e in shown]
+                shaped = [await self.shaper.shape(e, extras) for e, extras in shown]
                 await self.queue.put({"frame": "events", "events": shaped})
             else:
-                for event in shown:
-                    await self.queue.put(queued(event, None))
+                for event, extras in shown:
+                    await self.queue.put(queued(event, extras))
         while sub.pending:
             event, extras = sub.pending.pop(0)
             if sub.visible(event) is not None:
