@@ -1,7 +1,8 @@
 """Eventlog replicas share the append partitions, and take over a dead one's.
 
 DESIGN.md §3: workspaces map to partitions; a replica owns a partition through a lease
-(a Postgres advisory lock here, ADR 0006); one writer per workspace at a time.
+(a row of ``eventlog_leases`` renewed by heartbeat, ADR 0022); one writer per workspace at
+a time.
 """
 
 from __future__ import annotations
@@ -15,17 +16,15 @@ import psycopg
 from tests.e2e.client import Api, Identity
 
 
-def leases_by_process(stack) -> dict[int, int]:
-    """How many partitions each database session holds (what an operator would look at)."""
+def leases_by_process(stack) -> dict[str, int]:
+    """How many live partition leases each replica holds (what an operator would look at)."""
     url = stack.env["CHIPS_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://", 1)
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT pid, count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-            " AND classid = %s AND database = (SELECT oid FROM pg_database"
-            " WHERE datname = current_database()) GROUP BY pid",
-            (0x43480002,),
+            "SELECT holder, count(*) FROM eventlog_leases"
+            " WHERE holder IS NOT NULL AND expires_at > clock_timestamp() GROUP BY holder"
         ).fetchall()
-    return {pid: count for pid, count in rows}
+    return {holder: count for holder, count in rows}
 
 
 async def appended_by(stack, name: str) -> float:
@@ -35,7 +34,7 @@ async def appended_by(stack, name: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-async def wait_for_split(stack, expected: list[int], timeout: float = 20) -> dict[int, int]:
+async def wait_for_split(stack, expected: list[int], timeout: float = 20) -> dict[str, int]:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         held = leases_by_process(stack)
@@ -62,7 +61,7 @@ async def test_two_replicas_split_the_partitions_and_one_takes_over_when_the_oth
         assert await appended_by(stack, "eventlog_2") > 0
         assert await appended_by(stack, "eventlog") > 0
 
-        stack.kill("eventlog")  # its leases go with its database connection
+        stack.kill("eventlog")  # its leases expire, unrenewed
         assert sorted((await wait_for_split(stack, [8])).values()) == [8]
         seqs = [await api.say(owner, room, "after the takeover") for owner, room in people]
         assert all(seq > 0 for seq in seqs)

@@ -14,6 +14,7 @@ import functools
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -99,6 +100,13 @@ class Stack:
 
     def kill(self, name: str) -> None:
         self.procs[name].kill()
+
+    def pause(self, name: str) -> None:
+        """SIGSTOP: the process keeps its sockets and connections but does nothing."""
+        os.kill(self.procs[name].pid, signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        os.kill(self.procs[name].pid, signal.SIGCONT)
 
     def restart(self, name: str) -> None:
         self.stop(name)

@@ -21,7 +21,12 @@ log = logging.getLogger(__name__)
 
 async def run(settings: EventlogSettings) -> None:
     provider = setup_tracing("eventlog")
-    engine = build_engine(settings)
+    # A transaction left open by a process that stopped (SIGSTOP, a hung loop) must not
+    # hold its row locks past the lease's life (docs/adr/0022).
+    idle_ms = max(1000, int(settings.lease_ttl_seconds * 1000))
+    engine = build_engine(
+        settings, connect_args={"options": f"-c idle_in_transaction_session_timeout={idle_ms}"}
+    )
     nc = await build_nats(settings, name="chips-eventlog")
     js = jetstream(nc)
     names = Names.from_settings(settings)
@@ -53,6 +58,7 @@ async def run(settings: EventlogSettings) -> None:
             settings.outbox_sweep_seconds,
             settings.append_ack_wait_seconds,
             settings.lease_check_seconds,
+            settings.lease_ttl_seconds,
         )
 
     try:

@@ -13,6 +13,9 @@ class EventlogSettings(Settings):
     append_ack_wait_seconds: float = 30.0
     # How often a replica looks at its partition leases (takes free ones, hands back extras).
     lease_check_seconds: float = 2.0
+    # How long a partition's lease lives without renewal; renewed every third of it. A
+    # replica that stops renewing (killed, paused, hung) loses its partitions after it.
+    lease_ttl_seconds: float = 5.0
     # How many times a request is handed out before it is given up (answered with
     # `internal` and set aside on the dead-letter stream).
     append_max_deliver: int = 20

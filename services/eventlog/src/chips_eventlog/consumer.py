@@ -1,14 +1,16 @@
 """The append loop: pull requests, commit them in batches, answer, then publish.
 
-Requests for one workspace that arrive together are appended in one transaction
-(group commit, DESIGN.md §2), each under a savepoint so that one refusal does not undo
-its neighbours. Right after the commit the requests are answered and acked, all of a
-batch together; the events then go to ``CHIPS_EVENTS`` (``Nats-Msg-Id`` = event id) from
-one publisher task, in commit order, and their outbox rows are cleared (docs/adr/0024).
-A crash anywhere after the commit is repaired by publishing what the outbox still holds
-(on start, and by the sweeper); a redelivered request finds its key and is answered as a
-duplicate. A request that fails every time is answered with ``internal`` and set aside on
-the dead-letter stream once its deliveries or its time run out (docs/adr/0025).
+Requests for one workspace that arrive together are appended in one transaction (group
+commit, DESIGN.md §2), decided by the door in memory, where one refusal is undone without
+touching its neighbours (docs/adr/0021); every commit is fenced by the partition lease's
+epoch (docs/adr/0022). Right after the commit the requests are answered and acked, all of
+a batch together; the events then go to ``CHIPS_EVENTS`` (``Nats-Msg-Id`` = event id)
+from one publisher task, in commit order, and their outbox rows are cleared
+(docs/adr/0024). A crash anywhere after the commit is repaired by publishing what the
+outbox still holds (on start, and by the sweeper); a redelivered request finds its key and
+is answered as a duplicate. A request that fails every time is answered with ``internal``
+and set aside on the dead-letter stream once its deliveries or its time run out
+(docs/adr/0025).
 """
 
 from __future__ import annotations
@@ -42,9 +44,11 @@ from chips_common.clock import utcnow
 from chips_common.db import tables as t
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
-from chips_eventlog import metrics, purge, store
-from chips_eventlog.door import Door, Refused
-from chips_eventlog.leases import Leases
+from chips_eventlog import metrics, purge, state_store, store
+from chips_eventlog.door import Door
+from chips_eventlog.leases import Fenced, Held, Leases, fence
+from chips_eventlog.refused import Refused
+from chips_eventlog.state import DoorState
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.eventlog")
@@ -157,10 +161,10 @@ class Appender:
 
     # --- one workspace's batch -----------------------------------------------------
 
-    async def append_group(self, workspace_id: str, items: list[Pending]) -> None:
+    async def append_group(self, workspace_id: str, items: list[Pending], held: Held) -> None:
         """Append every request in ``items`` in one transaction, and trace the commit."""
         started = time.time_ns()
-        await self._append_group(workspace_id, items)
+        await self._append_group(workspace_id, items, held)
         ended = time.time_ns()
         metrics.BATCH_SECONDS.observe((ended - started) / 1e9)
         metrics.BATCH_SIZE.observe(len(items))
@@ -172,42 +176,74 @@ class Appender:
                 attributes={otel.WORKSPACE_ID: workspace_id, "chips.batch_size": len(items)},
             ).end(end_time=ended)
 
-    async def _append_group(self, workspace_id: str, items: list[Pending]) -> None:
+    async def _append_group(self, workspace_id: str, items: list[Pending], held: Held) -> None:
+        """Decide from the workspace's door state in memory, then write the batch.
+
+        The state is read from Postgres the first time this lease needs it (or again when
+        the head row says someone else wrote); a transaction that fails takes it away, so
+        the next batch reads it afresh and memory never holds what was not committed.
+        """
+        try:
+            written = await self._decide_and_write(workspace_id, items, held)
+        except BaseException:
+            held.states.pop(workspace_id, None)
+            raise
+        if written is not None:
+            state, head_seq = written
+            state.settle(
+                head_seq,
+                [
+                    ((p.request.credential_id, p.request.idempotency_key), p.answer.seqs)
+                    for p in items
+                    if p.answer is not None and p.answer.ok and not p.answer.duplicate
+                ],
+            )
+
+    async def _decide_and_write(
+        self, workspace_id: str, items: list[Pending], held: Held
+    ) -> tuple[DoorState, int] | None:
         now = utcnow()
         async with self.engine.begin() as conn:
             creates = any(
                 e.get("type") == "workspace.created" for p in items for e in p.request.events
             )
             head = await store.lock_head(conn, workspace_id, create=creates, now=now)
-            door = Door(conn, workspace_id, head or 0, now)
-            seen = await store.find_keys(
-                conn, [(p.request.credential_id, p.request.idempotency_key) for p in items]
-            )
+            await fence(conn, held)  # no write under a lease that is gone (ADR 0022)
+            state = held.states.get(workspace_id)
+            if head is not None and (state is None or state.head_seq != head):
+                state = await state_store.load(conn, workspace_id)
+                held.states[workspace_id] = state
+            keys = [(p.request.credential_id, p.request.idempotency_key) for p in items]
+            seen: dict[tuple[str, str], tuple[str, list[int]]] = {}
+            if state is not None:
+                seen = {k: (workspace_id, state.keys[k]) for k in keys if k in state.keys}
+            misses = [k for k in keys if k not in seen]
+            if misses:
+                # Keys outside the window in memory (older ones, or sent before this lease:
+                # the re-sends after a takeover) are read from the table, in one query.
+                seen.update(await store.find_keys(conn, misses))
+            if state is None:  # no such workspace, and nothing creates it
+                for item in items:
+                    req = item.request
+                    key = (req.credential_id, req.idempotency_key)
+                    item.answer = (
+                        await self._duplicate(conn, req, seen[key], items)
+                        if key in seen
+                        else AppendAnswer.refused(
+                            req.request_id, "not_found", "no such workspace", "workspace_id"
+                        )
+                    )
+                return None
+            await state_store.prefetch(conn, state, [e for p in items for e in p.request.events])
+            door = Door(state, now)
             fresh_keys: list[dict[str, Any]] = []
             for item in items:
                 req = item.request
                 key = (req.credential_id, req.idempotency_key)
                 if key in seen:
-                    seen_workspace, seqs = seen[key]
-                    events = [e for p in items for e in p.published if e["seq"] in seqs]
-                    if not events:
-                        events = await store.read_events(conn, seen_workspace, seqs)
-                    item.answer = AppendAnswer(
-                        request_id=req.request_id,
-                        ok=True,
-                        seqs=seqs,
-                        events=events,
-                        duplicate=True,
-                    )
+                    item.answer = await self._duplicate(conn, req, seen[key], items)
                     continue
-                if head is None and not creates:
-                    item.answer = AppendAnswer.refused(
-                        req.request_id, "not_found", "no such workspace", "workspace_id"
-                    )
-                    continue
-                item.answer, item.published = await self._append_one(
-                    conn, door, req, item.traceparent
-                )
+                item.answer, item.published = self._append_one(door, req, item.traceparent)
                 if item.answer.ok:
                     seqs = item.answer.seqs
                     seen[key] = (workspace_id, seqs)
@@ -220,7 +256,8 @@ class Appender:
                             "created_at": now,
                         }
                     )
-            await door.flush()
+            await store.write_events(conn, workspace_id, door.pending, door.traces, now)
+            await state_store.flush(conn, state, now)
             if door.erased:  # what the batch said in a room it then erased is not published
                 for item in items:
                     item.published = [
@@ -233,36 +270,49 @@ class Appender:
                 await store.save_head(conn, workspace_id, door.head_seq)
             elif creates:
                 await store.drop_empty_workspace(conn, workspace_id)
+                held.states.pop(workspace_id, None)
+                return None
+        return state, door.head_seq
 
     @staticmethod
-    async def _append_one(
-        conn: Any, door: Door, req: AppendRequest, traceparent: str | None
+    async def _duplicate(
+        conn: Any,
+        req: AppendRequest,
+        seen: tuple[str, list[int]],
+        items: list[Pending],
+    ) -> AppendAnswer:
+        """The answer to a key seen before: the events it logged, marked a duplicate."""
+        seen_workspace, seqs = seen
+        events = [e for p in items for e in p.published if e["seq"] in seqs]
+        if not events:
+            events = await store.read_events(conn, seen_workspace, seqs)
+        return AppendAnswer(
+            request_id=req.request_id, ok=True, seqs=seqs, events=events, duplicate=True
+        )
+
+    @staticmethod
+    def _append_one(
+        door: Door, req: AppendRequest, traceparent: str | None
     ) -> tuple[AppendAnswer, list[dict[str, Any]]]:
         """Let one request through the door, or refuse it leaving no trace.
 
-        Every rule is checked before its own write, so a single event needs no savepoint;
-        a request of several (a harness and its space) takes one, so that a refusal of its
-        second event undoes the first.
+        The door decides in memory; a refusal undoes what the request's events changed
+        in the state and staged, and nothing of it reaches Postgres.
         """
         mark = door.mark()
-        savepoint = await conn.begin_nested() if len(req.events) > 1 else None
         try:
-            events = await door.append(req, traceparent)
+            events = door.append(req, traceparent)
         except Refused as refusal:
-            if savepoint is not None:
-                await savepoint.rollback()
             door.undo(mark)
             return AppendAnswer.refused(
                 req.request_id, refusal.code, refusal.message, refusal.field
             ), []
-        if savepoint is not None:
-            await savepoint.commit()
         seqs = [e["seq"] for e in events]
         return AppendAnswer(request_id=req.request_id, ok=True, seqs=seqs, events=events), events
 
     # --- the loop --------------------------------------------------------------------
 
-    async def handle_batch(self, msgs: list[Msg]) -> None:
+    async def handle_batch(self, msgs: list[Msg], held: Held) -> None:
         """Append what one fetch brought, answering each group right after its commit.
 
         A request handed out more than ``ISOLATE_AFTER`` times goes alone, so that a
@@ -295,8 +345,20 @@ class Appender:
         groups.extend(fresh.items())
 
         for workspace_id, items in groups:
+            if held.fenced:  # the partition is another replica's now: put it all back
+                for item in items:
+                    item.span.end()
+                    await item.msg.nak()
+                continue
             try:
-                await self.append_capped(workspace_id, items)
+                await self.append_capped(workspace_id, items, held)
+            except Fenced as fenced:
+                log.warning("%s; handing the batch back", fenced)
+                metrics.FENCED.inc()
+                for item in items:
+                    item.span.end()
+                    await item.msg.nak()
+                continue
             except Exception as exc:
                 if len(items) == 1:
                     await self.failed(items[0], exc)
@@ -308,7 +370,12 @@ class Appender:
                 for item in items:
                     item.answer, item.published = None, []
                     try:
-                        await self.append_capped(workspace_id, [item])
+                        await self.append_capped(workspace_id, [item], held)
+                    except Fenced:
+                        metrics.FENCED.inc()
+                        item.span.end()
+                        await item.msg.nak()
+                        continue
                     except Exception as alone:
                         await self.failed(item, alone)
                         continue
@@ -316,10 +383,13 @@ class Appender:
                 continue
             await self.committed(items)
 
-    async def append_capped(self, workspace_id: str, items: list[Pending]) -> None:
+    async def append_capped(self, workspace_id: str, items: list[Pending], held: Held) -> None:
         """append_group, given at most the delivery time cap (a hung batch is a failure)."""
         try:
-            await asyncio.wait_for(self.append_group(workspace_id, items), self.delivery_cap)
+            await asyncio.wait_for(
+                self.append_group(workspace_id, items, held),
+                self.delivery_cap,
+            )
         except TimeoutError:
             raise TimeoutError(f"the append took longer than {self.delivery_cap:g} s") from None
 
@@ -512,53 +582,60 @@ class Appender:
         sweep_seconds: float,
         ack_wait: float,
         lease_check_seconds: float,
+        lease_ttl_seconds: float = 5.0,
     ) -> None:
-        """Serve the partitions this replica leases until ``stop``, rebalancing as replicas
-        come and go."""
+        """Serve the partitions this replica leases until ``stop``, renewing the leases by
+        heartbeat and rebalancing as replicas come and go (docs/adr/0022)."""
         await self._drop_unpartitioned_consumer()
         swept = await self.sweep_outbox()
         if swept:
             log.info("re-published %d events from the outbox", swept)
         sweeper = asyncio.create_task(self._sweep_every(stop, sweep_seconds))
         publisher = asyncio.create_task(self.publisher())
-        leases = Leases(self.engine, self.names.partitions)
+        leases = Leases(self.engine, self.names.partitions, lease_ttl_seconds)
         await leases.open()
+        log.info("eventlog replica %s", leases.holder)
         running: dict[int, tuple[asyncio.Task[None], asyncio.Event]] = {}
+        beat = min(lease_check_seconds, lease_ttl_seconds / 3)
+        # The heartbeat has a task of its own, so that nothing the rebalancing waits for
+        # (a partition finishing its batch) can delay a renewal.
+        heart = asyncio.create_task(self._beat(stop, leases, beat))
 
-        async def hand_back(partition: int) -> None:
+        async def halt(partition: int) -> None:
             task, done = running.pop(partition)
             done.set()
             await asyncio.gather(task, return_exceptions=True)
-            await leases.release(partition)
 
         try:
             while not stop.is_set():
-                if not await leases.alive():
-                    # Our locks went with the connection: stop writing at once, start over.
-                    log.error("lost the lease connection; stopping every partition")
-                    for partition in list(running):
-                        task, done = running.pop(partition)
-                        done.set()
-                        await asyncio.gather(task, return_exceptions=True)
-                    await leases.close()
-                    await leases.open()
                 for partition, (task, _) in list(running.items()):
-                    if task.done():  # a partition loop that crashed is started again
-                        await hand_back(partition)
-                take, give_back = await leases.rebalance(set(running))
+                    held = leases.held.get(partition)
+                    if held is not None and (held.lost or held.fenced):
+                        # Another replica holds it now: stop writing, forget its state.
+                        await halt(partition)
+                        leases.forget(partition)
+                    elif task.done():  # a partition loop that crashed is started again
+                        await halt(partition)
+                        await leases.release(partition)
+                taken, give_back = await leases.rebalance(set(running))
                 for partition in give_back:
-                    await hand_back(partition)
+                    await halt(partition)
+                    await leases.release(partition)
                     log.info("handed back append partition %d", partition)
-                for partition in take:
+                for held in taken:
                     done = asyncio.Event()
                     task = asyncio.create_task(
-                        self.serve_partition(partition, done, batch_size, ack_wait)
+                        self.serve_partition(held, done, batch_size, ack_wait)
                     )
-                    running[partition] = (task, done)
-                if take:
-                    log.info("serving append partitions %s", sorted(running))
+                    running[held.partition] = (task, done)
+                if taken:
+                    log.info(
+                        "serving append partitions %s (took %s)",
+                        sorted(running),
+                        {h.partition: h.epoch for h in taken},
+                    )
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), lease_check_seconds)
+                    await asyncio.wait_for(stop.wait(), beat)
         finally:
             # Every partition finishes its batch in flight at once, then the leases go.
             for _, done in running.values():
@@ -568,13 +645,40 @@ class Appender:
             # heal it anyway, a moment later).
             await self.drain_publisher(5)
             publisher.cancel()
+            heart.cancel()
+            await asyncio.gather(heart, return_exceptions=True)
             await leases.close()
             sweeper.cancel()
 
+    @staticmethod
+    async def _beat(stop: asyncio.Event, leases: Leases, every: float) -> None:
+        """Renew the leases until ``stop``; mark each one found lost (its loop then ends)."""
+        while not stop.is_set():
+            try:
+                lost = await leases.heartbeat()
+            except Exception:
+                log.exception("could not renew the partition leases")
+                lost = {p for p, held in leases.held.items() if not held.fresh()}
+                with contextlib.suppress(Exception):
+                    await leases.reopen()
+            for partition in sorted(lost):
+                held = leases.held.get(partition)
+                if held is not None and not held.lost:
+                    log.error("lost the lease of append partition %d", partition)
+                    metrics.LEASES_LOST.inc()
+                    held.lost = True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
+
     async def serve_partition(
-        self, partition: int, done: asyncio.Event, batch_size: int, ack_wait: float
+        self, held: Held, done: asyncio.Event, batch_size: int, ack_wait: float
     ) -> None:
-        """Append the requests of one partition until ``done``; the batch in flight finishes."""
+        """Append the requests of one partition until ``done``; the batch in flight finishes.
+
+        While the lease's last renewal is older than its time to live, nothing is pulled;
+        once a commit is fenced, the partition is another replica's and this loop ends.
+        """
+        partition = held.partition
         durable = self.names.consumer(f"eventlog_p{partition}")
         sub = await self.js.pull_subscribe(
             self.names.append_partition_subject(partition),
@@ -588,14 +692,19 @@ class Appender:
             ),
         )
         lag = LagProbe(self.names.append_stream, durable)
+        # The door state of this partition's workspaces lives in ``held`` while the lease
+        # does, and goes with it (docs/adr/0021).
         try:
-            while not done.is_set():
+            while not done.is_set() and not (held.fenced or held.lost):
+                if not held.fresh():
+                    await asyncio.sleep(0.05)
+                    continue
                 await lag.maybe_update(self.js)
                 try:
                     msgs = await sub.fetch(batch_size, timeout=1)
                 except (TimeoutError, NatsTimeout):
                     continue
-                await self.handle_batch(msgs)
+                await self.handle_batch(msgs, held)
         finally:
             await sub.unsubscribe()
 

@@ -1,91 +1,244 @@
-"""Which eventlog replica owns which append partition (DESIGN.md §3).
+"""Which eventlog replica writes which append partition: leases that expire (docs/adr/0021).
 
-A replica holds a partition through a Postgres advisory lock on one long-lived connection
-of its own: while the connection lives, no other replica can take the partition; when the
-replica dies, Postgres drops the connection and the lock with it, and another replica
-takes the partition on its next look. Each replica also holds a "member" lock, so every
-replica can count the live ones and aim for its fair share: it takes free partitions up
-to ``ceil(partitions / replicas)`` and hands back what it holds beyond that.
+A partition's lease is a row of ``eventlog_leases``: its holder, an epoch, and when it
+expires. The holder renews it by heartbeat, every third of the time to live. A replica
+that stops renewing (killed, paused by SIGSTOP, hung) loses it when it expires: another
+replica takes the row with ``epoch + 1``. Every append transaction checks, once it holds
+the workspace's head row, that the lease row still names this replica and its epoch
+(:func:`fence`); so a replica that lost its lease can never write, whatever it believes.
+A transaction that passed the fence before a takeover still holds the head row: the new
+holder's first transaction on that workspace waits for it, and reads the door state after
+it (or after Postgres ends it: ``idle_in_transaction_session_timeout``).
+
+Each replica also keeps a row in ``eventlog_replicas``, renewed by the same heartbeat, so
+every replica can count the live ones and aim for its fair share: it takes free or
+expired partitions up to ``ceil(partitions / replicas)`` and hands back what it holds
+beyond that. Times are the database's clock, so replicas' clocks need not agree.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
+import os
+import secrets
+import socket
+import time
+from dataclasses import dataclass, field
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-# Two-int advisory lock keys: (class, id). The lock space is per database, so two Chips
-# installs on one server, in their own databases, never meet here.
-MEMBER_CLASS = 0x43480001  # a replica slot: ids 0..MAX_REPLICAS-1
-PARTITION_CLASS = 0x43480002  # a partition: ids 0..partitions-1
-MAX_REPLICAS = 64
+from chips_eventlog.state import DoorState
+
+
+class Fenced(Exception):
+    """The lease this replica wrote under is gone: the transaction must not commit."""
+
+
+@dataclass
+class Held:
+    """A partition this replica holds, under ``epoch``, and the door state of its
+    workspaces, which lives exactly as long as the lease does."""
+
+    partition: int
+    epoch: int = 0
+    holder: str = ""
+    # Until when (this process's monotonic clock) the last renewal holds for certain.
+    valid_until: float = math.inf
+    states: dict[str, DoorState] = field(default_factory=dict)
+    # A commit found the epoch moved on, or the heartbeat found the lease gone.
+    fenced: bool = False
+    lost: bool = False
+
+    def fresh(self) -> bool:
+        return not (self.fenced or self.lost) and time.monotonic() < self.valid_until
+
+
+async def fence(conn: AsyncConnection, held: Held) -> None:
+    """Refuse to go on unless ``held``'s lease is still this replica's, at its epoch.
+
+    Called with the workspace's head row locked. A plain read: it takes no lock on the
+    lease row, so the heartbeat renewing it never waits for an append in flight.
+    """
+    if not held.holder:  # not under a lease (a test's own appender)
+        return
+    found = await conn.execute(
+        text("SELECT 1 FROM eventlog_leases WHERE partition = :p AND holder = :h AND epoch = :e"),
+        {"p": held.partition, "h": held.holder, "e": held.epoch},
+    )
+    if found.first() is None:
+        held.fenced = True
+        raise Fenced(f"partition {held.partition}: the lease at epoch {held.epoch} is gone")
 
 
 class Leases:
-    def __init__(self, engine: AsyncEngine, partitions: int) -> None:
+    def __init__(self, engine: AsyncEngine, partitions: int, ttl: float) -> None:
         self.engine = engine
         self.partitions = partitions
+        self.ttl = ttl
+        self.holder = f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
         self.conn: AsyncConnection | None = None
-        self.slot: int | None = None
+        self.held: dict[int, Held] = {}
+        # The heartbeat runs in its own task, beside the rebalancing: one statement at a
+        # time on the lease connection.
+        self.lock = asyncio.Lock()
 
-    async def open(self) -> None:
+    async def connect(self) -> None:
         conn = await self.engine.connect()
         self.conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        for slot in range(MAX_REPLICAS):
-            if await self._try(MEMBER_CLASS, slot):
-                self.slot = slot
-                return
-        raise RuntimeError(f"more than {MAX_REPLICAS} eventlog replicas")
+        # A takeover never waits long on a row a stopped replica's transaction holds: it
+        # gives up and tries again at the next look.
+        await self.conn.execute(text(f"SET lock_timeout = {max(1, int(self.ttl * 250))}"))
+
+    async def reopen(self) -> None:
+        """A new connection after the old one failed; the leases are renewed on it, or
+        found lost, at the next heartbeat."""
+        async with self.lock:
+            if self.conn is not None:
+                with contextlib.suppress(Exception):
+                    await self.conn.close()
+            await self.connect()
+
+    async def open(self) -> None:
+        await self.connect()
+        assert self.conn is not None
+        await self.conn.execute(
+            text(
+                "INSERT INTO eventlog_leases (partition, holder, epoch, expires_at)"
+                " SELECT p, NULL, 0, '-infinity' FROM generate_series(0, :n - 1) AS p"
+                " ON CONFLICT (partition) DO NOTHING"
+            ),
+            {"n": self.partitions},
+        )
+        await self.conn.execute(
+            text(
+                "DELETE FROM eventlog_replicas"
+                " WHERE expires_at < clock_timestamp() - interval '1 hour'"
+            )
+        )
+        await self.heartbeat()
 
     async def close(self) -> None:
-        if self.conn is not None:
-            await self.conn.close()  # releases every lock this replica held
-            self.conn = None
-
-    async def _try(self, cls: int, key: int) -> bool:
-        assert self.conn is not None
-        got = await self.conn.execute(
-            text("SELECT pg_try_advisory_lock(:cls, :key)"), {"cls": cls, "key": key}
-        )
-        return bool(got.scalar())
-
-    async def alive(self) -> bool:
-        """Whether the lease connection still answers (if not, every lease is gone)."""
+        """Hand back every lease at once (another replica need not wait for expiry)."""
+        if self.conn is None:
+            return
         try:
-            assert self.conn is not None
-            await self.conn.execute(text("SELECT 1"))
-            return True
-        except Exception:
-            return False
+            await self.conn.execute(
+                text(
+                    "UPDATE eventlog_leases SET holder = NULL, expires_at = '-infinity'"
+                    " WHERE holder = :me"
+                ),
+                {"me": self.holder},
+            )
+            await self.conn.execute(
+                text("DELETE FROM eventlog_replicas WHERE id = :me"), {"me": self.holder}
+            )
+        finally:
+            await self.conn.close()
+            self.conn = None
+            self.held.clear()
+
+    async def heartbeat(self) -> set[int]:
+        """Renew this replica and its leases; return the partitions it no longer holds."""
+        async with self.lock:
+            return await self._heartbeat()
+
+    async def _heartbeat(self) -> set[int]:
+        assert self.conn is not None
+        sent = time.monotonic()
+        await self.conn.execute(
+            text(
+                "INSERT INTO eventlog_replicas (id, expires_at)"
+                " VALUES (:me, clock_timestamp() + make_interval(secs => :ttl))"
+                " ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at"
+            ),
+            {"me": self.holder, "ttl": self.ttl},
+        )
+        if not self.held:
+            return set()
+        rows = await self.conn.execute(
+            text(
+                "UPDATE eventlog_leases SET expires_at = clock_timestamp()"
+                " + make_interval(secs => :ttl)"
+                " WHERE holder = :me AND partition = ANY(:parts) RETURNING partition, epoch"
+            ),
+            {"me": self.holder, "ttl": self.ttl, "parts": sorted(self.held)},
+        )
+        renewed = {
+            row.partition
+            for row in rows
+            if row.partition in self.held and self.held[row.partition].epoch == row.epoch
+        }
+        for partition in renewed:
+            self.held[partition].valid_until = sent + self.ttl
+        return set(self.held) - renewed
+
+    def forget(self, partition: int) -> None:
+        self.held.pop(partition, None)
 
     async def replicas(self) -> int:
         assert self.conn is not None
-        count = await self.conn.execute(
-            text(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-                " AND classid = :cls AND objsubid = 2"
-                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            ),
-            {"cls": MEMBER_CLASS},
-        )
+        async with self.lock:
+            count = await self.conn.execute(
+                text("SELECT count(*) FROM eventlog_replicas WHERE expires_at > clock_timestamp()")
+            )
         return max(1, int(count.scalar() or 1))
 
     async def release(self, partition: int) -> None:
+        """Hand a partition back: free at once for whoever looks next."""
+        assert self.conn is not None
+        held = self.held.pop(partition, None)
+        if held is None:
+            return
+        async with self.lock:
+            await self._release(held)
+
+    async def _release(self, held: Held) -> None:
         assert self.conn is not None
         await self.conn.execute(
-            text("SELECT pg_advisory_unlock(:cls, :key)"),
-            {"cls": PARTITION_CLASS, "key": partition},
+            text(
+                "UPDATE eventlog_leases SET holder = NULL, expires_at = '-infinity'"
+                " WHERE partition = :p AND holder = :me AND epoch = :e"
+            ),
+            {"p": held.partition, "me": self.holder, "e": held.epoch},
         )
 
-    async def rebalance(self, owned: set[int]) -> tuple[set[int], set[int]]:
-        """The partitions to start and to hand back, given those this replica runs."""
+    async def take(self, partition: int) -> Held | None:
+        """Take a free or expired partition, with the next epoch; None if it is held."""
+        assert self.conn is not None
+        sent = time.monotonic()
+        try:
+            async with self.lock:
+                row = (
+                    await self.conn.execute(
+                        text(
+                            "UPDATE eventlog_leases SET holder = :me, epoch = epoch + 1,"
+                            " expires_at = clock_timestamp() + make_interval(secs => :ttl)"
+                            " WHERE partition = :p"
+                            " AND (holder IS NULL OR expires_at < clock_timestamp())"
+                            " RETURNING epoch"
+                        ),
+                        {"p": partition, "me": self.holder, "ttl": self.ttl},
+                    )
+                ).first()
+        except Exception:  # lock_timeout (another replica is on the row): look again later
+            return None
+        if row is None:
+            return None
+        held = Held(partition, row.epoch, self.holder, sent + self.ttl)
+        self.held[partition] = held
+        return held
+
+    async def rebalance(self, owned: set[int]) -> tuple[list[Held], set[int]]:
+        """The partitions to start (taken) and to hand back, given those this replica runs."""
         share = math.ceil(self.partitions / await self.replicas())
         give_back = set(sorted(owned, reverse=True)[: max(0, len(owned) - share)])
-        take: set[int] = set()
+        taken: list[Held] = []
         for partition in range(self.partitions):
-            if len(owned) - len(give_back) + len(take) >= share:
+            if len(owned) - len(give_back) + len(taken) >= share:
                 break
-            if partition not in owned and await self._try(PARTITION_CLASS, partition):
-                take.add(partition)
-        return take, give_back
+            if partition not in owned and (held := await self.take(partition)) is not None:
+                taken.append(held)
+        return taken, give_back

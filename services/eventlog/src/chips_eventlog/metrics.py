@@ -15,3 +15,11 @@ BATCH_SIZE = Histogram(
     "Requests appended in one transaction",
     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
 )
+LEASES_LOST = Counter(
+    "chips_eventlog_leases_lost_total",
+    "Partition leases this replica found taken over or could not renew in time",
+)
+FENCED = Counter(
+    "chips_eventlog_fenced_total",
+    "Append transactions refused because the partition's lease had moved on",
+)

@@ -73,6 +73,38 @@ async def save_keys(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
         await conn.execute(insert(t.idempotency), rows)
 
 
+async def write_events(
+    conn: AsyncConnection,
+    workspace_id: str,
+    events: list[dict[str, Any]],
+    traces: dict[int, str | None],
+    now: datetime,
+) -> None:
+    """Write the events a batch let in, and their outbox rows, in two statements."""
+    if not events:
+        return
+    await conn.execute(
+        insert(t.events),
+        [
+            {
+                "workspace_id": workspace_id,
+                "seq": e["seq"],
+                "id": e["id"],
+                "type": e["type"],
+                "ts": now,
+                "actor_id": e["actor"]["id"],
+                "space_id": e.get("space_id"),
+                "body": e,
+                "traceparent": traces.get(e["seq"]),
+            }
+            for e in events
+        ],
+    )
+    await conn.execute(
+        insert(t.outbox), [{"workspace_id": workspace_id, "seq": e["seq"]} for e in events]
+    )
+
+
 async def read_events(
     conn: AsyncConnection, workspace_id: str, seqs: list[int]
 ) -> list[dict[str, Any]]:

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.config import Settings
 
 
-def build_engine(settings: Settings, *, pool_size: int = 10) -> AsyncEngine:
+def build_engine(
+    settings: Settings, *, pool_size: int = 10, connect_args: dict[str, Any] | None = None
+) -> AsyncEngine:
     """An async engine on psycopg 3 for the configured database."""
     options = (
-        {"options": f"-c synchronous_commit={settings.pg_synchronous_commit}"}
+        [f"-c synchronous_commit={settings.pg_synchronous_commit}"]
         if settings.pg_synchronous_commit
-        else {}
+        else []
     )
+    extra = dict(connect_args or {})
+    if "options" in extra:  # the caller's server settings join the configured ones
+        options.append(str(extra.pop("options")))
+    if options:
+        extra["options"] = " ".join(options)
     return create_async_engine(
         settings.database_url,
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
-        connect_args=options,
+        connect_args=extra,
     )

@@ -13,6 +13,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Index,
+    Integer,
     MetaData,
     PrimaryKeyConstraint,
     Table,
@@ -358,4 +359,26 @@ READ_MODELS = (
     rm_openers,
     rm_hidden,
     rm_feedback,
+)
+
+# --- eventlog: partition leases (docs/adr/0021) ------------------------------------------------
+
+# Which replica writes a partition, under which epoch, until when. A replica renews its
+# rows by heartbeat; another takes a row whose lease expired, with epoch + 1; every
+# append transaction checks its epoch here before it commits.
+eventlog_leases = Table(
+    "eventlog_leases",
+    metadata,
+    Column("partition", Integer, primary_key=True),
+    Column("holder", Text),
+    Column("epoch", BigInteger, nullable=False, server_default=text("0")),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
+
+# The live replicas (renewed by the same heartbeat), so each can aim for its fair share.
+eventlog_replicas = Table(
+    "eventlog_replicas",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
 )

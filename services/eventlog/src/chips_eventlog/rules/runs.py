@@ -1,27 +1,18 @@
-"""The rules of runs at the door: the state machine, first answer wins, receipts.
+"""The rules of runs: the state machine, first answer wins, receipts, and the composer's
+``wreply`` and ``/stop``.
 
 spec/websocket.md (Writing, Receipts, First answer wins) and spec/jacobian-channel.md.
-Decided, like every rule, against the door state read in the append transaction
-(``run_tables.runs`` and ``run_tables.run_cards``), so two racing answers to one card can
+Decided, like every rule, against the door state, so two racing answers to one card can
 never both win. docs/architecture/runs.md has the whole table.
-
-Kept apart from ``door.py``: the door dispatches here for every type of
-``chips_common.events.runs`` and calls :func:`with_receipt` and :func:`admit_composer` for
-a person's ``message.post``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, NoReturn
-
-from sqlalchemy import and_, insert, select, update
+from dataclasses import replace
+from typing import Any
 
 from chips_common.append import Actor, AppendRequest
-from chips_common.db import run_tables as rt
-from chips_common.db import tables as t
 from chips_common.events import (
     ApprovalRequest,
     ApprovalResolved,
@@ -42,9 +33,10 @@ from chips_common.events import (
     StepLog,
     Usage,
 )
-
-if TYPE_CHECKING:
-    from chips_eventlog.door import Door
+from chips_eventlog.refused import refuse
+from chips_eventlog.rules.common import Ctx, check_member
+from chips_eventlog.rules.lanes import take_lane
+from chips_eventlog.state import LIVE, Card, Change, Decision, DoorState, PutCard, PutRun, Run
 
 RUN_EVENTS = (
     RunStarted,
@@ -63,7 +55,6 @@ RUN_EVENTS = (
     QuestionAnswered,
 )
 
-LIVE = ("running", "paused")
 # The state each event leaves a run in; events not named here leave it as it was.
 NEXT_STATE = {
     "run.paused": "paused",
@@ -75,61 +66,7 @@ NEXT_STATE = {
 _WREPLY = re.compile(r"^wreply(?:\s+(\S+))?(?:\s+(.*))?$", re.IGNORECASE | re.DOTALL)
 
 
-def refuse(code: str, message: str, field: str | None = None) -> NoReturn:
-    from chips_eventlog.door import Refused  # the door imports this module
-
-    raise Refused(code, message, field)
-
-
-@dataclass
-class Run:
-    id: str
-    space_id: str
-    harness_id: str
-    state: str
-
-
-@dataclass
-class Card:
-    kind: str
-    id: str
-    run_id: str
-    space_id: str
-    harness_id: str
-    answerers: list[str]
-    expires_at: datetime | None
-    options: list[list[str]]
-    free_text: bool
-    answered_by: str | None
-    answer: str | None
-
-
-# --- reading the door state --------------------------------------------------------------
-
-
-async def find_run(door: Door, run_id: str) -> Run | None:
-    r = rt.runs.c
-    row = (
-        await door.conn.execute(
-            select(r.id, r.space_id, r.harness_id, r.state).where(
-                and_(r.workspace_id == door.workspace_id, r.id == run_id)
-            )
-        )
-    ).first()
-    return Run(row.id, row.space_id, row.harness_id, row.state) if row else None
-
-
-async def live_runs(door: Door, space_id: str) -> list[Run]:
-    r = rt.runs.c
-    rows = await door.conn.execute(
-        select(r.id, r.space_id, r.harness_id, r.state)
-        .where(and_(r.workspace_id == door.workspace_id, r.space_id == space_id, r.state.in_(LIVE)))
-        .order_by(r.started_seq)
-    )
-    return [Run(row.id, row.space_id, row.harness_id, row.state) for row in rows]
-
-
-async def stopped_by(door: Door, body: EventBody) -> tuple[list[Run], str]:
+def stopped_by(s: DoorState, body: EventBody) -> tuple[list[Run], str]:
     """The live runs a room operation stops, and why (websocket.md, One room at a time).
 
     Leaving a room stops the work: a harness taken out of a room has its runs there
@@ -137,131 +74,63 @@ async def stopped_by(door: Door, body: EventBody) -> tuple[list[Run], str]:
     """
     match body:
         case MembershipRemoved():
-            running = await live_runs(door, body.space_id)
-            mine = [r for r in running if r.harness_id == body.participant_id]
+            mine = [r for r in s.live_runs(body.space_id) if r.harness_id == body.participant_id]
             return mine, "its harness left the room"
         case SpaceUpdated() if body.state == "closed":
-            return await live_runs(door, body.space_id), "the room was archived"
+            return s.live_runs(body.space_id), "the room was archived"
     return [], ""
 
 
-async def may_be_live(door: Door, space_id: str) -> bool:
-    """Whether a room may have a live run: the rooms with one are read once per batch, so a
-    busy room with no run costs its posts nothing more (a stale yes only costs a query)."""
-    spaces = door.live_spaces
-    if spaces is None:
-        r = rt.runs.c
-        rows = await door.conn.execute(
-            select(r.space_id)
-            .where(and_(r.workspace_id == door.workspace_id, r.state.in_(LIVE)))
-            .distinct()
-        )
-        spaces = {row.space_id for row in rows}
-        door.live_spaces = spaces
-    return space_id in spaces
-
-
-async def find_card(door: Door, kind: str, card_id: str) -> Card | None:
-    c = rt.run_cards.c
-    row = (
-        await door.conn.execute(
-            select(rt.run_cards).where(
-                and_(c.workspace_id == door.workspace_id, c.kind == kind, c.id == card_id)
-            )
-        )
-    ).first()
-    if row is None:
-        return None
-    return Card(
-        row.kind,
-        row.id,
-        row.run_id,
-        row.space_id,
-        row.harness_id,
-        list(row.answerers),
-        row.expires_at,
-        [list(o) for o in row.options],
-        row.free_text,
-        row.answered_by,
-        row.answer,
-    )
-
-
-async def name_of(door: Door, participant_id: str) -> str:
-    name = (
-        await door.conn.execute(
-            select(t.participants.c.name).where(t.participants.c.id == participant_id)
-        )
-    ).scalar()
-    return str(name) if name else participant_id
-
-
-# --- the rules -----------------------------------------------------------------------------
-
-
-async def check_run_event(
-    door: Door, body: EventBody, actor: Actor, request: AppendRequest | None
-) -> dict[str, Any]:
-    """Decide one event of a run, update the run's door state, say what Chips fills in."""
+def check_run_event(s: DoorState, body: Any, actor: Actor, ctx: Ctx) -> Decision:
+    """Decide one event of a run: what Chips fills in, and the run's new door state."""
     match body:
         case RunStarted():
-            return await check_run_started(door, body, actor)
+            return check_run_started(s, body, actor, ctx)
         case ApprovalResolved() | QuestionAnswered():
-            return await check_answer(door, body, actor, request)
+            return check_answer(s, body, actor, ctx)
         case RunCancel() | RunSteer():
-            run = await run_for(door, body, actor, people=True)
+            run = run_for(s, body, actor, people=True)
         case _:
-            run = await run_for(door, body, actor, people=False)
+            run = run_for(s, body, actor, people=False)
     check_state(run, body.type)
-    filled: dict[str, Any] = {"space_id": run.space_id}
+    decision = Decision({"space_id": run.space_id})
     match body:
         case RunSteer():
             if actor.kind != "person":
                 refuse("forbidden", "a run is steered by a person in its room")
             disposition = "queued" if body.mode == "followup" else "steered"
-            if request is not None:
-                filled["run_receipt"] = receipt(request.idempotency_key, disposition, [run])
+            if ctx.request is not None:
+                key = ctx.request.idempotency_key
+                decision.filled["run_receipt"] = receipt(key, disposition, [run])
         case ApprovalRequest():
-            await add_card(door, run, "approval", body.approval_id, body)
+            decision.changes.append(add_card(s, run, "approval", body.approval_id, body))
         case QuestionAsk():
-            await add_card(door, run, "question", body.question_id, body)
+            decision.changes.append(add_card(s, run, "question", body.question_id, body))
     if body.type in NEXT_STATE:
-        await set_state(door, run.id, NEXT_STATE[body.type])
-    return filled
+        decision.changes.append(PutRun(replace(run, state=NEXT_STATE[body.type])))
+    return decision
 
 
-async def check_run_started(door: Door, body: RunStarted, actor: Actor) -> dict[str, Any]:
+def check_run_started(s: DoorState, body: RunStarted, actor: Actor, ctx: Ctx) -> Decision:
     if actor.kind != "harness":
         refuse("forbidden", "a run is a harness's turn; only a harness reports one started")
-    await door.check_member(body.space_id, actor)
-    if await find_run(door, body.run_id) is not None:
+    check_member(s, body.space_id, actor)
+    if s.run(body.run_id) is not None:
         refuse("invalid_event", f"{body.run_id} was started already; name a new run", "run_id")
+    changes: list[Change] = []
     if body.lane_id is not None:  # a job taking over the lane it works (ADR 0017)
-        from chips_eventlog.lanes import take_lane  # lanes imports this module
-
-        await take_lane(door, body)
-    await door.conn.execute(
-        insert(rt.runs).values(
-            workspace_id=door.workspace_id,
-            id=body.run_id,
-            space_id=body.space_id,
-            harness_id=actor.id,
-            state="running",
-            started_seq=door.head_seq + 1,
-        )
-    )
-    if (spaces := door.live_spaces) is not None:
-        spaces.add(body.space_id)
-    return {}
+        changes.append(take_lane(s, body))
+    changes.append(PutRun(Run(body.run_id, body.space_id, actor.id, "running", ctx.seq)))
+    return Decision(changes=changes)
 
 
-async def run_for(door: Door, body: Any, actor: Actor, *, people: bool) -> Run:
+def run_for(s: DoorState, body: Any, actor: Actor, *, people: bool) -> Run:
     """The run ``body`` names, if the actor may write about it.
 
     The run's harness writes every event of its run; a person in the run's room writes
     only ``run.cancel`` and ``run.steer`` (``people``). Anyone else is refused.
     """
-    run = await find_run(door, body.run_id)
+    run = s.run(body.run_id)
     if run is None:
         refuse("not_found", f"no run {body.run_id} was started in this workspace", "run_id")
     if body.space_id is not None and body.space_id != run.space_id:
@@ -270,7 +139,7 @@ async def run_for(door: Door, body: Any, actor: Actor, *, people: bool) -> Run:
         if actor.id != run.harness_id:
             refuse("forbidden", f"{run.id} is another harness's run", "run_id")
     elif people and actor.kind == "person":
-        await door.check_member(run.space_id, actor)
+        check_member(s, run.space_id, actor)
     else:
         refuse("forbidden", f"only the harness whose run it is writes {body.type}", "type")
     return run
@@ -292,92 +161,71 @@ def check_state(run: Run, event_type: str) -> None:
         refuse("invalid_event", f"{run.id} is paused; resume it before its next step", "run_id")
 
 
-async def set_state(door: Door, run_id: str, state: str) -> None:
-    await door.conn.execute(
-        update(rt.runs)
-        .where(and_(rt.runs.c.workspace_id == door.workspace_id, rt.runs.c.id == run_id))
-        .values(state=state)
-    )
-
-
-async def add_card(
-    door: Door, run: Run, kind: str, card_id: str, body: ApprovalRequest | QuestionAsk
-) -> None:
-    if await find_card(door, kind, card_id) is not None:
+def add_card(
+    s: DoorState, run: Run, kind: str, card_id: str, body: ApprovalRequest | QuestionAsk
+) -> PutCard:
+    if s.card(kind, card_id) is not None:
         refuse("invalid_event", f"{kind} {card_id} was asked already; give it a new id", "type")
-    values: dict[str, Any] = {
-        "workspace_id": door.workspace_id,
-        "kind": kind,
-        "id": card_id,
-        "run_id": run.id,
-        "space_id": run.space_id,
-        "harness_id": run.harness_id,
-    }
+    card = Card(kind, card_id, run.id, run.space_id, run.harness_id)
     if isinstance(body, ApprovalRequest):
-        values.update(answerers=body.answerers or [], expires_at=body.expires_at)
+        card = replace(card, answerers=tuple(body.answerers or ()), expires_at=body.expires_at)
     else:
-        values.update(options=[[o.value, o.label] for o in body.options], free_text=body.free_text)
-    await door.conn.execute(insert(rt.run_cards).values(**values))
+        options = tuple((o.value, o.label) for o in body.options)
+        card = replace(card, options=options, free_text=body.free_text)
+    return PutCard(card)
 
 
-async def check_answer(
-    door: Door,
-    body: ApprovalResolved | QuestionAnswered,
-    actor: Actor,
-    request: AppendRequest | None,
-) -> dict[str, Any]:
+def check_answer(
+    s: DoorState, body: ApprovalResolved | QuestionAnswered, actor: Actor, ctx: Ctx
+) -> Decision:
     """First answer wins, on every surface (websocket.md, First answer wins)."""
     answer: str | None
     if isinstance(body, ApprovalResolved):
         kind, card_id, answer = "approval", body.approval_id, body.decision
     else:
         kind, card_id, answer = "question", body.question_id, body.value or ""
-    card = await find_card(door, kind, card_id)
+    card = s.card(kind, card_id)
     if card is None:
         refuse("not_found", f"no {kind} {card_id} was asked in this workspace", f"{kind}_id")
     if body.space_id is not None and body.space_id != card.space_id:
         refuse("invalid_event", f"{kind} {card_id} is a card of another space", "space_id")
-    await door.check_member(card.space_id, actor)
+    check_member(s, card.space_id, actor)
     if card.answered_by is not None:
-        first = await name_of(door, card.answered_by)
+        first = s.participant(card.answered_by)
         said = "decided" if kind == "approval" else "answered"
         refuse(
             "invalid_event",
-            f"{kind} {card_id} was {said} already, first by {first} ({card.answer})",
+            f"{kind} {card_id} was {said} already, first by "
+            f"{first.name if first and first.name else card.answered_by} ({card.answer})",
             f"{kind}_id",
         )
     filled: dict[str, Any] = {"run_id": card.run_id, "space_id": card.space_id}
     if isinstance(body, ApprovalResolved):
-        await check_decider(door, card, actor)
-        if card.expires_at is not None and card.expires_at <= door.now:
+        check_decider(s, card, actor)
+        if card.expires_at is not None and card.expires_at <= ctx.now:
             refuse(
                 "invalid_event",
                 f"approval {card_id} expired at {card.expires_at.isoformat()}: Chips stopped "
                 "waiting for it, and its expiry decides nothing",
                 "approval_id",
             )
-        if request is not None:
-            filled["idempotency_key"] = request.idempotency_key
+        if ctx.request is not None:
+            filled["idempotency_key"] = ctx.request.idempotency_key
     else:
         if actor.kind == "harness" and actor.id != card.harness_id:
             refuse("forbidden", f"question {card_id} is another harness's to settle")
         answer = pick_option(card, body) or body.text
         filled["value"] = pick_option(card, body)
-    run = await find_run(door, card.run_id)
+    run = s.run(card.run_id)
     if run is not None and run.state not in LIVE:
         refuse("invalid_event", f"the run that asked it, {run.id}, has ended ({run.state})")
-    c = rt.run_cards.c
-    await door.conn.execute(
-        update(rt.run_cards)
-        .where(and_(c.workspace_id == door.workspace_id, c.kind == kind, c.id == card_id))
-        .values(answered_by=actor.id, answer=answer, answered_seq=door.head_seq + 1)
-    )
     if not filled.get("value"):
         filled.pop("value", None)
-    return filled
+    answered = replace(card, answered_by=actor.id, answer=answer, answered_seq=ctx.seq)
+    return Decision(filled, [PutCard(answered)])
 
 
-async def check_decider(door: Door, card: Card, actor: Actor) -> None:
+def check_decider(s: DoorState, card: Card, actor: Actor) -> None:
     """Who decides an approval: the harness's owner, the people the card names, and the
     harness whose run asked (it reports a decision made on its own side, websocket.md)."""
     if actor.kind == "harness":
@@ -388,7 +236,7 @@ async def check_decider(door: Door, card: Card, actor: Actor) -> None:
                 "handed it to you",
             )
         return
-    harness = await door.participant(card.harness_id)
+    harness = s.participant(card.harness_id)
     owner = harness.owner_id if harness else None
     if actor.id != owner and actor.id not in card.answerers:
         refuse(
@@ -433,8 +281,8 @@ def receipt(key: str, disposition: str, runs: list[Run]) -> dict[str, Any]:
     }
 
 
-async def with_receipt(
-    door: Door,
+def with_receipt(
+    s: DoorState,
     body: MessagePost,
     actor: Actor,
     request: AppendRequest | None,
@@ -448,51 +296,42 @@ async def with_receipt(
         refuse("invalid_event", "run_receipt is filled in by Chips; leave it out", "run_receipt")
     if actor.kind != "person" or request is None:
         return filled
-    running = await live_runs(door, body.space_id) if await may_be_live(door, body.space_id) else []
+    running = s.live_runs(body.space_id)
     if not running:
         if body.run_receipt is not None:
             refuse(
                 "invalid_event", "run_receipt is filled in by Chips; leave it out", "run_receipt"
             )
         return filled
-    return {
-        **filled,
-        "run_receipt": receipt(request.idempotency_key, "queued", running),
-    }
+    return {**filled, "run_receipt": receipt(request.idempotency_key, "queued", running)}
 
 
-async def admit_composer(door: Door, body: MessagePost, actor: Actor) -> bool:
-    """``wreply <id> <answer>`` and ``/stop`` from a person's composer; True if it was one.
+def composer_events(s: DoorState, body: MessagePost, actor: Actor) -> list[EventBody] | None:
+    """``wreply <id> <answer>`` and ``/stop`` from a person's composer; None if not one.
 
     ``wreply`` is a question's typed answer (jacobian-channel.md, What Chips says), decided
     as ``question.answered``; ``/stop`` cancels every live run in the room.
     """
     text = (body.text or "").strip()
-    bodies: list[EventBody] = []
     if (match := _WREPLY.match(text)) is not None and text[:6].lower() == "wreply":
         card_id, answer = match.group(1), (match.group(2) or "").strip()
-        await door.check_member(body.space_id, actor)
+        check_member(s, body.space_id, actor)
         if not card_id or not answer:
             refuse(
                 "invalid_event", "wreply names the question and the answer: wreply <id> <answer>"
             )
         try:
-            bodies.append(QuestionAnswered(question_id=card_id, text=answer))
+            answered = QuestionAnswered(question_id=card_id, text=answer)
         except ValueError:
             refuse("invalid_event", f"{card_id!r} is not a question's id", "text")
-        card = await find_card(door, "question", card_id)
+        card = s.card("question", card_id)
         if card is None or card.space_id != body.space_id:
             refuse("not_found", f"no question {card_id} was asked in this room", "text")
-    elif text.lower() == "/stop":
-        await door.check_member(body.space_id, actor)
-        running = await live_runs(door, body.space_id)
+        return [answered]
+    if text.lower() == "/stop":
+        check_member(s, body.space_id, actor)
+        running = s.live_runs(body.space_id)
         if not running:
             refuse("invalid_event", "nothing is running in this room to stop", "text")
-        bodies.extend(RunCancel(run_id=r.id, why="/stop") for r in running)
-    else:
-        return False
-    async with door.conn.begin_nested():
-        for event in bodies:
-            filled = await door.check(event, actor, None)
-            door.stage(event, filled, actor)
-    return True
+        return [RunCancel(run_id=r.id, why="/stop") for r in running]
+    return None

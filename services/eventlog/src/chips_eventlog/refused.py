@@ -1,0 +1,24 @@
+"""The refusal the door answers with: the bottom layer every rule module imports.
+
+A rule that does not let a request in raises :class:`Refused` (through :func:`refuse`);
+nothing of the request is logged and the door state is left as it was.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+
+class Refused(Exception):
+    """A request the door does not let in; nothing of it is logged."""
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+def refuse(code: str, message: str, field: str | None = None) -> NoReturn:
+    """Refuse the request being decided, with the ``{code, message}`` the client gets."""
+    raise Refused(code, message, field)

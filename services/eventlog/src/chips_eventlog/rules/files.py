@@ -1,0 +1,99 @@
+"""The rules of files at the door (spec/messages.md, Attachments; spec/websocket.md, The
+room's files).
+
+A ``message.post`` with ``upload_ids`` posts the sender's own uploads, each once, into a
+room the sender is in; the door fills in ``attachments`` from what the attachments service
+stored, and gives each file its version among the room's files of its name, refusing the
+whole post as ``stale_file`` when it was made from a version that is no longer the current
+one. The caps an owner or admin sets, and the fetch audit, are decided here too.
+
+The uploads a batch names, and the versions of their names in their rooms, are read for
+the batch (``state_store.prefetch``): the attachments service writes uploads, so they are
+not held in memory across batches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chips_common.append import Actor
+from chips_common.events import AttachmentCapsSet, AttachmentFetched, MessagePost
+from chips_common.rules.files import Stale, Version, next_version
+from chips_eventlog.refused import refuse
+from chips_eventlog.rules.common import Ctx, check_member
+from chips_eventlog.state import Decision, DoorState, PostFile
+
+
+def check_post_files(
+    s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx
+) -> tuple[list[dict[str, Any]] | None, list[PostFile]]:
+    """Decide a post's files: what ``attachments`` it carries, and the files it posts."""
+    if body.attachments is not None:
+        refuse("invalid_event", "attachments are filled in by Chips from upload_ids", "attachments")
+    replaces = body.replaces or {}
+    ids = body.upload_ids or []
+    if replaces and not set(replaces) <= set(ids):
+        refuse("invalid_event", "replaces names an upload this post does not carry", "replaces")
+    if not ids:
+        return None, []
+    check_member(s, body.space_id, actor)  # a stranger learns nothing of uploads
+    if len(set(ids)) != len(ids):
+        refuse("invalid_event", "an upload is posted once", "upload_ids")
+    for upload_id in ids:
+        upload = s.uploads.get(upload_id)
+        if upload is None:
+            refuse("not_found", f"no upload {upload_id}", "upload_ids")
+        if upload.uploader_id != actor.id:
+            refuse("forbidden", "a post carries only its sender's own uploads", "upload_ids")
+        if upload.posted:
+            refuse("invalid_event", f"upload {upload_id} was posted already", "upload_ids")
+    posted: list[PostFile] = []
+    filled: list[dict[str, Any]] = []
+    # Two files of one name in one post: the second is the next version of the first.
+    earlier: dict[str, Version] = {}
+    for upload_id in ids:
+        upload = s.uploads[upload_id]
+        current, versions = s.current_file(body.space_id, upload.name)
+        current = earlier.get(upload.name, current)
+        # websocket.md: "A replaces naming another file or another room's is left out."
+        made_from = replaces.get(upload_id)
+        if made_from not in versions:
+            made_from = None
+        version = next_version(upload.name, current, upload.sha256, made_from)
+        if isinstance(version, Stale):
+            refuse("stale_file", version.message, "replaces")
+        earlier[upload.name] = Version(upload.id, version, upload.sha256, "")
+        posted.append(PostFile(upload.id, body.space_id, ctx.seq, version, made_from))
+        item: dict[str, Any] = {
+            "attachment_id": upload.id,
+            "name": upload.name,
+            "mime_type": upload.mime_type,
+            "kind": upload.kind,
+            "byte_size": upload.byte_size,
+            "sha256": upload.sha256,
+            "version": version,
+            "thumbnail": upload.thumbnail,
+        }
+        for field in ("width", "height", "duration_ms"):
+            if getattr(upload, field) is not None:
+                item[field] = getattr(upload, field)
+        if made_from is not None:
+            item["replaces"] = made_from
+        filled.append(item)
+    return filled, posted
+
+
+def check_caps_set(s: DoorState, body: AttachmentCapsSet, actor: Actor, ctx: Ctx) -> Decision:
+    """An owner or admin of the workspace caps photos, videos and files (spec/messages.md)."""
+    me = s.participant(actor.id) if actor.kind == "person" else None
+    if me is None or me.role not in ("owner", "admin"):
+        refuse("forbidden", "the attachment caps are a workspace owner's or admin's")
+    return Decision()
+
+
+def check_fetched(s: DoorState, body: AttachmentFetched, actor: Actor, ctx: Ctx) -> Decision:
+    """The fetch audit: a harness in the room fetched one of its files."""
+    if actor.kind != "harness":
+        refuse("forbidden", "only a harness's fetches are logged")
+    check_member(s, body.space_id, actor)
+    return Decision()

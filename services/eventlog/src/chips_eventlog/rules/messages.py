@@ -1,0 +1,133 @@
+"""Posting: ``message.post`` (addressing, kinds, hand-offs, receipts), a harness's
+``NO_REPLY`` (``turn.passed``), and a person's composer commands (ADR 0008).
+
+``mentions`` and ``addressed_to`` are decided once, here, and written into the event
+(DESIGN.md §2), so every reader sees the same answer and a replay reproduces it.
+"""
+
+from __future__ import annotations
+
+from chips_common.append import Actor
+from chips_common.events import (
+    EventBody,
+    Feedback,
+    MembershipAdded,
+    MembershipRemoved,
+    MessagePost,
+    SpaceUpdated,
+    TurnPassed,
+)
+from chips_common.rules.addressing import address
+from chips_common.rules.commands import Command, CommandError, resolve_handle
+from chips_common.rules.handles import Member
+from chips_common.rules.kinds import refusal
+from chips_eventlog.refused import refuse
+from chips_eventlog.rules.common import PARTICIPANTS, Ctx, check_member
+from chips_eventlog.rules.files import check_post_files
+from chips_eventlog.rules.runs import with_receipt
+from chips_eventlog.state import Change, Decision, DoorState, PutChoice
+
+
+def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) -> Decision:
+    attachments, posted = check_post_files(s, body, actor, ctx)
+    check_member(s, body.space_id, actor)
+    why = refusal(body.kind, actor.kind)  # the credential's kind
+    if why is not None:
+        refuse("forbidden", why, "kind")
+    if body.handoff is not None and s.standing(body.space_id, body.handoff.recipient) is None:
+        refuse("not_found", "a hand-off goes to somebody in this room", "handoff.recipient")
+    decision = address_message(s, body, actor)
+    if attachments is not None:
+        decision.filled["attachments"] = attachments
+        decision.changes.extend(posted)
+    decision.filled = with_receipt(s, body, actor, ctx.request, decision.filled)
+    return decision
+
+
+def check_turn_passed(s: DoorState, body: MessagePost, actor: Actor) -> TurnPassed:
+    """A harness's ``NO_REPLY``: logged as turn.passed, not as a message (websocket.md)."""
+    check_member(s, body.space_id, actor)
+    if body.reply_to and message_author(s, body.space_id, body.reply_to) is None:
+        refuse("not_found", "reply_to names no message in this space", "reply_to")
+    return TurnPassed(space_id=body.space_id, reply_to=body.reply_to)
+
+
+def message_author(s: DoorState, space_id: str, message_id: str) -> Member | None:
+    """Who said a message of this space (a reply's addressee), or None."""
+    said = s.said(message_id)
+    if said is None or said.space_id != space_id or said.author_kind not in PARTICIPANTS:
+        return None
+    return Member(said.author_id, said.author_kind, "")
+
+
+def address_message(s: DoorState, body: MessagePost, actor: Actor) -> Decision:
+    """Fill in ``mentions`` and ``addressed_to``, once, at append (DESIGN.md §2)."""
+    members = s.room_members(body.space_id)
+    sender = next((m for m in members if m.id == actor.id), None)
+    if sender is None:  # an operator or system writer: the words are for the people
+        return Decision({"mentions": [], "addressed_to": []})
+    reply_author = None
+    if body.reply_to:
+        reply_author = message_author(s, body.space_id, body.reply_to)
+        if reply_author is None:
+            refuse("not_found", "reply_to names no message in this space", "reply_to")
+    text = body.text or ""
+    to = body.to
+    if to is None and body.handoff is not None:  # a hand-off is for its recipient
+        to = [body.handoff.recipient]
+    decided = address(sender=sender, text=text, members=members, to=to, reply_author=reply_author)
+    if decided.rule == "5:last":  # only then does the sender's last choice matter
+        decided = address(
+            sender=sender,
+            text=text,
+            members=members,
+            to=to,
+            reply_author=reply_author,
+            last_choice=s.choice(body.space_id, actor.id),
+        )
+    changes: list[Change] = []
+    if decided.choice is not None:
+        changes.append(PutChoice(body.space_id, actor.id, decided.choice))
+    return Decision({"mentions": decided.mentions, "addressed_to": decided.addressed_to}, changes)
+
+
+def composer_events(s: DoorState, space_id: str, command: Command, actor: Actor) -> list[EventBody]:
+    """A person's composer command, as the room operations it names (ADR 0008).
+
+    Each event it becomes is then decided by the same rule as when it is sent as itself.
+    """
+    check_member(s, space_id, actor)
+    bodies: list[EventBody] = []
+    if command.name == "add":
+        people = s.directory()
+        for handle in command.handles:
+            who = resolve(handle, people)
+            bodies.append(MembershipAdded(space_id=space_id, participant_id=who))
+    elif command.name == "remove":
+        people = s.directory(space_id)
+        for handle in command.handles:
+            who = resolve(handle, people)
+            bodies.append(MembershipRemoved(space_id=space_id, participant_id=who))
+    elif command.name == "leave":
+        bodies.append(MembershipRemoved(space_id=space_id, participant_id=actor.id))
+    elif command.name == "title":
+        bodies.append(SpaceUpdated(space_id=space_id, title=command.title))
+    elif command.name == "wrong":
+        said = s.last_harness_said.get(space_id)
+        if said is None:
+            refuse("not_found", "no harness has said anything here to correct", "text")
+        bodies.append(
+            Feedback(space_id=space_id, message_id=said, kind="correction", note=command.note)
+        )
+    else:
+        state = "closed" if command.name == "archive" else "open"
+        bodies.append(SpaceUpdated(space_id=space_id, state=state))
+    return bodies
+
+
+def resolve(handle: str, people: list[tuple[str, str]]) -> str:
+    try:
+        return resolve_handle(handle, people)
+    except CommandError as exc:
+        code = "not_found" if str(exc).startswith("nobody") else "invalid_event"
+        refuse(code, str(exc), "text")

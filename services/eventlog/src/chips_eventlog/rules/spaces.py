@@ -1,0 +1,180 @@
+"""Spaces and who is in them: ``space.created`` (not a thread), ``membership.added`` and
+``.removed``, ``space.updated`` and ``space.lock_set`` (spec/spaces.md)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from chips_common.append import Actor
+from chips_common.events import (
+    MembershipAdded,
+    MembershipRemoved,
+    SpaceCreated,
+    SpaceLockSet,
+    SpaceUpdated,
+)
+from chips_common.ids import new_id
+from chips_eventlog.refused import refuse
+from chips_eventlog.rules.common import Ctx, check_member
+from chips_eventlog.state import (
+    AddMember,
+    Change,
+    Decision,
+    DoorState,
+    PutSpace,
+    RemoveMember,
+    Space,
+)
+
+
+def check_space_created(s: DoorState, body: SpaceCreated, actor: Actor, ctx: Ctx) -> Decision:
+    if actor.kind != "person":
+        refuse("forbidden", "a harness opens spaces through its door, not with space.created")
+    if body.key is not None or body.shared is not None:
+        refuse("invalid_event", "a key is given to a space through a harness's door", "key")
+    if body.opened_for is not None:
+        refuse("invalid_event", "opened_for is filled in by Chips", "opened_for")
+    space_id = body.space_id or new_id("spc")
+    if not space_id.startswith("spc_"):
+        refuse("invalid_event", "a space's id starts with spc_", "space_id")
+    if s.space_id_taken(space_id):
+        refuse("invalid_event", "that space already exists", "space_id")
+    members = list(dict.fromkeys(m for m in body.members if m != actor.id))
+    if body.asked_of is not None:
+        check_asked(s, body.asked_of)
+        if body.asked_of not in members:
+            members.append(body.asked_of)  # every face picked is put in it (ADR 0084)
+    for member in members:
+        if s.participant(member) is None:
+            refuse("not_found", f"no participant {member} in this workspace", "members")
+    if body.kind == "direct" and not members:
+        refuse("invalid_event", "a direct space names who it is with", "members")
+    if body.home_of is not None:
+        check_home(s, body, actor, members)
+    seq = ctx.seq
+    space = Space(
+        space_id,
+        body.kind,
+        body.title,
+        created_by=actor.id,
+        created_seq=seq,
+        home_of=body.home_of,
+        asked_of=body.asked_of,
+    )
+    changes: list[Change] = [PutSpace(space), AddMember(space_id, actor.id, "owner", seq)]
+    changes += [AddMember(space_id, member, "member", seq) for member in members]
+    return Decision({"space_id": space_id, "members": members}, changes)
+
+
+def check_asked(s: DoorState, harness_id: str) -> None:
+    """spec/spaces.md: "only a harness that declares new_spaces may be asked"."""
+    harness = s.participant(harness_id)
+    if harness is None or harness.kind != "harness":
+        refuse("not_found", "no such harness in this workspace", "asked_of")
+    if "new_spaces" not in harness.capabilities:
+        refuse(
+            "forbidden",
+            "that harness does not take new spaces (it never declared new_spaces)",
+            "asked_of",
+        )
+
+
+def check_home(s: DoorState, body: SpaceCreated, actor: Actor, members: list[str]) -> None:
+    """A harness's home is the direct space its owner is handed with it, and only that."""
+    harness = s.participant(body.home_of or "")
+    if harness is None or harness.kind != "harness" or harness.owner_id != actor.id:
+        refuse("forbidden", "a home is opened for a harness you connect", "home_of")
+    if body.kind != "direct" or members != [harness.id]:
+        refuse("invalid_event", "a home is a direct space with you and the harness", "home_of")
+    if s.home_of(harness.id) is not None:
+        refuse("invalid_event", "that harness has its home already", "home_of")
+
+
+def check_membership_added(s: DoorState, body: MembershipAdded, actor: Actor, ctx: Ctx) -> Decision:
+    # spec/spaces.md, Who may do what in a space: members and owners add; a guest
+    # talks and leaves; a harness talks and works.
+    standing = check_member(s, body.space_id, actor)
+    if actor.kind == "harness":
+        refuse("forbidden", "a harness talks and works in a space; it adds nobody")
+    if standing == "guest":
+        refuse("forbidden", "a guest may talk and leave, not add anyone")
+    if body.standing == "owner" and standing != "owner":
+        refuse("forbidden", "only the space's owner makes another owner", "standing")
+    if s.participant(body.participant_id) is None:
+        refuse("not_found", "no such participant in this workspace", "participant_id")
+    if s.standing(body.space_id, body.participant_id):
+        refuse("invalid_event", "already a member of this space", "participant_id")
+    return Decision(changes=[AddMember(body.space_id, body.participant_id, body.standing, ctx.seq)])
+
+
+def check_membership_removed(
+    s: DoorState, body: MembershipRemoved, actor: Actor, ctx: Ctx
+) -> Decision:
+    standing = check_member(s, body.space_id, actor)
+    if body.participant_id != actor.id:
+        if actor.kind == "harness":
+            refuse("forbidden", "a harness talks and works in a space; it removes nobody")
+        if standing != "owner":
+            refuse("forbidden", "only the space's owner takes others out of it")
+    if not s.standing(body.space_id, body.participant_id):
+        refuse("invalid_event", "not a member of this space", "participant_id")
+    if actor.kind == "harness":
+        space = s.space(body.space_id)
+        if space is not None and space.home_of == actor.id:
+            refuse("forbidden", "a harness stays in its home")
+    return Decision(changes=[RemoveMember(body.space_id, body.participant_id, ctx.seq)])
+
+
+def check_space_updated(s: DoorState, body: SpaceUpdated, actor: Actor, ctx: Ctx) -> Decision:
+    """Retitle, archive or unarchive (spec/spaces.md, Retitling and archiving)."""
+    standing = check_member(s, body.space_id, actor)
+    space = s.space(body.space_id)
+    if space is None:  # a member of a space that is not there: door state is broken
+        refuse("forbidden", "you are not a member of this space", "space_id")
+    if actor.kind == "harness":
+        if not s.opened(space.id, actor.id):
+            refuse("forbidden", "a harness retitles or closes only a space it opened itself")
+    elif actor.kind != "person":
+        refuse("forbidden", "a space is retitled and archived by who is in it")
+    elif standing == "guest":
+        refuse("forbidden", "a guest may talk and leave, not retitle or archive")
+    elif space.locked:
+        # spec/websocket.md: while a room's changes are locked no person renames,
+        # archives or deletes it; its opening harness's own changes still land.
+        refuse("forbidden", "this room's changes are locked; unlock it to rename or archive it")
+    if body.state == "closed" and space.home_of is not None:
+        refuse("forbidden", "a harness's home is never archived", "state")
+    if body.state is not None and body.state == space.state:
+        already = "archived" if space.state == "closed" else "open"
+        refuse("invalid_event", f"this space is {already} already", "state")
+    if body.title is not None and body.title == space.title:
+        refuse("invalid_event", "that is the space's title already", "title")
+    changes: dict[str, Any] = {}
+    if body.state is not None:
+        changes["state"] = body.state
+    if body.title is not None:
+        changes["title"] = body.title
+        if actor.kind == "person":
+            changes["title_held"] = True
+    return Decision(changes=[PutSpace(replace(space, **changes))])
+
+
+def check_space_lock_set(s: DoorState, body: SpaceLockSet, actor: Actor, ctx: Ctx) -> Decision:
+    """``POST /v1/spaces/:id/lock``: a person's, the room's owner or a workspace's."""
+    standing = check_member(s, body.space_id, actor)
+    space = s.space(body.space_id)
+    if space is None:
+        refuse("forbidden", "you are not a member of this space", "space_id")
+    if actor.kind != "person":
+        refuse("forbidden", "locking a room's changes is a person's to do")
+    me = s.participant(actor.id)
+    if standing != "owner" and (me is None or me.role not in ("owner", "admin")):
+        refuse(
+            "forbidden",
+            "only the room's owner, or a workspace owner or admin, locks its changes",
+        )
+    if body.locked == space.locked:
+        already = "locked" if space.locked else "not locked"
+        refuse("invalid_event", f"the room's changes are {already} already", "locked")
+    return Decision(changes=[PutSpace(replace(space, locked=body.locked))])
