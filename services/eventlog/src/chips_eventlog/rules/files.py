@@ -92,8 +92,9 @@ def check_caps_set(s: DoorState, body: AttachmentCapsSet, actor: Actor, ctx: Ctx
 
 
 def check_fetched(s: DoorState, body: AttachmentFetched, actor: Actor, ctx: Ctx) -> Decision:
-    """The fetch audit: a harness in the room fetched one of its files."""
+    """The fetch audit: a harness in the room fetched one of its files (a stranger to the
+    room is refused as one before anything else)."""
+    check_member(s, body.space_id, actor)
     if actor.kind != "harness":
         refuse("forbidden", "only a harness's fetches are logged")
-    check_member(s, body.space_id, actor)
     return Decision()
