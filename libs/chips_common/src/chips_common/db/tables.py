@@ -361,7 +361,7 @@ READ_MODELS = (
     rm_feedback,
 )
 
-# --- eventlog: partition leases (docs/adr/0021) ------------------------------------------------
+# --- eventlog: partition leases (docs/adr/0022) ------------------------------------------------
 
 # Which replica writes a partition, under which epoch, until when. A replica renews its
 # rows by heartbeat; another takes a row whose lease expired, with epoch + 1; every

@@ -1,5 +1,5 @@
 """Partition leases that expire: a row per partition (holder, epoch, expiry) and a row per
-live eventlog replica, both renewed by a heartbeat (docs/adr/0021).
+live eventlog replica, both renewed by a heartbeat (docs/adr/0022).
 
 Revision ID: 0600
 Revises: 0500
