@@ -160,10 +160,10 @@ class Door:
         Each event is staged (given its seq and its changes applied) before the next is
         checked, so a rule always sees the door state as of the event it is about.
         """
-        first = self.head_seq + 1
+        first = len(self.pending)  # only ever appended to, or cut back by undo()
         for raw in request.events:
             self.admit(raw, request)
-        logged = [e for e in self.pending if e["seq"] >= first]
+        logged = self.pending[first:]
         for event in logged:
             self.traces[event["seq"]] = traceparent
         return logged
