@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import types
 from pathlib import Path
@@ -29,9 +30,34 @@ DEFAULT_OUT = ROOT / "docs" / "protocol"
 SCRIPT = "scripts/gen_protocol_docs.py"
 
 
+# Where the catalogue's docstrings cite the spec or the design for the engineers: the
+# published docs stand alone, so those citations are left out of them.
+CITATION = re.compile(r"\s*\((?:see )?(?:spec/[\w-]+\.md|DESIGN\.md)[^()]*(?:\([^()]*\)[^()]*)*\)")
+CITED = re.compile(r";?\s*(?:spec/[\w-]+\.md|DESIGN\.md)(?:\s*§\s*\d+)?(?:,[^;.)]*)?")
+
+
+def own_words(text: str) -> str:
+    """``text`` without its citations of the spec or the design."""
+    return CITED.sub("", CITATION.sub("", text))
+
+
+def _scrubbed(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {
+            key: own_words(value)
+            if key == "description" and isinstance(value, str)
+            else _scrubbed(value)
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_scrubbed(item) for item in schema]
+    return schema
+
+
 def render_schema(cls: type[EventBody]) -> str:
     """The model's JSON Schema, keys sorted, ending in a newline."""
-    return json.dumps(cls.model_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    schema = _scrubbed(cls.model_json_schema())
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _type_name(annotation: Any) -> str:
@@ -58,8 +84,11 @@ def _describe_field(name: str, info: FieldInfo) -> str:
 
 
 def _first_line(cls: type[EventBody]) -> str:
-    doc = (cls.__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    """The docstring's first sentence, in the docs' own words."""
+    paragraph = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+    words = own_words(paragraph)
+    end = words.find(". ")
+    return words if end < 0 else words[: end + 1]
 
 
 def _cell(text: str) -> str:
@@ -78,7 +107,7 @@ def render_table() -> str:
         + ", ".join(f"`{name}`" for name in ENVELOPE_ORDER)
         + " in that order, then its own fields sorted by name. Chips fills in "
         "`v`, `id`, `seq`, `ts`, `workspace_id` and `actor`; a client that sends them is "
-        "refused (spec/websocket.md, Writing). The JSON Schema of each type's own fields "
+        "refused. The JSON Schema of each type's own fields "
         "is in [`schemas/`](schemas/).",
         "",
         "| Type | Written by | In a space | What it is | Fields |",
@@ -103,8 +132,8 @@ def render_table() -> str:
         "",
         "Delivered, not logged: "
         + ", ".join(f"`{name}`" for name in sorted(DELIVERED_TYPES))
-        + " (a person's `message.post` as a harness hears it; spec/websocket.md, "
-        "What a harness hears when someone speaks).",
+        + " (a person's `message.post` as a harness hears it; "
+        "see docs/harness-guide.md).",
         "",
     ]
     return "\n".join(lines)

@@ -142,7 +142,7 @@ export interface Feedback {
  *
  * ``new_spaces``: it may be asked for a room; ``follows_rooms``: it carries archives and
  * deletes over to its own side; ``agents``, ``forks``, ``new_agents``, ``restarts``:
- * see spec/websocket.md. Written by the harness itself or its owner (``chips declare``).
+ * see. Written by the harness itself or its owner (``chips declare``).
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "HarnessDeclared".
@@ -323,7 +323,7 @@ export interface MessagePinned {
  *
  * ``to`` is the composer's pick: harness ids, or ``"everyone"``. ``mentions`` is filled in
  * by Chips from the text's @handles (a value the sender writes is replaced), and so is
- * ``addressed_to``: the harnesses the message is for (spec/spaces.md, the five rules).
+ * ``addressed_to``: the harnesses the message is for.
  * A text or system message has ``text``; any other kind has its card in the field named
  * after it, and may add ``text`` as a caption.
  *
@@ -393,7 +393,7 @@ export interface ArtifactCard {
   version?: number;
 }
 /**
- * A file a message carries, as Chips stored it (spec/messages.md, Attachments).
+ * A file a message carries, as Chips stored it.
  *
  * Filled in by the door from the sender's uploads: what the bytes turned out to be, the
  * digest they are kept under, and the file's version among the room's files of its name.
@@ -772,7 +772,7 @@ export interface RunSteerReceipt {
  * A harness took a space as its own under a key, through its door.
  *
  * Either a room a person asked of it, or the space another harness opened under a
- * ``shared`` key (spec/spaces.md, How one is opened). From then on the harness retitles,
+ * ``shared`` key. From then on the harness retitles,
  * archives and unarchives it as a space it opened.
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
@@ -801,7 +801,7 @@ export interface SpaceClaimed {
  *
  * A ``thread`` grows from one message (``root_message_id``) of a room
  * (``parent_space_id``). It has no members of its own: whoever is in the room is in its
- * threads (spec/messages.md, Threads).
+ * threads.
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "SpaceCreated".
@@ -824,8 +824,7 @@ export interface SpaceCreated {
   type?: "space.created";
 }
 /**
- * A space was deleted: erased from the server, with its threads (spec/spaces.md,
- * Deleting one).
+ * A space was deleted: erased from the server, with its threads.
  *
  * This event is the one line the log keeps in place of everything that was said in the
  * room: it names the space and who erased it (the actor), and nothing of what was in it.
@@ -857,7 +856,7 @@ export interface FollowingHarness {
  * A room's changes were locked or unlocked (``POST /v1/spaces/:id/lock``).
  *
  * While locked no person renames, archives or deletes the room; the harness that opened
- * it still retitles and closes it (spec/websocket.md, spend ceilings and locks).
+ * it still retitles and closes it.
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "SpaceLockSet".
@@ -871,7 +870,7 @@ export interface SpaceLockSet {
  * A space was retitled, archived (``state: "closed"``) or unarchived (``"open"``).
  *
  * At least one of ``title`` and ``state`` is given; the room shows a muted line saying
- * who did it (spec/spaces.md, Retitling and archiving).
+ * who did it.
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "SpaceUpdated".

@@ -50,7 +50,7 @@ class ArtifactCard(TypedDict, total=False):
 
 
 class Attachment(TypedDict, total=False):
-    """A file a message carries, as Chips stored it (spec/messages.md, Attachments)."""
+    """A file a message carries, as Chips stored it."""
 
     attachment_id: Required[str]
     byte_size: Required[int]
@@ -675,7 +675,7 @@ class SpaceCreated(SpaceCreatedFields, Logged):
 
 
 class SpaceErasedFields(TypedDict, total=False):
-    """A space was deleted: erased from the server, with its threads (spec/spaces.md,"""
+    """A space was deleted: erased from the server, with its threads."""
 
     follows: list[FollowingHarness] | None
     threads: list[str] | None

@@ -130,18 +130,12 @@ def build_app(settings: GatewaySettings) -> FastAPI:
 
     web_dir = Path(settings.web_dir) if settings.web_dir else default_web_dir()
 
-    @app.get("/healthz", include_in_schema=False)
-    async def healthz() -> dict[str, str]:
-        # Depends on nothing; says whether this gateway has the people's app to serve.
-        return {
-            "status": "ok",
-            "work": "built",
-            "web": "built" if web_built(web_dir) else "not built",
-        }
+    def web_part() -> dict[str, str]:
+        return {"web": "built" if web_built(web_dir) else "not built"}
 
     # Redis is not among the checks: it holds tickets and rate counters only, and a
     # readiness that followed it would take every gateway out of service with it.
-    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok})
+    add_health_routes(app, {"postgres": db_ok, "nats": nats_ok}, parts=web_part)
 
     @app.websocket("/v1/ws")
     async def socket(ws: WebSocket) -> None:

@@ -41,11 +41,21 @@ async def run_checks(checks: Mapping[str, Check]) -> dict[str, bool]:
 
 
 def add_health_routes(
-    app: FastAPI, checks: Mapping[str, Check], work: str = BUILT, about: About | None = None
+    app: FastAPI,
+    checks: Mapping[str, Check],
+    work: str = BUILT,
+    about: About | None = None,
+    parts: Callable[[], dict[str, str]] | None = None,
 ) -> None:
+    """``/healthz`` (depends on nothing), ``/readyz`` (runs ``checks``) and ``/metrics``.
+
+    ``parts`` adds what else the liveness answer says of the service's own work (the
+    gateway: whether it has the people's app to serve).
+    """
+
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
-        return {"status": "ok", "work": work}
+        return {"status": "ok", "work": work, **(parts() if parts is not None else {})}
 
     @app.get("/readyz", include_in_schema=False)
     async def readyz() -> JSONResponse:
