@@ -143,6 +143,11 @@ async def test_a_replica_that_lost_its_lease_can_never_write(engine: AsyncEngine
         assert held_a.fenced and not held_a.fresh()
         assert "ws_fence" not in held_a.states, "the door state went with the lease"
 
+        # B reads the door state of the partition's workspaces as it takes the lease.
+        await appender.load_states(held_b)
+        assert held_b.states["ws_fence"].head_seq == head_before
+        assert held_b.states["ws_fence"].space(room) is not None
+
         fresh = [request("late", owner, {"type": "message.post", "space_id": room, "text": "x"})]
         await appender.append_group("ws_fence", fresh, held_b)
         assert fresh[0].answer is not None and fresh[0].answer.ok

@@ -34,7 +34,7 @@ from nats.js.errors import NotFoundError
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 from pydantic import ValidationError
-from sqlalchemy import delete, text, tuple_
+from sqlalchemy import delete, select, text, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -670,6 +670,34 @@ class Appender:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), every)
 
+    async def load_states(self, held: Held) -> None:
+        """Read the door state of every workspace of a partition just taken (ADR 0021).
+
+        Read outside any append's transaction: a batch still checks the state's head seq
+        against the head row it locks, and reads the state again when they differ (a
+        commit of the previous holder that landed after this read). A failure here only
+        leaves a workspace to be read by its first batch.
+        """
+        started = time.monotonic()
+        try:
+            async with self.engine.connect() as conn:
+                found = await conn.execute(select(t.workspaces.c.id))
+                ids = [r.id for r in found if self.names.partition_of(r.id) == held.partition]
+                for workspace_id in ids:
+                    if held.fenced or held.lost:
+                        return
+                    if workspace_id not in held.states:
+                        held.states[workspace_id] = await state_store.load(conn, workspace_id)
+        except Exception:
+            log.exception("partition %d: door state not read ahead", held.partition)
+            return
+        log.info(
+            "partition %d: door state of %d workspaces read in %.0f ms",
+            held.partition,
+            len(ids),
+            (time.monotonic() - started) * 1000,
+        )
+
     async def serve_partition(
         self, held: Held, done: asyncio.Event, batch_size: int, ack_wait: float
     ) -> None:
@@ -695,6 +723,7 @@ class Appender:
         # The door state of this partition's workspaces lives in ``held`` while the lease
         # does, and goes with it (docs/adr/0021).
         try:
+            await self.load_states(held)
             while not done.is_set() and not (held.fenced or held.lost):
                 if not held.fresh():
                     await asyncio.sleep(0.05)
