@@ -6,6 +6,7 @@ read models (DESIGN.md §5). Included by ``api/spaces.py``.
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
@@ -156,6 +157,10 @@ async def room_lines(
                 item = {"from": f["from_id"], "kind": f["kind"]}
                 item.update({k: f[k] for k in ("emoji", "note", "reasons") if f[k] is not None})
                 feedback.setdefault(f["message_id"], []).append(item)
+        files = await _files_of(
+            conn, ws_id, [int(row["seq"]) for row in rows if not row["deleted"]]
+        )
+        now = time.time()
         lines = [
             {
                 "id": row["id"],
@@ -166,6 +171,16 @@ async def room_lines(
                 "reply_to": row["reply_to"],
                 "ts": row["ts"].isoformat(),
                 **({"card": row["card"]} if row["card"] is not None else {}),
+                **(
+                    {
+                        "attachments": [
+                            ctx.links.link(a, caller.credential_id, now)
+                            for a in files[int(row["seq"])]
+                        ]
+                    }
+                    if int(row["seq"]) in files and not row["deleted"]
+                    else {}
+                ),
                 "edited": row["edited"],
                 "deleted": row["deleted"],
                 "pinned": row["pinned"],
@@ -174,6 +189,28 @@ async def room_lines(
             for row in rows
         ]
     return {"as_of_seq": as_of, "messages": lines}
+
+
+async def _files_of(conn: Any, workspace_id: str, seqs: list[int]) -> dict[int, list[Any]]:
+    """The files each of these posts carries, as the door filled them in, in their order.
+
+    Read from the logged events, so a line reads back with the same files it was drawn
+    with live; a line taken back is not asked for (its files go with it).
+    """
+    if not seqs:
+        return {}
+    e = t.events.c
+    found = await conn.execute(
+        select(e.seq, e.body["attachments"].label("attachments")).where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.seq.in_(seqs),
+                e.type == "message.post",
+                e.body.has_key("attachments"),
+            )
+        )
+    )
+    return {int(r.seq): list(r.attachments) for r in found if r.attachments}
 
 
 class MemberIn(BaseModel):
