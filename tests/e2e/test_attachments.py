@@ -359,6 +359,7 @@ async def test_taking_a_message_back_takes_its_files_from_view(stack: Stack, api
     [line] = [x for x in await api.lines(owner, room, after_seq=seq) if x["seq"] == seq]
     [attachment] = line["attachments"]
     assert attachment["attachment_id"] == upload_id and attachment["name"] == "back.pdf"
+    assert line["addressed_to"] == []  # a room with no harness: for nobody to take a turn
     async with httpx.AsyncClient() as http:
         got = await http.get(attachment["url"])
     assert got.status_code == 200 and got.content == PDF + b"back"
