@@ -211,37 +211,47 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
         </ul>
       )}
       {toOpen && choosing && (
-        <ul class="picker" role="listbox" aria-label="Who the message is for" data-testid="to-list">
-          {[{ id: "everyone", name: "Everyone" }, ...harnesses].map((h) => {
-            const on = goes.ids.length === 1 ? goes.ids[0] === h.id : h.id === "everyone" && goes.everyone;
+        <div
+          class="picker to-list"
+          role="menu"
+          aria-label="Who the message is for"
+          data-testid="to-list"
+          onKeyDown={(e) => {
+            if (e.key === "Escape") setToOpen(false);
+          }}
+        >
+          {[{ id: "everyone", name: "Everyone" }, ...harnesses].map((h, i) => {
+            const on = h.id === "everyone" ? goes.everyone : goes.ids.length === 1 && goes.ids[0] === h.id;
             return (
-              <li key={h.id} role="option" aria-selected={on} class={on ? "active" : ""}>
-                <button
-                  type="button"
-                  class="plain"
-                  onClick={() => {
-                    store.picks.set(props.spaceId, [h.id]);
-                    setToOpen(false);
-                    store.changed();
-                    ref.current?.focus();
-                  }}
-                >
-                  <strong>{h.name}</strong>{" "}
-                  <span class="muted small">{h.id === "everyone" ? "every harness here takes a turn" : "only this harness takes a turn"}</span>
-                </button>
-              </li>
+              <button
+                key={h.id}
+                type="button"
+                role="menuitemradio"
+                aria-checked={on}
+                class={on ? "active" : ""}
+                autoFocus={i === 0}
+                onClick={() => {
+                  store.picks.set(props.spaceId, [h.id]);
+                  setToOpen(false);
+                  store.changed();
+                  ref.current?.focus();
+                }}
+              >
+                <strong>{h.name}</strong>{" "}
+                <span class="muted small">{h.id === "everyone" ? "every harness here takes a turn" : "only this harness takes a turn"}</span>
+              </button>
             );
           })}
-        </ul>
+        </div>
       )}
       <div class="compose-row">
         {choosing && (
           <button
             type="button"
             class="to"
-            aria-haspopup="listbox"
+            aria-haspopup="menu"
             aria-expanded={toOpen}
-            aria-label={`To ${goes.words}: change who the message is for`}
+            title="Who the message is for"
             data-testid="to"
             onClick={() => setToOpen(!toOpen)}
           >
@@ -252,6 +262,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
                 </span>
               ))}
             </span>
+            <span class="sr-only">To </span>
             <span class="to-words">{goes.words}</span>
           </button>
         )}
