@@ -663,6 +663,13 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
         "You → Ledger"
     )
     await expect(page.get_by_test_id("to")).to_contain_text("Ledger")
+    # From the keyboard: the menu opens on the choice that stands, Escape closes it.
+    await page.get_by_test_id("to").press("Enter")
+    menu = page.get_by_role("menu", name="Who the message is for")
+    await expect(menu.get_by_role("menuitemradio", name=re.compile("^Ledger"))).to_be_focused()
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("Escape")
+    await expect(menu).to_have_count(0)
     await s_sock.close()
     await l_sock.close()
 

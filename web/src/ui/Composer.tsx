@@ -35,6 +35,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
   const [toOpen, setToOpen] = useState(false);
   const ref = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
+  const toMenu = useRef<HTMLDivElement>(null);
   const { draft } = props;
   const canAttach = store.features.attachments && draft.mode !== "edit";
 
@@ -42,6 +43,11 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
     if (draft.mode === "edit") setText(draft.line.text ?? "");
     if (draft.mode !== "new") ref.current?.focus();
   }, [draft]);
+
+  // The menu of who the message is for opens on the choice that stands.
+  useEffect(() => {
+    if (toOpen) (toMenu.current?.querySelector<HTMLButtonElement>('[aria-checked="true"]') ?? toMenu.current?.querySelector("button"))?.focus();
+  }, [toOpen]);
 
   const room = store.rooms.get(props.spaceId);
   const people = (room?.sheet?.members ?? [])
@@ -185,7 +191,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
         </p>
       )}
       {chosen.length > 0 && (
-        <ul class="tray" aria-label="Files to send" data-testid="tray">
+        <ul class="tray" aria-label="Files to send" aria-live="polite" data-testid="tray">
           {chosen.map((c) => (
             <li key={c.id} class={c.error ? "chip refused" : "chip"}>
               <span class="chip-name">{c.name}</span>
@@ -213,14 +219,25 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
       {toOpen && choosing && (
         <div
           class="picker to-list"
+          ref={toMenu}
           role="menu"
           aria-label="Who the message is for"
           data-testid="to-list"
           onKeyDown={(e) => {
-            if (e.key === "Escape") setToOpen(false);
+            if (e.key === "Escape") {
+              setToOpen(false);
+              return;
+            }
+            // Up and down move between the choices, as in any menu.
+            if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+            e.preventDefault();
+            const items = [...e.currentTarget.querySelectorAll<HTMLButtonElement>("button")];
+            const at = items.indexOf(document.activeElement as HTMLButtonElement);
+            const next = (at + (e.key === "ArrowDown" ? 1 : -1) + items.length) % items.length;
+            items[next]?.focus();
           }}
         >
-          {[{ id: "everyone", name: "Everyone" }, ...harnesses].map((h, i) => {
+          {[{ id: "everyone", name: "Everyone" }, ...harnesses].map((h) => {
             const on = h.id === "everyone" ? goes.everyone : goes.ids.length === 1 && goes.ids[0] === h.id;
             return (
               <button
@@ -229,7 +246,6 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
                 role="menuitemradio"
                 aria-checked={on}
                 class={on ? "active" : ""}
-                autoFocus={i === 0}
                 onClick={() => {
                   store.picks.set(props.spaceId, [h.id]);
                   setToOpen(false);
