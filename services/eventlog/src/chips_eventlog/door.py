@@ -878,6 +878,7 @@ class Door:
             async with self.conn.begin_nested():
                 await self.run_command(raw, request.actor)
             return
+        raw = await runs.place_on_run(self, raw, request.actor)  # a reply on the run
         try:
             body = parse_event(raw)
         except InvalidEvent as exc:

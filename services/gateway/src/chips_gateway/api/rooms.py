@@ -166,6 +166,8 @@ async def room_lines(
                 "reply_to": row["reply_to"],
                 "ts": row["ts"].isoformat(),
                 **({"card": row["card"]} if row["card"] is not None else {}),
+                # A harness's reply said on its run (jacobian-channel.md, on the run).
+                **({"run_id": row["run_id"]} if row["run_id"] is not None else {}),
                 "edited": row["edited"],
                 "deleted": row["deleted"],
                 "pinned": row["pinned"],
