@@ -26,7 +26,6 @@ from chips_common.events import (
     ApprovalRequest,
     ApprovalResolved,
     EventBody,
-    MembershipRemoved,
     MessagePost,
     QuestionAnswered,
     QuestionAsk,
@@ -38,7 +37,6 @@ from chips_common.events import (
     RunStarted,
     RunStatus,
     RunSteer,
-    SpaceUpdated,
     StepLog,
     Usage,
 )
@@ -127,22 +125,6 @@ async def live_runs(door: Door, space_id: str) -> list[Run]:
         .order_by(r.started_seq)
     )
     return [Run(row.id, row.space_id, row.harness_id, row.state) for row in rows]
-
-
-async def stopped_by(door: Door, body: EventBody) -> tuple[list[Run], str]:
-    """The live runs a room operation stops, and why (websocket.md, One room at a time).
-
-    Leaving a room stops the work: a harness taken out of a room has its runs there
-    cancelled, and archiving a room cancels every run in it, each before the room changes.
-    """
-    match body:
-        case MembershipRemoved():
-            running = await live_runs(door, body.space_id)
-            mine = [r for r in running if r.harness_id == body.participant_id]
-            return mine, "its harness left the room"
-        case SpaceUpdated() if body.state == "closed":
-            return await live_runs(door, body.space_id), "the room was archived"
-    return [], ""
 
 
 async def may_be_live(door: Door, space_id: str) -> bool:
