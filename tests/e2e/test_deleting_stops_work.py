@@ -15,6 +15,7 @@ from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity, Socket, key
 from tests.e2e.test_lanes import opened
 from tests.e2e.test_runs import start, step
+from tests.e2e.test_threads import open_thread
 
 
 async def erase(api: Api, who: Identity, room: str) -> int:
@@ -161,3 +162,30 @@ async def test_a_direct_room_archived_instead_of_deleted_stops_its_runs_too(api:
         ("space.updated", "closed"),
     ]
     assert events[0]["run_id"] == run
+
+
+async def test_a_run_in_a_thread_stops_with_its_room(api: Api) -> None:
+    """spec/messages.md, Threads: whoever is in the room is in its threads "and leaves
+    them with the room", and a thread goes with its room when it is deleted."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await api.open_space(owner, "Planning", [scout.participant_id])
+    said = await api.say(owner, room, "Which carrier?")
+    root = (await api.read(owner, since=said - 1, limit=1))[0]["message_id"]
+    thread = await open_thread(api, owner, room, root)
+    in_thread = await start(api, scout, thread)
+    removed = await api.append(
+        owner,
+        {"type": "membership.removed", "space_id": room, "participant_id": scout.participant_id},
+    )
+    events = await api.read(owner, since=removed - 2)
+    assert kinds(events) == [("run.cancel", in_thread), ("membership.removed", None)]
+    assert events[0]["space_id"] == thread
+    await api.append(
+        owner,
+        {"type": "membership.added", "space_id": room, "participant_id": scout.participant_id},
+    )
+    again = await start(api, scout, thread)
+    erased = await erase(api, owner, room)
+    replay = await api.read(scout, since=erased - 2)
+    assert kinds(replay) == [("run.cancel", again), ("space.erased", None)]

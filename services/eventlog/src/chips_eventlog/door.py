@@ -942,9 +942,8 @@ class Door:
 
         A harness taken out of a room, or a room archived, stops the runs there: each is
         sent ``run.cancel`` while the harness is still in the room, with the lanes it
-        opened or works (stopping.py). The operation's own rule
-        is decided first (and undone), so a refused one stops nothing and is refused for
-        its own reason.
+        opened or works (stopping.py). The operation's own rule is decided first (and
+        undone), so a refused one stops nothing and is refused for its own reason.
         """
         stops = stopping.stopped_by(body)
         running = await stopping.runs_to_stop(self, stops[1], stops[2]) if stops else []

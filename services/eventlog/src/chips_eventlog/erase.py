@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, insert, or_, select, true, update
 
 from chips_common.append import Actor
 from chips_common.db import run_tables as rt
@@ -117,7 +117,7 @@ async def erase(
                     # Spend already recorded stays on the harness's account (spaces.md):
                     # a usage report carries counts and a cost, no words (ADR 0010).
                     t.events.c.type != "usage",
-                    t.events.c.seq.notin_(kept),
+                    t.events.c.seq.notin_(kept) if kept else true(),
                 )
             )
             .returning(t.events.c.seq, t.events.c.body["message_id"].astext.label("message_id"))

@@ -20,9 +20,10 @@ from sqlalchemy import and_, or_, select
 
 from chips_common.append import Actor
 from chips_common.db import run_tables as rt
+from chips_common.db import tables as t
 from chips_common.events import EventBody, LaneCancelled, MembershipRemoved, RunCancel, SpaceUpdated
 from chips_eventlog.lanes import Lane, update_lane
-from chips_eventlog.runs import LIVE, Run, find_run, live_runs, set_state
+from chips_eventlog.runs import LIVE, Run, find_run, set_state
 
 if TYPE_CHECKING:
     from chips_eventlog.door import Door
@@ -120,9 +121,22 @@ async def lanes_of(door: Door, run_ids: list[str]) -> list[Lane]:
 
 
 async def runs_to_stop(door: Door, space_id: str, harness_id: str | None) -> list[Run]:
-    """The live runs of a room, or of one harness in it."""
-    running = await live_runs(door, space_id)
-    return [r for r in running if harness_id is None or r.harness_id == harness_id]
+    """The live runs of a room and its threads (whose members are the room's, so leaving
+    the room leaves them too), or of one harness there; oldest first."""
+    r, s = rt.runs.c, t.spaces.c
+    rooms = select(s.id).where(
+        and_(
+            s.workspace_id == door.workspace_id,
+            or_(s.id == space_id, s.parent_space_id == space_id),
+        )
+    )
+    query = select(r.id, r.space_id, r.harness_id, r.state).where(
+        and_(r.workspace_id == door.workspace_id, r.state.in_(LIVE), r.space_id.in_(rooms))
+    )
+    if harness_id is not None:
+        query = query.where(r.harness_id == harness_id)
+    rows = await door.conn.execute(query.order_by(r.started_seq))
+    return [Run(row.id, row.space_id, row.harness_id, row.state) for row in rows]
 
 
 async def stop(door: Door, stopping: list[Run], why: str, actor: Actor) -> list[int]:
