@@ -39,7 +39,6 @@ from chips_common.events import (
     MessageShown,
     MessageUnpinned,
     ParticipantJoined,
-    RunCancel,
     SpaceClaimed,
     SpaceCreated,
     SpaceErased,
@@ -56,7 +55,7 @@ from chips_common.rules.commands import Command, CommandError, parse_command, re
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import passes, refusal
 from chips_common.rules.names import free_name
-from chips_eventlog import erase, files, lanes, runs, threads, words
+from chips_eventlog import erase, files, lanes, runs, stopping, threads, words
 
 # The actors that are participants (an operator or Chips itself is not).
 PARTICIPANTS = ("person", "harness")
@@ -70,6 +69,28 @@ class Refused(Exception):
         self.code = code
         self.message = message
         self.field = field
+
+
+def refusal_to_add(kind: str | None, role: str | None, joining: str) -> str | None:
+    """Why this participant may not add a ``joining`` participant, or None if it may.
+
+    A person connects a harness ("Add the harness the way you add any harness",
+    spec/jacobian-channel.md): any person of the workspace but a guest, who is there to
+    talk in the rooms they are asked into and not to bring in anyone (docs/adr/0060). A
+    person is added by a workspace owner or admin.
+    """
+    if kind != "person":
+        return "only a person adds participants to a workspace"
+    if joining == "harness":
+        if role == "guest":
+            return (
+                "a guest of the workspace does not connect harnesses; any other person of "
+                "the workspace may"
+            )
+        return None
+    if role not in ("owner", "admin"):
+        return "only a workspace owner or admin adds people"
+    return None
 
 
 @dataclass
@@ -118,6 +139,9 @@ class Door:
         self.live_spaces: set[str] | None = None
         # Spaces erased in this transaction: nothing of them is published (erase.py).
         self.erased: set[str] = set()
+        # Seqs of an erased space's events that outlive it: the run.cancel its deletion
+        # sent first (stopping.py), kept in the log and published.
+        self.spared: set[int] = set()
 
     def mark(self) -> tuple[int, int]:
         """Where a request starts, to undo it with :meth:`undo` if it is refused."""
@@ -251,8 +275,9 @@ class Door:
                 raise Refused("forbidden", "an operator adds only the workspace's owner")
         else:
             me = await self.participant(actor.id)
-            if me is None or me.kind != "person" or me.role not in ("owner", "admin"):
-                raise Refused("forbidden", "only a workspace owner or admin adds participants")
+            why = refusal_to_add(me.kind if me else None, me.role if me else None, body.kind)
+            if why is not None:
+                raise Refused("forbidden", why)
             if body.role == "owner":
                 raise Refused("forbidden", "a workspace has one owner", "role")
             if body.kind == "harness" and body.owner_id != actor.id:
@@ -878,6 +903,7 @@ class Door:
             async with self.conn.begin_nested():
                 await self.run_command(raw, request.actor)
             return
+        raw = await runs.place_on_run(self, raw, request.actor)  # a reply on the run
         try:
             body = parse_event(raw)
         except InvalidEvent as exc:
@@ -915,21 +941,19 @@ class Door:
         """Decide one event's rule and stage it, after the runs it stops (websocket.md).
 
         A harness taken out of a room, or a room archived, stops the runs there: each is
-        sent ``run.cancel`` while the harness is still in the room. The operation's own rule
-        is decided first (and undone), so a refused one stops nothing and is refused for
-        its own reason.
+        sent ``run.cancel`` while the harness is still in the room, with the lanes it
+        opened or works (stopping.py). The operation's own rule is decided first (and
+        undone), so a refused one stops nothing and is refused for its own reason.
         """
-        stopping, why = await runs.stopped_by(self, body)
-        if stopping:
+        stops = stopping.stopped_by(body)
+        running = await stopping.runs_to_stop(self, stops[1], stops[2]) if stops else []
+        if stops and running:
             async with self.conn.begin_nested() as trial:
                 await self.check(body, actor, request)
                 await trial.rollback()
             self._standings.clear()
             self._rooms.clear()
-            for run in stopping:
-                await runs.set_state(self, run.id, "cancelled")
-                cancel = RunCancel(run_id=run.id, why=why)
-                self.stage(cancel, {"space_id": run.space_id}, actor)
+            await stopping.stop(self, running, stops[0], actor)
         filled = await self.check(body, actor, request)
         self.stage(body, filled, actor)
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, insert, or_, select, true, update
 
 from chips_common.append import Actor
 from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
 from chips_common.events import SpaceErased, SpaceUpdated
+from chips_eventlog import stopping
 
 if TYPE_CHECKING:
     from chips_eventlog.door import Door, Space
@@ -52,7 +53,12 @@ async def admit_space_erased(door: Door, body: SpaceErased, actor: Actor) -> Non
     if space.kind == "direct" and space.key is None:
         await archive_instead(door, space, actor)
         return
-    filled = await erase(door, space, actor)
+    # A room that is deleted stops every run in it first, as an archive does
+    # (websocket.md, One room at a time): those run.cancel outlive the room, so that its
+    # harnesses hear them.
+    running = await stopping.runs_to_stop(door, space.id, None)
+    spared = await stopping.stop(door, running, stopping.DELETED, actor)
+    filled = await erase(door, space, actor, spared)
     door.stage(body, filled, actor)
 
 
@@ -66,13 +72,20 @@ async def archive_instead(door: Door, space: Space, actor: Actor) -> None:
             "nobody could open this direct space again, so it is archived rather than "
             "deleted, and it is archived already",
         )
-    archive = SpaceUpdated(space_id=space.id, state="closed")
-    filled = await door.check(archive, actor, None)
-    door.stage(archive, filled, actor)
+    # Decided as any archive, so it stops the room's runs first.
+    await door.decide(SpaceUpdated(space_id=space.id, state="closed"), actor, None)
 
 
-async def erase(door: Door, space: Space, actor: Actor) -> dict[str, Any]:
-    """Delete everything of the space and its threads; say what the event carries."""
+async def erase(
+    door: Door, space: Space, actor: Actor, spared: list[int] | None = None
+) -> dict[str, Any]:
+    """Delete everything of the space and its threads; say what the event carries.
+
+    ``spared`` are the seqs of the ``run.cancel`` events the deletion sent first: they name
+    only a run and why it stopped, and stay in the log and are published, so that the
+    run's harness hears them (:mod:`chips_eventlog.stopping`).
+    """
+    kept = spared or []
     ws = door.workspace_id
     seq = door.head_seq + 1
     # Events of this space let in earlier in the same batch are written first, so that
@@ -104,6 +117,7 @@ async def erase(door: Door, space: Space, actor: Actor) -> dict[str, Any]:
                     # Spend already recorded stays on the harness's account (spaces.md):
                     # a usage report carries counts and a cost, no words (ADR 0010).
                     t.events.c.type != "usage",
+                    t.events.c.seq.notin_(kept) if kept else true(),
                 )
             )
             .returning(t.events.c.seq, t.events.c.body["message_id"].astext.label("message_id"))
@@ -150,6 +164,7 @@ async def erase(door: Door, space: Space, actor: Actor) -> dict[str, Any]:
     )
     await door.conn.execute(insert(t.erasures).values(workspace_id=ws, seq=seq))
     door.erased.update(erased)
+    door.spared.update(kept)
     return {
         "threads": threads,
         "follows": [{"harness_id": h, "delete": d} for h, d in follows],

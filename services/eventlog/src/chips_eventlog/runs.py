@@ -26,7 +26,6 @@ from chips_common.events import (
     ApprovalRequest,
     ApprovalResolved,
     EventBody,
-    MembershipRemoved,
     MessagePost,
     QuestionAnswered,
     QuestionAsk,
@@ -38,7 +37,6 @@ from chips_common.events import (
     RunStarted,
     RunStatus,
     RunSteer,
-    SpaceUpdated,
     StepLog,
     Usage,
 )
@@ -129,22 +127,6 @@ async def live_runs(door: Door, space_id: str) -> list[Run]:
     return [Run(row.id, row.space_id, row.harness_id, row.state) for row in rows]
 
 
-async def stopped_by(door: Door, body: EventBody) -> tuple[list[Run], str]:
-    """The live runs a room operation stops, and why (websocket.md, One room at a time).
-
-    Leaving a room stops the work: a harness taken out of a room has its runs there
-    cancelled, and archiving a room cancels every run in it, each before the room changes.
-    """
-    match body:
-        case MembershipRemoved():
-            running = await live_runs(door, body.space_id)
-            mine = [r for r in running if r.harness_id == body.participant_id]
-            return mine, "its harness left the room"
-        case SpaceUpdated() if body.state == "closed":
-            return await live_runs(door, body.space_id), "the room was archived"
-    return [], ""
-
-
 async def may_be_live(door: Door, space_id: str) -> bool:
     """Whether a room may have a live run: the rooms with one are read once per batch, so a
     busy room with no run costs its posts nothing more (a stale yes only costs a query)."""
@@ -197,6 +179,43 @@ async def name_of(door: Door, participant_id: str) -> str:
 
 
 # --- the rules -----------------------------------------------------------------------------
+
+
+def room_of_reply(run: Run | None, run_id: str, named_space: object, actor: Actor) -> str:
+    """The room a post on a run is said in: the run's (spec/jacobian-channel.md, "reply:
+    message.post, on the run"). Pure; a refusal raises, and nothing of the post is logged.
+
+    The run must be one that was started; a harness replies only on its own run; a
+    ``space_id`` the post names as well must be the run's room. Whether the sender may
+    talk in that room is the post's own rule, decided after.
+    """
+    if run is None:
+        refuse("not_found", f"no run {run_id} was started in this workspace", "run_id")
+    if actor.kind == "harness" and actor.id != run.harness_id:
+        refuse(
+            "forbidden",
+            f"{run.id} is another harness's run; a harness replies only on its own runs",
+            "run_id",
+        )
+    if named_space is not None and named_space != run.space_id:
+        refuse(
+            "invalid_event",
+            f"{run.id} is a run of another space; name its space_id or leave space_id out",
+            "space_id",
+        )
+    return run.space_id
+
+
+async def place_on_run(door: Door, raw: Any, actor: Actor) -> Any:
+    """A ``message.post`` naming ``run_id`` is said in the run's room: fill in its
+    ``space_id`` before the post is decided as any other (:func:`room_of_reply`)."""
+    if not isinstance(raw, dict) or raw.get("type") != "message.post":
+        return raw
+    run_id = raw.get("run_id")
+    if not isinstance(run_id, str):
+        return raw  # absent, or not a run's id: the catalogue answers for it
+    space_id = room_of_reply(await find_run(door, run_id), run_id, raw.get("space_id"), actor)
+    return {**raw, "space_id": space_id}
 
 
 async def check_run_event(

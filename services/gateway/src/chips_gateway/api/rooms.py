@@ -175,6 +175,8 @@ async def room_lines(
                 "ts": row["ts"].isoformat(),
                 **({"card": row["card"]} if row["card"] is not None else {}),
                 **_filled_in(posted.get(int(row["seq"])), ctx.links, caller.credential_id, now),
+                # A harness's reply said on its run (jacobian-channel.md, on the run).
+                **({"run_id": row["run_id"]} if row["run_id"] is not None else {}),
                 "edited": row["edited"],
                 "deleted": row["deleted"],
                 "pinned": row["pinned"],
