@@ -355,9 +355,19 @@ async def test_taking_a_message_back_takes_its_files_from_view(stack: Stack, api
     upload_id = await uploaded(api, owner, PDF + b"back", "back.pdf")
     seq = await api.append(owner, post(room, [upload_id]))
     [said] = [e for e in await api.read(owner, since=seq - 1) if e["seq"] == seq]
-    await api.append(
+    # The room's line reads back with its file, linked for the reader, as it was drawn live.
+    [line] = [x for x in await api.lines(owner, room, after_seq=seq) if x["seq"] == seq]
+    [attachment] = line["attachments"]
+    assert attachment["attachment_id"] == upload_id and attachment["name"] == "back.pdf"
+    assert line["addressed_to"] == []  # a room with no harness: for nobody to take a turn
+    async with httpx.AsyncClient() as http:
+        got = await http.get(attachment["url"])
+    assert got.status_code == 200 and got.content == PDF + b"back"
+    deleted = await api.append(
         owner, {"type": "message.deleted", "space_id": room, "message_id": said["message_id"]}
     )
+    [line] = [x for x in await api.lines(owner, room, after_seq=deleted) if x["seq"] == seq]
+    assert line["deleted"] is True and "attachments" not in line
     got = await api.http.get(f"/v1/attachments/{upload_id}", headers=api.auth(owner))
     assert got.status_code == 404
     listed = await api.http.get(f"/v1/spaces/{room}/files", headers=api.auth(owner))

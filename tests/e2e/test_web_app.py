@@ -13,10 +13,13 @@ import json
 import re
 import subprocess
 from collections.abc import AsyncIterator
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from PIL import Image
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from chips_devstack.stack import Stack
@@ -461,6 +464,214 @@ async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
     await page.get_by_role("menuitem", name="Delete…").click()
     await page.get_by_role("dialog").get_by_role("button", name="Delete the room").click()
     await expect(page.locator(f'a[data-space="{room}"]')).to_have_count(0)
+
+
+# --- files, search, and who a message is for ---------------------------------------------
+
+
+def png(width: int = 48, height: int = 32, colour: tuple[int, int, int] = (200, 40, 40)) -> bytes:
+    out = BytesIO()
+    Image.new("RGB", (width, height), colour).save(out, "PNG")
+    return out.getvalue()
+
+
+async def test_a_photo_and_a_file_posted_from_the_composer_reach_the_others(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """spec/messages.md, Attachments: the client asks for an upload slot and sends the
+    bytes, the message names the uploads; a photo renders inline, anything else is a
+    download; a file over its kind's cap is refused at the chip, before a byte of it is
+    uploaded, with the sentence the server would have used. spec/websocket.md: the room's
+    Files list them for anybody in the room."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    bea = await api.add_person(owner, "Bea Lund")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await room_with(api, owner, "Shop floor", bea, scout)
+    await api.append(owner, {"type": "attachment.caps_set", "files_bytes": 2_000})
+    harness = await harness_socket(stack, scout)
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+    attach = page.get_by_role("button", name="Attach files")
+    await expect(attach).to_be_visible()
+    files = page.get_by_test_id("file-input")
+    tray = page.get_by_test_id("tray")
+    # Over the files' cap: refused in the tray with the server's sentence, nothing sent.
+    await files.set_input_files(
+        files=[{"name": "big.txt", "mimeType": "text/plain", "buffer": b"x" * 5_000}]
+    )
+    await expect(tray.get_by_role("alert")).to_have_text(
+        "Files here are capped at 2 KB, and this one is 5 KB."
+    )
+    await tray.get_by_role("button", name="Take big.txt off").click()
+    await expect(tray).to_have_count(0)
+    photo = png()
+    await files.set_input_files(
+        files=[
+            {"name": "machine.png", "mimeType": "image/png", "buffer": photo},
+            {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"torque 12 Nm\n"},
+        ]
+    )
+    await expect(tray.locator("li").filter(has_text="machine.png")).to_contain_text("ready")
+    await expect(tray.locator("li").filter(has_text="notes.txt")).to_contain_text("ready")
+    await arjun.say("The press, and my notes")
+    line = arjun.line("The press, and my notes")
+    image = line.get_by_test_id("photo")
+    await expect(image).to_have_attribute("alt", "machine.png")
+    await expect(image).to_have_js_property("naturalWidth", 48)
+    await expect(line.get_by_role("link", name=re.compile("^Download notes.txt"))).to_be_visible()
+    await expect(tray).to_have_count(0)
+    await arjun.shot("attachments")
+
+    # The harness is handed both files, each with a link of its own.
+    heard = await harness.wait_for(
+        lambda f: (
+            f["frame"] == "event"
+            and f["event"]["type"] == "message.new"
+            and f["event"].get("text") == "The press, and my notes"
+        )
+    )
+    names = [(a["name"], a["kind"]) for a in heard["event"]["attachments"]]
+    assert names == [("machine.png", "photo"), ("notes.txt", "file")]
+    async with httpx.AsyncClient() as http:
+        got = await http.get(heard["event"]["attachments"][1]["url"])
+    assert got.status_code == 200 and got.content == b"torque 12 Nm\n"
+
+    # Another person's browser draws the photo too, read back from the room's lines.
+    # (bypass_csp only so that axe-core can be put into the page; Arjun's page above ran
+    # under the app's policy, and loaded the photo through it.)
+    other = await sign_in(browser, stack.gateway_b, bea, bypass_csp=True)
+    await other.open_room(room)
+    theirs = other.line("The press, and my notes").get_by_test_id("photo")
+    await expect(theirs).to_have_js_property("naturalWidth", 48)
+    assert await axe_violations(other.page) == []
+    # The room's Files, in its sheet: the current version of each, newest first.
+    await other.page.get_by_test_id("room-name").click()
+    listed = other.page.get_by_role("dialog").get_by_test_id("room-files")
+    await expect(listed.locator("li")).to_have_count(2)
+    await expect(listed).to_contain_text("machine.png")
+    await expect(listed).to_contain_text("notes.txt")
+    await expect(listed).to_contain_text("Arjun Rao")
+    await other.shot("room-files")
+    assert await axe_violations(other.page) == []
+    await other.page.get_by_role("dialog").get_by_role("button", name="Close").click()
+    # A photo with no words, the other way: Arjun's room draws it live.
+    await other.page.get_by_test_id("file-input").set_input_files(
+        files=[{"name": "gauge.png", "mimeType": "image/png", "buffer": png(30, 60, (20, 90, 200))}]
+    )
+    await expect(other.page.get_by_test_id("tray")).to_contain_text("ready")
+    await other.page.get_by_role("button", name="Send").click()
+    gauge = page.get_by_role("img", name="gauge.png")
+    await expect(gauge).to_have_js_property("naturalWidth", 30)
+    assert arjun.csp_errors() == []
+    await harness.close()
+
+
+async def test_search_as_typed_marks_the_match_and_opens_the_room_at_the_line(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """spec/messages.md, Search: every word is required and the last is a prefix, so a
+    search narrows as it is typed; a hit carries a snippet with the match marked, and
+    opens the room at the line."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    room = await room_with(api, owner, "Accounts")
+    await api.say(owner, room, "The invoice from Acme is late again")
+    for n in range(60):  # the line is far older than the newest page the room reads first
+        await api.say(owner, room, f"filler {n}")
+    last = await api.say(owner, room, "an invoice from Globex")
+    await api.lines(owner, room, after_seq=last)
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    page = arjun.page
+    search = page.get_by_role("searchbox", name="Search messages")
+    await search.press_sequentially("invoice ac", delay=30)
+    hits = page.get_by_test_id("hit")
+    await expect(hits).to_have_count(1)
+    await expect(hits.first.locator("mark")).to_have_text(["invoice", "Acme"])
+    await expect(hits.first).to_contain_text("Accounts")
+    await arjun.shot("search")
+    # One word fewer finds both, newest first.
+    await search.fill("invoice")
+    await expect(hits).to_have_count(2)
+    await expect(hits.first).to_contain_text("Globex")
+    await search.fill("invoice acm")
+    await expect(hits).to_have_count(1)
+    await hits.first.click()
+    found = page.locator('[data-testid="line"][aria-current="true"]')
+    await expect(found).to_contain_text("The invoice from Acme is late again")
+    await expect(found).to_be_in_viewport()
+    await arjun.shot("search-opened")
+    await search.fill("zebra")
+    await expect(page.get_by_test_id("hits")).to_contain_text("Nothing found.")
+
+
+async def test_the_composer_says_and_picks_who_a_message_is_for(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """spec/spaces.md, Several harnesses and people in one space: the faces at the front of
+    the field say where the next message goes, the empty field says it in words (Message
+    Everyone), a tap opens a list that picks a harness or Everyone, and the pick goes with
+    the message as to; the room draws the route over a message whose address changed."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    ledger, _ = await api.connect_harness(owner, "Ledger")
+    room = await room_with(api, owner, "Crew", scout, ledger)
+    s_sock = await harness_socket(stack, scout)
+    l_sock = await harness_socket(stack, ledger)
+    # bypass_csp only so that axe-core can be put into the page (as on the phone, below).
+    arjun = await sign_in(browser, stack.gateway_a, owner, bypass_csp=True)
+    await arjun.open_room(room)
+    page = arjun.page
+    to = page.get_by_test_id("to")
+    await expect(to).to_contain_text("Everyone")
+    await expect(page.get_by_test_id("composer")).to_have_attribute(
+        "placeholder", "Message Everyone"
+    )
+    await arjun.say("morning, both of you")
+    for sock in (s_sock, l_sock):
+        await sock.wait_for(
+            lambda f: f["frame"] == "event" and f["event"].get("text") == "morning, both of you"
+        )
+    await to.click()
+    choices = page.get_by_role("menu", name="Who the message is for")
+    await expect(
+        choices.get_by_role("menuitemradio", name=re.compile("^Everyone"))
+    ).to_have_attribute("aria-checked", "true")
+    assert await axe_violations(page) == []
+    await choices.get_by_role("menuitemradio", name=re.compile("^Ledger")).click()
+    await expect(to).to_contain_text("Ledger")
+    await expect(page.get_by_test_id("composer")).to_have_attribute("placeholder", "Message Ledger")
+    await arjun.say("what is the total?")
+    heard = await l_sock.wait_for(
+        lambda f: f["frame"] == "event" and f["event"].get("text") == "what is the total?"
+    )
+    assert heard["event"]["type"] == "message.new"
+    assert heard["event"]["to"] == [ledger.participant_id]
+    assert heard["event"]["addressed_to"] == [ledger.participant_id]
+    overheard = await s_sock.wait_for(
+        lambda f: f["frame"] == "event" and f["event"].get("text") == "what is the total?"
+    )
+    assert overheard["event"]["type"] == "message.overheard"
+    route = arjun.line("what is the total?").get_by_test_id("route")
+    await expect(route).to_have_text("You → Ledger")
+    await expect(arjun.line("morning, both of you").get_by_test_id("route")).to_have_count(0)
+    await arjun.shot("to-picker")
+    # Read back after a reload, the room draws the same route, and the field says where
+    # the next message goes: where the last one went.
+    await page.reload()
+    await arjun.open_room(room)
+    await expect(arjun.line("what is the total?").get_by_test_id("route")).to_have_text(
+        "You → Ledger"
+    )
+    await expect(page.get_by_test_id("to")).to_contain_text("Ledger")
+    # From the keyboard: the menu opens on the choice that stands, Escape closes it.
+    await page.get_by_test_id("to").press("Enter")
+    menu = page.get_by_role("menu", name="Who the message is for")
+    await expect(menu.get_by_role("menuitemradio", name=re.compile("^Ledger"))).to_be_focused()
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("Escape")
+    await expect(menu).to_have_count(0)
+    await s_sock.close()
+    await l_sock.close()
 
 
 # --- the message kinds as cards, on a phone; accessibility -------------------------------

@@ -1,4 +1,5 @@
 // HTTP calls to the public API (docs/protocol.md, HTTP), with the person's token.
+import type { Caps, RoomFile, Uploaded } from "./files";
 import type { AnyEvent, Participant, Run, Sheet, Line, SpaceList } from "./protocol";
 
 export class ApiError extends Error {
@@ -99,6 +100,51 @@ export class Api {
 
   removeMember(spaceId: string, participantId: string): Promise<Ack> {
     return this.call("DELETE", `/v1/spaces/${encodeURIComponent(spaceId)}/members/${encodeURIComponent(participantId)}`);
+  }
+
+  caps(): Promise<Caps> {
+    return this.call("GET", "/v1/uploads/caps");
+  }
+
+  files(spaceId: string): Promise<{ files: RoomFile[] }> {
+    return this.call("GET", `/v1/spaces/${encodeURIComponent(spaceId)}/files`);
+  }
+
+  /**
+   * Send a file's bytes (POST /v1/uploads), reporting how much has gone. XMLHttpRequest,
+   * since fetch says nothing about an upload's progress. `abort` stops it.
+   */
+  upload(file: File, onProgress: (sent: number) => void): { done: Promise<Uploaded>; abort: () => void } {
+    const xhr = new XMLHttpRequest();
+    const url = new URL("/v1/uploads", location.origin);
+    url.searchParams.set("name", file.name);
+    const done = new Promise<Uploaded>((resolve, reject) => {
+      xhr.open("POST", url);
+      xhr.setRequestHeader("Authorization", `Bearer ${this.token}`);
+      xhr.upload.onprogress = (e) => onProgress(e.loaded);
+      xhr.onload = () => {
+        let data: { code?: string; message?: string } & Partial<Uploaded> = {};
+        try {
+          data = JSON.parse(xhr.responseText || "{}");
+        } catch {
+          /* an answer that is not JSON says only its status */
+        }
+        if (xhr.status === 201) resolve(data as Uploaded);
+        else reject(new ApiError(xhr.status, data.code ?? "unavailable", data.message ?? `The upload failed (HTTP ${xhr.status}).`));
+      };
+      xhr.onerror = () => reject(new ApiError(0, "unavailable", "Chips can't be reached; the file was not sent."));
+      xhr.onabort = () => reject(new ApiError(0, "aborted", "Taken off."));
+      xhr.send(file);
+    });
+    return { done, abort: () => xhr.abort() };
+  }
+
+  /** A file's bytes with the person's own token (for a link that has run out). */
+  async blob(attachmentId: string, thumbnail = false): Promise<Blob> {
+    const path = `/v1/attachments/${encodeURIComponent(attachmentId)}${thumbnail ? "/thumbnail" : ""}`;
+    const r = await fetch(new URL(path, location.origin), { headers: { Authorization: `Bearer ${this.token}` } });
+    if (!r.ok) throw new ApiError(r.status, "not_found", r.status === 404 ? "That file is no longer here." : "That file can't be opened now.");
+    return r.blob();
   }
 
   /** Whether a route exists on this gateway (search, attachments land separately). */

@@ -41,3 +41,74 @@ export function suggestions(before: string, people: { name: string; kind: string
   return null;
 }
 
+
+export interface Harness {
+  id: string;
+  name: string;
+}
+
+/** The room's harnesses, in the sheet's order (who a message may be for). */
+export function harnessesOf(members: { participant_id: string; kind: string | null; name: string | null }[], nameOf: (id: string) => string): Harness[] {
+  return members.filter((m) => m.kind === "harness" || m.kind === "agent").map((m) => ({ id: m.participant_id, name: m.name ?? nameOf(m.participant_id) }));
+}
+
+export interface Destination {
+  everyone: boolean;
+  ids: string[];
+  /** What the field says: "Everyone", "Scout", "Scout and Ledger", "No harness". */
+  words: string;
+  /** A letter for each face shown at the front of the field. */
+  faces: string[];
+}
+
+function andList(names: string[]): string {
+  if (names.length <= 1) return names[0] ?? "";
+  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+/**
+ * Where the next message goes, as the composer says it (spec/spaces.md, rules 2 and 5):
+ * the person's pick when they made one; else where their last message here went; before
+ * their first, every harness. `@` and a reply still decide first, at the door.
+ */
+export function destination(harnesses: Harness[], pick: string[] | null, lastAddressed: string[] | null): Destination {
+  const face = (h: Harness) => (h.name.trim()[0] ?? "?").toUpperCase();
+  const everyone: Destination = { everyone: true, ids: [], words: "Everyone", faces: harnesses.slice(0, 3).map(face) };
+  const named = (ids: string[]): Destination => {
+    const chosen = harnesses.filter((h) => ids.includes(h.id));
+    if (!chosen.length) return { everyone: false, ids: [], words: "No harness", faces: [] };
+    return { everyone: false, ids: chosen.map((h) => h.id), words: andList(chosen.map((h) => h.name)), faces: chosen.slice(0, 3).map(face) };
+  };
+  if (pick) return pick.includes("everyone") ? everyone : named(pick);
+  if (lastAddressed === null) return everyone;
+  const present = harnesses.map((h) => h.id);
+  if (present.length > 0 && present.every((id) => lastAddressed.includes(id))) return everyone;
+  return named(lastAddressed);
+}
+
+/**
+ * The route drawn over a message whose address changed from its sender's last one, in a
+ * room with several harnesses: "Scout", "everyone", "the people here" (spec/spaces.md:
+ * one that went where the last did gets none). Keyed by line id.
+ */
+export function routesOf(lines: { id: string; author_id: string; addressed_to?: string[]; deleted?: boolean }[], harnesses: Harness[]): Map<string, string> {
+  const out = new Map<string, string>();
+  if (harnesses.length < 2) return out;
+  const last = new Map<string, string>();
+  for (const line of lines) {
+    if (line.addressed_to === undefined) continue;
+    const others = harnesses.filter((h) => h.id !== line.author_id);
+    const ids = line.addressed_to;
+    const words =
+      ids.length === 0
+        ? "the people here"
+        : others.length > 1 && others.every((h) => ids.includes(h.id))
+          ? "everyone"
+          : andList(ids.map((id) => harnesses.find((h) => h.id === id)?.name ?? "a harness that left"));
+    // A person's first message goes to everyone unless it says otherwise; a harness's, to people.
+    const before = last.get(line.author_id) ?? (harnesses.some((h) => h.id === line.author_id) ? "the people here" : "everyone");
+    if (words !== before && !line.deleted) out.set(line.id, words);
+    last.set(line.author_id, words);
+  }
+  return out;
+}

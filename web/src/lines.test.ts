@@ -37,6 +37,16 @@ describe("lines from events", () => {
     expect(lineOf(e, nameOf, "usr_m")!.receipt).toBeUndefined();
   });
 
+  it("a post carries its files and who it was for; taken back, its files go", () => {
+    const file = { attachment_id: "att_1", name: "a.png", kind: "photo", mime_type: "image/png", byte_size: 10, sha256: "x", version: 1, url: "u" };
+    const line = lineOf(ev("message.post", "usr_a", { space_id: "spc_1", message_id: "msg_f", attachments: [file], addressed_to: ["hrn_l"] }), nameOf, "usr_a")!;
+    expect(line.attachments).toEqual([file]);
+    expect(line.addressed_to).toEqual(["hrn_l"]);
+    expect(foldChange(line, ev("message.deleted", "usr_a", { message_id: "msg_f" }))).toBe(true);
+    expect(line.attachments).toBeUndefined();
+    expect(lineOf(ev("message.post", "usr_a", { space_id: "spc_1", text: "hi" }), nameOf, "usr_a")!.attachments).toBeUndefined();
+  });
+
   it("edits, take-backs, pins and reactions fold into the line", () => {
     const line = lineOf(ev("message.post", "usr_a", { space_id: "s", message_id: "msg_1", text: "hi" }), nameOf, null)!;
     foldChange(line, ev("message.edited", "usr_a", { message_id: "msg_1", text: "hello" }));

@@ -1,6 +1,7 @@
 // Pure folds of events into what a room shows; the same words the server's read model
 // draws (chips_common.rules.lines.system_line, docs/adr/0006), so a live line and a
 // reloaded one read alike.
+import type { LinkedFile } from "./files";
 import type { AnyEvent, FeedbackItem, Line } from "./protocol";
 
 export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set"]);
@@ -34,6 +35,8 @@ export function lineOf(e: AnyEvent, nameOf: (id: string) => string, me: string |
     const kind = (f["kind"] as string | undefined) ?? "text";
     const card = CARD_KINDS.has(kind) ? (f[kind] as Record<string, unknown> | undefined) : undefined;
     const receipt = f["run_receipt"] as { disposition?: "queued" | "steered" } | null | undefined;
+    const attachments = f["attachments"] as LinkedFile[] | null | undefined;
+    const addressed = f["addressed_to"] as string[] | null | undefined;
     return {
       id: (f["message_id"] as string | undefined) ?? `msg_${ulid}`,
       seq: e.seq,
@@ -43,6 +46,8 @@ export function lineOf(e: AnyEvent, nameOf: (id: string) => string, me: string |
       reply_to: (f["reply_to"] as string | null | undefined) ?? null,
       ts: e.ts,
       ...(card ? { card } : {}),
+      ...(attachments?.length ? { attachments } : {}),
+      ...(addressed ? { addressed_to: addressed } : {}),
       edited: false,
       deleted: false,
       pinned: false,
@@ -82,6 +87,7 @@ export function foldChange(line: Line, e: AnyEvent): boolean {
       line.pinned = false;
       line.feedback = [];
       delete line.card;
+      delete line.attachments;
       return true;
     case "message.pinned":
       line.pinned = true;

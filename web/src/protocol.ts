@@ -1,6 +1,7 @@
 // The shapes the app reads: events (their bodies generated from the catalogue's JSON
 // Schemas, src/gen/events.ts), the socket's frames and the HTTP answers it uses.
 import type { EventBodies, EventType } from "./gen/events";
+import type { LinkedFile } from "./files";
 
 export type { EventBodies, EventType } from "./gen/events";
 export type * from "./gen/events";
@@ -114,6 +115,10 @@ export interface Line {
   reply_to: string | null;
   ts: string;
   card?: Record<string, unknown>;
+  /** The files the post carries, linked for this person (none once taken back). */
+  attachments?: LinkedFile[];
+  /** The harnesses the message is for, as Chips decided (live lines only). */
+  addressed_to?: string[];
   edited: boolean;
   deleted: boolean;
   pinned: boolean;

@@ -2,6 +2,7 @@
 // Everything on screen is folded from the log: HTTP reads for where to start, then each
 // event from the socket once, in seq order (live.ts).
 import { Api, ApiError } from "./api";
+import type { Caps, LinkedFile, RoomFile, Uploaded } from "./files";
 import { foldChange, insertLine, lineOf, LINE_TYPES } from "./lines";
 import { Live, LiveState, newKey, SeqGate } from "./live";
 import { handlesOf } from "./markdown";
@@ -35,6 +36,12 @@ export interface Toast {
 
 type Listener = () => void;
 
+/** The room the page shows (#/room/<id>, or #/room/<id>/at/<line>), or null. */
+function openedRoom(): string | null {
+  if (!location.hash.startsWith("#/room/")) return null;
+  return decodeURIComponent(location.hash.slice("#/room/".length).split("/at/")[0] ?? "");
+}
+
 export class Store {
   token: string | null = localStorage.getItem(TOKEN_KEY);
   me: Person | null = null;
@@ -47,6 +54,12 @@ export class Store {
   rooms = new Map<string, Room>();
   toasts: Toast[] = [];
   features = { search: false, attachments: false };
+  /** What a file of each kind may weigh here (GET /v1/uploads/caps), once known. */
+  caps: Caps | null = null;
+  /** Each room's Files (GET /v1/spaces/:id/files), for the rooms whose sheet asked. */
+  files = new Map<string, RoomFile[]>();
+  /** The composer's pick of who the next message is for, by room: harness ids or everyone. */
+  picks = new Map<string, string[]>();
   signInError: string | null = null;
   api: Api | null = null;
   live: Live | null = null;
@@ -137,8 +150,29 @@ export class Store {
 
   private async detectFeatures(): Promise<void> {
     if (!this.api) return;
-    const [search, attachments] = await Promise.all([this.api.has("/v1/search?q=a"), this.api.has("/v1/uploads/caps")]);
+    const [search, attachments] = await Promise.all([this.api.has("/v1/search?q=a"), this.loadCaps()]);
     this.features = { search, attachments };
+    this.changed();
+  }
+
+  /** The caps, and whether this gateway takes files at all (no route: no attach button). */
+  async loadCaps(): Promise<boolean> {
+    try {
+      this.caps = await this.api!.caps();
+      this.changed();
+      return true;
+    } catch (err) {
+      // Files not reachable right now still means this gateway serves them.
+      return !(err instanceof ApiError && err.status === 404);
+    }
+  }
+
+  async loadFiles(spaceId: string): Promise<void> {
+    try {
+      this.files.set(spaceId, (await this.api!.files(spaceId)).files);
+    } catch (err) {
+      this.toast((err as Error).message);
+    }
     this.changed();
   }
 
@@ -246,13 +280,18 @@ export class Store {
     if (e.type === "participant.joined" || e.type === "harness.declared") {
       void this.reloadDirectory();
     }
+    // The caps reach every client through the log (spec/messages.md, Attachments).
+    if (e.type === "attachment.caps_set" && this.features.attachments) void this.loadCaps();
+    if (spaceId && this.files.has(spaceId) && ((e.type === "message.post" && f["attachments"]) || e.type === "message.deleted")) {
+      void this.loadFiles(spaceId);
+    }
     if (e.type === "space.erased") {
       const gone = [spaceId, ...((f["threads"] as string[] | null) ?? [])];
       for (const id of gone) {
         if (!id) continue;
         this.spaces.delete(id);
         this.rooms.delete(id);
-        if (location.hash === `#/room/${id}`) location.hash = "#/";
+        if (openedRoom() === id) location.hash = "#/";
       }
       this.refreshList(e.seq);
       return;
@@ -276,7 +315,7 @@ export class Store {
           localStorage.setItem(key, String(Number(localStorage.getItem(key) ?? "0") + 1));
         }
       }
-      if (row && location.hash === `#/room/${spaceId}` && document.visibilityState === "visible") this.markRead(spaceId);
+      if (row && openedRoom() === spaceId && document.visibilityState === "visible") this.markRead(spaceId);
       // My words are back: the line waiting in the outbox is the logged one now.
       const key = this.keyBySeq.get(e.seq);
       if (key) this.sending.delete(key);
@@ -541,12 +580,28 @@ export class Store {
     });
   }
 
-  /** Post words: drawn at once as sending, then as the logged line when it comes back. */
-  say(spaceId: string, text: string, replyTo: string | null): Promise<number | null> {
+  /**
+   * Post words, files or both: drawn at once as sending, then as the logged line when it
+   * comes back. `to` is the composer's pick (harness ids, or "everyone"), sent only when
+   * the person made one (spec/spaces.md, Several harnesses and people in one space).
+   */
+  say(spaceId: string, text: string, replyTo: string | null, extra: { uploads?: Uploaded[]; to?: string[] } = {}): Promise<number | null> {
     const key = newKey();
-    const event: Record<string, unknown> = { type: "message.post", space_id: spaceId, text, idempotency_key: key };
+    const event: Record<string, unknown> = { type: "message.post", space_id: spaceId, idempotency_key: key };
+    if (text) event["text"] = text;
     if (replyTo) event["reply_to"] = replyTo;
+    if (extra.uploads?.length) event["upload_ids"] = extra.uploads.map((u) => u.upload_id);
+    if (extra.to?.length) event["to"] = extra.to;
     if (!text.trim().startsWith("/") && !/^wreply\b/i.test(text.trim())) {
+      const attachments: LinkedFile[] = (extra.uploads ?? []).map((u) => ({
+        attachment_id: u.upload_id,
+        name: u.name,
+        mime_type: u.mime_type,
+        kind: u.kind,
+        byte_size: u.byte_size,
+        sha256: "",
+        version: 0,
+      }));
       this.sending.set(key, {
         id: `sending:${key}`,
         space_id: spaceId,
@@ -556,6 +611,7 @@ export class Store {
         text,
         reply_to: replyTo,
         ts: new Date().toISOString(),
+        ...(attachments.length ? { attachments } : {}),
         edited: false,
         deleted: false,
         pinned: false,

@@ -298,6 +298,14 @@ def _post(kind: str, card: dict[str, Any]) -> dict[str, Any]:
 # one card; feedback is a reaction or a correction): together they give every field.
 MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
     "message.post": [
+        # A reply on the run, as logged: Chips filled in the run's room.
+        {
+            "type": "message.post",
+            "space_id": SPC,
+            "run_id": "run_j_42",
+            "kind": "text",
+            "text": "Sent.",
+        },
         {
             "type": "message.post",
             "space_id": SPC,

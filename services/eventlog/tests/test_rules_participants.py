@@ -54,15 +54,20 @@ CASES: dict[str, tuple[Callable[[Any], tuple[Any, Any]], str, str]] = {
         "forbidden",
         "an operator adds only the workspace's owner",
     ),
-    "a member adds a participant": (
+    "a member adds a person": (
         lambda w: (w.p(w.MEM), joined("usr_new")),
         "forbidden",
-        "only a workspace owner or admin adds participants",
+        "only a workspace owner or admin adds people",
+    ),
+    "a guest connects a harness": (
+        lambda w: (w.p(w.GST), joined("hrn_new", "harness", owner_id=w.GST)),
+        "forbidden",
+        "a guest of the workspace does not connect harnesses",
     ),
     "a harness adds a participant": (
         lambda w: (w.h(w.H1), joined("usr_new")),
         "forbidden",
-        "only a workspace owner or admin adds participants",
+        "only a person adds participants to a workspace",
     ),
     "a second owner": (
         lambda w: (w.p(w.ADM), joined("usr_new", role="owner")),

@@ -356,6 +356,7 @@ export interface MessagePost {
     [k: string]: string;
   } | null;
   reply_to?: string | null;
+  run_id?: string | null;
   run_receipt?: Receipt | null;
   space_id: string;
   status?: StatusCard | null;

@@ -7,7 +7,10 @@ export function App() {
   const store = useStore();
   const route = useRoute();
   if (!store.token) return <SignIn />;
-  const roomId = route.startsWith("#/room/") ? decodeURIComponent(route.slice("#/room/".length)) : null;
+  // #/room/<id>, or #/room/<id>/at/<message id> to open the room at that line (a search hit).
+  const [roomPart, atPart] = route.startsWith("#/room/") ? route.slice("#/room/".length).split("/at/") : [];
+  const roomId = roomPart ? decodeURIComponent(roomPart) : null;
+  const at = atPart ? decodeURIComponent(atPart) : null;
   const reconnecting = store.state === "reconnecting" || (store.state === "connecting" && store.me !== null);
   return (
     <div class={`shell${roomId ? " in-room" : ""}${reconnecting ? " offline" : ""}`}>
@@ -19,7 +22,7 @@ export function App() {
       <RoomList current={roomId} showArchived={route === "#/archived"} />
       <main class="main" aria-label="Room">
         {roomId ? (
-          <RoomView key={roomId} spaceId={roomId} />
+          <RoomView key={roomId} spaceId={roomId} at={at} />
         ) : (
           <div class="empty">
             <h1>{store.me ? `Hello, ${store.me.name}` : "Connecting…"}</h1>

@@ -6,6 +6,7 @@ import type { Room } from "../store";
 import { formatTime, useStore } from "./hooks";
 import { Confirm, Modal } from "./Modal";
 import { PostCard } from "./Cards";
+import { Attachments } from "./Files";
 
 const EMOJI = ["❤️", "🎉", "👀", "✅", "😄"];
 const REASONS: [string, string][] = [
@@ -19,6 +20,10 @@ export function LineView(props: {
   line: Line;
   room: Room;
   threadId: string | null;
+  /** Where the message went, when that changed from its sender's last (spec/spaces.md). */
+  route: string | null;
+  /** The line a search hit opened the room at. */
+  found: boolean;
   canStartThread: boolean;
   roomOwner: boolean;
   sendingKey?: string;
@@ -61,10 +66,11 @@ export function LineView(props: {
 
   return (
     <article
-      class={`line ${mine ? "mine" : ""} ${line.kind !== "text" ? "has-card" : ""}`}
+      class={`line ${mine ? "mine" : ""} ${line.kind !== "text" ? "has-card" : ""}${props.found ? " found" : ""}`}
       id={`line-${line.id}`}
       data-seq={line.seq}
       data-testid="line"
+      aria-current={props.found ? "true" : undefined}
       aria-label={`${name}, ${formatTime(line.ts)}`}
       onContextMenu={(e) => {
         if (!live) return;
@@ -77,6 +83,11 @@ export function LineView(props: {
         <time class="muted small" dateTime={line.ts}>
           {pending ? (line.failed ? "not sent" : "sending…") : formatTime(line.ts)}
         </time>
+        {props.route && (
+          <span class="route" data-testid="route">
+            {mine ? "You " : ""}→ {props.route}
+          </span>
+        )}
         {line.edited && !line.deleted && <span class="muted small">edited</span>}
         {line.pinned && <span class="small muted">pinned</span>}
         {live && (
@@ -160,10 +171,11 @@ export function LineView(props: {
       {line.deleted ? (
         <div class="bubble tombstone">This message was taken back.</div>
       ) : line.kind === "text" ? (
-        <div class="bubble md" dangerouslySetInnerHTML={{ __html: html ?? "" }} />
+        html || !line.attachments?.length ? <div class="bubble md" dangerouslySetInnerHTML={{ __html: html ?? "" }} /> : null
       ) : (
         <PostCard line={line} />
       )}
+      {!line.deleted && line.attachments && line.attachments.length > 0 && <Attachments files={line.attachments} pending={pending} />}
       {line.failed && (
         <p class="error small" role="alert">
           Not sent: {line.failed}{" "}

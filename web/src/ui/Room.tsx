@@ -6,10 +6,11 @@ import { LineView } from "./LineView";
 import { AskCard, RunBlock } from "./Cards";
 import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
+import { harnessesOf, routesOf } from "../composer";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard };
 
-export function RoomView(props: { spaceId: string }) {
+export function RoomView(props: { spaceId: string; at?: string | null }) {
   const store = useStore();
   const room = store.room(props.spaceId);
   const space = store.spaces.get(props.spaceId) ?? store.archived?.find((s) => s.id === props.spaceId);
@@ -26,6 +27,29 @@ export function RoomView(props: { spaceId: string }) {
 
   useEffect(() => store.markRead(props.spaceId), [space?.message_count, props.spaceId]);
 
+  // Opened at a line (a search hit): read back until it is there, then bring it to the
+  // middle and mark it. `found` stays on it until another line is asked for.
+  const [found, setFound] = useState<string | null>(null);
+  const sought = useRef<string | null>(null);
+  useEffect(() => {
+    const at = props.at;
+    if (!at || sought.current === at || room.loading) return;
+    const el = document.getElementById(`line-${at}`);
+    if (el) {
+      sought.current = at;
+      nearBottom.current = false;
+      el.scrollIntoView({ block: "center" });
+      setFound(at);
+      return;
+    }
+    if (room.start) {
+      sought.current = at;
+      store.toast("That line is no longer in the room.");
+      return;
+    }
+    if (!room.loadingOlder) void store.loadOlder(props.spaceId);
+  });
+
   const sending = [...store.sending.entries()].filter(([, l]) => l.space_id === props.spaceId);
   const oldest = room.lines[0]?.seq ?? Number.MAX_SAFE_INTEGER;
   const inView = (seq: number) => room.start || seq >= oldest;
@@ -38,6 +62,7 @@ export function RoomView(props: { spaceId: string }) {
     [...store.spaces.values()].filter((s) => s.kind === "thread" && s.parent_space_id === props.spaceId).map((s) => [s.root_message_id ?? "", s.id]),
   );
   const pins = room.lines.filter((l) => l.pinned && !l.deleted);
+  const routes = routesOf(room.lines, harnessesOf(sheet?.members ?? [], store.nameOf));
   const me = sheet?.members.find((m) => m.participant_id === store.me?.id);
   const isThread = (sheet ?? space)?.kind === "thread";
   const parent = sheet?.parent_space_id ? store.rooms.get(sheet.parent_space_id) : undefined;
@@ -155,6 +180,8 @@ export function RoomView(props: { spaceId: string }) {
               line={item.line}
               room={room}
               threadId={threads.get(item.line.id) ?? null}
+              route={routes.get(item.line.id) ?? null}
+              found={item.line.id === found}
               canStartThread={!isThread && !closed}
               roomOwner={me?.standing === "owner"}
               onReply={() => setDraft({ mode: "reply", line: item.line! })}
@@ -167,7 +194,7 @@ export function RoomView(props: { spaceId: string }) {
           ),
         )}
         {sending.map(([key, line]) => (
-          <LineView key={line.id} line={line} room={room} threadId={null} canStartThread={false} roomOwner={false} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
+          <LineView key={line.id} line={line} room={room} threadId={null} route={null} found={false} canStartThread={false} roomOwner={false} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
         ))}
       </div>
       {closed ? (

@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import { useStore } from "./hooks";
 import { Modal } from "./Modal";
+import { RoomFiles } from "./Files";
 
 export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
   const store = useStore();
@@ -71,6 +72,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
           </button>
         </form>
       )}
+      {store.features.attachments && <RoomFiles spaceId={props.spaceId} />}
     </Modal>
   );
 }

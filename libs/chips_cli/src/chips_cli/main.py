@@ -236,9 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--name", required=True)
     add.add_argument("--role", default="member", choices=["admin", "member", "guest"])
 
-    connect = commands.add_parser("connect", help="connect a harness").add_subparsers(
-        dest="kind", required=True
-    )
+    connect = commands.add_parser(
+        "connect",
+        help="connect a harness of your own (any person of the workspace but a guest)",
+        description="Connect a harness of your own. Any person of the workspace but a guest "
+        "may: the harness is theirs, with a direct space between them.",
+    ).add_subparsers(dest="kind", required=True)
     custom = command(
         connect, "custom", connect_custom, "a harness of your own, over HTTP and the socket"
     )

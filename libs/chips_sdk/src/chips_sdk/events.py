@@ -440,6 +440,7 @@ class MessagePostFields(TypedDict, total=False):
     receipt: ReceiptCard | None
     replaces: dict[str, str] | None
     reply_to: str | None
+    run_id: str | None
     run_receipt: Receipt | None
     status: StatusCard | None
     summary: SummaryCard | None

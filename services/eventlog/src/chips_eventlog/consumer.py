@@ -263,7 +263,9 @@ class Appender:
                     item.published = [
                         e
                         for e in item.published
-                        if e.get("space_id") not in door.erased or e["type"] == "space.erased"
+                        if e.get("space_id") not in door.erased
+                        or e["type"] == "space.erased"
+                        or e["seq"] in door.spared
                     ]
             await store.save_keys(conn, fresh_keys)
             if door.head_seq > 0:

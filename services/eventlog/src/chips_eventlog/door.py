@@ -12,7 +12,6 @@ the end of the transaction.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -63,11 +62,12 @@ from chips_eventlog.rules import (
     participants,
     runs,
     spaces,
+    stopping,
     threads,
     words,
 )
 from chips_eventlog.rules.common import Ctx, Step, check_member
-from chips_eventlog.state import Decision, DoorState, EraseSpaces, Message, PutRun
+from chips_eventlog.state import Decision, DoorState, EraseSpaces, Message, Run
 
 __all__ = ["RULES", "Door", "Refused"]
 
@@ -128,16 +128,26 @@ class Door:
         self.traces: dict[int, str | None] = {}
         # Spaces erased in this batch: nothing of them is published.
         self.erased: set[str] = set()
+        # Seqs of an erased space's events that outlive it: the run.cancel its deletion
+        # sent first (rules/stopping.py), kept in the log and published.
+        self.spared: set[int] = set()
 
     def mark(self) -> tuple[Any, ...]:
         """Where a request starts, to undo it with :meth:`undo` if it is refused."""
-        return self.head_seq, len(self.pending), self.state.mark(), frozenset(self.erased)
+        return (
+            self.head_seq,
+            len(self.pending),
+            self.state.mark(),
+            frozenset(self.erased),
+            frozenset(self.spared),
+        )
 
     def undo(self, mark: tuple[Any, ...]) -> None:
-        self.head_seq, count, state_mark, erased = mark
+        self.head_seq, count, state_mark, erased, spared = mark
         del self.pending[count:]
         self.state.undo(state_mark)
         self.erased = set(erased)
+        self.spared = set(spared)
 
     def ctx(self, request: AppendRequest | None) -> Ctx:
         return Ctx(self.head_seq + 1, self.now, request)
@@ -174,6 +184,7 @@ class Door:
         if isinstance(raw, dict) and "command" in raw:
             self.run_command(raw, actor)
             return
+        raw = runs.place_on_run(self.state, raw, actor)  # a reply on the run
         try:
             body = parse_event(raw)
         except InvalidEvent as exc:
@@ -202,11 +213,7 @@ class Door:
                     self.decide(event, actor, None)
                 return
         if isinstance(body, SpaceErased):
-            erased = erase.check_space_erased(self.state, body, actor, self.ctx(request))
-            if isinstance(erased, SpaceUpdated):  # archived instead
-                self.stage(erased, self.check(erased, actor, None), actor)
-            else:
-                self.stage(body, erased, actor)
+            self.erase(body, actor, request)
             return
         if isinstance(body, lanes.LANE_EVENTS):  # logged in both of its rooms (ADR 0017)
             self.stage_steps(lanes.check_lane(self.state, body, actor, self.ctx(request)))
@@ -221,16 +228,38 @@ class Door:
         rule is decided first, so a refused one stops nothing and is refused for its own
         reason.
         """
-        stopping, why = runs.stopped_by(self.state, body)
-        if stopping:
+        stops = stopping.stopped_by(body)
+        running = stopping.runs_to_stop(self.state, stops[1], stops[2]) if stops else []
+        if stops and running:
             self.check(body, actor, request)
-            for run in stopping:
-                cancelled = Decision(
-                    {"space_id": run.space_id},
-                    [PutRun(replace(run, state="cancelled"))],
-                )
-                self.stage(RunCancel(run_id=run.id, why=why), cancelled, actor)
+            self.stop(running, stops[0], actor)
         self.stage(body, self.check(body, actor, request), actor)
+
+    def erase(self, body: SpaceErased, actor: Actor, request: AppendRequest | None) -> None:
+        """A delete (rules/erase.py): refused for its own reason first; then every run in
+        the room and its threads is stopped, as an archive stops them, and those
+        ``run.cancel`` outlive the room so that its harnesses hear them; then the erasure.
+        A direct space nobody could open again is archived instead, as any archive."""
+        erased = erase.check_space_erased(self.state, body, actor, self.ctx(request))
+        if isinstance(erased, SpaceUpdated):
+            self.decide(erased, actor, None)
+            return
+        running = stopping.runs_to_stop(self.state, body.space_id, None)
+        spared = self.stop(running, stopping.DELETED, actor)
+        if spared:  # decided again: its seq moved past the cancels
+            erased = erase.check_space_erased(self.state, body, actor, self.ctx(request), spared)
+            assert not isinstance(erased, SpaceUpdated)
+        self.stage(body, erased, actor)
+
+    def stop(self, running: list[Run], why: str, actor: Actor) -> list[int]:
+        """Stage the stop of ``running`` (rules/stopping.py); the seqs of their cancels."""
+        mine = {r.id for r in running}
+        seqs: list[int] = []
+        for step in stopping.stop_steps(self.state, running, why, actor):
+            event = self.stage(step.body, step.decision, step.actor)
+            if isinstance(step.body, RunCancel) and step.body.run_id in mine:
+                seqs.append(event["seq"])
+        return seqs
 
     def run_command(self, raw: dict[str, Any], actor: Actor) -> None:
         try:
@@ -273,6 +302,7 @@ class Door:
         for change in decision.changes:
             if isinstance(change, EraseSpaces):
                 self.erased.update(change.erased)
+                self.spared.update(change.spared)
         event = canonical(event)
         self.pending.append(event)
         self.head_seq = seq

@@ -290,6 +290,8 @@ class EraseSpaces:
     space_id: str
     erased: tuple[str, ...]
     seq: int
+    # The run.cancel its deletion sent first: they outlive the room (rules/stopping.py).
+    spared: tuple[int, ...] = ()
 
 
 Change = (

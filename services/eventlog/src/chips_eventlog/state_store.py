@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, select, tuple_, update
+from sqlalchemy import and_, bindparam, delete, func, insert, select, true, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -468,7 +468,7 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
             ],
         )
     for erasure in state.erasures:
-        await erase_events(conn, ws, erasure.erased, erasure.seq)
+        await erase_events(conn, ws, erasure.erased, erasure.seq, erasure.spared)
 
 
 async def _write(
@@ -500,9 +500,12 @@ async def _write(
         await conn.execute(stmt)
 
 
-async def erase_events(conn: AsyncConnection, ws: str, erased: tuple[str, ...], seq: int) -> None:
+async def erase_events(
+    conn: AsyncConnection, ws: str, erased: tuple[str, ...], seq: int, spared: tuple[int, ...] = ()
+) -> None:
     """The events of erased spaces before the erasure, their outbox rows, and the erasure's
-    own row for the purge (docs/adr/0010)."""
+    own row for the purge (docs/adr/0010). ``spared`` (the run.cancel the deletion sent
+    first) stay."""
     gone = await conn.execute(
         delete(t.events)
         .where(
@@ -513,6 +516,7 @@ async def erase_events(conn: AsyncConnection, ws: str, erased: tuple[str, ...], 
                 # Spend already recorded stays on the harness's account (spaces.md):
                 # a usage report carries counts and a cost, no words (ADR 0010).
                 t.events.c.type != "usage",
+                t.events.c.seq.notin_(spared) if spared else true(),
             )
         )
         .returning(t.events.c.seq)

@@ -278,15 +278,15 @@ class LogReader:
             return {row.space_id for row in await conn.execute(query) if row.added}
 
     async def threads_as_of(self, workspace_id: str, seq: int) -> dict[str, str]:
-        """Each thread opened by event ``seq``, with its room (for scoping a replay)."""
+        """Each thread opened by event ``seq``, with its room (for scoping a replay).
+
+        An erased thread is among them: of what was said in it the log keeps only the
+        ``run.cancel`` its room's deletion sent first (rules/stopping.py in the eventlog), which
+        a harness catching up from before the deletion is still handed.
+        """
         s = t.spaces.c
         query = select(s.id, s.parent_space_id).where(
-            and_(
-                s.workspace_id == workspace_id,
-                s.kind == "thread",
-                s.created_seq <= seq,
-                s.state != "erased",
-            )
+            and_(s.workspace_id == workspace_id, s.kind == "thread", s.created_seq <= seq)
         )
         async with self.engine.connect() as conn:
             return {row.id: row.parent_space_id for row in await conn.execute(query)}

@@ -22,7 +22,13 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from chips_common import otel
-from chips_common.events import CATALOGUE, PROTOCOL_VERSION, InvalidEvent, parse_event
+from chips_common.events import (
+    CATALOGUE,
+    PROTOCOL_VERSION,
+    InvalidEvent,
+    parse_event,
+    said_on_run,
+)
 from chips_common.rules.context import Budget
 from chips_common.rules.delivery import is_for
 from chips_common.rules.scope import MembershipView
@@ -661,8 +667,11 @@ def check_writable(event: dict[str, Any], max_bytes: int) -> None:
         )
     if has_nul(encoded):
         raise ChipsError("invalid_event", "an event may not hold the NUL character (\\u0000)")
+    # A reply on the run leaves its room to the door, which knows the run's (said_on_run):
+    # the rest of it is checked here as any post.
+    checked = {**event, "space_id": "spc_of_the_run"} if said_on_run(event) else event
     try:
-        body = parse_event(event)
+        body = parse_event(checked)
     except InvalidEvent as exc:
         raise ChipsError("invalid_event", exc.message, field=exc.field) from None
     if not CATALOGUE[body.type].client_writable:

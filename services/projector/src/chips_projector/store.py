@@ -215,6 +215,7 @@ async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> No
             reply_to=event.get("reply_to"),
             ts=ts_of(event),
             card=event.get(kind) if kind in CARD_FIELDS else None,
+            run_id=event.get("run_id"),
         )
     )
     await touch(conn, event["space_id"], event["seq"], messages=1)

@@ -308,7 +308,10 @@ rm_messages = Table(
     Column("edited", Boolean, nullable=False, server_default=false()),
     Column("deleted", Boolean, nullable=False, server_default=false()),
     Column("pinned", Boolean, nullable=False, server_default=false()),
+    # The run a harness's reply was said on (message.post's run_id), for the run's reads.
+    Column("run_id", Text),
     Index("rm_messages_space_seq", "space_id", "seq"),
+    Index("rm_messages_run", "workspace_id", "run_id", "seq"),
 )
 
 # The lines each person hid from their own room (message.hidden, until message.shown).

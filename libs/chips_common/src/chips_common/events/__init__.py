@@ -34,6 +34,7 @@ from chips_common.events.messages import (
     MessageShown,
     MessageUnpinned,
     TurnPassed,
+    said_on_run,
     words_of,
 )
 from chips_common.events.runs import (
@@ -135,6 +136,7 @@ __all__ = [
     "messages",
     "parse_event",
     "runs",
+    "said_on_run",
     "spaces",
     "words_of",
     "workspaces",

@@ -14,7 +14,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chips_common.events.base import EventBody, FieldProblem, Ref, register
-from chips_common.events.runs import Receipt
+from chips_common.events.runs import Receipt, RunId
 
 MAX_TEXT = 32_000
 MAX_LINE = 2_000  # a title, a goal, an outcome: one line of a card
@@ -206,6 +206,10 @@ class MessagePost(EventBody):
 
     type: Literal["message.post"] = "message.post"
     space_id: str
+    # A reply on the run (spec/jacobian-channel.md: "reply: message.post, on the run"): the
+    # harness's run it answers in. A post naming run_id may leave space_id out; Chips fills
+    # it in with the run's room, so every logged post names its room.
+    run_id: RunId | None = None
     kind: Kind = "text"
     text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
     reply_to: str | None = None
@@ -246,6 +250,17 @@ class MessagePost(EventBody):
                 raise FieldProblem(extra[0], f"a {self.kind} message carries no {extra[0]} card")
             raise FieldProblem(self.kind, f"a {self.kind} message needs its {self.kind} card")
         return self
+
+
+def said_on_run(event: dict[str, object]) -> bool:
+    """A ``message.post`` that names its run and leaves its room out: a reply on the run,
+    whose ``space_id`` Chips fills in with the run's room before it is checked as a post
+    (spec/jacobian-channel.md, "reply: message.post, on the run")."""
+    return (
+        event.get("type") == "message.post"
+        and "space_id" not in event
+        and isinstance(event.get("run_id"), str)
+    )
 
 
 def words_of(event: dict[str, object]) -> str:

@@ -18,10 +18,11 @@ from chips_eventlog.state import Decision, DoorState, EraseSpaces, Space
 
 
 def check_space_erased(
-    s: DoorState, body: SpaceErased, actor: Actor, ctx: Ctx
+    s: DoorState, body: SpaceErased, actor: Actor, ctx: Ctx, spared: list[int] | None = None
 ) -> Decision | SpaceUpdated:
     """Decide a delete: the erasure, or for a direct space nobody could open again, the
-    ``space.updated`` archiving it instead (decided then by its own rule)."""
+    ``space.updated`` archiving it instead (decided then by its own rule). ``spared`` are
+    the seqs of the ``run.cancel`` the deletion sent first, which stay in the log."""
     standing = check_member(s, body.space_id, actor)
     space = s.space(body.space_id)
     if space is None:
@@ -49,7 +50,7 @@ def check_space_erased(
             "threads": threads,
             "follows": [{"harness_id": h, "delete": d} for h, d in follows],
         },
-        [EraseSpaces(space.id, (space.id, *threads), ctx.seq)],
+        [EraseSpaces(space.id, (space.id, *threads), ctx.seq, tuple(spared or ()))],
     )
 
 

@@ -29,6 +29,28 @@ from chips_eventlog.state import (
 )
 
 
+def refusal_to_add(kind: str | None, role: str | None, joining: str) -> str | None:
+    """Why this participant may not add a ``joining`` participant, or None if it may.
+
+    A person connects a harness ("Add the harness the way you add any harness",
+    spec/jacobian-channel.md): any person of the workspace but a guest, who is there to
+    talk in the rooms they are asked into and not to bring in anyone (docs/adr/0060). A
+    person is added by a workspace owner or admin.
+    """
+    if kind != "person":
+        return "only a person adds participants to a workspace"
+    if joining == "harness":
+        if role == "guest":
+            return (
+                "a guest of the workspace does not connect harnesses; any other person of "
+                "the workspace may"
+            )
+        return None
+    if role not in ("owner", "admin"):
+        return "only a workspace owner or admin adds people"
+    return None
+
+
 def check_workspace_created(
     s: DoorState, body: WorkspaceCreated, actor: Actor, ctx: Ctx
 ) -> Decision:
@@ -54,8 +76,9 @@ def check_participant_joined(
             refuse("forbidden", "an operator adds only the workspace's owner")
     else:
         me = s.participant(actor.id)
-        if me is None or me.kind != "person" or me.role not in ("owner", "admin"):
-            refuse("forbidden", "only a workspace owner or admin adds participants")
+        why = refusal_to_add(me.kind if me else None, me.role if me else None, body.kind)
+        if why is not None:
+            refuse("forbidden", why)
         if body.role == "owner":
             refuse("forbidden", "a workspace has one owner", "role")
         if body.kind == "harness" and body.owner_id != actor.id:

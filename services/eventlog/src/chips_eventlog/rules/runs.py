@@ -17,7 +17,6 @@ from chips_common.events import (
     ApprovalRequest,
     ApprovalResolved,
     EventBody,
-    MembershipRemoved,
     MessagePost,
     QuestionAnswered,
     QuestionAsk,
@@ -29,7 +28,6 @@ from chips_common.events import (
     RunStarted,
     RunStatus,
     RunSteer,
-    SpaceUpdated,
     StepLog,
     Usage,
 )
@@ -66,19 +64,41 @@ NEXT_STATE = {
 _WREPLY = re.compile(r"^wreply(?:\s+(\S+))?(?:\s+(.*))?$", re.IGNORECASE | re.DOTALL)
 
 
-def stopped_by(s: DoorState, body: EventBody) -> tuple[list[Run], str]:
-    """The live runs a room operation stops, and why (websocket.md, One room at a time).
+def room_of_reply(run: Run | None, run_id: str, named_space: object, actor: Actor) -> str:
+    """The room a post on a run is said in: the run's (spec/jacobian-channel.md, "reply:
+    message.post, on the run"). A refusal raises, and nothing of the post is logged.
 
-    Leaving a room stops the work: a harness taken out of a room has its runs there
-    cancelled, and archiving a room cancels every run in it, each before the room changes.
+    The run must be one that was started; a harness replies only on its own run; a
+    ``space_id`` the post names as well must be the run's room. Whether the sender may
+    talk in that room is the post's own rule, decided after.
     """
-    match body:
-        case MembershipRemoved():
-            mine = [r for r in s.live_runs(body.space_id) if r.harness_id == body.participant_id]
-            return mine, "its harness left the room"
-        case SpaceUpdated() if body.state == "closed":
-            return s.live_runs(body.space_id), "the room was archived"
-    return [], ""
+    if run is None:
+        refuse("not_found", f"no run {run_id} was started in this workspace", "run_id")
+    if actor.kind == "harness" and actor.id != run.harness_id:
+        refuse(
+            "forbidden",
+            f"{run.id} is another harness's run; a harness replies only on its own runs",
+            "run_id",
+        )
+    if named_space is not None and named_space != run.space_id:
+        refuse(
+            "invalid_event",
+            f"{run.id} is a run of another space; name its space_id or leave space_id out",
+            "space_id",
+        )
+    return run.space_id
+
+
+def place_on_run(s: DoorState, raw: Any, actor: Actor) -> Any:
+    """A ``message.post`` naming ``run_id`` is said in the run's room: fill in its
+    ``space_id`` before the post is decided as any other (:func:`room_of_reply`)."""
+    if not isinstance(raw, dict) or raw.get("type") != "message.post":
+        return raw
+    run_id = raw.get("run_id")
+    if not isinstance(run_id, str):
+        return raw  # absent, or not a run's id: the catalogue answers for it
+    space_id = room_of_reply(s.run(run_id), run_id, raw.get("space_id"), actor)
+    return {**raw, "space_id": space_id}
 
 
 def check_run_event(s: DoorState, body: Any, actor: Actor, ctx: Ctx) -> Decision:

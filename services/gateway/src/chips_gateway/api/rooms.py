@@ -6,6 +6,7 @@ read models (DESIGN.md §5). Included by ``api/spaces.py``.
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
@@ -18,6 +19,7 @@ from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
+from chips_gateway.files import FileLinks
 from chips_gateway.guard import require_member
 
 router = APIRouter()
@@ -118,7 +120,9 @@ async def room_lines(
     ``system`` whose ``author_id`` is who did it (docs/adr/0006). Each line reads as it
     does now: the latest words (``edited``), a tombstone once taken back (``deleted``,
     no words), ``pinned``, and the feedback standing under it; a line the caller hid
-    for themselves (message.hidden) is left out.
+    for themselves (message.hidden) is left out. A post also has what Chips filled in on
+    it: ``attachments`` (each linked for the caller, as the socket links them) and
+    ``addressed_to``, so a room read back draws its photos and routes as it did live.
     """
     await require_member(ctx, caller, space_id)
     ws_id = caller.workspace_id
@@ -156,6 +160,10 @@ async def room_lines(
                 item = {"from": f["from_id"], "kind": f["kind"]}
                 item.update({k: f[k] for k in ("emoji", "note", "reasons") if f[k] is not None})
                 feedback.setdefault(f["message_id"], []).append(item)
+        posted = await _posted_with(
+            conn, ws_id, [int(row["seq"]) for row in rows if not row["deleted"]]
+        )
+        now = time.time()
         lines = [
             {
                 "id": row["id"],
@@ -166,6 +174,9 @@ async def room_lines(
                 "reply_to": row["reply_to"],
                 "ts": row["ts"].isoformat(),
                 **({"card": row["card"]} if row["card"] is not None else {}),
+                **_filled_in(posted.get(int(row["seq"])), ctx.links, caller.credential_id, now),
+                # A harness's reply said on its run (jacobian-channel.md, on the run).
+                **({"run_id": row["run_id"]} if row["run_id"] is not None else {}),
                 "edited": row["edited"],
                 "deleted": row["deleted"],
                 "pinned": row["pinned"],
@@ -174,6 +185,49 @@ async def room_lines(
             for row in rows
         ]
     return {"as_of_seq": as_of, "messages": lines}
+
+
+async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[int, dict[str, Any]]:
+    """What Chips filled in on each of these posts: the files it carries, in their order,
+    and who it was for (``addressed_to``).
+
+    Read from the logged events, so a line reads back as it was drawn live; a line taken
+    back is not asked for (its files go with it).
+    """
+    if not seqs:
+        return {}
+    e = t.events.c
+    found = await conn.execute(
+        select(
+            e.seq,
+            e.body["attachments"].label("attachments"),
+            e.body["addressed_to"].label("addressed_to"),
+        ).where(and_(e.workspace_id == workspace_id, e.seq.in_(seqs), e.type == "message.post"))
+    )
+    posted: dict[int, dict[str, Any]] = {}
+    for r in found:
+        said: dict[str, Any] = {}
+        if r.attachments:
+            said["attachments"] = list(r.attachments)
+        if isinstance(r.addressed_to, list):
+            said["addressed_to"] = r.addressed_to
+        if said:
+            posted[int(r.seq)] = said
+    return posted
+
+
+def _filled_in(
+    said: dict[str, Any] | None, links: FileLinks, credential_id: str, now: float
+) -> dict[str, Any]:
+    """A line's files, each linked for the caller, and who it was for."""
+    if not said:
+        return {}
+    out: dict[str, Any] = {}
+    if "attachments" in said:
+        out["attachments"] = [links.link(a, credential_id, now) for a in said["attachments"]]
+    if "addressed_to" in said:
+        out["addressed_to"] = said["addressed_to"]
+    return out
 
 
 class MemberIn(BaseModel):

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query
 from sqlalchemy import and_, func, or_, select
 
 from chips_common.db import run_tables as rt
+from chips_common.db import tables as t
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
@@ -74,6 +75,20 @@ def card_row(row: Any) -> dict[str, Any]:
         "answered_by": row.answered_by,
         "answer": row.answer,
         "answered_seq": row.answered_seq,
+    }
+
+
+def said_row(row: Any) -> dict[str, Any]:
+    """A message said on a run, as the run's receipt lists it; a taken-back one has no words."""
+    return {
+        "message_id": row.id,
+        "seq": row.seq,
+        "author_id": row.author_id,
+        "kind": row.kind,
+        "text": None if row.deleted else row.text,
+        "ts": row.ts.isoformat(),
+        "edited": row.edited,
+        "deleted": row.deleted,
     }
 
 
@@ -141,6 +156,10 @@ async def read_run(
                 )
             )
         ).scalar()
+        m = t.rm_messages
+        said = await conn.execute(
+            select(m).where(and_(m.c.workspace_id == ws_id, m.c.run_id == run_id)).order_by(m.c.seq)
+        )
         return {
             **run_row(run),
             "lane_id": works,
@@ -157,6 +176,8 @@ async def read_run(
             ],
             "cards": [card_row(card) for card in cards],
             "lanes": [lane_row(lane) for lane in lanes],
+            # What its harness said on it, in the run's room (a reply on the run).
+            "messages": [said_row(row) for row in said],
             "as_of_seq": seq,
         }
 
