@@ -122,3 +122,19 @@ def _request(w: Any, actor: Any, *events: Any) -> Any:
         idempotency_key="erase-1",
         events=list(events),
     )
+
+
+async def test_a_reply_on_the_run_carries_its_files(w: Any, monkeypatch: Any) -> None:
+    """The uploads of a post said on a run are read for its room, though it names none."""
+    from chips_eventlog import state_store
+
+    w.run("run_1")
+    raw = {"type": "message.post", "run_id": "run_1", "upload_ids": ["upl_1"]}
+    seen: list[Any] = []
+
+    async def read_files(conn: Any, state: Any, posts: Any) -> None:
+        seen.extend(posts)
+
+    monkeypatch.setattr(state_store, "prefetch_files", read_files)
+    await state_store.prefetch(None, w.state, [raw])  # type: ignore[arg-type]
+    assert seen == [(w.room, ["upl_1"])]

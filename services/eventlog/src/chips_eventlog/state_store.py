@@ -225,8 +225,12 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
         if not isinstance(raw, dict):
             continue
         ids = raw.get("upload_ids")
-        if isinstance(ids, list) and isinstance(raw.get("space_id"), str):
-            posts.append((raw["space_id"], [i for i in ids if isinstance(i, str)]))
+        room = raw.get("space_id")
+        run = state.run(raw["run_id"]) if isinstance(raw.get("run_id"), str) else None
+        if room is None and run is not None:  # a reply on the run is said in its room
+            room = run.space_id
+        if isinstance(ids, list) and isinstance(room, str):
+            posts.append((room, [i for i in ids if isinstance(i, str)]))
         for name in ("reply_to", "message_id", "root_message_id"):
             value = raw.get(name)
             if isinstance(value, str) and value.startswith("msg_") and value not in state.messages:
