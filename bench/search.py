@@ -402,6 +402,65 @@ async def measure_queries(
     return figures
 
 
+def search_sql() -> str:
+    """The gateway's query of a search across the caller's rooms, with psycopg's binds."""
+    sql = SEARCH_SQL.format(scope=IN_ROOMS)
+    for name in ("workspace_id", "tsquery", "before", "participant_id", "limit", "headline"):
+        sql = sql.replace(f":{name}", f"%({name})s")
+    return sql.replace("CAST(:rooms AS text[])", "CAST(%(rooms)s AS text[])")
+
+
+def measure_sql(
+    database_url: str, made: list[dict[str, Any]], sets: dict[str, list[str]], rng: random.Random
+) -> tuple[dict[str, Any], str]:
+    """The query alone, as the gateway sends it, on one warm connection: how much of a
+    search's time is Postgres's. And the plan of the slowest query of each kind."""
+    sql = search_sql()
+    figures: dict[str, Any] = {}
+    plans = []
+    with psycopg.connect(plain(database_url)) as conn:
+        rooms: dict[str, list[str]] = {}
+        for who in ("owner", "member"):
+            for kind, queries in sets.items():
+                times: list[float] = []
+                worst: tuple[float, str, dict[str, Any]] = (0.0, "", {})
+                for q in queries:
+                    ws = rng.choice(made)
+                    identity: Identity = ws[who]
+                    pid = identity.participant_id
+                    if pid not in rooms:
+                        rooms[pid] = [
+                            row[0]
+                            for row in conn.execute(
+                                "SELECT space_id FROM memberships WHERE participant_id = %s",
+                                (pid,),
+                            )
+                        ]
+                    params = {
+                        "workspace_id": identity.workspace_id,
+                        "participant_id": pid,
+                        "tsquery": build_tsquery(q),
+                        "before": 2**63 - 1,
+                        "limit": 21,
+                        "headline": HEADLINE_OPTIONS,
+                        "rooms": rooms[pid],
+                    }
+                    started = time.perf_counter()
+                    conn.execute(sql, params).fetchall()
+                    took = time.perf_counter() - started
+                    times.append(took)
+                    worst = max(worst, (took, q, params), key=lambda w: w[0])
+                figures[f"{who}.{kind}"] = {**ms(times), "load_after": load()}
+                print(f"  sql {who:>6} {kind:<17} {figures[f'{who}.{kind}']}", flush=True)
+                plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, worst[2]).fetchall()
+                plans.append(
+                    f"--- slowest of {who}'s {kind}: q={worst[1]!r} ({worst[0] * 1000:.1f} ms;"
+                    f" {len(worst[2]['rooms'])} rooms), run again under EXPLAIN ANALYZE\n"
+                )
+                plans.extend(row[0] + "\n" for row in plan)
+    return figures, "".join(plans)
+
+
 def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[str]]) -> str:
     """EXPLAIN ANALYZE of the gateway's own query, one of each kind, as the member."""
     ws = made[0]
@@ -414,11 +473,7 @@ def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[
                 (ws["member"].participant_id,),
             )
         ]
-        sql = SEARCH_SQL.format(scope=IN_ROOMS)
-        # SQLAlchemy's :name binds, as psycopg's %(name)s.
-        for name in ("workspace_id", "tsquery", "before", "participant_id", "limit", "headline"):
-            sql = sql.replace(f":{name}", f"%({name})s")
-        sql = sql.replace("CAST(:rooms AS text[])", "CAST(%(rooms)s AS text[])")
+        sql = search_sql()
         for kind, queries in sets.items():
             q = queries[0]
             params = {
@@ -674,6 +729,10 @@ async def run(
     print("queries over HTTP (closed loop)", flush=True)
     queries = await measure_queries(stack.gateway_a, made, sets, rng)
     plans = explain(database_url, made, sets)
+    print("the query alone, in Postgres", flush=True)
+    sql_figures, slowest = await asyncio.to_thread(measure_sql, database_url, made, sets, rng)
+    queries["postgres_only"] = sql_figures
+    plans += slowest
     save({**figures, "seeding": seeding, "queries": queries}, plans)
     lags = []
     for rate in (int(r) for r in str(args.rate).split(",")):
