@@ -702,9 +702,14 @@ async def run(
         await asyncio.to_thread(seed_index, database_url, made)
     with psycopg.connect(plain(database_url), autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE search_docs")
+        # Summed over the partitions (docs/adr/0051), when the table has them.
         size = conn.execute(
-            "SELECT pg_size_pretty(pg_total_relation_size('search_docs')),"
-            " pg_size_pretty(pg_relation_size('search_docs_tsv')), count(*) FROM search_docs"
+            "SELECT pg_size_pretty(coalesce((SELECT sum(pg_total_relation_size(inhrelid))"
+            " FROM pg_inherits WHERE inhparent = 'search_docs'::regclass), 0)"
+            " + pg_total_relation_size('search_docs')),"
+            " pg_size_pretty(coalesce((SELECT sum(pg_relation_size(inhrelid))"
+            " FROM pg_inherits WHERE inhparent = 'search_docs_tsv'::regclass), 0)"
+            " + pg_relation_size('search_docs_tsv')), count(*) FROM search_docs"
         ).fetchone()
     assert size is not None
     t3 = time.perf_counter()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import struct
+import time
 import zlib
 from io import BytesIO
 from typing import Any
@@ -22,6 +23,8 @@ import httpx
 import pytest
 from PIL import Image
 
+from chips_common.config import DEV_SIGNING_KEY
+from chips_common.rules.signed_urls import signed_path, url_key
 from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity, Socket, key
 
@@ -492,4 +495,30 @@ async def test_a_video_s_width_height_and_duration_are_measured(stack: Stack, ap
         720,
         12_500,
     )
+    await sock.close()
+
+
+async def test_an_expired_url_and_a_withdrawn_token_get_no_bytes(stack: Stack, api: Api) -> None:
+    """A URL past its ten minutes, and one made for a token since withdrawn, get 403."""
+    owner, harness, home, sock = await harness_room(api, stack)
+    upload_id = await uploaded(api, owner, PDF + b"late", "late.pdf")
+    seq = await api.append(owner, post(home, [upload_id]))
+    [attachment] = (await delivered(sock, seq))["attachments"]
+    url = httpx.URL(attachment["url"])
+    token_id = url.params["tok"]
+    # The same URL as the gateway signs it, but ten minutes and a second ago: a right
+    # signature over an expiry that has passed.
+    key = url_key(stack.env.get("CHIPS_SIGNING_KEY", DEV_SIGNING_KEY))
+    late, _ = signed_path(key, upload_id, token_id, "inline", time.time() - 601)
+    base = f"{url.scheme}://{url.netloc.decode()}"
+    async with httpx.AsyncClient(base_url=base) as http:
+        fresh, _ = signed_path(key, upload_id, token_id, "inline", time.time())
+        assert (await http.get(fresh)).status_code == 200  # the key is the stack's
+        expired = await http.get(late)
+        assert expired.status_code == 403 and expired.content != PDF + b"late"
+        await api.append(
+            owner, {"type": "harness.disconnected", "harness_id": harness.participant_id}
+        )
+        withdrawn = await http.get(str(url.raw_path.decode()))
+    assert withdrawn.status_code == 403 and withdrawn.content != PDF + b"late"
     await sock.close()
