@@ -1,8 +1,10 @@
 """The rules at the door for files (spec/messages.md, Attachments; spec/websocket.md, The
 room's files).
 
-A ``message.post`` with ``upload_ids`` posts the sender's own uploads, each once, into a
-room the sender is in (checked first, by the caller); the door fills in ``attachments``
+A ``message.post`` with ``upload_ids``, or a card naming files in its file fields
+(``CARD_FILE_FIELDS``: an artifact's ``upload_id``, a receipt's, task's, hand-off's or
+summary's ``upload_ids``), posts the sender's own uploads, each once, into a room the
+sender is in (checked first, by the caller); the door fills in ``attachments``
 from what the attachments service stored, and gives each file its version among the
 room's files of its name, refusing the whole post as ``stale_file`` when it was made from
 a version that is no longer the current one. The caps an owner or admin sets, and the
@@ -26,6 +28,7 @@ from chips_common.append import Actor
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
 from chips_common.events import AttachmentCapsSet, AttachmentFetched, MessagePost
+from chips_common.events.messages import CARD_FILE_FIELDS
 from chips_common.rules.files import Stale, Version, next_version
 
 if TYPE_CHECKING:
@@ -72,12 +75,52 @@ class Planned:
     rows: list[tuple[Upload, int, str | None]]
 
 
+# --- which uploads a post names ---------------------------------------------------------
+
+MAX_FILES = 20
+
+
+def named_uploads(body: MessagePost) -> list[tuple[str, str]]:
+    """Every upload a post names, in order, each with the field that named it.
+
+    ``upload_ids`` first, then the card's file field. A card may point at a file the post
+    also carries in ``upload_ids`` (it is one file); any other repeat is left in, for
+    :func:`upload_ids_of` to refuse. Pure.
+    """
+    named = [(upload_id, "upload_ids") for upload_id in body.upload_ids or []]
+    field_name = CARD_FILE_FIELDS.get(body.kind)
+    card = getattr(body, body.kind, None) if field_name else None
+    if card is not None and field_name is not None:
+        value = getattr(card, field_name)
+        given = [value] if isinstance(value, str) else list(value or [])
+        carried = set(body.upload_ids or [])
+        named += [(i, f"{body.kind}.{field_name}") for i in given if i not in carried]
+    return named
+
+
+def upload_ids_of(body: MessagePost) -> list[str]:
+    """The uploads a post posts: each once, at most twenty; or a refusal. Pure."""
+    named = named_uploads(body)
+    seen: set[str] = set()
+    for upload_id, where in named:
+        if upload_id in seen:
+            _refuse("invalid_event", "an upload is posted once", where)
+        seen.add(upload_id)
+    if len(named) > MAX_FILES:
+        _refuse("invalid_event", f"a post carries at most {MAX_FILES} files", named[-1][1])
+    return [upload_id for upload_id, _ in named]
+
+
+def _field_of(body: MessagePost, upload_id: str) -> str:
+    return next((where for i, where in named_uploads(body) if i == upload_id), "upload_ids")
+
+
 # --- reading -------------------------------------------------------------------------
 
 
 async def read_view(conn: AsyncConnection, workspace_id: str, body: MessagePost) -> FilesView:
     """The uploads a post names (as this transaction sees them), and their names' versions."""
-    ids = list(dict.fromkeys(body.upload_ids or []))
+    ids = list(dict.fromkeys(i for i, _ in named_uploads(body)))
     if not ids:
         return FilesView()
     a, p = attachments.c, t.participants.c
@@ -137,21 +180,20 @@ def plan_post(view: FilesView, body: MessagePost, actor_id: str, seq: int) -> Pl
             "invalid_event", "attachments are filled in by Chips from upload_ids", "attachments"
         )
     replaces = body.replaces or {}
-    ids = body.upload_ids or []
+    ids = upload_ids_of(body)
     if replaces and not set(replaces) <= set(ids):
         _refuse("invalid_event", "replaces names an upload this post does not carry", "replaces")
     if not ids:
         return None
-    if len(set(ids)) != len(ids):
-        _refuse("invalid_event", "an upload is posted once", "upload_ids")
     for upload_id in ids:
         upload = view.uploads.get(upload_id)
+        where = _field_of(body, upload_id)
         if upload is None:
-            _refuse("not_found", f"no upload {upload_id}", "upload_ids")
+            _refuse("not_found", f"no upload {upload_id}", where)
         if upload.uploader_id != actor_id:
-            _refuse("forbidden", "a post carries only its sender's own uploads", "upload_ids")
+            _refuse("forbidden", "a post carries only its sender's own uploads", where)
         if upload.posted:
-            _refuse("invalid_event", f"upload {upload_id} was posted already", "upload_ids")
+            _refuse("invalid_event", f"upload {upload_id} was posted already", where)
     rows: list[tuple[Upload, int, str | None]] = []
     # Two files of one name in one post: the second is the next version of the first.
     earlier: dict[str, Version] = {}
@@ -220,9 +262,10 @@ async def apply_post(conn: AsyncConnection, planned: Planned | None) -> dict[str
 
 async def decide_post(door: Door, body: MessagePost, actor: Actor) -> Planned | None:
     """Read and decide a post's files (a stranger to the room learns nothing of them)."""
-    if not body.upload_ids and body.attachments is None and not body.replaces:
+    named = named_uploads(body)
+    if not named and body.attachments is None and not body.replaces:
         return None
-    if body.upload_ids:
+    if named:
         await door.check_member(body.space_id, actor)
     view = await read_view(door.conn, door.workspace_id, body)
     return plan_post(view, body, actor.id, door.head_seq + 1)
