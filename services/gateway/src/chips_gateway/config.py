@@ -35,9 +35,14 @@ class GatewaySettings(Settings):
     credential_write_rate: float = 1000.0
     credential_write_burst: int = 10000
     rate_limit_strikes: int = 50
-    # Writes of one socket waiting for the eventlog's answer before the gateway stops
-    # reading that socket (its TCP window fills; others are read meanwhile).
+    # Writes of one socket sent to the eventlog and not answered yet; the rest wait in
+    # the socket's own queue at the gateway (docs/adr/0065).
     ws_max_inflight_writes: int = 1000
+    # Writes read from one socket and waiting in its queue; past this many the gateway
+    # stops reading the socket (its TCP window fills) until the log has answered some.
+    # Until then the socket is read on, its pongs with it, so a client with many writes
+    # queued is not taken for a silent one (a rate limit refuses a flood long before).
+    ws_max_queued_writes: int = 1000
 
     # Browsers' cross-origin access: origins (scheme://host[:port], comma separated) that
     # may open /v1/ws and call the HTTP API. The gateway's own origin is always allowed (the
