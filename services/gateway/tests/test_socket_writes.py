@@ -48,8 +48,14 @@ class Appender:
 
 
 class Limiter:
+    def __init__(self) -> None:
+        self.penalized: list[str] = []
+
     async def take(self, credential_id: str) -> float:
         return 0.0
+
+    async def penalize(self, credential_id: str, seconds: float) -> None:
+        self.penalized.append(credential_id)
 
 
 class Socket:
@@ -81,7 +87,7 @@ class Ctx:
         self.links = None
 
 
-def session(**limits: Any) -> tuple[Session, Socket, Appender]:
+def session(**limits: Any) -> tuple[Session, Socket, Ctx]:
     settings = GatewaySettings(**limits)
     ctx = Ctx(settings)
     ws = Socket()
@@ -90,7 +96,7 @@ def session(**limits: Any) -> tuple[Session, Socket, Appender]:
     )
     s = Session(ws, ctx, principal)  # type: ignore[arg-type]
     s.hello = {"frame": "hello"}
-    return s, ws, ctx.appender
+    return s, ws, ctx
 
 
 def post(n: int) -> dict[str, Any]:
@@ -109,7 +115,8 @@ async def settle() -> None:
 
 
 async def test_a_sockets_writes_go_to_the_log_a_few_at_a_time_in_order_and_all_are_acked() -> None:
-    s, ws, log = session(ws_max_inflight_writes=4, socket_write_rate=1e6, socket_write_burst=10**6)
+    s, ws, ctx = session(ws_max_inflight_writes=4, socket_write_rate=1e6, socket_write_burst=10**6)
+    log = ctx.appender
     running = asyncio.create_task(s.run())
     for n in range(30):
         ws.client_sends(post(n))
@@ -128,12 +135,13 @@ async def test_a_sockets_writes_go_to_the_log_a_few_at_a_time_in_order_and_all_a
 
 
 async def test_past_its_queue_a_socket_is_not_read_until_the_log_answers() -> None:
-    s, ws, log = session(
+    s, ws, ctx = session(
         ws_max_inflight_writes=2,
         ws_max_queued_writes=3,
         socket_write_rate=1e6,
         socket_write_burst=10**6,
     )
+    log = ctx.appender
     running = asyncio.create_task(s.run())
     for n in range(10):
         ws.client_sends(post(n))
@@ -149,7 +157,8 @@ async def test_past_its_queue_a_socket_is_not_read_until_the_log_answers() -> No
 
 
 async def test_a_socket_that_writes_through_its_refusals_is_answered_then_closed_4429() -> None:
-    s, ws, log = session(socket_write_rate=0.001, socket_write_burst=3, rate_limit_strikes=2)
+    s, ws, ctx = session(socket_write_rate=0.001, socket_write_burst=3, rate_limit_strikes=2)
+    log = ctx.appender
     running = asyncio.create_task(s.run())
     for n in range(20):
         ws.client_sends(post(n))
@@ -163,6 +172,7 @@ async def test_a_socket_that_writes_through_its_refusals_is_answered_then_closed
         await settle()
     await asyncio.wait_for(running, 5)
     assert ws.close_code == CLOSE_RATE
+    assert ctx.limiter.penalized == [s.principal.credential_id], "its credential waits too"
     kinds = [(f["frame"], f.get("code")) for f in ws.out]
     assert kinds.count(("ack", None)) == 3
     assert ws.out[-1]["code"] == "rate_limited"

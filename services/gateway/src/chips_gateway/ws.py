@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from typing import Any
 
 import orjson
 from fastapi import WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
@@ -637,6 +639,10 @@ class Session:
         knows what was logged; then the last refusal, and close code 4429.
         """
         metrics.RATE_LIMIT_CLOSES.inc()
+        # Coming straight back on another socket gets nothing either (docs/adr/0065).
+        await self.ctx.limiter.penalize(
+            self.principal.credential_id, self.ctx.settings.rate_limit_penalty_seconds
+        )
         answering = asyncio.create_task(self.answered_all())
         # Not past the appender's timeout (every write is answered by then), nor past the
         # send loop's end (the client went away).
@@ -757,15 +763,32 @@ def check_writable(event: dict[str, Any], max_bytes: int) -> None:
 
 
 async def serve_socket(ws: WebSocket, ctx: Context) -> None:
-    """Accept a socket, authenticate it and serve it; every refusal is an error frame."""
-    await ws.accept()
+    """Authenticate a socket, accept it and serve it; every refusal is an error frame.
+
+    But one: a credential whose last socket was closed for writing through its refusals
+    (4429) a moment ago is refused the upgrade itself, with HTTP 429 and Retry-After, so
+    that nothing it would send is read (docs/adr/0065).
+    """
     try:
         principal = await authenticate(ws, ctx)
     except ChipsError as exc:
+        await ws.accept()
         with contextlib.suppress(Exception):
             await ws.send_text(
                 json.dumps({"frame": "error", "code": exc.code, "message": exc.message})
             )
             await ws.close(CLOSE_TRY_LATER if exc.code == "unavailable" else CLOSE_POLICY)
         return
+    if (wait := await ctx.limiter.debt(principal.credential_id)) > 0.0:
+        metrics.RATE_LIMITED.labels("upgrade").inc()
+        body = {
+            "code": "rate_limited",
+            "message": "this credential's last socket went on writing after it was told to "
+            f"wait; come back in {wait:.0f} s",
+            "retry_after": round(wait, 3),
+        }
+        headers = {"Retry-After": str(max(1, math.ceil(wait)))}
+        await ws.send_denial_response(JSONResponse(body, status_code=429, headers=headers))
+        return
+    await ws.accept()
     await Session(ws, ctx, principal).run()
