@@ -2,21 +2,22 @@
 
 Starts the whole system on free ports with the gateway's default limits (or those in
 ``CHIPS_BENCH_ENV``, ``NAME=value`` pairs comma separated, to compare settings). Three
-canary sockets each write one message.post at a time (each waits for its ack), all at
-once, CANARY events each (or for SECONDS):
+canary sockets write one message.post at a time, in turn (each waits for its ack, so
+together they are one careful client), CANARY events each (or for SECONDS):
 
   room       a person in the flooder's room, who is also sent every message the flood
              gets logged, ahead of its own acks
   aside      a person of the same workspace in another room (same log, same partition,
              none of the flood's messages)
-  elsewhere  a person of another workspace
+  elsewhere  a person of another workspace, on another partition of the log
 
 first with nothing else going on, then while a flooding socket (another person, in the
 room) sends as fast as it can, reading what it is sent. A flood the gateway closes comes
-back on a new socket after a second, as a hostile client would, until the canaries are done
-or it has sent FLOOD events. Prints each canary's p50/p99 both times and the ratio, what
-became of the flood (acked, rate_limited, how its sockets were closed, by whom, with which
-code and reason) and the load average, and writes them to bench/results/flood.json.
+back on a new socket after a second, as a hostile client would, until the canaries are
+done; a socket sends FLOOD posts at most. Prints each canary's p50/p99 both times and the
+ratio, what became of the flood (acked, rate_limited, how its sockets were closed, by
+whom, with which code and reason), each hop's mean from the services' metrics and the load
+average, and writes them to bench/results/flood.json.
 
     .venv/bin/python bench/flood.py [--canary 300] [--flood 20000] [--seconds 90]
         [--label before-]
@@ -48,6 +49,15 @@ from chips_devstack.stack import Stack, local_stack
 from tests.e2e.client import Api
 
 RESULTS = Path(__file__).parent / "results"
+# Every time in the results is seconds since this, so slow writes and the flood's sockets
+# can be read against each other.
+T0 = time.perf_counter()
+
+
+def now() -> float:
+    return round(time.perf_counter() - T0, 2)
+
+
 CANARIES = ("room", "aside", "elsewhere")
 
 
@@ -68,47 +78,92 @@ def post(space_id: str, text: str, key: str) -> str:
     return json.dumps({"frame": "event", "event": event})
 
 
-async def canary(
-    url: str, who: tuple[str, str, str], count: int, tag: str, cap: float
-) -> dict[str, Any]:
-    """One write at a time, each waiting for its answer: latencies of the acks, errors.
+class Canary:
+    """One person's socket, subscribed to its workspace and read all along.
 
-    The socket is subscribed to its workspace, so it is sent what is said in its rooms
-    (the flood's messages too, for the canary in the flood's room) as a client is. Stops
-    after ``count`` writes or ``cap`` seconds, whichever comes first.
+    It is sent what is said in its rooms (the flood's messages too, for the canary in the
+    flood's room) as a client is, and keeps its answers for the writer to wait on.
     """
-    token, workspace_id, space_id = who
-    ws = await hello(url, token)
-    await ws.send(json.dumps({"frame": "subscribe", "workspace_id": workspace_id}))
-    began = time.perf_counter()
-    latencies: list[float] = []
-    errors: collections.Counter[str] = collections.Counter()
-    other_frames = 0
-    for i in range(count):
-        key = f"{tag}-{i}"
+
+    def __init__(self, ws: Any, space_id: str) -> None:
+        self.ws, self.space_id = ws, space_id
+        self.answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.other_frames = 0
+        self.reading = asyncio.create_task(self.read())
+
+    @classmethod
+    async def open(cls, url: str, who: tuple[str, str, str]) -> Canary:
+        token, workspace_id, space_id = who
+        ws = await hello(url, token)
+        await ws.send(json.dumps({"frame": "subscribe", "workspace_id": workspace_id}))
+        return cls(ws, space_id)
+
+    async def read(self) -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for raw in self.ws:
+                frame = json.loads(raw)
+                waiting = self.answers.get(frame.get("idempotency_key", ""))
+                if frame["frame"] in ("ack", "error") and waiting is not None:
+                    waiting.set_result(frame)
+                else:
+                    self.other_frames += 1
+        for waiting in self.answers.values():  # the socket closed under a write
+            if not waiting.done():
+                waiting.set_result({"frame": "error", "code": f"closed {self.ws.close_code}"})
+
+    async def write(self, key: str) -> tuple[float, dict[str, Any]]:
+        answered = self.answers[key] = asyncio.get_running_loop().create_future()
         started = time.perf_counter()
-        await ws.send(post(space_id, f"canary {i}", key))
-        while True:
-            frame = json.loads(await ws.recv())
-            if frame.get("idempotency_key") == key and frame["frame"] in ("ack", "error"):
-                break
-            other_frames += 1
-        if frame["frame"] == "ack":
-            latencies.append(time.perf_counter() - started)
-        else:
-            errors[frame["code"]] += 1
-        await asyncio.sleep(0.01)
+        await self.ws.send(post(self.space_id, f"canary {key}", key))
+        answer = await answered
+        del self.answers[key]
+        return time.perf_counter() - started, answer
+
+    async def close(self) -> None:
+        await self.ws.close()
+        await self.reading
+
+
+async def canaries(
+    url: str, who: dict[str, tuple[str, str, str]], count: int, tag: str, cap: float
+) -> dict[str, dict[str, Any]]:
+    """One write at a time over the three canaries in turn, each waiting for its answer.
+
+    So the canaries add the load of one careful client, whatever their number. Stops
+    after ``count`` writes each or ``cap`` seconds, whichever comes first.
+    """
+    sockets = {name: await Canary.open(url, one) for name, one in who.items()}
+    results: dict[str, dict[str, Any]] = {
+        name: {"latencies": [], "errors": collections.Counter(), "slow": []} for name in who
+    }
+    began = time.perf_counter()
+    for i in range(count):
+        for name, canary in sockets.items():
+            at = now()
+            took, answer = await canary.write(f"{tag}-{name}-{i}")
+            if answer["frame"] == "ack":
+                results[name]["latencies"].append(took)
+                if took > 0.5:
+                    results[name]["slow"].append([at, round(took, 2)])
+            else:
+                results[name]["errors"][answer["code"]] += 1
+            await asyncio.sleep(0.01)
         if time.perf_counter() - began > cap:
             break
-    await ws.close()
-    return {"latencies": sorted(latencies), "errors": dict(errors), "other_frames": other_frames}
+    for name, canary in sockets.items():
+        await canary.close()
+        results[name]["latencies"].sort()
+        results[name]["errors"] = dict(results[name]["errors"])
+        results[name]["other_frames"] = canary.other_frames
+    return results
 
 
 class Flood:
     """Sends posts as fast as the socket takes them; comes back when it is closed."""
 
-    def __init__(self, url: str, token: str, space_id: str, count: int) -> None:
-        self.url, self.token, self.space_id, self.count = url, token, space_id, count
+    def __init__(self, url: str, token: str, space_id: str, per_socket: int) -> None:
+        self.url, self.token, self.space_id = url, token, space_id
+        self.per_socket = per_socket
         self.sent = 0
         self.frames: collections.Counter[str] = collections.Counter()
         self.sockets: list[dict[str, Any]] = []
@@ -118,9 +173,17 @@ class Flood:
         self.measuring = False
 
     async def run(self) -> None:
-        while self.sent < self.count and not self.stop.is_set():
-            ws = await hello(self.url, self.token)
-            opened = time.perf_counter()
+        while not self.stop.is_set():
+            try:
+                ws = await hello(self.url, self.token)
+            except websockets.InvalidStatus as refused:
+                at = now()
+                self.sockets.append(
+                    {"refused_upgrade": refused.response.status_code, "open": [at, at]}
+                )
+                await asyncio.sleep(1.0)
+                continue
+            opened = now()
             sent_before = self.sent
             reading = asyncio.create_task(self.read(ws))
             sending = asyncio.create_task(self.send(ws))
@@ -146,7 +209,7 @@ class Flood:
                     "server_close_frame": [rcvd.code, rcvd.reason] if rcvd else None,
                     "client_close_frame": [sent.code, sent.reason] if sent else None,
                     "sent": self.sent - sent_before,
-                    "seconds_open": round(time.perf_counter() - opened, 2),
+                    "open": [opened, now()],
                 }
             )
             if not self.stop.is_set():
@@ -154,7 +217,7 @@ class Flood:
 
     async def send(self, ws: Any) -> None:
         with contextlib.suppress(websockets.ConnectionClosed):
-            while self.sent < self.count:
+            for _ in range(self.per_socket):
                 await ws.send(post(self.space_id, f"flood {self.sent}", f"flood-{self.sent}"))
                 self.sent += 1
 
@@ -226,15 +289,6 @@ def load() -> dict[str, Any]:
     return {"loadavg": [round(x, 2) for x in os.getloadavg()], "uptime": uptime}
 
 
-async def canaries(
-    url: str, who: dict[str, tuple[str, str, str]], count: int, tag: str, cap: float
-) -> dict[str, dict[str, Any]]:
-    results = await asyncio.gather(
-        *(canary(url, one, count, f"{tag}-{name}", cap) for name, one in who.items())
-    )
-    return dict(zip(who, results, strict=True))
-
-
 async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[str, Any]:
     base = stack.gateway_a
     api = Api(base)
@@ -244,7 +298,12 @@ async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[st
     aside = await api.add_person(owner, "Aside")
     busy = await api.open_space(owner, "Busy", [noisy.participant_id, calm.participant_id])
     quiet = await api.open_space(owner, "Quiet", [aside.participant_id])
-    other = await api.create_workspace(name="Elsewhere")
+    names = Names.from_settings(Settings())
+    # Another workspace on another partition of the log (one in eight shares the flood's).
+    for _ in range(32):
+        other = await api.create_workspace(name="Elsewhere")
+        if names.partition_of(other.workspace_id) != names.partition_of(owner.workspace_id):
+            break
     elsewhere = await api.open_space(other, "Elsewhere", [])
     await api.close()
     url = base.replace("http://", "ws://") + "/v1/ws"
@@ -285,8 +344,8 @@ async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[st
         figures[f"{name}_acked"] = {"idle": len(a["latencies"]), "flood": len(b["latencies"])}
         figures[f"{name}_errors"] = {"idle": a["errors"], "flood": b["errors"]}
         figures[f"{name}_frames_besides_answers"] = b["other_frames"]
+        figures[f"{name}_slow_under_flood"] = b["slow"][:20]
     first = flood.sockets[0] if flood.sockets else {}
-    names = Names.from_settings(Settings())
     figures.update(
         {
             "hops_idle": hop_means(metrics[0], metrics[1]),
@@ -305,9 +364,13 @@ async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[st
             "flood_close_reason": first.get("close_reason"),
             "flood_closed_by": first.get("closed_by"),
             "flood_socket_closes": collections.Counter(
-                f"{s['closed_by']} {s['close_code']}" for s in flood.sockets
+                f"{s['closed_by']} {s['close_code']}"
+                if "closed_by" in s
+                else f"upgrade refused {s['refused_upgrade']}"
+                for s in flood.sockets
             ),
             "flood_first_sockets": flood.sockets[:3],
+            "flood_sockets_open": [s["open"] for s in flood.sockets],
             "measured_seconds": round(measured, 1),
             "load_idle": load_idle,
             "load_flood": load_flood,
@@ -323,7 +386,7 @@ async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--canary", type=int, default=300)
-    parser.add_argument("--flood", type=int, default=20_000)
+    parser.add_argument("--flood", type=int, default=20_000, help="posts per flood socket")
     parser.add_argument("--seconds", type=float, default=90, help="cap of each canary phase")
     parser.add_argument("--label", default="", help="prefix of the result file, e.g. before-")
     parser.add_argument("--code", default="", help="what code ran, e.g. 'main at c55d47c'")
