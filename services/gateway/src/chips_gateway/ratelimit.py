@@ -182,5 +182,7 @@ class CredentialLimiter:
         try:
             wait = await self.debt_script(keys=[self.key(credential_id)], args=[self.rate])
         except (RedisError, OSError):
-            return 0.0  # rate counters are what a Redis outage may cost
+            # Rate counters are what a Redis outage may cost: let it in, ask again soon.
+            self.down_until = time.monotonic() + 1.0
+            return 0.0
         return max(float(wait), 0.0)
