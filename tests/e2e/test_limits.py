@@ -74,6 +74,7 @@ async def test_at_the_default_limits_a_flood_is_refused_and_closed_while_others_
     await flood.wait_closed(60)
 
     assert flood.conn.close_code == 4429, "closed with the documented code, not dropped"
+    assert flood.conn.close_reason == "rate_limited"
     limited = [f for f in flood.frames if f["frame"] == "error" and f["code"] == "rate_limited"]
     assert limited and all(f["retry_after"] > 0 for f in limited if "idempotency_key" in f)
     assert limited[-1]["message"].startswith("this socket went on writing")

@@ -63,6 +63,7 @@ class Socket:
         self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.out: list[dict[str, Any]] = []
         self.close_code: int | None = None
+        self.close_reason = ""
 
     def client_sends(self, frame: dict[str, Any]) -> None:
         self.incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(frame)})
@@ -73,8 +74,8 @@ class Socket:
     async def send_text(self, text: str) -> None:
         self.out.append(json.loads(text))
 
-    async def close(self, code: int) -> None:
-        self.close_code = code
+    async def close(self, code: int, reason: str = "") -> None:
+        self.close_code, self.close_reason = code, reason
 
 
 class Ctx:
@@ -171,7 +172,7 @@ async def test_a_socket_that_writes_through_its_refusals_is_answered_then_closed
         log.answer_oldest()
         await settle()
     await asyncio.wait_for(running, 5)
-    assert ws.close_code == CLOSE_RATE
+    assert ws.close_code == CLOSE_RATE and ws.close_reason == "rate_limited"
     assert ctx.limiter.penalized == [s.principal.credential_id], "its credential waits too"
     kinds = [(f["frame"], f.get("code")) for f in ws.out]
     assert kinds.count(("ack", None)) == 3

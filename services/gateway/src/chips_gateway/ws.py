@@ -663,7 +663,7 @@ class Session:
                     )
                 )
             )
-            await self.ws.close(CLOSE_RATE)
+            await self.ws.close(CLOSE_RATE, reason="rate_limited")
 
     async def answered_all(self) -> None:
         """Until every write taken from the socket is answered and the answer sent."""
