@@ -34,6 +34,11 @@ RESULTS = Path(__file__).parent / "results"
 MB = 1_000_000
 
 
+def load() -> str:
+    """The machine's load average (1, 5, 15 minutes), as `uptime` says it."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -128,11 +133,24 @@ async def run(stack: Stack, clients: int, small: int, large: int) -> dict[str, o
     owner = await api.create_workspace(name="Bench")
     await api.close()
     base = stack.gateway_a
+    # The machine is shared: each figure says the load it was measured under.
+    small_run = {
+        "load_before": load(),
+        **await closed_loop(base, owner.token, 100_000, clients, small),
+    }
+    small_run["load_after"] = load()
+    large_run = {
+        "load_before": load(),
+        **await closed_loop(base, owner.token, 5 * MB, clients, large),
+    }
+    large_run["load_after"] = load()
+    streaming = {"load_before": load(), **await big_upload(stack, owner.token, 200 * MB)}
+    streaming["load_after"] = load()
     return {
         "benchmark": "attachments",
-        "small": await closed_loop(base, owner.token, 100_000, clients, small),
-        "large": await closed_loop(base, owner.token, 5 * MB, clients, large),
-        "streaming": await big_upload(stack, owner.token, 200 * MB),
+        "small": small_run,
+        "large": large_run,
+        "streaming": streaming,
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.python_version()}",
     }
 
@@ -142,11 +160,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--small", type=int, default=100, help="100 KB uploads per client")
     parser.add_argument("--large", type=int, default=10, help="5 MB uploads per client")
+    parser.add_argument("--out", default="attachments.json", help="file in bench/results/")
     args = parser.parse_args()
     with local_stack(prefix="chips-bench-", gateways=1) as stack:
         figures = asyncio.run(run(stack, args.clients, args.small, args.large))
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "attachments.json").write_text(json.dumps(figures, indent=2) + "\n")
+    (RESULTS / args.out).write_text(json.dumps(figures, indent=2) + "\n")
     print(json.dumps(figures, indent=2))
 
 

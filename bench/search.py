@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import heapq
 import itertools
 import json
@@ -48,7 +49,8 @@ from ulid import ULID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery
+from chips_common.db.search_tables import TEXT_SEARCH_CONFIG, TSV_INDEX, TSV_INDEX_DDL
+from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery, clean_text
 from chips_devstack.procs import ready
 from chips_devstack.stack import Stack, local_stack
 from chips_gateway.search import IN_ROOMS, SEARCH_SQL
@@ -176,6 +178,12 @@ def vocabulary(rng: random.Random, size: int) -> list[str]:
     return words
 
 
+def load() -> str:
+    """The machine's load average (1, 5, 15 minutes), as `uptime` says it: the machine is
+    shared, so every figure is written beside the load it was measured under."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, int(len(ordered) * q) - 1))]
@@ -269,6 +277,9 @@ def seed_log(
                     r = rng.randrange(len(ws["rooms"]))
                     author = rng.choice(ws["room_members"][r])
                     words = rng.choices(vocab, cum_weights=weights, k=rng.randint(3, 22))
+                    text = " ".join(words).capitalize() + "."
+                    # The index's words are the text as the search service cleans it.
+                    assert i % 1000 or clean_text(text) == text
                     ulid = str(ULID())
                     ts = start + timedelta(seconds=i * 30)
                     body = {
@@ -283,7 +294,7 @@ def seed_log(
                         "addressed_to": [],
                         "kind": "text",
                         "message_id": f"msg_{ulid}",
-                        "text": " ".join(words).capitalize() + ".",
+                        "text": text,
                     }
                     copy.write_row(
                         (
@@ -310,6 +321,44 @@ def seed_log(
         conn.commit()
 
 
+def seed_index(database_url: str, made: list[dict[str, Any]]) -> None:
+    """The index's bulk path done in one statement per workspace, in Postgres.
+
+    What ``python -m chips_search rebuild`` writes for a text post (its words are its text,
+    a text has no card words, its room is its space: the seed opens no threads), with the
+    same tsvector expression, computed by Postgres from the log's rows rather than folded
+    one event at a time in Python; then the GIN index once, and each checkpoint at its
+    head. ``--index rebuild`` runs the rebuild itself instead.
+    """
+    tsv = f"to_tsvector('{TEXT_SEARCH_CONFIG}', (e.body->>'text') || E'\\n' || '')"
+    with psycopg.connect(plain(database_url)) as conn:
+        conn.execute("TRUNCATE search_docs, search_threads, search_checkpoints")
+        conn.execute(f"DROP INDEX IF EXISTS {TSV_INDEX}")
+        conn.commit()
+        for n, ws in enumerate(made):
+            workspace_id = ws["owner"].workspace_id
+            conn.execute(
+                "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
+                " message_kind, message_id, author_id, ts, words, extra, tsv)"
+                " SELECT e.workspace_id, e.body->>'message_id', e.seq, e.space_id, e.space_id,"
+                " 'message', 'text', e.body->>'message_id', e.actor_id, e.ts, e.body->>'text',"
+                f" '', {tsv}"
+                " FROM events e WHERE e.workspace_id = %s AND e.type = 'message.post'"
+                " AND e.body->>'text' IS NOT NULL",
+                (workspace_id,),
+            )
+            conn.execute(
+                "INSERT INTO search_checkpoints (workspace_id, seq)"
+                " SELECT id, head_seq FROM workspaces WHERE id = %s",
+                (workspace_id,),
+            )
+            conn.commit()
+            print(f"  indexed workspace {n + 1}", flush=True)
+        conn.execute("SET maintenance_work_mem = '256MB'")
+        conn.execute(TSV_INDEX_DDL)
+        conn.commit()
+
+
 # --- 3. queries ------------------------------------------------------------------------
 
 
@@ -329,6 +378,19 @@ async def measure_queries(
 ) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        # Warm first: every workspace's partition and index pages read once, and the
+        # gateway's connections open, so that what is measured is not the first reads
+        # after the seed (the owner's figures, measured first, paid them otherwise).
+        for ws in made:
+            for who in ("owner", "member"):
+                for queries in sets.values():
+                    for q in queries[:3]:
+                        r = await http.get(
+                            "/v1/search",
+                            params={"q": q},
+                            headers={"Authorization": f"Bearer {ws[who].token}"},
+                        )
+                        assert r.status_code == 200, r.text
         for who in ("owner", "member"):
             for kind, queries in sets.items():
                 times: list[float] = []
@@ -345,9 +407,72 @@ async def measure_queries(
                     times.append(time.perf_counter() - started)
                     assert r.status_code == 200, r.text
                     hits.append(len(r.json()["hits"]))
-                figures[f"{who}.{kind}"] = {**ms(times), "mean_hits": statistics.mean(hits)}
+                figures[f"{who}.{kind}"] = {
+                    **ms(times),
+                    "mean_hits": statistics.mean(hits),
+                    "load_after": load(),
+                }
                 print(f"  {who:>6} {kind:<17} {figures[f'{who}.{kind}']}", flush=True)
     return figures
+
+
+def search_sql() -> str:
+    """The gateway's query of a search across the caller's rooms, with psycopg's binds."""
+    sql = SEARCH_SQL.format(scope=IN_ROOMS)
+    for name in ("workspace_id", "tsquery", "before", "participant_id", "limit", "headline"):
+        sql = sql.replace(f":{name}", f"%({name})s")
+    return sql.replace("CAST(:rooms AS text[])", "CAST(%(rooms)s AS text[])")
+
+
+def measure_sql(
+    database_url: str, made: list[dict[str, Any]], sets: dict[str, list[str]], rng: random.Random
+) -> tuple[dict[str, Any], str]:
+    """The query alone, as the gateway sends it, on one warm connection: how much of a
+    search's time is Postgres's. And the plan of the slowest query of each kind."""
+    sql = search_sql()
+    figures: dict[str, Any] = {}
+    plans = []
+    with psycopg.connect(plain(database_url)) as conn:
+        rooms: dict[str, list[str]] = {}
+        for who in ("owner", "member"):
+            for kind, queries in sets.items():
+                times: list[float] = []
+                worst: tuple[float, str, dict[str, Any]] = (0.0, "", {})
+                for q in queries:
+                    ws = rng.choice(made)
+                    identity: Identity = ws[who]
+                    pid = identity.participant_id
+                    if pid not in rooms:
+                        rooms[pid] = [
+                            row[0]
+                            for row in conn.execute(
+                                "SELECT space_id FROM memberships WHERE participant_id = %s",
+                                (pid,),
+                            )
+                        ]
+                    params = {
+                        "workspace_id": identity.workspace_id,
+                        "participant_id": pid,
+                        "tsquery": build_tsquery(q),
+                        "before": 2**63 - 1,
+                        "limit": 21,
+                        "headline": HEADLINE_OPTIONS,
+                        "rooms": rooms[pid],
+                    }
+                    started = time.perf_counter()
+                    conn.execute(sql, params).fetchall()
+                    took = time.perf_counter() - started
+                    times.append(took)
+                    worst = max(worst, (took, q, params), key=lambda w: w[0])
+                figures[f"{who}.{kind}"] = {**ms(times), "load_after": load()}
+                print(f"  sql {who:>6} {kind:<17} {figures[f'{who}.{kind}']}", flush=True)
+                plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, worst[2]).fetchall()
+                plans.append(
+                    f"--- slowest of {who}'s {kind}: q={worst[1]!r} ({worst[0] * 1000:.1f} ms;"
+                    f" {len(worst[2]['rooms'])} rooms), run again under EXPLAIN ANALYZE\n"
+                )
+                plans.extend(row[0] + "\n" for row in plan)
+    return figures, "".join(plans)
 
 
 def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[str]]) -> str:
@@ -362,11 +487,7 @@ def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[
                 (ws["member"].participant_id,),
             )
         ]
-        sql = SEARCH_SQL.format(scope=IN_ROOMS)
-        # SQLAlchemy's :name binds, as psycopg's %(name)s.
-        for name in ("workspace_id", "tsquery", "before", "participant_id", "limit", "headline"):
-            sql = sql.replace(f":{name}", f"%({name})s")
-        sql = sql.replace("CAST(:rooms AS text[])", "CAST(%(rooms)s AS text[])")
+        sql = search_sql()
         for kind, queries in sets.items():
             q = queries[0]
             params = {
@@ -425,17 +546,44 @@ async def measure_lag(
         await sock.recv()
         sockets.append((ws, sock))
 
-    async def read(ws: dict[str, Any], sock: Any) -> None:
-        async for raw in sock:
-            frame = json.loads(raw)
-            if frame["frame"] == "ack":
-                k = frame["idempotency_key"]
-                ws_id = ws["owner"].workspace_id
-                acked[k] = (ws_id, frame["seq"], time.perf_counter())
-                heapq.heappush(waiting.setdefault(ws_id, []), (frame["seq"], k))
-            elif frame["frame"] == "error":
-                raise AssertionError(frame)
+    failed: list[BaseException] = []
+    retries = [0]
+    tries: dict[str, int] = {}
+    pending: set[asyncio.Task[None]] = set()
 
+    async def resend(sock: Any, k: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await sock.send(events[k])
+
+    events: dict[str, str] = {}  # key -> the frame sent, to send again with the same key
+
+    async def read(ws: dict[str, Any], sock: Any) -> None:
+        try:
+            async for raw in sock:
+                frame = json.loads(raw)
+                if frame["frame"] == "ack" and frame.get("seq") is not None:
+                    k = frame["idempotency_key"]
+                    ws_id = ws["owner"].workspace_id
+                    acked[k] = (ws_id, frame["seq"], time.perf_counter())
+                    heapq.heappush(waiting.setdefault(ws_id, []), (frame["seq"], k))
+                elif frame["frame"] == "error" and frame.get("code") == "unavailable":
+                    # The log did not answer in time (a loaded machine): sent again with
+                    # the same key, as a client does, after a backoff and at most three
+                    # times (sending again at once only feeds the queue it waits in); its
+                    # lag runs from the first send.
+                    k = frame["idempotency_key"]
+                    tries[k] = tries.get(k, 0) + 1
+                    if tries[k] <= 3:
+                        retries[0] += 1
+                        pending.add(asyncio.create_task(resend(sock, k, 0.5 * tries[k])))
+                elif frame["frame"] == "error":
+                    raise AssertionError(frame)
+        except BaseException as exc:
+            failed.append(exc)
+            done.set()
+            raise
+
+    load_before = load()
     readers = [asyncio.create_task(read(ws, sock)) for ws, sock in sockets]
     watcher = asyncio.create_task(watch())
     started = time.perf_counter()
@@ -445,50 +593,107 @@ async def measure_lag(
         if delay > 0:
             await asyncio.sleep(delay)
         ws, sock = sockets[i % len(sockets)]
-        k = f"lag-{i}"
+        # A key of its own per rate: a key sent again is a duplicate the log answers with the
+        # first one's seq (and its words), which is not what is measured.
+        k = f"lag{rate}-{i}"
         word = f"lagword{i}x{random.randrange(10**6)}"
         words[k] = (ws["owner"], word)
-        sent[k] = time.perf_counter()
-        await sock.send(
-            json.dumps(
-                {
-                    "frame": "event",
-                    "event": {
-                        "type": "message.post",
-                        "space_id": ws["rooms"][i % len(ws["rooms"])],
-                        "text": f"load test line {word}",
-                        "idempotency_key": k,
-                    },
-                }
-            )
+        events[k] = json.dumps(
+            {
+                "frame": "event",
+                "event": {
+                    "type": "message.post",
+                    "space_id": ws["rooms"][i % len(ws["rooms"])],
+                    "text": f"load test line {word}",
+                    "idempotency_key": k,
+                },
+            }
         )
+        sent[k] = time.perf_counter()
+        await sock.send(events[k])
     sending = time.perf_counter() - started
-    await asyncio.wait_for(done.wait(), 120)
+    # Bounded: what was not searchable by then is counted, not waited for.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(done.wait(), 180)
+    if failed:
+        raise failed[0]
     watcher.cancel()
     for task in readers:
         task.cancel()
     for _, sock in sockets:
         await sock.close()
-    lags = [searchable[k] - sent[k] for k in sent]
-    after_ack = [searchable[k] - acked[k][2] for k in sent]
-    acks = [acked[k][2] - sent[k] for k in sent]
-    # Every sampled word is found over HTTP, as of the seq it was logged at.
+    found = [k for k in sent if k in searchable and k in acked]
+    lags = [searchable[k] - sent[k] for k in found]
+    after_ack = [searchable[k] - acked[k][2] for k in found]
+    acks = [acked[k][2] - sent[k] for k in sent if k in acked]
+    # Every sampled word is found over HTTP, as of the seq it was logged at; a word that is
+    # not is looked for in the log and the index, and said.
+    missed: list[dict[str, Any]] = []
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        for k in random.sample(sorted(words), 100):
+        for k in random.sample(found, min(100, len(found))):
             owner, word = words[k]
             r = await http.get(
                 "/v1/search",
                 params={"q": word, "after_seq": acked[k][1]},
                 headers={"Authorization": f"Bearer {owner.token}"},
             )
-            assert r.status_code == 200 and len(r.json()["hits"]) == 1, r.text
+            assert r.status_code == 200, r.text
+            if len(r.json()["hits"]) != 1:
+                missed.append(await where_is(database_url, k, word, acked[k], r.json()))
+    if missed:
+        print(f"  NOT FOUND: {missed}", flush=True)
     return {
+        "load_before": load_before,
+        "load_after": load(),
         "rate_per_second": rate,
         "messages": total,
-        "achieved_rate": round(total / sending, 1),
-        "send_to_searchable": ms(lags),
-        "ack_to_searchable": ms(after_ack),
-        "send_to_ack": ms(acks),
+        "acked": len(acked),
+        "searchable": len(found),
+        "not_acked_after_180_s": total - len(acked),
+        "sent_again_after_unavailable": retries[0],
+        "achieved_send_rate": round(total / sending, 1),
+        # The rate the log took them at: first send to last ack.
+        "acked_per_second": round(
+            len(acked) / max(1e-9, max((a[2] for a in acked.values()), default=0) - started), 1
+        ),
+        "sampled_words_not_found": missed,
+        "send_to_searchable": ms(lags) if lags else None,
+        "ack_to_searchable": ms(after_ack) if after_ack else None,
+        "send_to_ack": ms(acks) if acks else None,
+    }
+
+
+async def where_is(
+    database_url: str, key: str, word: str, ack: tuple[str, int, float], answer: Any
+) -> dict[str, Any]:
+    """Where a word the search did not find is: its events in the log, its index row."""
+    async with await psycopg.AsyncConnection.connect(plain(database_url)) as conn:
+        logged = await (
+            await conn.execute(
+                "SELECT seq, type, space_id FROM events WHERE workspace_id = %s"
+                " AND body->>'text' LIKE %s ORDER BY seq",
+                (ack[0], f"%{word}"),
+            )
+        ).fetchall()
+        indexed = await (
+            await conn.execute(
+                "SELECT seq, room_id FROM search_docs WHERE workspace_id = %s AND words LIKE %s",
+                (ack[0], f"%{word}"),
+            )
+        ).fetchall()
+        checkpoint = await (
+            await conn.execute(
+                "SELECT seq FROM search_checkpoints WHERE workspace_id = %s", (ack[0],)
+            )
+        ).fetchone()
+    return {
+        "key": key,
+        "word": word,
+        "acked_seq": ack[1],
+        "answer": answer,
+        "logged": [list(r) for r in logged],
+        "indexed": [list(r) for r in indexed],
+        "checkpoint_now": checkpoint[0] if checkpoint else None,
     }
 
 
@@ -503,16 +708,29 @@ def main() -> None:
     parser.add_argument("--people", type=int, default=9, help="people per workspace")
     parser.add_argument("--vocabulary", type=int, default=30_000)
     parser.add_argument("--queries", type=int, default=200, help="per kind and searcher")
-    parser.add_argument("--rate", type=int, default=500, help="messages a second, for lag")
+    parser.add_argument(
+        "--rate", default="500", help="messages a second, for lag (several: 100,500)"
+    )
     parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument(
+        "--index",
+        choices=("sql", "rebuild"),
+        default="sql",
+        help="build the index in Postgres from the log, or by python -m chips_search rebuild",
+    )
+    parser.add_argument("--out", default="search", help="names bench/results/<out>.json")
+    parser.add_argument("--lag-only", action="store_true", help="seed, then only the lag")
     args = parser.parse_args()
+    OUT[0] = args.out
     rng = random.Random(7)
     figures: dict[str, Any] = {
         "benchmark": "search",
         "messages": args.messages,
         "workspaces": args.workspaces,
         "rooms": args.workspaces * args.rooms,
-        "machine": f"{platform.machine()}, {platform.python_version()}",
+        "command": "python bench/search.py " + " ".join(sys.argv[1:]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.python_version()}",
+        "index_built_by": args.index,
     }
     with local_stack(prefix="chips-bench-", gateways=1) as stack:
         figures.update(asyncio.run(run(stack, args, rng, figures)))
@@ -522,10 +740,13 @@ def main() -> None:
     print(plans)
 
 
+OUT = ["search"]
+
+
 def save(figures: dict[str, Any], plans: str) -> None:
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "search.json").write_text(json.dumps(figures, indent=2) + "\n")
-    (RESULTS / "search-plans.txt").write_text(plans)
+    (RESULTS / f"{OUT[0]}.json").write_text(json.dumps(figures, indent=2) + "\n")
+    (RESULTS / f"{OUT[0]}-plans.txt").write_text(plans)
 
 
 async def run(
@@ -544,21 +765,30 @@ async def run(
     vocab = vocabulary(rng, args.vocabulary)
     seed_log(database_url, made, args.messages, vocab, rng)
     t2 = time.perf_counter()
-    print("building the index (python -m chips_search rebuild)", flush=True)
-    rebuilt = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "chips_search", "rebuild"],
-        env={**os.environ, **stack.env},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    print("  " + rebuilt.stdout.strip(), flush=True)
+    if args.index == "rebuild":
+        print("building the index (python -m chips_search rebuild)", flush=True)
+        rebuilt = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "chips_search", "rebuild"],
+            env={**os.environ, **stack.env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        print("  " + rebuilt.stdout.strip(), flush=True)
+    else:
+        print("building the index in Postgres (INSERT … SELECT from the log)", flush=True)
+        await asyncio.to_thread(seed_index, database_url, made)
     with psycopg.connect(plain(database_url), autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE search_docs")
+        # Summed over the partitions (docs/adr/0051), when the table has them.
         size = conn.execute(
-            "SELECT pg_size_pretty(pg_total_relation_size('search_docs')),"
-            " pg_size_pretty(pg_relation_size('search_docs_tsv')), count(*) FROM search_docs"
+            "SELECT pg_size_pretty(coalesce((SELECT sum(pg_total_relation_size(inhrelid))"
+            " FROM pg_inherits WHERE inhparent = 'search_docs'::regclass), 0)"
+            " + pg_total_relation_size('search_docs')),"
+            " pg_size_pretty(coalesce((SELECT sum(pg_relation_size(inhrelid))"
+            " FROM pg_inherits WHERE inhparent = 'search_docs_tsv'::regclass), 0)"
+            " + pg_relation_size('search_docs_tsv')), count(*) FROM search_docs"
         ).fetchone()
     assert size is not None
     t3 = time.perf_counter()
@@ -570,6 +800,7 @@ async def run(
             assert time.monotonic() < deadline, f"{name} did not come back"
             await asyncio.sleep(0.5)
     seeding = {
+        "load_after": load(),
         "api_setup_seconds": round(t1 - t0, 1),
         "log_copy_seconds": round(t2 - t1, 1),
         "index_rebuild_seconds": round(t3 - t2, 1),
@@ -579,14 +810,25 @@ async def run(
     }
     print(f"  {seeding}", flush=True)
     sets = query_sets(vocab, rng, args.queries)
-    print("queries over HTTP (closed loop)", flush=True)
-    queries = await measure_queries(stack.gateway_a, made, sets, rng)
-    plans = explain(database_url, made, sets)
-    save({**figures, "seeding": seeding, "queries": queries}, plans)
-    print(f"index lag at {args.rate} messages a second", flush=True)
-    lag = await measure_lag(stack.gateway_a, database_url, made, args.rate, args.seconds)
-    print(f"  {lag}", flush=True)
-    return {"seeding": seeding, "queries": queries, "lag": lag, "plans": plans}
+    queries: dict[str, Any] = {}
+    plans = ""
+    if not args.lag_only:
+        print("queries over HTTP (closed loop)", flush=True)
+        queries = await measure_queries(stack.gateway_a, made, sets, rng)
+        plans = explain(database_url, made, sets)
+        print("the query alone, in Postgres", flush=True)
+        sql_figures, slowest = await asyncio.to_thread(measure_sql, database_url, made, sets, rng)
+        queries["postgres_only"] = sql_figures
+        plans += slowest
+        save({**figures, "seeding": seeding, "queries": queries}, plans)
+    lags = []
+    for rate in (int(r) for r in str(args.rate).split(",")):
+        print(f"index lag at {rate} messages a second", flush=True)
+        lag = await measure_lag(stack.gateway_a, database_url, made, rate, args.seconds)
+        print(f"  {lag}", flush=True)
+        lags.append(lag)
+        save({**figures, "seeding": seeding, "queries": queries, "lag": lags}, plans)
+    return {"seeding": seeding, "queries": queries, "lag": lags, "plans": plans}
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from chips_devstack.stack import Stack, local_stack
+from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from tests.e2e.client import Api
 from tests.e2e.otlp import OtlpReceiver
 
@@ -26,10 +26,14 @@ def otlp() -> Iterator[OtlpReceiver]:
 @pytest.fixture(scope="session")
 def stack(otlp: OtlpReceiver) -> Iterator[Stack]:
     # Every service sends its spans to the receiver; gateway B gives two-second tickets,
-    # for the test of an expired one.
+    # for the test of an expired one. The suite writes faster than any client (1,500
+    # pipelined posts to make a long replay), so its gateways take no write limits; the
+    # limits are tested on gateways of their own (test_limits.py).
     tracing = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200"}
     with local_stack(
-        gateways=2, extra_env={"gateway_b": {"CHIPS_TICKET_TTL_SECONDS": "2"}}, env=tracing
+        gateways=2,
+        extra_env={"gateway_b": {"CHIPS_TICKET_TTL_SECONDS": "2"}},
+        env={**tracing, **UNLIMITED},
     ) as running:
         yield running
 

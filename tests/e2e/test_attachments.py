@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import struct
+import time
 import zlib
 from io import BytesIO
 from typing import Any
@@ -22,6 +23,8 @@ import httpx
 import pytest
 from PIL import Image
 
+from chips_common.config import DEV_SIGNING_KEY
+from chips_common.rules.signed_urls import signed_path, url_key
 from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity, Socket, key
 
@@ -411,3 +414,121 @@ async def test_an_empty_upload_is_refused_with_a_clear_error(
     assert r.status_code == 400 and r.json()["code"] == "invalid_request"
     r = await api.http.post("/v1/uploads", content=b"x")
     assert r.status_code == 401 and r.json()["code"] == "unauthorized"
+
+
+async def test_a_card_s_file_fields_post_the_sender_s_own_uploads_once_into_its_room(
+    stack: Stack, api: Api
+) -> None:
+    """A card naming files (an artifact's upload_id, a receipt's upload_ids, …) is posted as
+    upload_ids are: only the sender's own uploads, once, into a room the sender is in; the
+    door fills in attachments; a refusal logs nothing."""
+    owner, harness, home, sock = await harness_room(api, stack)
+    maya = await api.add_person(owner, "Maya Chen")
+    csv = b"region,total\nnorth,12\nsouth,30\n"
+    mine = await uploaded(api, harness, csv, "q3.csv")
+    hers = await uploaded(api, owner, csv + b"owner", "q3.csv")
+
+    def artifact(space_id: str, upload_id: str) -> dict[str, Any]:
+        card = {"name": "q3.csv", "form": "table", "upload_id": upload_id}
+        return {"type": "message.post", "space_id": space_id, "kind": "artifact", "artifact": card}
+
+    def receipt(space_id: str, upload_ids: list[str]) -> dict[str, Any]:
+        card = {"steps": [{"title": "Totalled Q3"}], "upload_ids": upload_ids}
+        return {"type": "message.post", "space_id": space_id, "kind": "receipt", "receipt": card}
+
+    before = await api.head(owner)
+    # Another's upload, in either kind of field.
+    refused = await api.refused(
+        harness, artifact(home, hers), "forbidden", "its sender's own uploads"
+    )
+    assert refused.get("field") in (None, "artifact.upload_id")
+    await api.refused(harness, receipt(home, [hers]), "forbidden", "its sender's own uploads")
+    # A room the sender is not in: nothing is learnt of the upload there.
+    elsewhere = await api.open_space(owner, "Private", [maya.participant_id])
+    await api.refused(harness, artifact(elsewhere, mine), "forbidden", "")
+    # The same upload twice in one card.
+    await api.refused(harness, receipt(home, [mine, mine]), "invalid_event", "posted once")
+    # Its own upload, into its room: the door fills in the message's attachments.
+    seq = await api.append(harness, artifact(home, mine))
+    [message] = [e for e in await api.read(owner, since=seq - 1, limit=1)]
+    assert message["artifact"]["upload_id"] == mine
+    [attachment] = message["attachments"]
+    assert (attachment["attachment_id"], attachment["name"]) == (mine, "q3.csv")
+    assert attachment["version"] == 1
+    got = await api.http.get(f"/v1/attachments/{mine}", headers=api.auth(owner))
+    assert got.status_code == 200 and got.content == csv
+    files = await api.http.get(f"/v1/spaces/{home}/files", headers=api.auth(owner))
+    assert [f["attachment_id"] for f in files.json()["files"]] == [mine]
+    # Once only: a second card naming it is refused.
+    await api.refused(harness, receipt(home, [mine]), "invalid_event", "posted already")
+    # Nothing refused was logged.
+    logged = [e for e in await api.read(owner, since=before) if e["type"] == "message.post"]
+    assert [e["seq"] for e in logged] == [seq]
+    await sock.close()
+
+
+def mp4(width: int, height: int, seconds: float) -> bytes:
+    """A movie's headers as a camera writes them (ftyp, moov with mvhd and a video trak)."""
+
+    def box(kind: bytes, *content: bytes) -> bytes:
+        body = b"".join(content)
+        return struct.pack(">I4s", 8 + len(body), kind) + body
+
+    upright = (0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
+    tkhd = box(
+        b"tkhd",
+        struct.pack(">B3xIIIII8xhhhh", 0, 0, 0, 1, 0, 0, 0, 0, 0, 0),
+        struct.pack(">9i", *upright),
+        struct.pack(">II", width << 16, height << 16),
+    )
+    hdlr = box(b"hdlr", struct.pack(">I4x4s12x", 0, b"vide"), b"VideoHandler\x00")
+    mvhd = box(b"mvhd", struct.pack(">B3xIIII", 0, 0, 0, 1000, int(seconds * 1000)), bytes(80))
+    ftyp = box(b"ftyp", b"isom\x00\x00\x02\x00isomiso2avc1mp41")
+    return (
+        ftyp
+        + box(b"moov", mvhd, box(b"trak", tkhd, box(b"mdia", hdlr)))
+        + box(b"mdat", bytes(4096))
+    )
+
+
+async def test_a_video_s_width_height_and_duration_are_measured(stack: Stack, api: Api) -> None:
+    owner, harness, home, sock = await harness_room(api, stack)
+    r = await upload(api, owner, mp4(1280, 720, 12.5), "clip.mp4")
+    assert r.status_code == 201, r.text
+    answer = r.json()
+    assert answer["kind"] == "video" and answer["mime_type"] == "video/mp4"
+    assert (answer["width"], answer["height"], answer["duration_ms"]) == (1280, 720, 12_500)
+    seq = await api.append(owner, post(home, [answer["upload_id"]], "The clip"))
+    [attachment] = (await delivered(sock, seq))["attachments"]
+    assert (attachment["width"], attachment["height"], attachment["duration_ms"]) == (
+        1280,
+        720,
+        12_500,
+    )
+    await sock.close()
+
+
+async def test_an_expired_url_and_a_withdrawn_token_get_no_bytes(stack: Stack, api: Api) -> None:
+    """A URL past its ten minutes, and one made for a token since withdrawn, get 403."""
+    owner, harness, home, sock = await harness_room(api, stack)
+    upload_id = await uploaded(api, owner, PDF + b"late", "late.pdf")
+    seq = await api.append(owner, post(home, [upload_id]))
+    [attachment] = (await delivered(sock, seq))["attachments"]
+    url = httpx.URL(attachment["url"])
+    token_id = url.params["tok"]
+    # The same URL as the gateway signs it, but ten minutes and a second ago: a right
+    # signature over an expiry that has passed.
+    key = url_key(stack.env.get("CHIPS_SIGNING_KEY", DEV_SIGNING_KEY))
+    late, _ = signed_path(key, upload_id, token_id, "inline", time.time() - 601)
+    base = f"{url.scheme}://{url.netloc.decode()}"
+    async with httpx.AsyncClient(base_url=base) as http:
+        fresh, _ = signed_path(key, upload_id, token_id, "inline", time.time())
+        assert (await http.get(fresh)).status_code == 200  # the key is the stack's
+        expired = await http.get(late)
+        assert expired.status_code == 403 and expired.content != PDF + b"late"
+        await api.append(
+            owner, {"type": "harness.disconnected", "harness_id": harness.participant_id}
+        )
+        withdrawn = await http.get(str(url.raw_path.decode()))
+    assert withdrawn.status_code == 403 and withdrawn.content != PDF + b"late"
+    await sock.close()

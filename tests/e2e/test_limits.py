@@ -1,24 +1,119 @@
 """Fairness and Origin: a noisy client is limited and closed while others are served.
 
-These run against a gateway of their own, started with small limits and an Origin
-allowlist, beside the suite's two gateways (which keep the generous defaults).
+These run against gateways of their own beside the suite's two (which take no write
+limits, conftest.py): one with the product's default limits, and one with small limits and
+an Origin allowlist.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
 import websockets
 
-from chips_devstack.stack import Stack
+from chips_devstack.stack import UNLIMITED, Stack
+from chips_gateway.config import GatewaySettings
 from tests.e2e.client import Api, Socket, key
 
 STRICT = "gateway_strict"
+DEFAULTS = "gateway_defaults"
 APP_ORIGIN = "https://app.example"
+
+
+@pytest.fixture(scope="module")
+def defaults(stack: Stack) -> Iterator[str]:
+    """A gateway with the write limits a deployment gets when it sets none."""
+    stack.extra_env[DEFAULTS] = {
+        name: str(GatewaySettings.model_fields[name.removeprefix("CHIPS_").lower()].default)
+        for name in UNLIMITED
+    }
+    stack.start(DEFAULTS)
+    stack.wait_ready(DEFAULTS)
+    yield stack.url(DEFAULTS)
+    stack.stop(DEFAULTS)
+
+
+async def test_at_the_default_limits_a_flood_is_refused_and_closed_while_others_are_acked(
+    stack: Stack, api: Api, defaults: str
+) -> None:
+    """One socket writing as fast as it can is told rate_limited, then closed with 4429
+    (never dropped abnormally); meanwhile a person in its room, who is sent what it gets
+    logged, and a person of another workspace have every write acked; and its credential
+    coming straight back is refused the upgrade, 429 (docs/adr/0065)."""
+    owner = await api.create_workspace()
+    noisy = await api.add_person(owner, "Noisy")
+    calm = await api.add_person(owner, "Calm")
+    space_id = await api.open_space(owner, "Busy", [noisy.participant_id, calm.participant_id])
+    other = await api.create_workspace(name="Elsewhere")
+    elsewhere = await api.open_space(other, "Elsewhere")
+    flood = await Socket.open(defaults, noisy)
+    canaries = [
+        (await Socket.open(defaults, calm), space_id),
+        (await Socket.open(defaults, other), elsewhere),
+    ]
+    await canaries[0][0].subscribe(owner.workspace_id)
+    await canaries[0][0].attached()
+
+    async def flood_it() -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            for i in range(3000):
+                await flood.write({"type": "message.post", "space_id": space_id, "text": f"f{i}"})
+
+    flooding = asyncio.create_task(flood_it())
+    for i in range(20):
+        for canary, room in canaries:
+            event = {"type": "message.post", "space_id": room, "text": f"c{i}"}
+            answer = await canary.settled(event, await canary.write(event))
+            assert answer["frame"] == "ack", answer
+    await asyncio.wait_for(flooding, 60)
+    await flood.wait_closed(60)
+
+    assert flood.conn.close_code == 4429, "closed with the documented code, not dropped"
+    assert flood.conn.close_reason == "rate_limited"
+    limited = [f for f in flood.frames if f["frame"] == "error" and f["code"] == "rate_limited"]
+    assert limited and all(f["retry_after"] > 0 for f in limited if "idempotency_key" in f)
+    assert limited[-1]["message"].startswith("this socket went on writing")
+    acked = [f for f in flood.frames if f["frame"] == "ack"]
+    burst = GatewaySettings.model_fields["socket_write_burst"].default
+    assert 0 < len(acked) < 2 * burst, "the burst went through and little more"
+    # The calm person in the flood's room was sent what the flood got logged, as ever.
+    await canaries[0][0].wait_for_seq(max(f["seq"] for f in acked), timeout=30)
+    for canary, _ in canaries:
+        assert not canary.closed
+        await canary.close()
+
+    # Coming straight back gets nothing: the upgrade itself is refused, with a sentence.
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        await Socket.open(defaults, noisy)
+    answer = refused.value.response
+    assert answer.status_code == 429 and int(answer.headers["Retry-After"]) >= 1
+    body = json.loads(answer.body)
+    assert body["code"] == "rate_limited" and body["retry_after"] > 0 and body["message"]
+
+
+async def test_a_sockets_writes_past_its_places_in_flight_are_queued_and_logged_in_order(
+    stack: Stack, api: Api
+) -> None:
+    """Many more writes pipelined than may be in flight at once: every one is acked, and
+    logged in the order it was sent (the suite's gateways take no write limits)."""
+    owner = await api.create_workspace()
+    writer = await Socket.open(stack.gateway_a, owner)
+    space_id = await api.open_space(owner, "Pipelined")
+    many = 10 * GatewaySettings.model_fields["ws_max_inflight_writes"].default
+    keys = [
+        await writer.write({"type": "message.post", "space_id": space_id, "text": f"p{i}"})
+        for i in range(many)
+    ]
+    answers = [await writer.answer(k, timeout=60) for k in keys]
+    assert all(a["frame"] == "ack" for a in answers), [a for a in answers if a["frame"] != "ack"]
+    seqs = [a["seq"] for a in answers]
+    assert seqs == sorted(seqs) and len(set(seqs)) == many
+    await writer.close()
 
 
 @pytest.fixture(scope="module")

@@ -364,11 +364,19 @@ MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
                 "tokens": {"input": 1200, "output": 300},
                 "cost_usd": 0.02,
                 "duration_ms": 5400,
+                "upload_ids": ["att_01J9ZQ5V1M3X8K2R7T4W6Y0RCP"],
             },
         ),
         _post(
             "artifact",
-            {"name": "po.csv", "form": "table", "version": 2, "language": "csv", "content": "a,b"},
+            {
+                "name": "po.csv",
+                "form": "table",
+                "version": 2,
+                "language": "csv",
+                "content": "a,b",
+                "upload_id": "att_01J9ZQ5V1M3X8K2R7T4W6Y0ART",
+            },
         ),
         _post(
             "task",
@@ -377,9 +385,18 @@ MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
                 "constraints": ["under $5k"],
                 "deadline": "2026-09-05T17:00:00Z",
                 "autonomy": "suggest",
+                "upload_ids": ["att_01J9ZQ5V1M3X8K2R7T4W6Y0TSK"],
             },
         ),
-        _post("handoff", {"recipient": HRN, "summary": "PO drafted", "open_items": ["sign"]}),
+        _post(
+            "handoff",
+            {
+                "recipient": HRN,
+                "summary": "PO drafted",
+                "open_items": ["sign"],
+                "upload_ids": ["att_01J9ZQ5V1M3X8K2R7T4W6Y0HND"],
+            },
+        ),
         _post("checkpoint", {"milestone": "PO drafted", "next": "Send it"}),
         _post(
             "summary",
@@ -388,6 +405,7 @@ MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
                 "changed": ["po.csv"],
                 "cost_usd": 0.4,
                 "follow_ups": ["Chase on Friday"],
+                "upload_ids": ["att_01J9ZQ5V1M3X8K2R7T4W6Y0SUM"],
             },
         ),
     ],

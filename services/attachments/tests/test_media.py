@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from chips_attachments.media import Unacceptable, keep, mp4_duration_ms, sniff
+from chips_attachments.media import Unacceptable, keep, sniff
 
 pytestmark = pytest.mark.unit
 
@@ -117,11 +117,3 @@ def test_the_type_is_what_the_bytes_say() -> None:
     assert sniff(b"%PDF-1.7\n") == "application/pdf"
     assert sniff("plain words, ünïcode".encode()) == "text/plain"
     assert sniff(b"\x00\x01\x02\x03") == "application/octet-stream"
-
-
-def test_a_video_s_duration_is_read_from_its_header() -> None:
-    mvhd_body = struct.pack(">B3xIIII", 0, 0, 0, 600, 6300) + b"\x00" * 80
-    mvhd = struct.pack(">I4s", 8 + len(mvhd_body), b"mvhd") + mvhd_body
-    moov = struct.pack(">I4s", 8 + len(mvhd), b"moov") + mvhd
-    ftyp = struct.pack(">I4s", 16, b"ftyp") + b"isom\x00\x00\x02\x00"
-    assert mp4_duration_ms(BytesIO(ftyp + moov)) == 10_500

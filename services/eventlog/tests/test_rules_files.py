@@ -175,3 +175,67 @@ def test_a_fetch_by_a_harness_outside_the_room(w: Any) -> None:
         "forbidden",
         "not a member",
     )
+
+
+# --- a card's file fields: the same rules as upload_ids (main's test_door_files) ---------
+
+
+def artifact(w: Any, upload_id: str, **more: Any) -> dict[str, Any]:
+    card = {"name": "q3.csv", "form": "table", "upload_id": upload_id}
+    return {
+        "type": "message.post",
+        "space_id": w.room,
+        "kind": "artifact",
+        "artifact": card,
+        **more,
+    }
+
+
+def receipt(w: Any, ids: list[str], **more: Any) -> dict[str, Any]:
+    card = {"steps": [], "upload_ids": ids}
+    return {"type": "message.post", "space_id": w.room, "kind": "receipt", "receipt": card, **more}
+
+
+def test_a_card_s_file_fields_are_posted_as_upload_ids_are(w: Any) -> None:
+    from chips_common.events import MessagePost
+    from chips_eventlog.rules.files import named_in_raw, named_uploads, upload_ids_of
+
+    body = MessagePost.model_validate(artifact(w, "upl_1"))
+    assert named_uploads(body) == [("upl_1", "artifact.upload_id")]
+    assert named_in_raw(artifact(w, "upl_1")) == ["upl_1"]
+    uploaded(w, "upl_1", w.H1, name="q3.csv")
+    [logged] = w.ok(w.h(w.H1), artifact(w, "upl_1"))
+    [item] = logged["attachments"]
+    assert (item["attachment_id"], item["name"], item["version"]) == ("upl_1", "q3.csv", 1)
+    cards = {
+        "task": {"goal": "Go"},
+        "handoff": {"recipient": "Oc2", "summary": "Over to you"},
+        "summary": {"outcome": "Done"},
+    }
+    for kind, card in cards.items():
+        post_ = MessagePost(space_id=w.room, kind=kind, **{kind: {**card, "upload_ids": ["a"]}})
+        assert upload_ids_of(post_) == ["a"], kind
+
+
+def test_a_card_s_files_are_only_the_sender_s_own_each_once(w: Any) -> None:
+    uploaded(w, "upl_1", w.OWN)
+    refused = w.refused(w.h(w.H1), artifact(w, "upl_1"))
+    assert (refused.code, refused.field) == ("forbidden", "artifact.upload_id")
+    missing = w.refused(w.h(w.H1), receipt(w, ["upl_9"]))
+    assert (missing.code, missing.field) == ("not_found", "receipt.upload_ids")
+    uploaded(w, "upl_2", w.H1)
+    twice = w.refused(w.h(w.H1), receipt(w, ["upl_2", "upl_2"]))
+    assert twice.message == "an upload is posted once"
+
+
+def test_a_card_may_point_at_a_file_its_post_carries(w: Any) -> None:
+    uploaded(w, "upl_1", w.H1)
+    uploaded(w, "upl_2", w.H1, name="b.txt")
+    [logged] = w.ok(w.h(w.H1), receipt(w, ["upl_1", "upl_2"], upload_ids=["upl_1"]))
+    assert [i["attachment_id"] for i in logged["attachments"]] == ["upl_1", "upl_2"]
+
+
+def test_a_post_carries_at_most_twenty_files(w: Any) -> None:
+    body = receipt(w, [f"upl_c{i}" for i in range(20)], upload_ids=["upl_p"])
+    refused = w.refused(w.h(w.H1), body)
+    assert (refused.code, refused.message) == ("invalid_event", "a post carries at most 20 files")

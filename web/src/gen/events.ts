@@ -249,6 +249,7 @@ export interface TaskCard {
   constraints?: string[] | null;
   deadline?: string | null;
   goal: string;
+  upload_ids?: [string, ...string[]] | null;
 }
 /**
  * A participant was added to a space.
@@ -391,6 +392,7 @@ export interface ArtifactCard {
   form: "file" | "document" | "code" | "image" | "table";
   language?: string | null;
   name: string;
+  upload_id?: string | null;
   version?: number;
 }
 /**
@@ -436,6 +438,7 @@ export interface HandoffCard {
   open_items?: string[] | null;
   recipient: string;
   summary: string;
+  upload_ids?: [string, ...string[]] | null;
 }
 /**
  * A question with tappable options, and whether typed words are taken too.
@@ -478,6 +481,7 @@ export interface ReceiptCard {
   steps?: ReceiptStep[];
   tokens?: Tokens | null;
   tool_calls?: number | null;
+  upload_ids?: [string, ...string[]] | null;
 }
 /**
  * This interface was referenced by `Catalogue`'s JSON-Schema
@@ -536,6 +540,7 @@ export interface SummaryCard {
   cost_usd?: number | null;
   follow_ups?: string[] | null;
   outcome: string;
+  upload_ids?: [string, ...string[]] | null;
 }
 /**
  * Work given to the room: a goal, its constraints, a deadline and how free to act.
@@ -548,6 +553,7 @@ export interface MessagePostTaskCard {
   constraints?: string[] | null;
   deadline?: string | null;
   goal: string;
+  upload_ids?: [string, ...string[]] | null;
 }
 /**
  * A line this person had hidden, put back.

@@ -46,7 +46,8 @@ from chips_devstack.procs import (
 )
 
 # Write limits high enough never to bind: for benchmarks that pipeline thousands of writes
-# per socket and measure the path, not the limiter (docs/adr/0040).
+# per socket and measure the path, not the limiter, and for the e2e suite, which writes
+# faster than any client to set its scenes (docs/adr/0040, docs/adr/0065).
 UNLIMITED = {
     "CHIPS_SOCKET_WRITE_RATE": "1000000",
     "CHIPS_SOCKET_WRITE_BURST": "1000000",

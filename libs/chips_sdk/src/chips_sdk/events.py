@@ -46,6 +46,7 @@ class ArtifactCard(TypedDict, total=False):
     form: Required[Literal["file", "document", "code", "image", "table"]]
     language: str | None
     name: Required[str]
+    upload_id: str | None
     version: int
 
 
@@ -86,6 +87,7 @@ class HandoffCard(TypedDict, total=False):
     open_items: list[str] | None
     recipient: Required[str]
     summary: Required[str]
+    upload_ids: list[str] | None
 
 
 class Option(TypedDict, total=False):
@@ -122,6 +124,7 @@ class ReceiptCard(TypedDict, total=False):
     steps: list[ReceiptStep]
     tokens: Tokens | None
     tool_calls: int | None
+    upload_ids: list[str] | None
 
 
 class ReceiptStep(TypedDict, total=False):
@@ -148,6 +151,7 @@ class SummaryCard(TypedDict, total=False):
     cost_usd: float | None
     follow_ups: list[str] | None
     outcome: Required[str]
+    upload_ids: list[str] | None
 
 
 class TaskCard(TypedDict, total=False):
@@ -157,6 +161,7 @@ class TaskCard(TypedDict, total=False):
     constraints: list[str] | None
     deadline: str | None
     goal: Required[str]
+    upload_ids: list[str] | None
 
 
 class Tokens(TypedDict, total=False):

@@ -28,18 +28,18 @@ from sqlalchemy import and_, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_attachments.appender import Appender, Unavailable
-from chips_attachments.auth import (
-    Principal,
-    bearer,
-    principal_for_credential,
-    principal_for_token,
-)
 from chips_attachments.config import AttachmentsSettings
 from chips_attachments.media import HEAD_BYTES, Kept, Unacceptable, keep, kind_for, sniff
 from chips_attachments.store import Blobs, blob_key, thumb_key
 from chips_common.append import Actor
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
+from chips_common.db.principals import (
+    Principal,
+    bearer,
+    principal_for_credential,
+    principal_for_token,
+)
 from chips_common.ids import new_id
 from chips_common.rules.files import Caps, disposition_for, over_cap, size_words
 from chips_common.rules.signed_urls import check_signature, url_key
@@ -123,29 +123,21 @@ def build_router(service: Service) -> APIRouter:
             }
         )
 
+    # A file and its thumbnail are one handler: the same checks, the same audit; only the
+    # bytes and their headers differ.
     @router.get("/attachments/{attachment_id}")
-    async def fetch(
-        attachment_id: str,
-        exp: str | None = None,
-        tok: str | None = None,
-        sig: str | None = None,
-        authorization: Annotated[str | None, Header()] = None,
-    ) -> Response:
-        try:
-            return await _fetch(service, attachment_id, exp, tok, sig, authorization, False)
-        except Problem as exc:
-            return problem_response(exc)
-
     @router.get("/attachments/{attachment_id}/thumbnail")
-    async def thumbnail(
+    async def fetch(
+        request: Request,
         attachment_id: str,
         exp: str | None = None,
         tok: str | None = None,
         sig: str | None = None,
         authorization: Annotated[str | None, Header()] = None,
     ) -> Response:
+        thumbnail = request.url.path.endswith("/thumbnail")
         try:
-            return await _fetch(service, attachment_id, exp, tok, sig, authorization, True)
+            return await _fetch(service, attachment_id, exp, tok, sig, authorization, thumbnail)
         except Problem as exc:
             return problem_response(exc)
 

@@ -5,7 +5,8 @@ picture in one of the decoded formats is opened with limits (its pixel count is 
 from its header and refused over the limit before anything is decompressed), decoded
 whole (a truncated or malformed one is refused), turned upright by its orientation and
 written again without its metadata (EXIF, GPS, maker notes, XMP, comments) unless the
-person keeps it; a thumbnail is made from it. Everything here is blocking, for a
+person keeps it; a thumbnail is made from it. A video is measured from its container's
+headers (``video.py``). Everything here is blocking, for a
 worker thread, and works on files on disk.
 """
 
@@ -15,11 +16,12 @@ import struct
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import filetype
 from PIL import Image, ImageFile, ImageOps
 
+from chips_attachments.video import measure
 from chips_common.rules.files import FileKind, kind_of
 
 # The formats decoded here: a picture in any other format is kept as a plain file.
@@ -103,8 +105,10 @@ def keep(
     if mime_type in PICTURE_FORMATS:
         return _picture(original, workdir, mime_type, keep_metadata, max_pixels, thumbnail_px)
     if mime_type in VIDEO_TYPES:
+        # Measured from the container's headers, never decoded (ADR 0050).
         with original.open("rb") as fp:
-            return Kept(original, mime_type, kind, duration_ms=mp4_duration_ms(fp))
+            facts = measure(fp, mime_type)
+        return Kept(original, mime_type, kind, facts.width, facts.height, facts.duration_ms)
     return Kept(original, mime_type, kind)
 
 
@@ -221,55 +225,3 @@ def _thumbnail(im: Image.Image, path: Path, size: int) -> None:
     elif thumb.mode != "RGB":
         thumb = thumb.convert("RGB")
     thumb.save(path, format="JPEG", quality=80)
-
-
-def mp4_duration_ms(fp: BinaryIO, limit: int = 64) -> int | None:
-    """A QuickTime/MP4 file's duration from its movie header, reading only box headers."""
-    try:
-        moov = _find_box(fp, 0, None, b"moov", limit)
-        if moov is None:
-            return None
-        start, end = moov
-        mvhd = _find_box(fp, start, end, b"mvhd", limit)
-        if mvhd is None:
-            return None
-        fp.seek(mvhd[0])
-        version = fp.read(1)[0]
-        fp.seek(mvhd[0] + 4)
-        if version == 1:
-            _, _, timescale, duration = struct.unpack(">QQIQ", fp.read(28))
-        else:
-            _, _, timescale, duration = struct.unpack(">IIII", fp.read(16))
-    except (OSError, struct.error, IndexError):
-        return None
-    if not timescale:
-        return None
-    return int(duration * 1000 // timescale)
-
-
-def _find_box(
-    fp: BinaryIO, start: int, end: int | None, name: bytes, limit: int
-) -> tuple[int, int] | None:
-    """The (content start, end) of the first box called ``name`` between start and end."""
-    pos = start
-    for _ in range(limit):
-        if end is not None and pos + 8 > end:
-            return None
-        fp.seek(pos)
-        header = fp.read(8)
-        if len(header) < 8:
-            return None
-        size, kind = struct.unpack(">I4s", header)
-        content = pos + 8
-        if size == 1:
-            size = struct.unpack(">Q", fp.read(8))[0]
-            content = pos + 16
-        elif size == 0:
-            fp.seek(0, 2)
-            size = fp.tell() - pos
-        if size < 8:
-            return None
-        if kind == name:
-            return content, pos + size
-        pos += size
-    return None

@@ -21,6 +21,7 @@ from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
 from chips_common.ids import event_id_for_message
 from chips_common.rules.addressing import Choice
+from chips_eventlog.rules.files import named_in_raw
 from chips_eventlog.state import (
     AddCredential,
     Card,
@@ -224,13 +225,13 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
     for raw in raws:
         if not isinstance(raw, dict):
             continue
-        ids = raw.get("upload_ids")
+        ids = named_in_raw(raw) if raw.get("type") == "message.post" else None
         room = raw.get("space_id")
         run = state.run(raw["run_id"]) if isinstance(raw.get("run_id"), str) else None
         if room is None and run is not None:  # a reply on the run is said in its room
             room = run.space_id
-        if isinstance(ids, list) and isinstance(room, str):
-            posts.append((room, [i for i in ids if isinstance(i, str)]))
+        if ids and isinstance(room, str):
+            posts.append((room, ids))
         for name in ("reply_to", "message_id", "root_message_id"):
             value = raw.get(name)
             if isinstance(value, str) and value.startswith("msg_") and value not in state.messages:

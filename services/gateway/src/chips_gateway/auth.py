@@ -4,73 +4,30 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from dataclasses import dataclass
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
-from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from chips_common.db import tables as t
+# Who a token is, decided as the attachments service decides it (one query, shared).
+from chips_common.db.principals import (
+    Principal,
+    bearer,
+    principal_for_credential,
+    principal_for_token,
+)
 from chips_common.tokens import hash_token
 from chips_gateway.errors import ChipsError
 
-
-@dataclass(frozen=True)
-class Principal:
-    """The participant behind a credential."""
-
-    credential_id: str
-    workspace_id: str
-    participant_id: str
-    kind: str  # person | harness
-    name: str
-    role: str
-    owner_id: str | None
-
-    @property
-    def actor(self) -> dict[str, str]:
-        return {"kind": self.kind, "id": self.participant_id}
-
-
-def bearer(header: str | None) -> str | None:
-    if not header:
-        return None
-    scheme, _, value = header.partition(" ")
-    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
-
-
-async def principal_for_token(engine: AsyncEngine, token: str) -> Principal | None:
-    return await principal_where(engine, t.credentials.c.token_hash == hash_token(token))
-
-
-async def principal_for_credential(engine: AsyncEngine, credential_id: str) -> Principal | None:
-    return await principal_where(engine, t.credentials.c.id == credential_id)
-
-
-async def principal_where(engine: AsyncEngine, condition: object) -> Principal | None:
-    query = (
-        select(
-            t.credentials.c.id,
-            t.credentials.c.workspace_id,
-            t.participants.c.id.label("pid"),
-            t.participants.c.kind,
-            t.participants.c.name,
-            t.participants.c.role,
-            t.participants.c.owner_id,
-        )
-        .select_from(
-            t.credentials.join(
-                t.participants, t.credentials.c.participant_id == t.participants.c.id
-            )
-        )
-        .where(and_(condition, t.credentials.c.revoked_at.is_(None)))  # type: ignore[arg-type]
-    )
-    async with engine.connect() as conn:
-        row = (await conn.execute(query)).first()
-    if row is None:
-        return None
-    return Principal(row.id, row.workspace_id, row.pid, row.kind, row.name, row.role, row.owner_id)
+__all__ = [
+    "Principal",
+    "Tickets",
+    "bearer",
+    "check_operator",
+    "principal_for_credential",
+    "principal_for_token",
+    "require_principal",
+]
 
 
 async def require_principal(engine: AsyncEngine, authorization: str | None) -> Principal:

@@ -29,15 +29,29 @@ class GatewaySettings(Settings):
     # Write rate limits (token buckets): per socket in this process, and per credential in
     # Redis, so the latter holds across gateways. ``*_rate`` is writes per second,
     # ``*_burst`` what may be sent at once. A socket that keeps writing after being told
-    # rate_limited is closed after ``rate_limit_strikes`` more refusals.
-    socket_write_rate: float = 500.0
-    socket_write_burst: int = 5000
-    credential_write_rate: float = 1000.0
-    credential_write_burst: int = 10000
+    # rate_limited is closed after ``rate_limit_strikes`` more refusals. The defaults are
+    # well above what a person or a harness writes (a harness's busiest turns log a few
+    # events a second; a reconnect resends a few dozen at once) and well below what one
+    # machine's log can take, so that one client can never take it all (docs/adr/0065).
+    socket_write_rate: float = 20.0
+    socket_write_burst: int = 100
+    credential_write_rate: float = 40.0
+    credential_write_burst: int = 200
     rate_limit_strikes: int = 50
-    # Writes of one socket waiting for the eventlog's answer before the gateway stops
-    # reading that socket (its TCP window fills; others are read meanwhile).
-    ws_max_inflight_writes: int = 1000
+    # How long the credential of a socket closed for writing through its refusals (4429)
+    # gets no write and no new socket: a client that ignored fifty retry_after is not let
+    # straight back in (docs/adr/0065).
+    rate_limit_penalty_seconds: float = 30.0
+    # Writes of one socket sent to the eventlog and not answered yet. Small, so that one
+    # socket's writes are never more than a few in anybody's way in the log's queue;
+    # the rest wait in the socket's own queue at the gateway (docs/adr/0065). Eight
+    # still carry a few hundred writes a second for one socket.
+    ws_max_inflight_writes: int = 8
+    # Writes read from one socket and waiting in its queue; past this many the gateway
+    # stops reading the socket (its TCP window fills) until the log has answered some.
+    # Until then the socket is read on, its pongs with it, so a client with many writes
+    # queued is not taken for a silent one (a rate limit refuses a flood long before).
+    ws_max_queued_writes: int = 1000
 
     # Browsers' cross-origin access: origins (scheme://host[:port], comma separated) that
     # may open /v1/ws and call the HTTP API. The gateway's own origin is always allowed (the

@@ -49,7 +49,8 @@ class Bucket:
 
 
 # KEYS[1]: the bucket. ARGV: rate per second, burst, tokens wanted. Grants up to the
-# tokens wanted (a whole number, maybe 0) and, when none, the seconds to wait for one.
+# tokens wanted (a whole number, maybe 0) and, when none, the seconds to wait for one. A
+# bucket may be in debt (PENALIZE): it grants nothing until it is out of it.
 TAKE = """
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
@@ -64,7 +65,7 @@ if tokens == nil or at == nil then
   at = now
 end
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
-local granted = math.min(want, math.floor(tokens))
+local granted = math.max(0, math.min(want, math.floor(tokens)))
 tokens = tokens - granted
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('EXPIRE', KEYS[1], math.ceil(burst / rate) + 10)
@@ -73,6 +74,39 @@ if granted == 0 then
   wait = (1 - tokens) / rate
 end
 return {granted, tostring(wait)}
+"""
+
+# KEYS[1]: the bucket. ARGV: rate per second, burst, seconds. Leaves the bucket in debt
+# for that long: a credential whose socket was closed for writing through its refusals
+# gets nothing until then (docs/adr/0065).
+PENALIZE = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local seconds = tonumber(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+redis.call('HSET', KEYS[1], 'tokens', tostring(-rate * seconds), 'at', tostring(now))
+redis.call('EXPIRE', KEYS[1], math.ceil(seconds + burst / rate) + 10)
+return 1
+"""
+
+# KEYS[1]: the bucket. ARGV: rate per second. The seconds until a bucket in debt is out of
+# it ("0" when it is not in debt).
+DEBT = """
+local rate = tonumber(ARGV[1])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(held[1])
+local at = tonumber(held[2])
+if tokens == nil or at == nil then
+  return '0'
+end
+tokens = tokens + math.max(0, now - at) * rate
+if tokens >= 0 then
+  return '0'
+end
+return tostring(-tokens / rate)
 """
 
 # How long tokens taken from Redis may be spent locally, and how many are taken at once
@@ -97,6 +131,8 @@ class CredentialLimiter:
 
     def __post_init__(self) -> None:
         self.script = self.redis.register_script(TAKE)
+        self.penalize_script = self.redis.register_script(PENALIZE)
+        self.debt_script = self.redis.register_script(DEBT)
         self.chunk = max(1, min(self.burst, int(self.rate * HOLD_SECONDS / 4) or 1))
 
     def key(self, credential_id: str) -> str:
@@ -128,3 +164,25 @@ class CredentialLimiter:
             self.held.clear()
         self.held[credential_id] = Held(granted - 1, now + HOLD_SECONDS)
         return 0.0
+
+    async def penalize(self, credential_id: str, seconds: float) -> None:
+        """Leave the credential's bucket in debt for ``seconds`` (a socket kept on writing)."""
+        self.held.pop(credential_id, None)
+        try:
+            await self.penalize_script(
+                keys=[self.key(credential_id)], args=[self.rate, self.burst, seconds]
+            )
+        except (RedisError, OSError) as exc:
+            log.warning("Redis did not answer the rate limiter (%s); no penalty", exc)
+
+    async def debt(self, credential_id: str) -> float:
+        """Seconds until the credential's bucket is out of debt; 0.0 when it is not in it."""
+        if time.monotonic() < self.down_until:
+            return 0.0
+        try:
+            wait = await self.debt_script(keys=[self.key(credential_id)], args=[self.rate])
+        except (RedisError, OSError):
+            # Rate counters are what a Redis outage may cost: let it in, ask again soon.
+            self.down_until = time.monotonic() + 1.0
+            return 0.0
+        return max(float(wait), 0.0)

@@ -89,6 +89,28 @@ class SearchReader:
         async with self.engine.connect() as conn:
             return await _checkpoint(conn, workspace_id)
 
+    async def wait_for_head(self, workspace_id: str, after_seq: int | None, timeout: float) -> int:
+        """Wait (a bounded while) until the index has folded in ``after_seq`` (the log's head
+        when None; never past it: the index cannot hold what the log does not); its
+        checkpoint. The head and the checkpoint are read in one statement, so a search
+        the index is ready for costs one round trip here."""
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    text(
+                        "SELECT w.head_seq, coalesce(c.seq, 0) AS seq FROM workspaces w"
+                        " LEFT JOIN search_checkpoints c ON c.workspace_id = w.id"
+                        " WHERE w.id = :workspace_id"
+                    ),
+                    {"workspace_id": workspace_id},
+                )
+            ).first()
+        head, reached = (int(row.head_seq), int(row.seq)) if row else (0, 0)
+        target = head if after_seq is None else min(after_seq, head)
+        if reached >= target:
+            return reached
+        return await self.wait_for(workspace_id, target, timeout)
+
     async def wait_for(self, workspace_id: str, seq: int, timeout: float) -> int:
         """Wait (a bounded while) until the index has folded in ``seq``; its checkpoint."""
         deadline = time.monotonic() + timeout
@@ -117,8 +139,7 @@ class SearchReader:
             # One snapshot: who is in which room, the index and its checkpoint agree.
             await conn.execution_options(isolation_level="REPEATABLE READ")
             async with conn.begin():
-                as_of = await _checkpoint(conn, workspace_id)
-                rooms = await _rooms_now(conn, workspace_id, participant_id)
+                as_of, rooms = await _checkpoint_and_rooms(conn, workspace_id, participant_id)
                 params: dict[str, Any] = {
                     "workspace_id": workspace_id,
                     "participant_id": participant_id,
@@ -155,14 +176,22 @@ async def _checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
     return int(seq or 0)
 
 
-async def _rooms_now(conn: AsyncConnection, workspace_id: str, participant_id: str) -> list[str]:
-    m = t.memberships.c
-    rows = await conn.execute(
-        select(m.space_id).where(
-            and_(m.workspace_id == workspace_id, m.participant_id == participant_id)
+async def _checkpoint_and_rooms(
+    conn: AsyncConnection, workspace_id: str, participant_id: str
+) -> tuple[int, list[str]]:
+    """The index's checkpoint and the caller's rooms now, in one statement (one snapshot)."""
+    row = (
+        await conn.execute(
+            text(
+                "SELECT coalesce((SELECT seq FROM search_checkpoints"
+                " WHERE workspace_id = :workspace_id), 0) AS seq,"
+                " ARRAY(SELECT space_id FROM memberships WHERE workspace_id = :workspace_id"
+                " AND participant_id = :participant_id) AS rooms"
+            ),
+            {"workspace_id": workspace_id, "participant_id": participant_id},
         )
-    )
-    return [row.space_id for row in rows]
+    ).one()
+    return int(row.seq), list(row.rooms)
 
 
 async def _parent_of(conn: AsyncConnection, workspace_id: str, space_id: str) -> str | None:

@@ -4,6 +4,11 @@ The session reads frames in one task and writes them in another, through a bound
 queue: a reader more than ``ws_max_queued_frames`` behind is told ``too_far_behind`` and
 closed rather than buffered for (websocket.md, Staying alive). Protocol pings and the
 silence timeout are uvicorn's, configured from the same settings (see ``__main__``).
+
+A socket's writes go to the eventlog from a queue of its own: at most
+``ws_max_inflight_writes`` of them wait for the log at a time, so that one socket is never
+more than that in anybody's way in the log's queue, while the socket goes on being read
+(its pongs with it) until ``ws_max_queued_writes`` wait in the queue (docs/adr/0065).
 """
 
 from __future__ import annotations
@@ -12,12 +17,16 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import time
+from collections import deque
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 from fastapi import WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
@@ -59,6 +68,15 @@ EXTRAS = "_extras"
 
 class TooFarBehind(Exception):
     pass
+
+
+@dataclass
+class Write:
+    """A write read from the socket and waiting for one of its places in flight."""
+
+    key: str
+    event: dict[str, Any]
+    span: Span
 
 
 async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
@@ -161,8 +179,20 @@ class Session:
         # Refusals a socket may run into: a burst of them, then about one a second less.
         strikes = settings.rate_limit_strikes
         self.strikes = Bucket(max(strikes / 10, 0.1), strikes)
-        # Writes awaiting the eventlog: past this many, this socket is not read.
-        self.inflight = asyncio.Semaphore(settings.ws_max_inflight_writes)
+        # Writes read and not yet sent to the eventlog, in the order they came; at most
+        # ``max_inflight`` are sent and unanswered at a time (docs/adr/0065).
+        self.queued_writes: deque[Write] = deque()
+        self.max_inflight = max(settings.ws_max_inflight_writes, 1)
+        self.max_queued_writes = max(settings.ws_max_queued_writes, 1)
+        self.inflight = 0
+        # Set when a write may go to the eventlog; cleared by the pump when none may.
+        self.may_send = asyncio.Event()
+        # Set while the queue has room; the reader waits on it (the socket is not read).
+        self.write_room = asyncio.Event()
+        self.write_room.set()
+        # Set while no write is queued or in flight.
+        self.writes_idle = asyncio.Event()
+        self.writes_idle.set()
         self.kept_going = asyncio.Event()
         # Set when the credential is withdrawn (chips disconnect): the socket is closed.
         self.revoked = asyncio.Event()
@@ -207,30 +237,35 @@ class Session:
     async def send_loop(self) -> None:
         while True:
             frame = await self.queue.get()
-            beside: list[dict[str, Any]] = []
-            text: str | None = None
-            if frame.pop(SHAPE, False):
-                event = frame["event"]
-                shaped = await self.shaper.shape(event, frame.pop(EXTRAS, None))
-                shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
-                frame = {"frame": "event", "event": shaped}
-                beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
-                if shaped is event and self.feed is not None:
-                    # Sent as the feed offered it: one encoding for every such socket.
-                    text = self.feed.frame_json(event)
-            elif frame["frame"] == "events":
-                frame["events"] = [
-                    runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
-                ]
-                # A run's harness is sent each receipt after the batch that holds its event.
-                beside = [
-                    r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))
-                ]
-            await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
-            metrics.FRAMES_OUT.labels(frame["frame"]).inc()
-            for receipt in beside:
-                await self.ws.send_text(orjson.dumps(receipt).decode())
-                metrics.FRAMES_OUT.labels("receipt").inc()
+            try:
+                await self.send_frame(frame)
+            finally:
+                self.queue.task_done()
+
+    async def send_frame(self, frame: dict[str, Any]) -> None:
+        """Send one queued frame: an event shaped for this socket, or as it is."""
+        beside: list[dict[str, Any]] = []
+        text: str | None = None
+        if frame.pop(SHAPE, False):
+            event = frame["event"]
+            shaped = await self.shaper.shape(event, frame.pop(EXTRAS, None))
+            shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
+            frame = {"frame": "event", "event": shaped}
+            beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
+            if shaped is event and self.feed is not None:
+                # Sent as the feed offered it: one encoding for every such socket.
+                text = self.feed.frame_json(event)
+        elif frame["frame"] == "events":
+            frame["events"] = [
+                runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
+            ]
+            # A run's harness is sent each receipt after the batch that holds its event.
+            beside = [r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))]
+        await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
+        metrics.FRAMES_OUT.labels(frame["frame"]).inc()
+        for receipt in beside:
+            await self.ws.send_text(orjson.dumps(receipt).decode())
+            metrics.FRAMES_OUT.labels("receipt").inc()
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -243,7 +278,9 @@ class Session:
     # --- reading from the client ---------------------------------------------------
 
     async def read_loop(self) -> None:
-        while True:
+        # A socket that went on writing through its refusals is read no further: it is
+        # answered what it was let write, and closed (close_kept_going).
+        while not self.kept_going.is_set():
             message = await self.ws.receive()
             if message["type"] == "websocket.disconnect":
                 raise WebSocketDisconnect(message.get("code", 1000))
@@ -476,14 +513,37 @@ class Session:
             kind=SpanKind.SERVER,
             attributes={otel.WORKSPACE_ID: p.workspace_id, otel.EVENT_TYPE: str(event["type"])},
         )
-        await self.inflight.acquire()
+        if len(self.queued_writes) >= self.max_queued_writes:
+            # Stop reading this socket until its queue has room: its TCP window fills.
+            self.write_room.clear()
+            await self.write_room.wait()
+        self.queued_writes.append(Write(key, event, span))
+        self.writes_idle.clear()
+        self.may_send.set()
+
+    async def pump(self) -> None:
+        """Send the socket's queued writes to the eventlog, in order, a few at a time."""
+        while True:
+            await self.may_send.wait()
+            if not self.queued_writes or self.inflight >= self.max_inflight:
+                self.may_send.clear()
+                continue
+            write = self.queued_writes.popleft()
+            if len(self.queued_writes) < self.max_queued_writes:
+                self.write_room.set()
+            self.inflight += 1
+            await self.send_write(write)
+
+    async def send_write(self, write: Write) -> None:
+        p = self.principal
+        key, span = write.key, write.span
         try:
             with trace.use_span(span, end_on_exit=False):
                 future = await self.ctx.appender.send(
-                    p.workspace_id, p.credential_id, p.actor, key, [event]
+                    p.workspace_id, p.credential_id, p.actor, key, [write.event]
                 )
         except ChipsError as exc:
-            self.inflight.release()
+            self.sent_one()
             span.end()
             self.push(self.error(exc.code, exc.message, idempotency_key=key))
             return
@@ -493,6 +553,13 @@ class Session:
         )
         self.waiting.add(future)
         future.add_done_callback(lambda done: self.answered(key, done, span, timer))
+
+    def sent_one(self) -> None:
+        """A write in flight was answered (or never went): the next may go."""
+        self.inflight -= 1
+        self.may_send.set()
+        if not self.queued_writes and not self.inflight:
+            self.writes_idle.set()
 
     async def within_rate(self, key: str) -> bool:
         """Whether a write may go on; if not, the socket is told when to send it again.
@@ -524,7 +591,7 @@ class Session:
         """The eventlog's answer to one write (or its timeout): the ack or error frame."""
         timer.cancel()
         self.waiting.discard(future)
-        self.inflight.release()
+        self.sent_one()
         if future.cancelled():  # the socket closed first
             span.end()
             return
@@ -572,8 +639,25 @@ class Session:
     # --- the whole life of a socket --------------------------------------------------
 
     async def close_kept_going(self, sender: asyncio.Task[None]) -> None:
-        """Close a socket that went on writing through its rate_limited refusals."""
+        """Close a socket that went on writing through its rate_limited refusals.
+
+        What it was let write is answered first (acks, or errors), so that the client
+        knows what was logged; then the last refusal, and close code 4429.
+        """
         metrics.RATE_LIMIT_CLOSES.inc()
+        # Coming straight back on another socket gets nothing either (docs/adr/0065).
+        await self.ctx.limiter.penalize(
+            self.principal.credential_id, self.ctx.settings.rate_limit_penalty_seconds
+        )
+        answering = asyncio.create_task(self.answered_all())
+        # Not past the appender's timeout (every write is answered by then), nor past the
+        # send loop's end (the client went away).
+        await asyncio.wait(
+            {answering, sender},
+            timeout=self.ctx.appender.timeout + 1.0,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        answering.cancel()
         sender.cancel()
         with contextlib.suppress(Exception):
             await self.ws.send_text(
@@ -585,31 +669,37 @@ class Session:
                     )
                 )
             )
-            await self.ws.close(CLOSE_RATE)
+            await self.ws.close(CLOSE_RATE, reason="rate_limited")
+
+    async def answered_all(self) -> None:
+        """Until every write taken from the socket is answered and the answer sent."""
+        await self.writes_idle.wait()
+        await self.queue.join()
 
     async def run(self) -> None:
         metrics.SOCKETS_OPEN.inc()
         sender = asyncio.create_task(self.send_loop())
         reader = asyncio.create_task(self.read_loop())
+        pump = asyncio.create_task(self.pump())
         behind = asyncio.create_task(self.behind.wait())
         kept_going = asyncio.create_task(self.kept_going.wait())
         revoked = asyncio.create_task(self.revoked.wait())
         self.ctx.sockets.add(self.principal.participant_id, self)
         try:
             done, _ = await asyncio.wait(
-                {sender, reader, behind, kept_going, revoked},
+                {sender, reader, pump, behind, kept_going, revoked},
                 return_when=asyncio.FIRST_COMPLETED,
             )
-            if revoked in done:
+            if self.revoked.is_set():
                 sender.cancel()
                 with contextlib.suppress(Exception):
                     await self.ws.send_text(
                         json.dumps(self.error("unauthorized", self.revoked_why))
                     )
                     await self.ws.close(CLOSE_POLICY)
-            elif kept_going in done and behind not in done:
+            elif self.kept_going.is_set() and not self.behind.is_set():
                 await self.close_kept_going(sender)
-            elif behind in done:
+            elif self.behind.is_set():
                 metrics.TOO_FAR_BEHIND.inc()
                 sender.cancel()
                 with contextlib.suppress(Exception):
@@ -633,7 +723,10 @@ class Session:
             self.ctx.sockets.discard(self.principal.participant_id, self)
             for future in list(self.waiting):
                 future.cancel()
-            tasks = (sender, reader, behind, kept_going, revoked, *self.tasks)
+            for write in self.queued_writes:
+                write.span.end()
+            self.queued_writes.clear()
+            tasks = (sender, reader, pump, behind, kept_going, revoked, *self.tasks)
             for task in tasks:
                 task.cancel()
             # Collect every ending, so that none is logged later as never retrieved.
@@ -679,15 +772,32 @@ def check_writable(event: dict[str, Any], max_bytes: int) -> None:
 
 
 async def serve_socket(ws: WebSocket, ctx: Context) -> None:
-    """Accept a socket, authenticate it and serve it; every refusal is an error frame."""
-    await ws.accept()
+    """Authenticate a socket, accept it and serve it; every refusal is an error frame.
+
+    But one: a credential whose last socket was closed for writing through its refusals
+    (4429) a moment ago is refused the upgrade itself, with HTTP 429 and Retry-After, so
+    that nothing it would send is read (docs/adr/0065).
+    """
     try:
         principal = await authenticate(ws, ctx)
     except ChipsError as exc:
+        await ws.accept()
         with contextlib.suppress(Exception):
             await ws.send_text(
                 json.dumps({"frame": "error", "code": exc.code, "message": exc.message})
             )
             await ws.close(CLOSE_TRY_LATER if exc.code == "unavailable" else CLOSE_POLICY)
         return
+    if (wait := await ctx.limiter.debt(principal.credential_id)) > 0.0:
+        metrics.RATE_LIMITED.labels("upgrade").inc()
+        body = {
+            "code": "rate_limited",
+            "message": "this credential's last socket went on writing after it was told to "
+            f"wait; come back in {wait:.0f} s",
+            "retry_after": round(wait, 3),
+        }
+        headers = {"Retry-After": str(max(1, math.ceil(wait)))}
+        await ws.send_denial_response(JSONResponse(body, status_code=429, headers=headers))
+        return
+    await ws.accept()
     await Session(ws, ctx, principal).run()

@@ -51,12 +51,14 @@ def build_about(engine: AsyncEngine) -> About:
                     )
                 )
             ).one()
-            # The planner's count: exact enough to say how big the index is, and free.
+            # The planner's count: exact enough to say how big the index is, and free. The
+            # table is partitioned (docs/adr/0051): its partitions hold the rows.
             rows = (
                 await conn.execute(
                     text(
-                        "SELECT greatest(reltuples, 0)::bigint FROM pg_class"
-                        " WHERE oid = 'search_docs'::regclass"
+                        "SELECT coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint"
+                        " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+                        " WHERE i.inhparent = 'search_docs'::regclass"
                     )
                 )
             ).scalar()

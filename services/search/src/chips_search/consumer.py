@@ -1,9 +1,9 @@
 """Folding committed events into the search index, checkpoint in the same transaction.
 
-The same shape as the projector's (DESIGN.md §2, §5): a ``CHIPS_EVENTS`` message is only
-a prompt; the handler reads every event after its checkpoint from the log in Postgres,
-so a message JetStream lost or reordered is healed from the log, and a redelivered one
-finds the checkpoint past it and does nothing.
+The same loop as the projector's, shared (``chips_common.service.fold``; DESIGN.md §2,
+§5): a ``CHIPS_EVENTS`` message is only a prompt; the handler reads every event after its
+checkpoint from the log in Postgres, so a message JetStream lost or reordered is healed
+from the log, and a redelivered one finds the checkpoint past it and does nothing.
 """
 
 from __future__ import annotations
@@ -11,16 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common import otel
 from chips_common.db import tables as t
 from chips_common.db.search_tables import search_checkpoints
-from chips_common.events import canonical
 from chips_common.service.consumer import Handler
+from chips_common.service.fold import fold_events
 from chips_search import store
 
 log = logging.getLogger(__name__)
@@ -30,43 +29,23 @@ tracer = otel.tracer("chips.search")
 INDEXED = frozenset({"message.post", *store.APPLY})
 
 
-async def events_traced(
-    conn: AsyncConnection, workspace_id: str, after: int, upto: int | None, limit: int = 1000
-) -> list[tuple[dict[str, Any], str | None]]:
-    """Events after ``after`` (up to ``upto``), each with the trace it was appended under."""
-    query = select(t.events.c.body, t.events.c.traceparent).where(
-        and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
-    )
-    if upto is not None:
-        query = query.where(t.events.c.seq <= upto)
-    rows = await conn.execute(query.order_by(t.events.c.seq).limit(limit))
-    return [(canonical(row.body), row.traceparent) for row in rows]
-
-
 async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None) -> int:
     """Index every event after the checkpoint up to ``upto`` (the head when None)."""
     checkpoint = await store.lock_checkpoint(conn, workspace_id)
     index = store.Index(conn, workspace_id)
-    while upto is None or checkpoint < upto:
-        batch = await events_traced(conn, workspace_id, checkpoint, upto)
-        if not batch:
-            break
-        for event, traceparent in batch:
-            if event["type"] in INDEXED:
-                with tracer.start_as_current_span(
-                    "search.apply",
-                    context=otel.from_traceparent(traceparent),
-                    attributes={
-                        otel.WORKSPACE_ID: workspace_id,
-                        otel.SEQ: event["seq"],
-                        otel.EVENT_TYPE: event["type"],
-                    },
-                ):
-                    await index.apply(event)
-        checkpoint = batch[-1][0]["seq"]
+    reached = await fold_events(
+        conn,
+        workspace_id,
+        checkpoint,
+        upto,
+        index.apply,
+        tracer=tracer,
+        span="search.apply",
+        wanted=INDEXED,
+    )
     await index.flush()
-    await store.save_checkpoint(conn, workspace_id, checkpoint)
-    return checkpoint
+    await store.save_checkpoint(conn, workspace_id, reached)
+    return reached
 
 
 def build_handler(engine: AsyncEngine) -> Handler:

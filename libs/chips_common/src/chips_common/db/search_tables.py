@@ -42,7 +42,11 @@ search_docs = Table(
     Index("search_docs_seq", "workspace_id", "seq", unique=True),
     Index("search_docs_room", "workspace_id", "room_id"),
     # The GIN index (workspace_id, tsv) needs btree_gin: TSV_INDEX below.
+    # Hash partitions by workspace (SEARCH_PARTITIONS of them, made by migration 1300): a
+    # search reads the postings of one partition's few workspaces (docs/adr/0051).
+    postgresql_partition_by="HASH (workspace_id)",
 )
+SEARCH_PARTITIONS = 32
 
 # Leading with workspace_id, a search reads one workspace's postings only; no pending
 # list (fastupdate = off), so a search never scans one (docs/adr/0029). The migration

@@ -72,6 +72,14 @@ class Card(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# A card's files: uploads of the sender's, by id, that the card is about (an artifact's
+# file, what a run read or made, what a task or a hand-off hands over). The door posts
+# them as it posts ``upload_ids`` (the same rules; their attachments are the message's),
+# so the card names each by the id its attachment has (an upload's id is its
+# attachment's). See CARD_FILE_FIELDS.
+UploadIds = Field(default=None, min_length=1, max_length=20)
+
+
 class StatusCard(Card):
     """A pill under the harness's name: what it is doing now."""
 
@@ -135,6 +143,7 @@ class ReceiptCard(Card):
     tokens: Tokens | None = None
     cost_usd: float | None = Field(default=None, ge=0)
     duration_ms: int | None = Field(default=None, ge=0)
+    upload_ids: list[Ref] | None = UploadIds  # files the run read or made
 
 
 class ArtifactCard(Card):
@@ -145,6 +154,7 @@ class ArtifactCard(Card):
     version: int = Field(default=1, ge=1)
     language: str | None = Field(default=None, max_length=40)
     content: str | None = Field(default=None, max_length=MAX_TEXT)
+    upload_id: Ref | None = None  # the artifact's file, uploaded first
 
 
 class TaskCard(Card):
@@ -154,6 +164,7 @@ class TaskCard(Card):
     constraints: list[LineItem] | None = Lines
     deadline: datetime | None = None
     autonomy: Literal["ask", "suggest", "act"] = "ask"
+    upload_ids: list[Ref] | None = UploadIds  # what the work starts from
 
 
 class HandoffCard(Card):
@@ -162,6 +173,7 @@ class HandoffCard(Card):
     recipient: str = Field(min_length=1, max_length=100)
     summary: str = Line
     open_items: list[LineItem] | None = Lines
+    upload_ids: list[Ref] | None = UploadIds  # what is handed over
 
 
 class CheckpointCard(Card):
@@ -178,6 +190,7 @@ class SummaryCard(Card):
     changed: list[LineItem] | None = Lines
     cost_usd: float | None = Field(default=None, ge=0)
     follow_ups: list[LineItem] | None = Lines
+    upload_ids: list[Ref] | None = UploadIds  # what the run changed, as files
 
 
 CARD_FIELDS = (
@@ -191,6 +204,16 @@ CARD_FIELDS = (
     "checkpoint",
     "summary",
 )
+
+
+# The cards that name files, and the field each names them in (one id, or a list).
+CARD_FILE_FIELDS: dict[str, str] = {
+    "artifact": "upload_id",
+    "receipt": "upload_ids",
+    "task": "upload_ids",
+    "handoff": "upload_ids",
+    "summary": "upload_ids",
+}
 
 
 @register

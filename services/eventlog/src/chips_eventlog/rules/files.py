@@ -1,8 +1,10 @@
 """The rules of files at the door (spec/messages.md, Attachments; spec/websocket.md, The
 room's files).
 
-A ``message.post`` with ``upload_ids`` posts the sender's own uploads, each once, into a
-room the sender is in; the door fills in ``attachments`` from what the attachments service
+A ``message.post`` with ``upload_ids``, or a card naming files in its file fields
+(``CARD_FILE_FIELDS``: an artifact's ``upload_id``, a receipt's, task's, hand-off's or
+summary's ``upload_ids``), posts the sender's own uploads, each once, into a room the
+sender is in; the door fills in ``attachments`` from what the attachments service
 stored, and gives each file its version among the room's files of its name, refusing the
 whole post as ``stale_file`` when it was made from a version that is no longer the current
 one. The caps an owner or admin sets, and the fetch audit, are decided here too.
@@ -18,10 +20,62 @@ from typing import Any
 
 from chips_common.append import Actor
 from chips_common.events import AttachmentCapsSet, AttachmentFetched, MessagePost
+from chips_common.events.messages import CARD_FILE_FIELDS
 from chips_common.rules.files import Stale, Version, next_version
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import Ctx, check_member
 from chips_eventlog.state import Decision, DoorState, PostFile
+
+MAX_FILES = 20
+
+
+def named_uploads(body: MessagePost) -> list[tuple[str, str]]:
+    """Every upload a post names, in order, each with the field that named it.
+
+    ``upload_ids`` first, then the card's file field. A card may point at a file the post
+    also carries in ``upload_ids`` (it is one file); any other repeat is left in, for
+    :func:`upload_ids_of` to refuse.
+    """
+    named = [(upload_id, "upload_ids") for upload_id in body.upload_ids or []]
+    field_name = CARD_FILE_FIELDS.get(body.kind)
+    card = getattr(body, body.kind, None) if field_name else None
+    if card is not None and field_name is not None:
+        value = getattr(card, field_name)
+        given = [value] if isinstance(value, str) else list(value or [])
+        carried = set(body.upload_ids or [])
+        named += [(i, f"{body.kind}.{field_name}") for i in given if i not in carried]
+    return named
+
+
+def named_in_raw(raw: dict[str, Any]) -> list[str]:
+    """The uploads an undecoded ``message.post`` names (what a batch reads ahead)."""
+    ids = raw.get("upload_ids")
+    named = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+    kind = raw.get("kind")
+    field_name = CARD_FILE_FIELDS.get(kind) if isinstance(kind, str) else None
+    card = raw.get(kind) if field_name and isinstance(kind, str) else None
+    if isinstance(card, dict) and field_name is not None:
+        value = card.get(field_name)
+        given = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        named += [i for i in given if isinstance(i, str)]
+    return named
+
+
+def upload_ids_of(body: MessagePost) -> list[str]:
+    """The uploads a post posts: each once, at most twenty; or a refusal."""
+    named = named_uploads(body)
+    seen: set[str] = set()
+    for upload_id, where in named:
+        if upload_id in seen:
+            refuse("invalid_event", "an upload is posted once", where)
+        seen.add(upload_id)
+    if len(named) > MAX_FILES:
+        refuse("invalid_event", f"a post carries at most {MAX_FILES} files", named[-1][1])
+    return [upload_id for upload_id, _ in named]
+
+
+def _field_of(body: MessagePost, upload_id: str) -> str:
+    return next((where for i, where in named_uploads(body) if i == upload_id), "upload_ids")
 
 
 def check_post_files(
@@ -31,22 +85,21 @@ def check_post_files(
     if body.attachments is not None:
         refuse("invalid_event", "attachments are filled in by Chips from upload_ids", "attachments")
     replaces = body.replaces or {}
-    ids = body.upload_ids or []
+    ids = upload_ids_of(body)
     if replaces and not set(replaces) <= set(ids):
         refuse("invalid_event", "replaces names an upload this post does not carry", "replaces")
     if not ids:
         return None, []
     check_member(s, body.space_id, actor)  # a stranger learns nothing of uploads
-    if len(set(ids)) != len(ids):
-        refuse("invalid_event", "an upload is posted once", "upload_ids")
     for upload_id in ids:
         upload = s.uploads.get(upload_id)
+        where = _field_of(body, upload_id)
         if upload is None:
-            refuse("not_found", f"no upload {upload_id}", "upload_ids")
+            refuse("not_found", f"no upload {upload_id}", where)
         if upload.uploader_id != actor.id:
-            refuse("forbidden", "a post carries only its sender's own uploads", "upload_ids")
+            refuse("forbidden", "a post carries only its sender's own uploads", where)
         if upload.posted:
-            refuse("invalid_event", f"upload {upload_id} was posted already", "upload_ids")
+            refuse("invalid_event", f"upload {upload_id} was posted already", where)
     posted: list[PostFile] = []
     filled: list[dict[str, Any]] = []
     # Two files of one name in one post: the second is the next version of the first.

@@ -97,9 +97,7 @@ async def search(
         raise ChipsError("invalid_request", problem.message, field=problem.field) from None
     # Never past the head: the index cannot hold what the log does not, so a seq beyond it
     # is waited for only as far as the head.
-    head = await ctx.reader.head(ws_id)
-    target = head if after_seq is None else min(after_seq, head)
-    await ctx.search.wait_for(ws_id, target, ctx.settings.search_wait_seconds)
+    await ctx.search.wait_for_head(ws_id, after_seq, ctx.settings.search_wait_seconds)
     try:
         found = await ctx.search.search(
             ws_id,

@@ -1,4 +1,10 @@
-"""Who is uploading or fetching: a bearer token, or the credential a signed URL names."""
+"""Who a credential is: the participant behind a bearer token or a credential id.
+
+The gateway and the attachments service both answer requests that carry a token (the
+gateway's HTTP and sockets; an upload, a fetch by the caller's own token or by the
+credential a signed URL names), and both decide the same way: a credential that was
+withdrawn is nobody. One query, here, so the two cannot drift.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +20,23 @@ from chips_common.tokens import hash_token
 
 @dataclass(frozen=True)
 class Principal:
+    """The participant behind a credential."""
+
     credential_id: str
     workspace_id: str
     participant_id: str
     kind: str  # person | harness
+    name: str
     role: str
+    owner_id: str | None
+
+    @property
+    def actor(self) -> dict[str, str]:
+        return {"kind": self.kind, "id": self.participant_id}
 
 
 def bearer(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or None."""
     if not header:
         return None
     scheme, _, value = header.partition(" ")
@@ -29,18 +44,19 @@ def bearer(header: str | None) -> str | None:
 
 
 async def principal_for_token(engine: AsyncEngine, token: str) -> Principal | None:
-    return await _principal_where(engine, t.credentials.c.token_hash == hash_token(token))
+    """The token's participant (only its hash is kept), unless it was withdrawn."""
+    return await principal_where(engine, t.credentials.c.token_hash == hash_token(token))
 
 
 async def principal_for_credential(engine: AsyncEngine, credential_id: str) -> Principal | None:
     """The credential's participant, unless the credential was withdrawn."""
-    return await _principal_where(engine, t.credentials.c.id == credential_id)
+    return await principal_where(engine, t.credentials.c.id == credential_id)
 
 
-async def _principal_where(engine: AsyncEngine, condition: Any) -> Principal | None:
+async def principal_where(engine: AsyncEngine, condition: Any) -> Principal | None:
     c, p = t.credentials.c, t.participants.c
     query = (
-        select(c.id, c.workspace_id, p.id.label("pid"), p.kind, p.role)
+        select(c.id, c.workspace_id, p.id.label("pid"), p.kind, p.name, p.role, p.owner_id)
         .select_from(t.credentials.join(t.participants, c.participant_id == p.id))
         .where(and_(condition, c.revoked_at.is_(None)))
     )
@@ -48,4 +64,4 @@ async def _principal_where(engine: AsyncEngine, condition: Any) -> Principal | N
         row = (await conn.execute(query)).first()
     if row is None:
         return None
-    return Principal(row.id, row.workspace_id, row.pid, row.kind, row.role)
+    return Principal(row.id, row.workspace_id, row.pid, row.kind, row.name, row.role, row.owner_id)
