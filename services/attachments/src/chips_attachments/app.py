@@ -93,7 +93,10 @@ async def run(settings: AttachmentsSettings) -> None:
     handler = build_handler(engine, blobs)
 
     async def work(stop: asyncio.Event) -> None:
-        await consume_events(nc, js, names, "attachments", handler, stop)
+        # It acts only on erasures: every other event is acked unread.
+        await consume_events(
+            nc, js, names, "attachments", handler, stop, wanted=frozenset({"space.erased"})
+        )
 
     try:
         await serve_with_health(build_app(service, nats_ok), settings.host, settings.port, work)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
@@ -41,11 +41,17 @@ async def consume_events(
     stop: asyncio.Event,
     *,
     batch_size: int = 256,
+    wanted: Collection[str] | None = None,
 ) -> None:
-    """Consume until ``stop``; if the stream or consumer goes away, declare them again."""
+    """Consume until ``stop``; if the stream or consumer goes away, declare them again.
+
+    ``wanted``: the event types the handler acts on, for a service that acts on few; a
+    workspace whose batch holds none of them is acked without calling it (the handler
+    reads the log from its checkpoint, so it still sees every one when it runs).
+    """
     while not stop.is_set():
         try:
-            await _consume(nc, js, names, service, handle, stop, batch_size)
+            await _consume(nc, js, names, service, handle, stop, batch_size, wanted)
         except Exception:
             log.exception("%s lost its consumer; declaring it again", service)
             await asyncio.sleep(1)
@@ -63,6 +69,7 @@ async def _consume(
     handle: Handler,
     stop: asyncio.Event,
     batch_size: int,
+    wanted: Collection[str] | None,
 ) -> None:
     sub = await js.pull_subscribe(
         names.events_wildcard,
@@ -85,16 +92,23 @@ async def _consume(
                 msgs = await sub.fetch(batch_size, timeout=1)
             except (TimeoutError, NatsTimeout):
                 continue
-            await settle_batch(nc, names, msgs, handle, service)
+            await settle_batch(nc, names, msgs, handle, service, wanted)
     finally:
         await sub.unsubscribe()
 
 
 async def settle_batch(
-    nc: NATS, names: Names, msgs: list[Msg], handle: Handler, service: str = "consumer"
+    nc: NATS,
+    names: Names,
+    msgs: list[Msg],
+    handle: Handler,
+    service: str = "consumer",
+    wanted: Collection[str] | None = None,
 ) -> None:
     highest: dict[str, int] = {}
     by_workspace: dict[str, list[Msg]] = {}
+    # Workspaces whose batch holds an event the handler acts on (all, without ``wanted``).
+    acted_on: set[str] = set()
     for msg in msgs:
         try:
             event = json.loads(msg.data)
@@ -121,7 +135,13 @@ async def settle_batch(
         ).end()
         highest[workspace_id] = max(seq, highest.get(workspace_id, 0))
         by_workspace.setdefault(workspace_id, []).append(msg)
+        if wanted is None or event.get("type") in wanted:
+            acted_on.add(workspace_id)
     for workspace_id, seq in highest.items():
+        if workspace_id not in acted_on:
+            for msg in by_workspace[workspace_id]:
+                await msg.ack()
+            continue
         try:
             await handle(workspace_id, seq)
         except Exception:

@@ -1,0 +1,70 @@
+"""A consumer's batch: handled per workspace, and skipped where nothing is wanted."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+
+from chips_common.nats.streams import Names
+from chips_common.service.consumer import settle_batch
+
+
+class FakeMsg:
+    """What settle_batch reads of a NATS message, and how it was settled."""
+
+    def __init__(self, workspace_id: str, seq: int, type_: str) -> None:
+        body = {"workspace_id": workspace_id, "seq": seq, "type": type_}
+        self.data = json.dumps(body).encode()
+        self.headers: dict[str, str] = {}
+        self.subject = f"chips.events.{workspace_id}"
+        self.settled: str | None = None
+
+    async def ack(self) -> None:
+        self.settled = "ack"
+
+    async def nak(self, delay: float | None = None) -> None:
+        self.settled = "nak"
+
+    async def term(self) -> None:
+        self.settled = "term"
+
+
+async def settle(msgs: list[FakeMsg], wanted: frozenset[str] | None) -> list[tuple[str, int]]:
+    calls: list[tuple[str, int]] = []
+
+    async def handle(workspace_id: str, seq: int) -> None:
+        calls.append((workspace_id, seq))
+
+    nc = cast(NATS, None)  # only a dead letter would use it
+    names = cast(Names, None)
+    await settle_batch(nc, names, cast(list[Msg], msgs), handle, "test", wanted)
+    return calls
+
+
+async def test_every_workspace_is_handled_up_to_its_highest_seq() -> None:
+    msgs = [FakeMsg("ws_a", 1, "message.post"), FakeMsg("ws_b", 4, "message.post")]
+    msgs.append(FakeMsg("ws_a", 2, "space.updated"))
+    assert await settle(msgs, None) == [("ws_a", 2), ("ws_b", 4)]
+    assert all(m.settled == "ack" for m in msgs)
+
+
+async def test_a_workspace_with_nothing_wanted_is_acked_without_its_handler() -> None:
+    quiet = [FakeMsg("ws_a", 1, "message.post"), FakeMsg("ws_a", 2, "message.post")]
+    erased = [FakeMsg("ws_b", 7, "message.post"), FakeMsg("ws_b", 8, "space.erased")]
+    calls = await settle([*quiet, *erased], frozenset({"space.erased"}))
+    assert calls == [("ws_b", 8)]
+    assert all(m.settled == "ack" for m in [*quiet, *erased])
+
+
+async def test_a_failed_handler_naks_its_workspace_only() -> None:
+    msgs: list[Any] = [FakeMsg("ws_a", 1, "space.erased"), FakeMsg("ws_b", 2, "space.erased")]
+
+    async def handle(workspace_id: str, seq: int) -> None:
+        if workspace_id == "ws_a":
+            raise RuntimeError("the database went away")
+
+    await settle_batch(cast(NATS, None), cast(Names, None), msgs, handle, "test", None)
+    assert [m.settled for m in msgs] == ["nak", "ack"]
