@@ -193,6 +193,21 @@ class LogReader:
         async with self.engine.connect() as conn:
             return [canonical(row.body) for row in await conn.execute(query)]
 
+    async def first_said(self, workspace_id: str, space_id: str, before: int) -> int | None:
+        """The seq of the first message.post in a space before event ``before``, if any."""
+        e = t.events.c
+        query = select(func.min(e.seq)).where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.space_id == space_id,
+                e.seq < before,
+                e.type == "message.post",
+            )
+        )
+        async with self.engine.connect() as conn:
+            first = (await conn.execute(query)).scalar()
+        return int(first) if first is not None else None
+
     async def talked_before(self, workspace_id: str, space_id: str, seq: int) -> bool:
         """Whether anything was said in a space before event ``seq``."""
         e = t.events.c

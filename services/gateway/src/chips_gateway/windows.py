@@ -33,6 +33,8 @@ class RoomWindow:
         events: list[dict[str, Any]],
         complete: bool,
         marks: dict[str, int | None],
+        joined: list[dict[str, Any]] | None = None,
+        first_said: int | None = None,
     ) -> None:
         self.space_id = space_id
         self.members = members
@@ -49,6 +51,15 @@ class RoomWindow:
             self._turns(event, marks=False)
         # Each event's context line, made once rather than for every delivery.
         self.lines: dict[int, dict[str, Any] | None] = {}
+        # Every event that brought somebody into the room, and the seq of its first words,
+        # however long ago: a turn's news needs them even when its context starts further
+        # back than the window holds (a harness that listens and never speaks).
+        if joined is None:
+            joined = [e for e in events if e["type"] in JOINING] if complete else None
+        self.joined = joined
+        if first_said is None and complete:
+            first_said = next((e["seq"] for e in events if e["type"] == "message.post"), None)
+        self.first_said = first_said
 
     @classmethod
     async def load(
@@ -60,8 +71,17 @@ class RoomWindow:
         marks: dict[str, int | None] = {
             m.id: await reader.context_start(workspace_id, space_id, m.id, before) for m in members
         }
+        complete = len(events) < KEEP
+        joined = None if complete else await reader.joinings(workspace_id, space_id, 0, before)
+        first_said = None if complete else await reader.first_said(workspace_id, space_id, before)
         return cls(
-            space_id, {m.id: m for m in members}, events, complete=len(events) < KEEP, marks=marks
+            space_id,
+            {m.id: m for m in members},
+            events,
+            complete=complete,
+            marks=marks,
+            joined=joined,
+            first_said=first_said,
         )
 
     def apply(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
@@ -72,7 +92,11 @@ class RoomWindow:
         self.events.append(event)
         kind, seq = event["type"], event["seq"]
         self.lines[seq] = line_of(event, lambda p: who(names, p))
+        if kind == "message.post" and self.first_said is None:
+            self.first_said = seq
         if kind in JOINING:
+            if self.joined is not None:
+                self.joined.append(event)
             for pid, standing in standings_of(event).items():
                 self._add(pid, names, standing)
         elif kind == "membership.removed":
@@ -182,16 +206,12 @@ class RoomWindow:
     def joinings(self, pid: str, since: int, seq: int) -> tuple[list[dict[str, Any]], bool] | None:
         """The room's events that brought somebody in from ``since`` to the message, and
         whether anything was said before ``since``; None when the window cannot tell."""
-        if self.covers_after and since <= self.covers_after:
+        if self.joined is None:
             return None
-        joinings = [e for e in self.events if since <= e["seq"] < seq and e["type"] in JOINING]
+        joinings = [e for e in self.joined if since <= e["seq"] < seq]
         talked_before = False
         if since_is_joining(joinings, since, pid):
-            talked_before = any(
-                e["type"] == "message.post" and e["seq"] < since for e in self.events
-            )
-            if not talked_before and self.covers_after:
-                return None
+            talked_before = self.first_said is not None and self.first_said < since
         return joinings, talked_before
 
     def context(
