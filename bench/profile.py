@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fastpath import Ws, pipe, post
 
 from chips_cli import trace
-from chips_devstack.stack import local_stack
+from chips_devstack.stack import UNLIMITED, local_stack
 from tests.e2e.client import Api
 
 RESULTS = Path(__file__).parent / "results"
@@ -150,7 +150,7 @@ def main() -> None:
     parser.add_argument("--posts", type=int, default=100, help="idle posts for the breakdown")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    with local_stack(prefix="chips-bench-", gateways=1) as stack:
+    with local_stack(prefix="chips-bench-", gateways=1, env=UNLIMITED) as stack:
         trace_file = Path(stack.env["CHIPS_TRACE_FILE"])
         text, breakdown, owner, space = asyncio.run(
             idle_trace(stack.gateway_a, trace_file, args.posts)

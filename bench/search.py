@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from chips_common.db.search_tables import TEXT_SEARCH_CONFIG, TSV_INDEX, TSV_INDEX_DDL
 from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery, clean_text
 from chips_devstack.procs import ready
-from chips_devstack.stack import Stack, local_stack
+from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from chips_gateway.search import IN_ROOMS, SEARCH_SQL
 from tests.e2e.client import Api, Identity
 
@@ -732,7 +732,7 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.python_version()}",
         "index_built_by": args.index,
     }
-    with local_stack(prefix="chips-bench-", gateways=1) as stack:
+    with local_stack(prefix="chips-bench-", gateways=1, env=UNLIMITED) as stack:
         figures.update(asyncio.run(run(stack, args, rng, figures)))
     plans = figures.pop("plans")
     save(figures, plans)

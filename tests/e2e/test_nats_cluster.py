@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from chips_devstack.stack import Stack, local_stack
+from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from tests.e2e.client import Api, Identity, Socket
 
 WRITERS = 4
@@ -29,7 +29,9 @@ PER_WRITER = 150
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Stack]:
-    with local_stack(prefix="chips-e2e-cluster-", gateways=2, nats_nodes=3) as running:
+    with local_stack(
+        prefix="chips-e2e-cluster-", gateways=2, nats_nodes=3, env=UNLIMITED
+    ) as running:
         yield running
 
 
