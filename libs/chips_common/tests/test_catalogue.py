@@ -26,6 +26,7 @@ pytestmark = pytest.mark.unit
 
 USR = "usr_01J9ZQ5V1M3X8K2R7T4W6Y0ABC"
 HRN = "hrn_01J9ZQ5V1M3X8K2R7T4W6Y0DEF"
+AGT = "agt_01J9ZQ5V1M3X8K2R7T4W6Y0AGT"
 SPC = "spc_01J9ZQ5V1M3X8K2R7T4W6Y0GHJ"
 MSG = "msg_01J9ZQ5V1M3X8K2R7T4W6Y0KMN"
 RUN = "run_jacobian-5"
@@ -286,6 +287,62 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "name": "po.pdf",
         "message_id": MSG,
         "thumbnail": True,
+    },
+    "agent.registered": {
+        "type": "agent.registered",
+        "agent_id": AGT,
+        "harness_id": HRN,
+        "key": "space-7",
+        "name": "OpenClaw 2",
+        "state": "active",
+        "main": False,
+        "space_id": SPC,
+        "forked_from": AGT,
+        "fork_of": "evt_01J9ZQ5V1M3X8K2R7T4W6Y0FRK",
+        "made_for": "evt_01J9ZQ5V1M3X8K2R7T4W6Y0ASK",
+    },
+    "agent.updated": {
+        "type": "agent.updated",
+        "agent_id": AGT,
+        "harness_id": HRN,
+        "name": "Openings Prep",
+        "state": "archived",
+        "name_by": USR,
+    },
+    "agent.attached": {
+        "type": "agent.attached",
+        "space_id": SPC,
+        "agent_id": AGT,
+        "harness_id": HRN,
+        "replacing": HRN,
+        "fork_of": "evt_01J9ZQ5V1M3X8K2R7T4W6Y0FRK",
+        "made_for": "evt_01J9ZQ5V1M3X8K2R7T4W6Y0ASK",
+        "catch_up": {"lines": [], "since_seq": 0, "truncated": False},
+    },
+    "agent.released": {
+        "type": "agent.released",
+        "space_id": SPC,
+        "agent_id": AGT,
+        "harness_id": HRN,
+        "reason": "moved",
+        "moved_to": SPC,
+        "delete": False,
+    },
+    "membership.replaced": {
+        "type": "membership.replaced",
+        "space_id": SPC,
+        "participant_id": AGT,
+        "replaced": HRN,
+    },
+    "agent.fork": {"type": "agent.fork", "space_id": SPC, "agent_id": AGT, "harness_id": HRN},
+    "agent.asked": {"type": "agent.asked", "space_id": SPC, "harness_id": HRN, "name": "J3"},
+    "message.held": {
+        "type": "message.held",
+        "agent_id": AGT,
+        "harness_id": HRN,
+        "text": "Done with the PO.",
+        "upload_ids": ["att_01J9ZQ5V1M3X8K2R7T4W6Y0STU"],
+        "left_space_id": SPC,
     },
 }
 

@@ -12,7 +12,16 @@ pytestmark = pytest.mark.unit
 
 # Logged by the door itself, never decided as a request's event: a NO_REPLY post becomes
 # ``turn.passed`` (rules/messages.py).
-DERIVED_ONLY = {"turn.passed"}
+# The agent events the door writes for its commands and room operations (docs/adr/0070).
+DERIVED_ONLY = {
+    "turn.passed",
+    "agent.registered",
+    "agent.updated",
+    "agent.attached",
+    "agent.released",
+    "membership.replaced",
+    "message.held",
+}
 
 
 def test_every_catalogue_type_has_a_rule() -> None:

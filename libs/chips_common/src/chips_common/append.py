@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chips_common.events.base import ENVELOPE_FIELDS
 
-ActorKind = Literal["person", "harness", "operator", "system"]
+ActorKind = Literal["person", "harness", "agent", "operator", "system"]
 
 
 class Actor(BaseModel):
@@ -23,6 +23,8 @@ class Actor(BaseModel):
 
     kind: ActorKind
     id: str
+    # An agent's harness, set by the gateway from the token (docs/adr/0070).
+    harness_id: str | None = None
 
 
 class IssuedCredential(BaseModel):

@@ -31,3 +31,34 @@ class OpenSpace(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     shared: bool = False
     space_id: str | None = None
+
+
+class RegisterAgent(BaseModel):
+    """``POST /v1/harnesses/:id/agents``: a harness registers one of its agents by key
+    (docs/adr/0070). The same key again is the same agent: renamed when the name changed
+    (unless a person renamed it), archived or brought back as ``state`` says."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: Literal["agent.register"] = "agent.register"
+    harness_id: str = Field(max_length=100)
+    key: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=80)
+    # The harness's Main agent (its lead), which stays in its Main room.
+    lead: bool = False
+    state: Literal["active", "archived"] = "active"
+    forked_from: str | None = Field(default=None, max_length=100)
+    made_for: str | None = Field(default=None, max_length=100)
+    space_id: str | None = Field(default=None, max_length=100)
+
+
+class AttachAgent(BaseModel):
+    """``POST /v1/agents/:id/attach``: a harness puts one of its agents in a room, in the
+    place of another of its agents there or of the harness itself (``replacing``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: Literal["agent.attach"] = "agent.attach"
+    agent_id: str = Field(max_length=100)
+    space_id: str = Field(max_length=100)
+    replacing: str | None = Field(default=None, max_length=100)

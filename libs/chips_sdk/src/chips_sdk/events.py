@@ -171,6 +171,101 @@ class Tokens(TypedDict, total=False):
     output: Required[int]
 
 
+class AgentAskedFields(TypedDict, total=False):
+    """A person asked a harness that declared ``new_agents`` for a new agent in the room"""
+
+    harness_id: Required[str]
+    name: str | None
+
+
+class AgentAsked(AgentAskedFields, Logged):
+    """``agent.asked`` as logged."""
+
+    type: Literal["agent.asked"]
+
+
+class AgentAttachedFields(TypedDict, total=False):
+    """One of a harness's agents was put in a room: added by a person, moved in, brought"""
+
+    agent_id: Required[str]
+    catch_up: dict[str, Any] | None
+    fork_of: str | None
+    harness_id: Required[str]
+    made_for: str | None
+    replacing: str | None
+
+
+class AgentAttached(AgentAttachedFields, Logged):
+    """``agent.attached`` as logged."""
+
+    type: Literal["agent.attached"]
+
+
+class AgentForkFields(TypedDict, total=False):
+    """A person asked a harness that declared ``forks`` for a copy of ``agent_id`` in the"""
+
+    agent_id: Required[str]
+    harness_id: str | None
+
+
+class AgentFork(AgentForkFields, Logged):
+    """``agent.fork`` as logged."""
+
+    type: Literal["agent.fork"]
+
+
+class AgentRegisteredFields(TypedDict, total=False):
+    """A harness registered a new agent under a key of its own."""
+
+    agent_id: Required[str]
+    fork_of: str | None
+    forked_from: str | None
+    harness_id: Required[str]
+    key: Required[str]
+    made_for: str | None
+    main: bool
+    name: Required[str]
+    state: Literal["active", "archived"]
+
+
+class AgentRegistered(AgentRegisteredFields, Logged):
+    """``agent.registered`` as logged."""
+
+    type: Literal["agent.registered"]
+
+
+class AgentReleasedFields(TypedDict, total=False):
+    """An agent left its room and is free; its runs there were cancelled first."""
+
+    agent_id: Required[str]
+    delete: bool | None
+    harness_id: Required[str]
+    moved_to: str | None
+    reason: Required[Literal["archived", "deleted", "moved", "agent_archived", "removed"]]
+
+
+class AgentReleased(AgentReleasedFields, Logged):
+    """``agent.released`` as logged."""
+
+    type: Literal["agent.released"]
+
+
+class AgentUpdatedFields(TypedDict, total=False):
+    """An agent was renamed, archived or brought back (by its harness registering it again,"""
+
+    agent_id: Required[str]
+    harness_id: Required[str]
+    name: str | None
+    name_by: str | None
+    state: Literal["active", "archived"] | None
+
+
+class AgentUpdated(AgentUpdatedFields, Logged):
+    """``agent.updated`` as logged."""
+
+    type: Literal["agent.updated"]
+
+
 class ApprovalRequestFields(TypedDict, total=False):
     """A card asking a person to approve an action the run is about to take."""
 
@@ -348,7 +443,7 @@ class MembershipAddedFields(TypedDict, total=False):
     """A participant was added to a space."""
 
     participant_id: Required[str]
-    standing: Literal["owner", "member", "guest"]
+    standing: Literal["owner", "member", "guest", "agents"]
 
 
 class MembershipAdded(MembershipAddedFields, Logged):
@@ -367,6 +462,19 @@ class MembershipRemoved(MembershipRemovedFields, Logged):
     """``membership.removed`` as logged."""
 
     type: Literal["membership.removed"]
+
+
+class MembershipReplacedFields(TypedDict, total=False):
+    """An agent took another's place in a room (``POST /v1/agents/:id/attach``):"""
+
+    participant_id: Required[str]
+    replaced: Required[str]
+
+
+class MembershipReplaced(MembershipReplacedFields, Logged):
+    """``membership.replaced`` as logged."""
+
+    type: Literal["membership.replaced"]
 
 
 class MessageDeletedFields(TypedDict, total=False):
@@ -392,6 +500,22 @@ class MessageEdited(MessageEditedFields, Logged):
     """``message.edited`` as logged."""
 
     type: Literal["message.edited"]
+
+
+class MessageHeldFields(TypedDict, total=False):
+    """What an agent said while it was in no room: posted in the next room it joins,"""
+
+    agent_id: Required[str]
+    harness_id: Required[str]
+    left_space_id: str | None
+    text: str
+    upload_ids: list[str]
+
+
+class MessageHeld(MessageHeldFields, Logged):
+    """``message.held`` as logged."""
+
+    type: Literal["message.held"]
 
 
 class MessageHiddenFields(TypedDict, total=False):
@@ -775,7 +899,13 @@ class WorkspaceCreated(WorkspaceCreatedFields, Logged):
 
 
 Event = (
-    ApprovalRequest
+    AgentAsked
+    | AgentAttached
+    | AgentFork
+    | AgentRegistered
+    | AgentReleased
+    | AgentUpdated
+    | ApprovalRequest
     | ApprovalResolved
     | AttachmentCapsSet
     | AttachmentFetched
@@ -788,8 +918,10 @@ Event = (
     | LaneOpened
     | MembershipAdded
     | MembershipRemoved
+    | MembershipReplaced
     | MessageDeleted
     | MessageEdited
+    | MessageHeld
     | MessageHidden
     | MessagePinned
     | MessagePost
@@ -819,6 +951,12 @@ Event = (
 
 
 EVENT_TYPES: dict[str, type[Any]] = {
+    "agent.asked": AgentAsked,
+    "agent.attached": AgentAttached,
+    "agent.fork": AgentFork,
+    "agent.registered": AgentRegistered,
+    "agent.released": AgentReleased,
+    "agent.updated": AgentUpdated,
     "approval.request": ApprovalRequest,
     "approval.resolved": ApprovalResolved,
     "attachment.caps_set": AttachmentCapsSet,
@@ -832,8 +970,10 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "lane.opened": LaneOpened,
     "membership.added": MembershipAdded,
     "membership.removed": MembershipRemoved,
+    "membership.replaced": MembershipReplaced,
     "message.deleted": MessageDeleted,
     "message.edited": MessageEdited,
+    "message.held": MessageHeld,
     "message.hidden": MessageHidden,
     "message.pinned": MessagePinned,
     "message.post": MessagePost,

@@ -22,6 +22,8 @@ from chips_common.clock import iso
 from chips_common.commands import OpenSpace
 from chips_common.events import (
     EVENT_VERSION,
+    AgentAsked,
+    AgentFork,
     AttachmentCapsSet,
     AttachmentFetched,
     EventBody,
@@ -54,6 +56,7 @@ from chips_common.rules.commands import CommandError, parse_command
 from chips_common.rules.kinds import passes
 from chips_eventlog.refused import Refused, refuse
 from chips_eventlog.rules import (
+    agents,
     erase,
     files,
     harness_door,
@@ -111,6 +114,8 @@ RULES: dict[type[EventBody], Rule] = {
     AttachmentFetched: files.check_fetched,
     SpaceClaimed: _claimed,
     SpaceErased: _erased,
+    AgentFork: agents.check_fork,
+    AgentAsked: agents.check_asked,
     **{kind: runs.check_run_event for kind in runs.RUN_EVENTS},
 }
 
@@ -289,7 +294,7 @@ class Door:
             "seq": seq,
             "ts": iso(self.now),
             "workspace_id": self.workspace_id,
-            "actor": actor.model_dump(),
+            "actor": actor.model_dump(exclude_none=True),
             **fields,
         }
         if body.type == "message.post":

@@ -33,6 +33,21 @@ KEY_WINDOW = 20_000
 
 
 @dataclass(frozen=True)
+class AgentFacts:
+    """What an agent is beside its name (docs/adr/0070); its harness is ``owner_id``."""
+
+    key: str
+    state: str = "active"  # "active" | "archived"
+    main: bool = False
+    name_by: str | None = None
+    forked_from: str | None = None
+    made_for: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
 class Participant:
     id: str
     kind: str
@@ -43,6 +58,8 @@ class Participant:
     capabilities: tuple[str, ...] = ()
     # A harness's autonomy: "off" (no dial) or the dial's level (docs/adr/0031).
     autonomy: str | None = None
+    # An agent's facts (kind "agent"): its harness is owner_id.
+    agent: AgentFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -367,6 +384,8 @@ class DoorState:
         self.homes: dict[str, str] = {}
         self.roots: dict[str, str] = {}
         self.live: dict[str, dict[str, None]] = {}
+        # The room each agent is in (an agent is in one at a time, docs/adr/0070).
+        self.where: dict[str, str] = {}
         # Read for one batch only (state_store.prefetch): the attachments service writes
         # uploads, so they are read where a batch names them.
         self.last_harness_said: dict[str, str | None] = {}
@@ -415,6 +434,23 @@ class DoorState:
             found = [(pid, self.participants.get(pid)) for pid, _ in here]
             self._rooms[room] = [Member(pid, p.kind, p.name) for pid, p in found if p is not None]
         return self._rooms[room]
+
+    def room_of_agent(self, agent_id: str) -> str | None:
+        """The room an agent is in, or None when it is free."""
+        return self.where.get(agent_id)
+
+    def agents_of(self, harness_id: str) -> list[Participant]:
+        """A harness's agents, in the order they were registered."""
+        found = [
+            p for p in self.participants.values() if p.kind == "agent" and p.owner_id == harness_id
+        ]
+        return sorted(found, key=lambda p: (p.joined_seq, p.id))
+
+    def agent_by_key(self, harness_id: str, key: str) -> Participant | None:
+        for agent in self.agents_of(harness_id):
+            if agent.agent is not None and agent.agent.key == key:
+                return agent
+        return None
 
     def opened(self, space_id: str, harness_id: str) -> bool:
         return (space_id, harness_id) in self.openers
@@ -568,9 +604,13 @@ class DoorState:
                 if space_id not in self.members:
                     self._put(self.members, space_id, {})
                 self._put(self.members[space_id], pid, Membership(standing, seq))
+                if pid.startswith("agt_"):
+                    self._put(self.where, pid, space_id)
                 self._log_membership(space_id, pid, True, seq)
             case RemoveMember(space_id, pid, seq):
                 self._pop(self.members.get(space_id, {}), pid)
+                if self.where.get(pid) == space_id:
+                    self._pop(self.where, pid)
                 self._log_membership(space_id, pid, False, seq)
             case AddOpener(space_id, harness_id, seq):
                 self._put(self.openers, (space_id, harness_id), seq)
@@ -655,6 +695,8 @@ class DoorState:
         for space_id in erased:
             for pid in list(self.members.get(space_id, {})):
                 self._pop(self.members[space_id], pid)
+                if self.where.get(pid) == space_id:
+                    self._pop(self.where, pid)
                 self.touched["memberships"].add((space_id, pid))
             self._rooms.pop(space_id, None)
         # The keyed tables: everything about the erased spaces goes.

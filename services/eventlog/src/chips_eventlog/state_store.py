@@ -24,6 +24,7 @@ from chips_common.rules.addressing import Choice
 from chips_eventlog.rules.files import named_in_raw
 from chips_eventlog.state import (
     AddCredential,
+    AgentFacts,
     Card,
     DoorState,
     FileVersion,
@@ -51,7 +52,15 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
     p = t.participants.c
     for row in await conn.execute(
         select(
-            p.id, p.kind, p.role, p.owner_id, p.name, p.joined_seq, p.capabilities, p.autonomy
+            p.id,
+            p.kind,
+            p.role,
+            p.owner_id,
+            p.name,
+            p.joined_seq,
+            p.capabilities,
+            p.autonomy,
+            p.agent,
         ).where(p.workspace_id == ws)
     ):
         state.participants[row.id] = Participant(
@@ -63,6 +72,7 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             row.joined_seq,
             tuple(row.capabilities or ()),
             row.autonomy,
+            AgentFacts(**row.agent) if row.agent else None,
         )
     s = t.spaces.c
     for row in await conn.execute(select(t.spaces).where(s.workspace_id == ws)):
@@ -96,6 +106,8 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
         state.members.setdefault(row.space_id, {})[row.participant_id] = Membership(
             row.standing, row.since_seq
         )
+        if row.participant_id.startswith("agt_"):
+            state.where[row.participant_id] = row.space_id
     o = t.space_openers.c
     for row in await conn.execute(
         select(o.space_id, o.harness_id, o.since_seq).where(o.workspace_id == ws)
@@ -547,6 +559,7 @@ def _participant_row(ws: str, p: Participant | None) -> dict[str, Any] | None:
         "joined_seq": p.joined_seq,
         "capabilities": list(p.capabilities),
         "autonomy": p.autonomy,
+        "agent": p.agent.as_json() if p.agent is not None else None,
     }
 
 

@@ -98,6 +98,8 @@ participants = Table(
     Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
     # A harness's autonomy: "off" (no dial) or the dial's level (docs/adr/0031).
     Column("autonomy", Text),
+    # An agent's facts (key, state, main, name_by, forked_from, made_for), docs/adr/0070.
+    Column("agent", JSONB),
 )
 
 credentials = Table(
@@ -352,6 +354,8 @@ rm_participants = Table(
     Column("owner_id", Text),
     Column("joined_seq", BigInteger, nullable=False),
     Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    # An agent's facts, as the door keeps them (docs/adr/0070).
+    Column("agent", JSONB),
 )
 
 READ_MODELS = (

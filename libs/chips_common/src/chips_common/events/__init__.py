@@ -3,7 +3,18 @@
 Importing this package registers every type; ``parse_event`` decodes one.
 """
 
-from chips_common.events import attachments, lanes, messages, runs, spaces, workspaces
+from chips_common.events import agents, attachments, lanes, messages, runs, spaces, workspaces  # noqa: F401
+from chips_common.events.agents import (
+    AGENT_EVENTS,
+    AgentAsked,
+    AgentAttached,
+    AgentFork,
+    AgentRegistered,
+    AgentReleased,
+    AgentUpdated,
+    MembershipReplaced,
+    MessageHeld,
+)
 from chips_common.events.attachments import AttachmentCapsSet, AttachmentFetched
 from chips_common.events.base import (
     CATALOGUE,
@@ -77,6 +88,7 @@ from chips_common.events.workspaces import (
 DELIVERED_TYPES = frozenset({"message.new"})
 
 __all__ = [
+    "AGENT_EVENTS",
     "AUTONOMY_LEVELS",
     "CAPABILITIES",
     "CATALOGUE",
@@ -86,6 +98,12 @@ __all__ = [
     "KINDS",
     "LANE_TYPES",
     "PROTOCOL_VERSION",
+    "AgentAsked",
+    "AgentAttached",
+    "AgentFork",
+    "AgentRegistered",
+    "AgentReleased",
+    "AgentUpdated",
     "ApprovalRequest",
     "ApprovalResolved",
     "Attachment",
@@ -102,8 +120,10 @@ __all__ = [
     "LaneOpened",
     "MembershipAdded",
     "MembershipRemoved",
+    "MembershipReplaced",
     "MessageDeleted",
     "MessageEdited",
+    "MessageHeld",
     "MessageHidden",
     "MessagePinned",
     "MessagePost",

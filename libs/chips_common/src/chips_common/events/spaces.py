@@ -8,7 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chips_common.events.base import EventBody, Ref, register
 
-Standing = Literal["owner", "member", "guest"]
+# "agents": a harness in the room only behind its agents there (docs/adr/0070); only the
+# door writes it.
+Standing = Literal["owner", "member", "guest", "agents"]
 SpaceState = Literal["open", "closed"]
 Title = Field(default=None, min_length=1, max_length=200)
 
