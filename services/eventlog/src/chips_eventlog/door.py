@@ -69,7 +69,7 @@ from chips_eventlog.rules import (
     threads,
     words,
 )
-from chips_eventlog.rules.common import Ctx, Step, check_member
+from chips_eventlog.rules.common import Ctx, Step, check_member, check_speaker, kind_of
 from chips_eventlog.state import Decision, DoorState, EraseSpaces, Message, Run
 
 __all__ = ["RULES", "Door", "Refused"]
@@ -190,6 +190,7 @@ class Door:
             self.run_command(raw, actor)
             return
         raw = runs.place_on_run(self.state, raw, actor)  # a reply on the run
+        actor = check_speaker(self.state, raw, actor)  # a harness, or one of its agents
         try:
             body = parse_event(raw)
         except InvalidEvent as exc:
@@ -198,7 +199,7 @@ class Door:
         if (
             isinstance(body, MessagePost)
             and not body.upload_ids
-            and passes(body.kind, body.text, actor.kind)
+            and passes(body.kind, body.text, kind_of(actor))
         ):
             self.stage(messages.check_turn_passed(self.state, body, actor), Decision(), actor)
             return

@@ -11,8 +11,9 @@ from typing import Any
 
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
-from chips_common.rules.delivery import shape_for
-from chips_common.rules.room import news_for, room_for, since_is_joining, speaker
+from chips_common.rules.delivery import OwnerOf, nobody, shape_for, takers
+from chips_common.rules.handles import as_shown
+from chips_common.rules.room import TurnNews, news_for, room_for, since_is_joining, speaker
 from chips_gateway import metrics
 from chips_gateway.auth import Principal
 from chips_gateway.files import FileLinks, context_files
@@ -39,12 +40,18 @@ async def lines_from(
 
 
 async def build_context(
-    reader: LogReader, taker: Principal, event: dict[str, Any], budget: Budget, since: int
+    reader: LogReader,
+    workspace_id: str,
+    taker_id: str,
+    event: dict[str, Any],
+    budget: Budget,
+    since: int,
 ) -> dict[str, Any]:
     """Lines said in the room since the taker last spoke there (or joined), up to the message.
 
     Reads back from the message only as far as the budget can use (one line more, to know
     whether older ones were left out), so a long room costs no more than a short one.
+    The taker is the harness, or the one of its agents whose context it is.
     """
     space_id, seq = event["space_id"], event["seq"]
     wanted = budget.lines + 1
@@ -53,9 +60,9 @@ async def build_context(
     upper = seq
     while len(lines) < wanted:
         chunk = max(wanted - len(lines), 8)
-        events = await reader.space_window(taker.workspace_id, space_id, since, upper, chunk)
+        events = await reader.space_window(workspace_id, space_id, since, upper, chunk)
         said = await lines_from(reader, events, changes)
-        lines = [line for line in said if not own(line, taker)] + lines
+        lines = [line for line in said if not own(line, taker_id)] + lines
         if len(events) < chunk:
             break
         upper = events[0]["seq"]
@@ -68,9 +75,15 @@ async def build_context(
     }
 
 
-def own(line: dict[str, Any], taker: Principal) -> bool:
+def own(line: dict[str, Any], taker_id: str) -> bool:
     """The taker's own words are not handed back to it."""
-    return line["kind"] == "said" and (line.get("from") or {}).get("id") == taker.participant_id
+    return line["kind"] == "said" and (line.get("from") or {}).get("id") == taker_id
+
+
+def least_heard(takers: list[str], since: dict[str, int]) -> str:
+    """Of several agents taking one turn, the one whose context starts furthest back: they
+    share its context (spec/websocket.md, Being spoken to)."""
+    return min(takers, key=lambda t: (since[t], takers.index(t)))
 
 
 class Shaper:
@@ -88,6 +101,8 @@ class Shaper:
         self.budget = budget
         self.kind: Any = "harness" if principal.kind == "harness" else "person"
         self.links = links
+        # An agent's harness (the feed's directory, once subscribed): whose turn it is.
+        self.owner_of: OwnerOf = nobody
         # Rooms known to hold no file as of the last event shaped here: every event of a
         # room this socket is in passes through shape() in seq order, so a post with files
         # is seen before any later message in its room needs context.files.
@@ -98,7 +113,7 @@ class Shaper:
     ) -> dict[str, Any]:
         """The event for this socket; ``extras`` are a message.new's room and context when
         the feed's window of the room could tell them (otherwise they are read here)."""
-        shaped = shape_for(event, self.principal.participant_id, self.kind)
+        shaped = shape_for(event, self.principal.participant_id, self.kind, self.owner_of)
         if event.get("attachments"):
             self.fileless.discard(event.get("space_id", ""))
         if shaped["type"] != "message.new":
@@ -108,41 +123,57 @@ class Shaper:
             shaped = {**shaped, **extras}
         else:
             metrics.SHAPED.labels("log").inc()
-            shaped = {**shaped, **await self.turn(event)}
+            shaped = {**shaped, **await self.turn(event, shaped["for"])}
         if "context" in shaped:
             shaped = await self.with_files(shaped, event)
         return self.signed(shaped)
 
-    async def turn(self, event: dict[str, Any]) -> dict[str, Any]:
-        """Who said it, the room and the context of a message that is this harness's turn,
-        read from the log as of the message."""
-        reader, pid, ws = self.reader, self.principal.participant_id, self.principal.workspace_id
+    def takers(self, event: dict[str, Any]) -> list[str]:
+        """Who of this harness takes a turn on ``event`` (``for``); none for a person."""
+        if self.kind != "harness" or event.get("type") != "message.post":
+            return []
+        return takers(event, self.principal.participant_id, self.owner_of)
+
+    async def turn(self, event: dict[str, Any], taking: list[str]) -> dict[str, Any]:
+        """Who said it, the room and the context of a message that is this harness's turn
+        (its own, or ``taking``'s: its agents the message is for), read from the log as of
+        the message. Several agents share one context, the one that has heard least's."""
+        reader, ws = self.reader, self.principal.workspace_id
         space_id, seq = event["space_id"], event["seq"]
-        members = await reader.members_as_of(ws, space_id, seq)
-        since = await reader.context_start(ws, space_id, pid, seq)
+        members = as_shown(await reader.members_as_of(ws, space_id, seq))
+        since = {t: await reader.context_start(ws, space_id, t, seq) for t in taking}
+        least = least_heard(taking, since)
         extra: dict[str, Any] = {"from": speaker(event, members)}
         kept: int | None = None
         if self.budget.lines > 0:
-            context = await build_context(reader, self.principal, event, self.budget, since)
+            context = await build_context(reader, ws, least, event, self.budget, since[least])
             extra["context"] = context
             kept = len(context["lines"]) if context["truncated"] else None
-        joinings = await reader.joinings(ws, space_id, since, seq)
-        talked = since_is_joining(joinings, since, pid) and await reader.talked_before(
-            ws, space_id, since
-        )
-        ids = {(e.get("actor") or {}).get("id", "") for e in [event, *joinings]}
+        found: dict[str, tuple[list[dict[str, Any]], bool]] = {}
+        for t in taking:
+            joinings = await reader.joinings(ws, space_id, since[t], seq)
+            talked = since_is_joining(joinings, since[t], t) and await reader.talked_before(
+                ws, space_id, since[t]
+            )
+            found[t] = (joinings, talked)
+        ids = {(e.get("actor") or {}).get("id", "") for e in [event]} | {
+            (e.get("actor") or {}).get("id", "") for j, _ in found.values() for e in j
+        }
         people = await reader.participants(sorted(i for i in ids if i))
-        news = news_for(
-            pid,
-            event,
-            members,
-            joinings,
-            since,
-            talked,
-            lambda p: (people.get(p) or {}).get("name") or p,
-            kept,
-        )
-        extra["room"] = room_for([pid], members, {pid: news})
+        news: dict[str, TurnNews] = {
+            t: news_for(
+                t,
+                event,
+                members,
+                joinings,
+                since[t],
+                talked,
+                lambda p: (people.get(p) or {}).get("name") or p,
+                kept,
+            )
+            for t, (joinings, talked) in found.items()
+        }
+        extra["room"] = room_for(taking, members, news)
         return extra
 
     async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:

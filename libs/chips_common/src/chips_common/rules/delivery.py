@@ -2,40 +2,77 @@
 
 Pure functions of the event and the recipient, so a replay and a live delivery give the
 same frame. Context and room, which need the log, are added by the gateway around them.
+
+A harness takes part in rooms as its agents (docs/adr/0070), all on its one connection: a
+message is delivered to the connection once however many of its agents it is for, and
+``for`` names which of them take the turn. Who an agent belongs to never changes, so
+``owner_of`` (an agent's harness, as the directory knows it now) answers for any seq.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 RecipientKind = Literal["person", "harness"]
+OwnerOf = Callable[[str], str | None]
 
 
-def is_for(event: dict[str, Any], recipient_id: str) -> bool:
-    """Whether a message is a turn for this harness.
+def nobody(_: str) -> str | None:
+    return None
 
-    A message logged before Chips said who messages are for has no ``addressed_to`` and
-    was for every harness in its room.
+
+def is_own(event: dict[str, Any], recipient_id: str) -> bool:
+    """Whether the recipient said it: as itself, or as one of its agents (the actor names
+    the agent's harness beside it)."""
+    actor = event.get("actor") or {}
+    return recipient_id in (actor.get("id"), actor.get("harness_id"))
+
+
+def takers(event: dict[str, Any], recipient_id: str, owner_of: OwnerOf = nobody) -> list[str]:
+    """Who of this harness takes a turn on a message: ``for``.
+
+    The ids in ``addressed_to`` that are the harness's own agents, or the harness itself
+    where it is who the room holds; never the one who said it. A message logged before
+    Chips said who a message is for has no ``addressed_to`` and was for every harness in
+    its room but its sender.
     """
+    actor = event.get("actor") or {}
+    sender = actor.get("id")
     addressed = event.get("addressed_to")
-    return addressed is None or recipient_id in addressed
+    if addressed is None:
+        return [] if is_own(event, recipient_id) else [recipient_id]
+    return [
+        a for a in addressed if a != sender and (a == recipient_id or owner_of(a) == recipient_id)
+    ]
+
+
+def is_for(event: dict[str, Any], recipient_id: str, owner_of: OwnerOf = nobody) -> bool:
+    """Whether a message is a turn for this harness (or for any of its agents)."""
+    return bool(takers(event, recipient_id, owner_of))
 
 
 def shape_for(
-    event: dict[str, Any], recipient_id: str, recipient_kind: RecipientKind
+    event: dict[str, Any],
+    recipient_id: str,
+    recipient_kind: RecipientKind,
+    owner_of: OwnerOf = nobody,
 ) -> dict[str, Any]:
     """The event as this recipient is sent it.
 
-    A harness hears somebody else's ``message.post`` as ``message.new`` when the message is
-    for it and as ``message.overheard`` (the same payload: answer nothing) when it is not;
-    its own post comes back as it was sent, which is how it knows the message landed. A
-    person's session hears every message as posted.
+    A harness hears a ``message.post`` as ``message.new`` when the message is for it or
+    for any of its agents, with ``for`` naming which of them take the turn (never empty),
+    and as ``message.overheard`` (the same payload: answer nothing) when it is for
+    nobody of its. Its own post comes back as it was sent, which is how it knows the
+    message landed; but words one of its agents said to another of them come back as that
+    one's ``message.new`` (spec/websocket.md, One of yours addressing another of yours).
+    A person's session hears every message as posted.
     """
-    if (
-        recipient_kind == "harness"
-        and event.get("type") == "message.post"
-        and (event.get("actor") or {}).get("id") != recipient_id
-    ):
-        kind = "message.new" if is_for(event, recipient_id) else "message.overheard"
-        return {**event, "type": kind}
-    return event
+    if recipient_kind != "harness" or event.get("type") != "message.post":
+        return event
+    found = takers(event, recipient_id, owner_of)
+    if found:
+        return {**event, "type": "message.new", "for": found}
+    if is_own(event, recipient_id):
+        return event
+    return {**event, "type": "message.overheard"}

@@ -32,7 +32,7 @@ from chips_common.events import (
     Usage,
 )
 from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import Ctx, check_member
+from chips_eventlog.rules.common import Ctx, check_member, harness_of
 from chips_eventlog.rules.lanes import take_lane
 from chips_eventlog.state import LIVE, Card, Change, Decision, DoorState, PutCard, PutRun, Run
 
@@ -74,7 +74,8 @@ def room_of_reply(run: Run | None, run_id: str, named_space: object, actor: Acto
     """
     if run is None:
         refuse("not_found", f"no run {run_id} was started in this workspace", "run_id")
-    if actor.kind == "harness" and actor.id != run.harness_id:
+    harness = harness_of(actor)
+    if harness is not None and harness != run.harness_id:
         refuse(
             "forbidden",
             f"{run.id} is another harness's run; a harness replies only on its own runs",
@@ -132,7 +133,8 @@ def check_run_event(s: DoorState, body: Any, actor: Actor, ctx: Ctx) -> Decision
 
 
 def check_run_started(s: DoorState, body: RunStarted, actor: Actor, ctx: Ctx) -> Decision:
-    if actor.kind != "harness":
+    harness = harness_of(actor)
+    if harness is None:
         refuse("forbidden", "a run is a harness's turn; only a harness reports one started")
     check_member(s, body.space_id, actor)
     if s.run(body.run_id) is not None:
@@ -140,7 +142,10 @@ def check_run_started(s: DoorState, body: RunStarted, actor: Actor, ctx: Ctx) ->
     changes: list[Change] = []
     if body.lane_id is not None:  # a job taking over the lane it works (ADR 0017)
         changes.append(take_lane(s, body))
-    changes.append(PutRun(Run(body.run_id, body.space_id, actor.id, "running", ctx.seq)))
+    # The run is the harness's; the agent whose turn it is is kept beside it (ADR 0070).
+    agent_id = actor.id if actor.kind == "agent" else None
+    run = Run(body.run_id, body.space_id, harness, "running", ctx.seq, agent_id)
+    changes.append(PutRun(run))
     return Decision(changes=changes)
 
 
@@ -155,8 +160,9 @@ def run_for(s: DoorState, body: Any, actor: Actor, *, people: bool) -> Run:
         refuse("not_found", f"no run {body.run_id} was started in this workspace", "run_id")
     if body.space_id is not None and body.space_id != run.space_id:
         refuse("invalid_event", f"{run.id} is a run of another space", "space_id")
-    if actor.kind == "harness":
-        if actor.id != run.harness_id:
+    harness = harness_of(actor)
+    if harness is not None:
+        if harness != run.harness_id:
             refuse("forbidden", f"{run.id} is another harness's run", "run_id")
     elif people and actor.kind == "person":
         check_member(s, run.space_id, actor)
@@ -232,7 +238,8 @@ def check_answer(
         if ctx.request is not None:
             filled["idempotency_key"] = ctx.request.idempotency_key
     else:
-        if actor.kind == "harness" and actor.id != card.harness_id:
+        harness = harness_of(actor)
+        if harness is not None and harness != card.harness_id:
             refuse("forbidden", f"question {card_id} is another harness's to settle")
         answer = pick_option(card, body) or body.text
         filled["value"] = pick_option(card, body)
@@ -248,8 +255,9 @@ def check_answer(
 def check_decider(s: DoorState, card: Card, actor: Actor) -> None:
     """Who decides an approval: the harness's owner, the people the card names, and the
     harness whose run asked (it reports a decision made on its own side, websocket.md)."""
-    if actor.kind == "harness":
-        if actor.id != card.harness_id:
+    speaking_for = harness_of(actor)
+    if speaking_for is not None:
+        if speaking_for != card.harness_id:
             refuse(
                 "forbidden",
                 f"approval {card.id} was asked by another harness's run, and no policy "

@@ -121,7 +121,7 @@ def check_feedback(s: DoorState, body: Feedback, actor: Actor, ctx: Ctx) -> Deci
         refuse("invalid_event", "that message was taken back; it takes nothing more", "message_id")
     filled: dict[str, object] = {"about": found.author_id, "standing": standing}
     if body.kind == "correction":
-        if found.author_kind != "harness" or found.kind == "system":
+        if found.author_kind not in ("harness", "agent") or found.kind == "system":
             refuse(
                 "invalid_event",
                 "a correction is on a harness's words; this message is not a harness's",
