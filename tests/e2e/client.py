@@ -49,9 +49,15 @@ def check_event(event: dict[str, Any]) -> None:
     if event["type"] == "message.new":
         assert "room" in event, "a message.new carries room"
         assert event["from"]["id"] == event["actor"]["id"], "a message.new says who said it"
+        # Who of the harness takes the turn, for one that declared agents: never empty,
+        # never the one who said it.
+        if "for" in event:
+            assert event["for"], "for is never empty"
+            assert event["actor"]["id"] not in event["for"], "for never names the sender"
         fields.pop("context", None)
         fields.pop("room", None)
         fields.pop("from", None)
+        fields.pop("for", None)
     parse_event(fields)
 
 

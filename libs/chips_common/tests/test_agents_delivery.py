@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from chips_common.rules.addressing import address
-from chips_common.rules.delivery import shape_for, takers
+from chips_common.rules.delivery import shape_for as shape
+from chips_common.rules.delivery import takers
 from chips_common.rules.handles import Member, as_shown, resolve_mentions
 from chips_common.rules.room import note_for, room_members
 
@@ -31,6 +32,11 @@ OWNERS = {"agt_ascii": "hrn_jacobian", "agt_prep": "hrn_jacobian", "agt_oc": "hr
 
 def owner_of(pid: str) -> str | None:
     return OWNERS.get(pid)
+
+
+def shape_for(event: dict[str, Any], recipient_id: str, kind: Any, owners: Any) -> Any:
+    """As a harness that declared ``agents`` is sent it."""
+    return shape(event, recipient_id, kind, owners, speaks_agents=True)
 
 
 def post(actor: dict[str, str], addressed_to: list[str] | None) -> dict[str, Any]:
@@ -201,3 +207,9 @@ def test_a_person_hears_an_agent_s_words_as_posted() -> None:
 
 def test_a_message_from_before_addressing_is_for_the_harness_itself() -> None:
     assert shape_for(post(PERSON, None), "hrn_ledger", "harness", owner_of)["for"] == ["hrn_ledger"]
+
+
+def test_a_harness_that_never_declared_agents_is_sent_no_for() -> None:
+    """What it was always sent (spec/websocket.md, Saying you speak agents)."""
+    event = post(PERSON, ["hrn_ledger"])
+    assert shape(event, "hrn_ledger", "harness", owner_of) == {**event, "type": "message.new"}

@@ -103,6 +103,8 @@ class Shaper:
         self.links = links
         # An agent's harness (the feed's directory, once subscribed): whose turn it is.
         self.owner_of: OwnerOf = nobody
+        # Whether the harness declared ``agents``: then a message.new says ``for``.
+        self.speaks_agents = False
         # Rooms known to hold no file as of the last event shaped here: every event of a
         # room this socket is in passes through shape() in seq order, so a post with files
         # is seen before any later message in its room needs context.files.
@@ -113,7 +115,10 @@ class Shaper:
     ) -> dict[str, Any]:
         """The event for this socket; ``extras`` are a message.new's room and context when
         the feed's window of the room could tell them (otherwise they are read here)."""
-        shaped = shape_for(event, self.principal.participant_id, self.kind, self.owner_of)
+        me = self.principal.participant_id
+        if event.get("type") == "harness.declared" and event.get("harness_id") == me:
+            self.speaks_agents = "agents" in (event.get("capabilities") or ())
+        shaped = shape_for(event, me, self.kind, self.owner_of, self.speaks_agents)
         if event.get("attachments"):
             self.fileless.discard(event.get("space_id", ""))
         if shaped["type"] != "message.new":
@@ -123,7 +128,7 @@ class Shaper:
             shaped = {**shaped, **extras}
         else:
             metrics.SHAPED.labels("log").inc()
-            shaped = {**shaped, **await self.turn(event, shaped["for"])}
+            shaped = {**shaped, **await self.turn(event, self.takers(event))}
         if "context" in shaped:
             shaped = await self.with_files(shaped, event)
         return self.signed(shaped)

@@ -351,11 +351,9 @@ class Session:
             "head_seq": await self.ctx.reader.head(p.workspace_id),
         }
         if p.kind == "harness":
-            answer["harness"] = {
-                **who,
-                "owner_id": p.owner_id,
-                "capabilities": await self.ctx.reader.capabilities(p.participant_id),
-            }
+            capabilities = await self.ctx.reader.capabilities(p.participant_id)
+            self.shaper.speaks_agents = "agents" in capabilities
+            answer["harness"] = {**who, "owner_id": p.owner_id, "capabilities": capabilities}
             # "off" for a harness that does not take the dial (and one connected before it
             # was recorded), else the dial's level (docs/adr/0031).
             answer["autonomy"] = await self.ctx.reader.autonomy(p.participant_id) or "off"

@@ -57,22 +57,26 @@ def shape_for(
     recipient_id: str,
     recipient_kind: RecipientKind,
     owner_of: OwnerOf = nobody,
+    speaks_agents: bool = False,
 ) -> dict[str, Any]:
     """The event as this recipient is sent it.
 
     A harness hears a ``message.post`` as ``message.new`` when the message is for it or
-    for any of its agents, with ``for`` naming which of them take the turn (never empty),
-    and as ``message.overheard`` (the same payload: answer nothing) when it is for
-    nobody of its. Its own post comes back as it was sent, which is how it knows the
-    message landed; but words one of its agents said to another of them come back as that
-    one's ``message.new`` (spec/websocket.md, One of yours addressing another of yours).
-    A person's session hears every message as posted.
+    for any of its agents, and as ``message.overheard`` (the same payload: answer nothing)
+    when it is for nobody of its. A harness that declared ``agents`` (``speaks_agents``)
+    is told in ``for`` which of them take the turn (never empty); one that did not is
+    sent what it always was. Its own post comes back as it was sent, which is how it
+    knows the message landed; but words one of its agents said to another of them come
+    back as that one's ``message.new`` (spec/websocket.md, One of yours addressing
+    another of yours). A person's session hears every message as posted.
     """
     if recipient_kind != "harness" or event.get("type") != "message.post":
         return event
     found = takers(event, recipient_id, owner_of)
     if found:
-        return {**event, "type": "message.new", "for": found}
+        if speaks_agents:
+            return {**event, "type": "message.new", "for": found}
+        return {**event, "type": "message.new"}
     if is_own(event, recipient_id):
         return event
     return {**event, "type": "message.overheard"}
