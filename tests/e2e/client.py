@@ -40,6 +40,10 @@ def check_event(event: dict[str, Any]) -> None:
     if logged_type == "message.post":
         fields.pop("message_id", None)  # filled in by Chips for message.post
     fields.pop("resolved_elsewhere", None)  # a person's socket that did not decide it
+    if logged_type == "message.post":
+        # The turns of the harness's agents working in the room (websocket.md).
+        for turn in fields.pop("working_turns", None) or ():
+            assert set(turn) == {"agent_id", "run_id"}, turn
     if fields.get("attachments"):
         # Each file is delivered with links signed for the recipient (websocket.md).
         links = ("url", "url_expires_at", "thumbnail_url")

@@ -12,7 +12,7 @@ import pytest
 
 from chips_common.rules.addressing import address
 from chips_common.rules.delivery import shape_for as shape
-from chips_common.rules.delivery import takers
+from chips_common.rules.delivery import WorkingTurns, takers
 from chips_common.rules.handles import Member, as_shown, resolve_mentions
 from chips_common.rules.room import note_for, room_members
 
@@ -213,3 +213,36 @@ def test_a_harness_that_never_declared_agents_is_sent_no_for() -> None:
     """What it was always sent (spec/websocket.md, Saying you speak agents)."""
     event = post(PERSON, ["hrn_ledger"])
     assert shape(event, "hrn_ledger", "harness", owner_of) == {**event, "type": "message.new"}
+
+
+# --- working_turns ----------------------------------------------------------------------
+
+
+def started(run_id: str, agent_id: str, harness_id: str, space_id: str = "spc_1") -> dict[str, Any]:
+    actor = {"kind": "agent", "id": agent_id, "harness_id": harness_id}
+    return {"type": "run.started", "actor": actor, "run_id": run_id, "space_id": space_id}
+
+
+def test_a_message_for_somebody_else_names_the_agents_working_there() -> None:
+    turns = WorkingTurns("hrn_jacobian")
+    turns.fold(started("run_1", "agt_ascii", "hrn_jacobian"))
+    turns.fold(started("run_2", "agt_prep", "hrn_jacobian", space_id="spc_2"))
+    turns.fold(started("run_3", "agt_oc", "hrn_openclaw"))
+    named = turns.named_by(post(PERSON, ["agt_oc"]), [])
+    assert named == [{"agent_id": "agt_ascii", "run_id": "run_1"}]
+
+
+def test_working_turns_never_name_the_sender_nor_who_it_is_for() -> None:
+    turns = WorkingTurns("hrn_jacobian")
+    turns.fold(started("run_1", "agt_ascii", "hrn_jacobian"))
+    turns.fold(started("run_2", "agt_prep", "hrn_jacobian"))
+    assert turns.named_by(post(ASCII_SAYS, []), []) == [{"agent_id": "agt_prep", "run_id": "run_2"}]
+    assert turns.named_by(post(PERSON, ["agt_prep"]), ["agt_prep"]) == [
+        {"agent_id": "agt_ascii", "run_id": "run_1"}
+    ]
+
+
+def test_a_turn_that_ended_is_named_no_more() -> None:
+    turns = WorkingTurns("hrn_jacobian", {"run_1": ("spc_1", "agt_ascii")})
+    turns.fold({"type": "run.completed", "run_id": "run_1", "space_id": "spc_1"})
+    assert turns.named_by(post(PERSON, []), []) == []

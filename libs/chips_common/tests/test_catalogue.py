@@ -252,6 +252,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         },
     },
     "turn.passed": {"type": "turn.passed", "space_id": SPC, "reply_to": MSG},
+    "message.heard": {"type": "message.heard", "run_id": RUN, "message_id": MSG, "space_id": SPC},
     "message.edited": {
         "type": "message.edited",
         "space_id": SPC,

@@ -219,3 +219,47 @@ def test_a_reply_to_an_agent_is_that_agent_s(a: Any) -> None:
     said = a.ok(agent(J2, a.H1), post(a.pair, "Here it is."))[0]["message_id"]
     logged = a.ok(a.p(a.MEM), post(a.pair, "thanks", reply_to=said))[0]
     assert logged["addressed_to"] == [J2]
+
+
+# --- message.heard ----------------------------------------------------------------------
+
+
+def heard(message_id: str, run_id: str = "run_a") -> dict[str, Any]:
+    return {"type": "message.heard", "run_id": run_id, "message_id": message_id}
+
+
+def test_a_turn_says_it_heard_words_said_in_its_room(a: Any) -> None:
+    a.ok(agent(J1, a.H1), started(a.pair))
+    said = a.ok(a.p(a.MEM), post(a.pair, "@J2 and the totals?"))[0]["message_id"]
+    logged = a.ok(agent(J1, a.H1), heard(said))[0]
+    assert (logged["space_id"], logged["actor"]["id"]) == (a.pair, J1)
+
+
+def test_the_harness_as_itself_says_it_for_the_run_s_agent(a: Any) -> None:
+    a.ok(agent(J1, a.H1), started(a.pair))
+    said = a.ok(a.p(a.MEM), post(a.pair, "@J2 and the totals?"))[0]["message_id"]
+    assert a.ok(a.h(a.H1), heard(said))[0]["actor"]["id"] == J1
+
+
+def test_only_the_run_s_agent_heard_it(a: Any) -> None:
+    a.ok(agent(J1, a.H1), started(a.pair))
+    said = a.ok(a.p(a.MEM), post(a.pair, "@J2 and the totals?"))[0]["message_id"]
+    a.says_no(agent(J2, a.H1), heard(said), "forbidden", "run_a is J1's turn")
+
+
+def test_a_message_of_another_room_was_not_heard_there(a: Any) -> None:
+    a.ok(agent(J1, a.H1), started(a.pair))
+    a.says_no(agent(J1, a.H1), heard(a.said_by_maya), "not_found", "no message standing")
+
+
+def test_a_turn_that_ended_hears_nothing(a: Any) -> None:
+    a.ok(agent(J1, a.H1), started(a.pair))
+    said = a.ok(a.p(a.MEM), post(a.pair, "@J2 and the totals?"))[0]["message_id"]
+    a.ok(agent(J1, a.H1), {"type": "run.completed", "run_id": "run_a"})
+    a.says_no(agent(J1, a.H1), heard(said), "invalid_event", "has ended")
+
+
+def test_another_harness_hears_nothing_on_the_run(a: Any) -> None:
+    a.ok(agent(J1, a.H1), started(a.pair))
+    said = a.ok(a.p(a.MEM), post(a.pair, "@J2 and the totals?"))[0]["message_id"]
+    a.says_no(agent(OC, a.H2), heard(said), "forbidden", "another harness's run")

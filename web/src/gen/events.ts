@@ -24,6 +24,7 @@ export interface Catalogue {
   MembershipReplaced?: MembershipReplaced;
   MessageDeleted?: MessageDeleted;
   MessageEdited?: MessageEdited;
+  MessageHeard?: MessageHeard;
   MessageHeld?: MessageHeld;
   MessageHidden?: MessageHidden;
   MessagePinned?: MessagePinned;
@@ -420,6 +421,22 @@ export interface MessageEdited {
   space_id: string;
   text: string;
   type?: "message.edited";
+}
+/**
+ * A turn working in a room was handed words said there to somebody else, or a message
+ * for its agent joined to it.
+ *
+ * Posted on the run, as its agent; Chips fills in ``space_id`` (the run's room, which
+ * the message must be in). The room shows "J1 heard this while working" beneath it.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "MessageHeard".
+ */
+export interface MessageHeard {
+  message_id: string;
+  run_id: string;
+  space_id?: string | null;
+  type?: "message.heard";
 }
 /**
  * What an agent said while it was in no room: posted in the next room it joins,
@@ -1108,6 +1125,7 @@ export type EventBodies = {
   "membership.replaced": MembershipReplaced;
   "message.deleted": MessageDeleted;
   "message.edited": MessageEdited;
+  "message.heard": MessageHeard;
   "message.held": MessageHeld;
   "message.hidden": MessageHidden;
   "message.pinned": MessagePinned;

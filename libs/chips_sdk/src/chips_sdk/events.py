@@ -502,6 +502,19 @@ class MessageEdited(MessageEditedFields, Logged):
     type: Literal["message.edited"]
 
 
+class MessageHeardFields(TypedDict, total=False):
+    """A turn working in a room was handed words said there to somebody else, or a message"""
+
+    message_id: Required[str]
+    run_id: Required[str]
+
+
+class MessageHeard(MessageHeardFields, Logged):
+    """``message.heard`` as logged."""
+
+    type: Literal["message.heard"]
+
+
 class MessageHeldFields(TypedDict, total=False):
     """What an agent said while it was in no room: posted in the next room it joins,"""
 
@@ -921,6 +934,7 @@ Event = (
     | MembershipReplaced
     | MessageDeleted
     | MessageEdited
+    | MessageHeard
     | MessageHeld
     | MessageHidden
     | MessagePinned
@@ -973,6 +987,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "membership.replaced": MembershipReplaced,
     "message.deleted": MessageDeleted,
     "message.edited": MessageEdited,
+    "message.heard": MessageHeard,
     "message.held": MessageHeld,
     "message.hidden": MessageHidden,
     "message.pinned": MessagePinned,

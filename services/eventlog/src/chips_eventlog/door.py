@@ -35,6 +35,7 @@ from chips_common.events import (
     MembershipRemoved,
     MessageDeleted,
     MessageEdited,
+    MessageHeard,
     MessageHidden,
     MessagePinned,
     MessagePost,
@@ -116,6 +117,7 @@ RULES: dict[type[EventBody], Rule] = {
     SpaceErased: _erased,
     AgentFork: agents.check_fork,
     AgentAsked: agents.check_asked,
+    MessageHeard: runs.check_heard,
     **{kind: runs.check_run_event for kind in runs.RUN_EVENTS},
 }
 

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.events import canonical
+from chips_common.rules.delivery import RUN_ENDS
 from chips_common.rules.handles import Member
 from chips_common.rules.room import JOINING
 from chips_common.rules.scope import standings_of
@@ -260,6 +261,43 @@ class LogReader:
         )
         async with self.engine.connect() as conn:
             return {r.id: r.owner_id for r in await conn.execute(query)}
+
+    async def working_turns(
+        self, workspace_id: str, harness_id: str, seq: int
+    ) -> dict[str, tuple[str, str]]:
+        """The runs a harness's agents had going once event ``seq`` was applied: each
+        run's id with its room and its agent, in the order they started."""
+        e = t.events.c
+        ends = t.events.alias("ends")
+        ended = (
+            select(ends.c.seq)
+            .where(
+                and_(
+                    ends.c.workspace_id == workspace_id,
+                    ends.c.space_id == e.space_id,
+                    ends.c.type.in_(RUN_ENDS),
+                    ends.c.seq <= seq,
+                    ends.c.body["run_id"].astext == e.body["run_id"].astext,
+                )
+            )
+            .exists()
+        )
+        query = (
+            select(e.body["run_id"].astext, e.space_id, e.actor_id)
+            .where(
+                and_(
+                    e.workspace_id == workspace_id,
+                    e.type == "run.started",
+                    e.seq <= seq,
+                    e.body["actor"]["kind"].astext == "agent",
+                    e.body["actor"]["harness_id"].astext == harness_id,
+                    ~ended,
+                )
+            )
+            .order_by(e.seq)
+        )
+        async with self.engine.connect() as conn:
+            return {row[0]: (row[1], row[2]) for row in await conn.execute(query)}
 
     async def participants(self, ids: list[str]) -> dict[str, dict[str, str]]:
         if not ids:

@@ -11,7 +11,7 @@ from typing import Any
 
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
-from chips_common.rules.delivery import OwnerOf, nobody, shape_for, takers
+from chips_common.rules.delivery import OwnerOf, WorkingTurns, nobody, shape_for, takers
 from chips_common.rules.handles import as_shown
 from chips_common.rules.room import TurnNews, news_for, room_for, since_is_joining, speaker
 from chips_gateway import metrics
@@ -105,6 +105,8 @@ class Shaper:
         self.owner_of: OwnerOf = nobody
         # Whether the harness declared ``agents``: then a message.new says ``for``.
         self.speaks_agents = False
+        # The turns its agents have going (a harness's, once subscribed).
+        self.turns: WorkingTurns | None = None
         # Rooms known to hold no file as of the last event shaped here: every event of a
         # room this socket is in passes through shape() in seq order, so a post with files
         # is seen before any later message in its room needs context.files.
@@ -119,6 +121,12 @@ class Shaper:
         if event.get("type") == "harness.declared" and event.get("harness_id") == me:
             self.speaks_agents = "agents" in (event.get("capabilities") or ())
         shaped = shape_for(event, me, self.kind, self.owner_of, self.speaks_agents)
+        if self.turns is not None:
+            self.turns.fold(event)
+            if self.speaks_agents and event.get("type") == "message.post":
+                working = self.turns.named_by(event, self.takers(event))
+                if working:
+                    shaped = {**shaped, "working_turns": working}
         if event.get("attachments"):
             self.fileless.discard(event.get("space_id", ""))
         if shaped["type"] != "message.new":

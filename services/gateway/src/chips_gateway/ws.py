@@ -39,6 +39,7 @@ from chips_common.events import (
     said_on_run,
 )
 from chips_common.rules.context import Budget
+from chips_common.rules.delivery import WorkingTurns
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
@@ -406,6 +407,9 @@ class Session:
         self.feed = feed
         self.shaper.owner_of = feed.owner_of
         start = boundary if since is None else since
+        if p.kind == "harness":
+            runs = await self.ctx.reader.working_turns(p.workspace_id, p.participant_id, start)
+            self.shaper.turns = WorkingTurns(p.participant_id, runs)
         spaces = await self.ctx.reader.spaces_as_of(p.workspace_id, p.participant_id, start)
         placeholder.view.spaces = spaces
         placeholder.view.parents = await self.ctx.reader.threads_as_of(p.workspace_id, start)

@@ -322,6 +322,21 @@ class TurnPassed(EventBody):
     reply_to: str | None = None
 
 
+@register
+class MessageHeard(EventBody):
+    """A turn working in a room was handed words said there to somebody else, or a message
+    for its agent joined to it (spec/websocket.md, What a harness hears; ADR 0106).
+
+    Posted on the run, as its agent; Chips fills in ``space_id`` (the run's room, which
+    the message must be in). The room shows "J1 heard this while working" beneath it.
+    """
+
+    type: Literal["message.heard"] = "message.heard"
+    run_id: RunId
+    message_id: str = Field(min_length=1, max_length=100)
+    space_id: str | None = None
+
+
 class _AboutAMessage(EventBody):
     space_id: str
     message_id: str = Field(min_length=1, max_length=100)

@@ -80,3 +80,46 @@ def shape_for(
     if is_own(event, recipient_id):
         return event
     return {**event, "type": "message.overheard"}
+
+
+# A run's end: it takes nothing more (run.cancel stops it).
+RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancel"})
+
+
+class WorkingTurns:
+    """The turns one harness's agents have going, by room, folded from the events its
+    connection is delivered in seq order (each run's ``run.started`` said as an agent, and
+    its end). ``runs`` starts as the log says as of the subscription's start.
+
+    A message said in a room where another of the harness's agents is working names that
+    turn in ``working_turns``, so the words are handed to it at its next step
+    (spec/websocket.md, What a harness hears when someone speaks; ADR 0106).
+    """
+
+    def __init__(self, harness_id: str, runs: dict[str, tuple[str, str]] | None = None) -> None:
+        self.harness_id = harness_id
+        # run_id -> (space_id, agent_id), in the order the runs started.
+        self.runs: dict[str, tuple[str, str]] = dict(runs or {})
+
+    def fold(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "run.started":
+            actor = event.get("actor") or {}
+            if actor.get("kind") == "agent" and actor.get("harness_id") == self.harness_id:
+                self.runs[event["run_id"]] = (event["space_id"], actor["id"])
+        elif kind in RUN_ENDS:
+            self.runs.pop(event.get("run_id", ""), None)
+        elif kind == "space.erased":
+            gone = {event.get("space_id"), *(event.get("threads") or ())}
+            self.runs = {r: w for r, w in self.runs.items() if w[0] not in gone}
+
+    def named_by(self, event: dict[str, Any], taking: list[str]) -> list[dict[str, str]]:
+        """The turns a message said in their room names: never the sender's, nor those of
+        the agents it is for (``taking``)."""
+        sender = (event.get("actor") or {}).get("id")
+        space_id = event.get("space_id")
+        return [
+            {"agent_id": agent_id, "run_id": run_id}
+            for run_id, (where, agent_id) in self.runs.items()
+            if where == space_id and agent_id != sender and agent_id not in taking
+        ]

@@ -17,6 +17,7 @@ from chips_common.events import (
     ApprovalRequest,
     ApprovalResolved,
     EventBody,
+    MessageHeard,
     MessagePost,
     QuestionAnswered,
     QuestionAsk,
@@ -169,6 +170,23 @@ def run_for(s: DoorState, body: Any, actor: Actor, *, people: bool) -> Run:
     else:
         refuse("forbidden", f"only the harness whose run it is writes {body.type}", "type")
     return run
+
+
+def check_heard(s: DoorState, body: MessageHeard, actor: Actor, ctx: Ctx) -> Decision:
+    """A turn says it was handed words said in its room (spec/websocket.md; ADR 0106): on a
+    live run, as the run's agent, about a message of the run's room."""
+    run = run_for(s, body, actor, people=False)
+    check_state(run, body.type)
+    if run.agent_id is not None and actor.id != run.agent_id:
+        agent = s.participant(run.agent_id)
+        name = agent.name if agent is not None else run.agent_id
+        refuse("forbidden", f"{run.id} is {name}'s turn: its agent says what it heard", "run_id")
+    said = s.said(body.message_id)
+    if said is None or said.space_id != run.space_id or said.deleted:
+        refuse(
+            "not_found", f"message_id names no message standing in {run.id}'s room", "message_id"
+        )
+    return Decision({"space_id": run.space_id})
 
 
 def check_state(run: Run, event_type: str) -> None:
