@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from chips_common.rules.addressing import address
-from chips_common.rules.delivery import shape_for as shape
 from chips_common.rules.delivery import WorkingTurns, takers
+from chips_common.rules.delivery import shape_for as shape
 from chips_common.rules.handles import Member, as_shown, resolve_mentions
 from chips_common.rules.room import note_for, room_members
 
