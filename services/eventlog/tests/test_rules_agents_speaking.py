@@ -263,3 +263,16 @@ def test_another_harness_hears_nothing_on_the_run(a: Any) -> None:
     a.ok(agent(J1, a.H1), started(a.pair))
     said = a.ok(a.p(a.MEM), post(a.pair, "@J2 and the totals?"))[0]["message_id"]
     a.says_no(agent(OC, a.H2), heard(said), "forbidden", "another harness's run")
+
+
+def test_feedback_on_an_agent_s_words_names_its_harness(a: Any) -> None:
+    said = a.ok(agent(J1, a.H1), post(a.pair, "the total is 42"))[0]["message_id"]
+    fix = {
+        "type": "feedback",
+        "space_id": a.pair,
+        "message_id": said,
+        "kind": "correction",
+        "note": "it is 41",
+    }
+    logged = a.ok(a.p(a.MEM), fix)[0]
+    assert (logged["about"], logged["harness_id"]) == (J1, a.H1)

@@ -231,7 +231,8 @@ export interface AttachmentFetched {
  *
  * A person sends it; Chips fills in ``about`` (whose message it is) and ``standing`` (the
  * sender's in the space), and ``withdrawn`` when the same emoji again takes a reaction back.
- * It is delivered to everyone in the room and to the harness whose message it is only.
+ * It is delivered to everyone in the room and to the harness whose message it is only
+ * (the harness behind the agent that said it: ``harness_id``).
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "Feedback".
@@ -239,6 +240,7 @@ export interface AttachmentFetched {
 export interface Feedback {
   about?: string | null;
   emoji?: string | null;
+  harness_id?: string | null;
   kind: "reaction" | "correction";
   message_id: string;
   note?: string | null;

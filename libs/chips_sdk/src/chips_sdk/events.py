@@ -335,6 +335,7 @@ class FeedbackFields(TypedDict, total=False):
 
     about: str | None
     emoji: str | None
+    harness_id: str | None
     kind: Required[Literal["reaction", "correction"]]
     message_id: Required[str]
     note: str | None

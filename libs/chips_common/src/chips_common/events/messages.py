@@ -394,7 +394,8 @@ class Feedback(_AboutAMessage):
 
     A person sends it; Chips fills in ``about`` (whose message it is) and ``standing`` (the
     sender's in the space), and ``withdrawn`` when the same emoji again takes a reaction back.
-    It is delivered to everyone in the room and to the harness whose message it is only.
+    It is delivered to everyone in the room and to the harness whose message it is only
+    (the harness behind the agent that said it: ``harness_id``).
     """
 
     type: Literal["feedback"] = "feedback"
@@ -402,8 +403,9 @@ class Feedback(_AboutAMessage):
     emoji: str | None = Field(default=None, min_length=1, max_length=32)
     note: str | None = Field(default=None, max_length=4_000)
     reasons: list[Reason] | None = Field(default=None, max_length=4)
-    # Filled in by Chips at append.
+    # Filled in by Chips at append; ``harness_id`` is the harness behind an agent ``about``.
     about: str | None = None
+    harness_id: str | None = None
     standing: str | None = None
     withdrawn: bool | None = None
 
