@@ -37,16 +37,27 @@ def as_seen_by(
     The event is returned unchanged (the very object) when nothing in it differs, so a
     frame encoded once for every socket stays shared.
     """
-    kind = event.get("type")
-    if kind in NEVER_SENT:
+    if hidden_from(event, own_agent_ids):
         return None
-    if kind in ("membership.added", "membership.removed"):
-        if event.get("participant_id") in own_agent_ids:
-            return None
-        if event.get("participant_id") == harness_id and event.get("standing") == "agents":
-            event = {**event, "standing": "member"}
+    if (
+        event.get("type") == "membership.added"
+        and event.get("participant_id") == harness_id
+        and event.get("standing") == "agents"
+    ):
+        event = {**event, "standing": "member"}
     seen: dict[str, Any] = _translate(event, harness_id, frozenset(own_agent_ids))
     return seen
+
+
+def hidden_from(event: dict[str, Any], own_agent_ids: Collection[str]) -> bool:
+    """Whether a harness that has not declared ``agents`` is not sent ``event`` at all."""
+    kind = event.get("type")
+    if kind in NEVER_SENT:
+        return True
+    return (
+        kind in ("membership.added", "membership.removed")
+        and event.get("participant_id") in own_agent_ids
+    )
 
 
 def _translate(value: Any, harness_id: str, own: frozenset[str]) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from chips_common.rules.agents_view import as_seen_by
+from chips_common.rules.agents_view import as_seen_by, hidden_from
 
 # Events told to the participant who did them and nobody else: a harness passing its
 # turn, and a person's delete-for-me and its undo (spec/messages.md, Delete for me).
@@ -106,6 +106,7 @@ class MembershipView:
         }
         # A harness's own agents, and whether it has declared the capability ``agents``.
         self.own_agents: set[str] = set(own_agents)
+        self._own_frozen: frozenset[str] | None = None
         self.speaks_agents = speaks_agents
 
     def room_of(self, space_id: str) -> str:
@@ -127,9 +128,25 @@ class MembershipView:
         """
         if not self.fold(event):
             return None
+        own = self.pre_agents()
+        return event if own is None else as_seen_by(event, self.participant_id, own)
+
+    def pre_agents(self) -> frozenset[str] | None:
+        """The own agents to show as the harness itself, when this is a harness that has not
+        declared ``agents`` (as of the events folded so far); None when agents are agents."""
         if self.kind != "harness" or self.speaks_agents:
-            return event
-        return as_seen_by(event, self.participant_id, self.own_agents)
+            return None
+        if self._own_frozen is None:
+            self._own_frozen = frozenset(self.own_agents)
+        return self._own_frozen
+
+    def visible(self, event: dict[str, Any]) -> bool:
+        """Fold ``event`` and say whether it is sent at all (:meth:`seen` without the
+        translation, which a gateway applies once the event is shaped)."""
+        if not self.fold(event):
+            return False
+        own = self.pre_agents()
+        return own is None or not hidden_from(event, own)
 
     def fold(self, event: dict[str, Any]) -> bool:
         """Apply ``event`` and say whether the participant is to be delivered it.
@@ -191,5 +208,6 @@ class MembershipView:
                 rooms -= erased
         elif kind == "agent.registered" and event.get("harness_id") == self.participant_id:
             self.own_agents.add(str(event.get("agent_id")))
+            self._own_frozen = None
         elif kind == "harness.declared" and event.get("harness_id") == self.participant_id:
             self.speaks_agents = "agents" in (event.get("capabilities") or ())
