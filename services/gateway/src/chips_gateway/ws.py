@@ -393,10 +393,11 @@ class Session:
             answer["autonomy"] = await self.ctx.reader.autonomy(p.participant_id) or "off"
         else:
             answer["person"] = {**who, "role": p.role}
-        self.push(answer)
         if p.kind == "harness":
-            # Online, and the harness's next word after a restart (docs/adr/0080).
+            # Online, and the harness's next word after a restart (docs/adr/0080): counted
+            # before it is answered, so whatever it does next sees it back.
             self.presence = await self.ctx.restarts.opened(p.participant_id, self, self.accepts)
+        self.push(answer)
         return True
 
     async def on_subscribe(self, frame: dict[str, Any]) -> None:
