@@ -58,7 +58,8 @@ class ExchangeSettings:
 
     @classmethod
     def from_body(cls, body: dict[str, object] | None) -> ExchangeSettings:
-        """The settings a logged ``workspace.referee_set`` says (absent keys keep defaults)."""
+        """The settings a logged ``workspace.referee_set`` says (absent keys keep defaults,
+        ``"never"`` is no stop or no hold)."""
         if not body:
             return cls()
         stop = body.get("stop", STOP)
