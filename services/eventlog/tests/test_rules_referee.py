@@ -24,7 +24,7 @@ def test_a_person_in_the_room_sets_its_ceiling_within_range(w: Any) -> None:
     assert logged[0]["usd"] == 5
     w.ok(w.p(w.MEM), {"type": "space.spend_ceiling_set", "space_id": w.room})
     event = {"type": "space.spend_ceiling_set", "space_id": w.room, "usd": 0.1}
-    w.says_no(w.p(w.MEM), event, "invalid_event", "usd")
+    w.says_no(w.p(w.MEM), event, "invalid_event", "$0.25 to $100")
     event = {"type": "space.spend_ceiling_set", "space_id": w.room, "usd": 5}
     w.says_no(w.h(w.H1), event, "forbidden", "person")
     w.says_no(w.p(w.OUT), event, "forbidden", "not a member")

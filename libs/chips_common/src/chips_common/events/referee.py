@@ -35,7 +35,13 @@ class SpaceSpendCeilingSet(EventBody):
 
     type: Literal["space.spend_ceiling_set"] = "space.spend_ceiling_set"
     space_id: str
-    usd: float | None = Field(default=None, ge=0.25, le=100)
+    usd: float | None = None
+
+    @model_validator(mode="after")
+    def _in_range(self) -> SpaceSpendCeilingSet:
+        if self.usd is not None and not 0.25 <= self.usd <= 100:
+            raise FieldProblem("usd", "a room's spend ceiling is from $0.25 to $100")
+        return self
 
 
 class JobSpend(BaseModel):

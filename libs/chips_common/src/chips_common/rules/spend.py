@@ -132,3 +132,12 @@ def spend_sentence(job: Job, ceiling_usd: float) -> str:
         out += f" {which} nothing here."
 
     return out
+
+
+def with_spend_line(note: str, rules: str, sentence: str) -> str:
+    """A room note with the spend sentence said last before its rules, so the note still
+    ends with them (a session that keeps them says the note without them)."""
+    if rules and note.endswith(rules):
+        head = note[: len(note) - len(rules)].rstrip()
+        return f"{head} {sentence} {rules}" if head else f"{sentence} {rules}"
+    return f"{note} {sentence}"
