@@ -534,6 +534,7 @@ async def measure_lag(
     words: dict[str, tuple[Identity, str]] = {}
     total = int(rate * seconds)
     done = asyncio.Event()
+    run = f"{random.randrange(16**6):06x}"
 
     waiting: dict[str, list[tuple[int, str]]] = {}  # per workspace, a heap of (seq, key)
 
@@ -609,9 +610,9 @@ async def measure_lag(
         if delay > 0:
             await asyncio.sleep(delay)
         ws, sock = sockets[i % len(sockets)]
-        # A key of its own per rate: a key sent again is a duplicate the log answers with the
-        # first one's seq (and its words), which is not what is measured.
-        k = f"lag{rate}-{i}"
+        # A key of its own per rate and run: a key sent again is a duplicate the log answers
+        # with the first one's seq (and its words), which is not what is measured.
+        k = f"lag{rate}-{run}-{i}"
         word = f"lagword{i}x{random.randrange(10**6)}"
         words[k] = (ws["owner"], word)
         events[k] = json.dumps(
