@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from chips_common.append import Actor
-from chips_eventlog.state import AddMember, AgentFacts, Participant, PutParticipant
+from chips_eventlog.state import AddMember, AddOpener, AgentFacts, Participant, PutParticipant
 
 pytestmark = pytest.mark.unit
 
@@ -276,3 +276,11 @@ def test_feedback_on_an_agent_s_words_names_its_harness(a: Any) -> None:
     }
     logged = a.ok(a.p(a.MEM), fix)[0]
     assert (logged["about"], logged["harness_id"]) == (J1, a.H1)
+
+
+def test_a_harness_retitles_a_room_it_opened_as_itself(a: Any) -> None:
+    """Room operations are the harness's, however many of its agents are there."""
+    a.state.apply([AddOpener(a.pair, a.H1, a.state.head_seq)])
+    a.state.settle(a.state.head_seq, [])
+    logged = a.ok(a.h(a.H1), {"type": "space.updated", "space_id": a.pair, "title": "J room"})[0]
+    assert logged["actor"] == {"kind": "harness", "id": a.H1}

@@ -101,6 +101,14 @@ def room_named(s: DoorState, raw: Any) -> str | None:
     return run.space_id if run is not None else None
 
 
+# What a harness does to a room as itself, whoever of its agents is there: it retitles and
+# archives a room it opened, and comes and goes (its row of standing ``agents`` is the
+# door's to write, docs/adr/0070).
+THE_HARNESS_S = frozenset(
+    {"space.created", "space.updated", "space.lock_set", "membership.added", "membership.removed"}
+)
+
+
 def check_speaker(s: DoorState, raw: Any, actor: Actor) -> Actor:
     """Who an event is decided and logged as (spec/websocket.md, Speaking as one).
 
@@ -108,7 +116,8 @@ def check_speaker(s: DoorState, raw: Any, actor: Actor) -> Actor:
     sending as itself about a run one of its agents started is read as that agent; and in
     a room where it stands only behind its agents (standing ``agents``), as its one agent
     there, or refused ``which_agent`` when it has several there. A harness that is a
-    member itself speaks as itself, as before.
+    member itself speaks as itself, as before; and so does a harness doing to a room what
+    is its own to do (:data:`THE_HARNESS_S`).
     """
     if actor.kind == "agent":
         agent = s.participant(actor.id)
@@ -123,9 +132,9 @@ def check_speaker(s: DoorState, raw: Any, actor: Actor) -> Actor:
                 "actor.id",
             )
         return actor
-    if actor.kind != "harness":
+    if actor.kind != "harness" or not isinstance(raw, dict) or raw.get("type") in THE_HARNESS_S:
         return actor
-    run_id = raw.get("run_id") if isinstance(raw, dict) else None
+    run_id = raw.get("run_id")
     run = s.run(run_id) if isinstance(run_id, str) else None
     if run is not None and run.agent_id is not None and run.harness_id == actor.id:
         return Actor(kind="agent", id=run.agent_id, harness_id=actor.id)
