@@ -128,7 +128,7 @@ async def test_a_harness_with_several_agents_in_the_room_names_one(api: Api) -> 
 async def test_a_harness_as_itself_is_its_one_agent_in_the_room(api: Api) -> None:
     r = await room(api, two=False)
     seq = await api.append(r.scout, post(r.space_id, "Hello, I am ASCII Art."))
-    said = [e for e in await api.read(r.owner, since=seq - 1) if e["seq"] == seq][0]
+    said = next(e for e in await api.read(r.owner, since=seq - 1) if e["seq"] == seq)
     assert said["actor"] == {"kind": "agent", "id": r.j1, "harness_id": r.scout.participant_id}
 
 
