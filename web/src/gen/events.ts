@@ -480,6 +480,7 @@ export interface MessagePost {
   attachments?: Attachment[] | null;
   checkpoint?: CheckpointCard | null;
   handoff?: HandoffCard | null;
+  held_since?: string | null;
   kind?:
     | "text"
     | "status"

@@ -551,6 +551,7 @@ class MessagePostFields(TypedDict, total=False):
     attachments: list[Attachment] | None
     checkpoint: CheckpointCard | None
     handoff: HandoffCard | None
+    held_since: str | None
     kind: Literal[
         "text",
         "status",
