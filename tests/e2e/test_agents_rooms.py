@@ -40,8 +40,7 @@ def removed(room: str, pid: str) -> dict[str, Any]:
 def seen(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     """Each event's type and whom or what it is about."""
     return [
-        (e["type"], e.get("participant_id") or e.get("agent_id") or e.get("run_id"))
-        for e in events
+        (e["type"], e.get("participant_id") or e.get("agent_id") or e.get("run_id")) for e in events
     ]
 
 
@@ -327,9 +326,7 @@ async def test_a_forks_copy_joins_the_room_it_was_asked_for(api: Api) -> None:
     room = await api.open_space(owner, "Planning", [maya.participant_id])
     asked = await api.append(owner, {"type": "agent.fork", "space_id": room, "agent_id": agent})
     ask = (await api.read(owner, since=asked - 1, limit=1))[0]
-    r = await register(
-        api, scout, key="oc-copy", name="OpenClaw", forked_from=agent, space_id=room
-    )
+    r = await register(api, scout, key="oc-copy", name="OpenClaw", forked_from=agent, space_id=room)
     assert r.status_code == 201, r.text
     copy = r.json()
     assert (copy["space_id"], copy["forked_from"], copy["name"]) == (room, agent, "OpenClaw 2")
