@@ -12,6 +12,8 @@ export interface Catalogue {
   ApprovalResolved?: ApprovalResolved;
   AttachmentCapsSet?: AttachmentCapsSet;
   AttachmentFetched?: AttachmentFetched;
+  BudgetWarning?: BudgetWarning;
+  ExchangeSet?: ExchangeSet;
   Feedback?: Feedback;
   HarnessDeclared?: HarnessDeclared;
   HarnessDisconnected?: HarnessDisconnected;
@@ -45,11 +47,13 @@ export interface Catalogue {
   SpaceCreated?: SpaceCreated;
   SpaceErased?: SpaceErased;
   SpaceLockSet?: SpaceLockSet;
+  SpaceSpendCeilingSet?: SpaceSpendCeilingSet;
   SpaceUpdated?: SpaceUpdated;
   StepLog?: StepLog;
   TurnPassed?: TurnPassed;
   Usage?: Usage;
   WorkspaceCreated?: WorkspaceCreated;
+  WorkspaceRefereeSet?: WorkspaceRefereeSet;
 }
 /**
  * A person asked a harness that declared ``new_agents`` for a new agent in the room
@@ -224,6 +228,61 @@ export interface AttachmentFetched {
   space_id: string;
   thumbnail?: boolean | null;
   type?: "attachment.fetched";
+}
+/**
+ * A job's spend reached 80% of the room's ceiling (warn), or all of it (pause).
+ *
+ * Told once per job to everyone in the room. With no scope, or ``harness``, it is about a
+ * harness's own budget.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "BudgetWarning".
+ */
+export interface BudgetWarning {
+  action: "warn" | "pause";
+  budget: BudgetLimit;
+  scope?: ("job" | "harness") | null;
+  since_seq?: number | null;
+  space_id: string;
+  threshold: 80 | 100;
+  type?: "budget.warning";
+}
+/**
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "BudgetLimit".
+ */
+export interface BudgetLimit {
+  limit_usd: number;
+  spent_usd: number;
+}
+/**
+ * A room's agents paused, or let carry on (Let them carry on).
+ *
+ * A person pauses or resumes them; Chips pauses them at the spend ceiling, saying
+ * ``why: "spend"`` and the job's spend.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "ExchangeSet".
+ */
+export interface ExchangeSet {
+  space_id: string;
+  spend?: JobSpend | null;
+  state: "paused" | "running";
+  type?: "exchange.set";
+  why?: ("person" | "spend") | null;
+}
+/**
+ * A job's spend as of an event: its ceiling, what it spent, since when, and how many of
+ * its runs reported no cost.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "JobSpend".
+ */
+export interface JobSpend {
+  ceiling_usd: number;
+  since_seq: number;
+  spent_usd: number;
+  uncounted_runs?: number;
 }
 /**
  * A reaction (with its emoji) or a correction (with its note) on a message.
@@ -1017,6 +1076,17 @@ export interface SpaceLockSet {
   type?: "space.lock_set";
 }
 /**
+ * A person in the room set what it allows a job, in US dollars (null: the default, $3).
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "SpaceSpendCeilingSet".
+ */
+export interface SpaceSpendCeilingSet {
+  space_id: string;
+  type?: "space.spend_ceiling_set";
+  usd?: number | null;
+}
+/**
  * A space was retitled, archived (``state: "closed"``) or unarchived (``"open"``).
  *
  * At least one of ``title`` and ``state`` is given; the room shows a muted line saying
@@ -1084,6 +1154,19 @@ export interface WorkspaceCreated {
   name: string;
   type?: "workspace.created";
 }
+/**
+ * An owner or admin set when the referee steps in: the stop and the hold (a count, or
+ * ``"never"``) and whether circles count. A field left out keeps its default (16, 48, on).
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "WorkspaceRefereeSet".
+ */
+export interface WorkspaceRefereeSet {
+  circles?: boolean;
+  hold?: number | "never";
+  stop?: number | "never";
+  type?: "workspace.referee_set";
+}
 
 /** Every catalogued event type, with its body's fields. */
 export type EventBodies = {
@@ -1097,6 +1180,8 @@ export type EventBodies = {
   "approval.resolved": ApprovalResolved;
   "attachment.caps_set": AttachmentCapsSet;
   "attachment.fetched": AttachmentFetched;
+  "budget.warning": BudgetWarning;
+  "exchange.set": ExchangeSet;
   "feedback": Feedback;
   "harness.declared": HarnessDeclared;
   "harness.disconnected": HarnessDisconnected;
@@ -1130,11 +1215,13 @@ export type EventBodies = {
   "space.created": SpaceCreated;
   "space.erased": SpaceErased;
   "space.lock_set": SpaceLockSet;
+  "space.spend_ceiling_set": SpaceSpendCeilingSet;
   "space.updated": SpaceUpdated;
   "step.log": StepLog;
   "turn.passed": TurnPassed;
   "usage": Usage;
   "workspace.created": WorkspaceCreated;
+  "workspace.referee_set": WorkspaceRefereeSet;
 };
 
 export type EventType = keyof EventBodies;

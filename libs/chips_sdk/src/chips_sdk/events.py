@@ -67,6 +67,13 @@ class Attachment(TypedDict, total=False):
     width: int | None
 
 
+class BudgetLimit(TypedDict, total=False):
+    """BudgetLimit"""
+
+    limit_usd: Required[float]
+    spent_usd: Required[float]
+
+
 class CheckpointCard(TypedDict, total=False):
     """A milestone reached, and what comes next: FYI."""
 
@@ -88,6 +95,15 @@ class HandoffCard(TypedDict, total=False):
     recipient: Required[str]
     summary: Required[str]
     upload_ids: list[str] | None
+
+
+class JobSpend(TypedDict, total=False):
+    """A job's spend as of an event: its ceiling, what it spent, since when, and how many of"""
+
+    ceiling_usd: Required[float]
+    since_seq: Required[int]
+    spent_usd: Required[float]
+    uncounted_runs: int
 
 
 class Option(TypedDict, total=False):
@@ -328,6 +344,36 @@ class AttachmentFetched(AttachmentFetchedFields, Logged):
     """``attachment.fetched`` as logged."""
 
     type: Literal["attachment.fetched"]
+
+
+class BudgetWarningFields(TypedDict, total=False):
+    """A job's spend reached 80% of the room's ceiling (warn), or all of it (pause)."""
+
+    action: Required[Literal["warn", "pause"]]
+    budget: Required[BudgetLimit]
+    scope: Literal["job", "harness"] | None
+    since_seq: int | None
+    threshold: Required[Literal[80, 100]]
+
+
+class BudgetWarning(BudgetWarningFields, Logged):
+    """``budget.warning`` as logged."""
+
+    type: Literal["budget.warning"]
+
+
+class ExchangeSetFields(TypedDict, total=False):
+    """A room's agents paused, or let carry on (Let them carry on)."""
+
+    spend: JobSpend | None
+    state: Required[Literal["paused", "running"]]
+    why: Literal["person", "spend"] | None
+
+
+class ExchangeSet(ExchangeSetFields, Logged):
+    """``exchange.set`` as logged."""
+
+    type: Literal["exchange.set"]
 
 
 class FeedbackFields(TypedDict, total=False):
@@ -830,6 +876,18 @@ class SpaceLockSet(SpaceLockSetFields, Logged):
     type: Literal["space.lock_set"]
 
 
+class SpaceSpendCeilingSetFields(TypedDict, total=False):
+    """A person in the room set what it allows a job, in US dollars (null: the default, $3)."""
+
+    usd: float | None
+
+
+class SpaceSpendCeilingSet(SpaceSpendCeilingSetFields, Logged):
+    """``space.spend_ceiling_set`` as logged."""
+
+    type: Literal["space.spend_ceiling_set"]
+
+
 class SpaceUpdatedFields(TypedDict, total=False):
     """A space was retitled, archived (``state: "closed"``) or unarchived (``"open"``)."""
 
@@ -899,6 +957,20 @@ class WorkspaceCreated(WorkspaceCreatedFields, Logged):
     type: Literal["workspace.created"]
 
 
+class WorkspaceRefereeSetFields(TypedDict, total=False):
+    """An owner or admin set when the referee steps in: the stop and the hold (a count, or"""
+
+    circles: bool
+    hold: int | Literal["never"]
+    stop: int | Literal["never"]
+
+
+class WorkspaceRefereeSet(WorkspaceRefereeSetFields, Logged):
+    """``workspace.referee_set`` as logged."""
+
+    type: Literal["workspace.referee_set"]
+
+
 Event = (
     AgentAsked
     | AgentAttached
@@ -910,6 +982,8 @@ Event = (
     | ApprovalResolved
     | AttachmentCapsSet
     | AttachmentFetched
+    | BudgetWarning
+    | ExchangeSet
     | Feedback
     | HarnessDeclared
     | HarnessDisconnected
@@ -943,11 +1017,13 @@ Event = (
     | SpaceCreated
     | SpaceErased
     | SpaceLockSet
+    | SpaceSpendCeilingSet
     | SpaceUpdated
     | StepLog
     | TurnPassed
     | Usage
     | WorkspaceCreated
+    | WorkspaceRefereeSet
 )
 
 
@@ -962,6 +1038,8 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "approval.resolved": ApprovalResolved,
     "attachment.caps_set": AttachmentCapsSet,
     "attachment.fetched": AttachmentFetched,
+    "budget.warning": BudgetWarning,
+    "exchange.set": ExchangeSet,
     "feedback": Feedback,
     "harness.declared": HarnessDeclared,
     "harness.disconnected": HarnessDisconnected,
@@ -995,9 +1073,11 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "space.created": SpaceCreated,
     "space.erased": SpaceErased,
     "space.lock_set": SpaceLockSet,
+    "space.spend_ceiling_set": SpaceSpendCeilingSet,
     "space.updated": SpaceUpdated,
     "step.log": StepLog,
     "turn.passed": TurnPassed,
     "usage": Usage,
     "workspace.created": WorkspaceCreated,
+    "workspace.referee_set": WorkspaceRefereeSet,
 }

@@ -51,6 +51,18 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         async with AsyncExitStack() as stack:
             engine = build_engine(settings)
             stack.push_async_callback(engine.dispose)
+            # Searches' own: each is one statement in autocommit, with no round trip to
+            # check a connection out (a dead one is tried once more) and no prepared
+            # statements (every search is planned for its words: a rare word and a common
+            # one want different plans). docs/adr/0066.
+            search_engine = build_engine(
+                settings,
+                pool_size=5,
+                pre_ping=False,
+                autocommit=True,
+                connect_args={"prepare_threshold": None},
+            )
+            stack.push_async_callback(search_engine.dispose)
             # Short timeouts: Redis holds tickets and rate counters only, and a write or a
             # ticket must not hang on it while it is away (DESIGN.md §3).
             redis = Redis.from_url(
@@ -90,7 +102,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_burst,
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
-                search=SearchReader(engine),
+                search=SearchReader(search_engine),
                 sockets=sockets,
             )
             app.state.nc = nc

@@ -37,7 +37,9 @@ class Context:
     sockets: Sockets = field(default_factory=Sockets)
 
 
-def get_context(request: Request) -> Context:
+async def get_context(request: Request) -> Context:
+    # async, though it awaits nothing: FastAPI runs a plain ``def`` dependency in its
+    # thread pool, a hop to a thread and back on every request for a dictionary lookup.
     ctx: Context = request.app.state.ctx
     return ctx
 

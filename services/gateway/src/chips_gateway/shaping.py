@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from chips_common.db.spend_reads import read_job
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
 from chips_common.rules.delivery import shape_for
 from chips_common.rules.room import news_for, room_for, since_is_joining, speaker
+from chips_common.rules.spend import spend_sentence, with_spend_line
 from chips_gateway import metrics
 from chips_gateway.auth import Principal
 from chips_gateway.files import FileLinks, context_files
@@ -111,6 +113,7 @@ class Shaper:
             shaped = {**shaped, **await self.turn(event)}
         if "context" in shaped:
             shaped = await self.with_files(shaped, event)
+        shaped = await self.with_spend(shaped, event)
         return self.signed(shaped)
 
     async def turn(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +160,26 @@ class Shaper:
             self.fileless.add(space_id)
             return shaped
         return {**shaped, "context": {**shaped["context"], "files": files}}
+
+    async def with_spend(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+        """``context.spend`` and its sentence in the note: the room's job as of the message
+        (spec/websocket.md, What the job has spent; docs/adr/0083)."""
+        async with self.reader.engine.connect() as conn:
+            read = await read_job(
+                conn, self.principal.workspace_id, event["space_id"], event["seq"]
+            )
+        if "context" in shaped:
+            shaped = {**shaped, "context": {**shaped["context"], "spend": read.facts()}}
+        room = shaped.get("room")
+        if isinstance(room, dict) and room.get("notes"):
+            sentence = spend_sentence(read.job, read.ceiling_usd)
+            rules = room.get("rules") or {}
+            notes = {
+                pid: with_spend_line(note, rules.get(pid, ""), sentence)
+                for pid, note in room["notes"].items()
+            }
+            shaped = {**shaped, "room": {**room, "notes": notes}}
+        return shaped
 
     def signed(self, shaped: dict[str, Any]) -> dict[str, Any]:
         """Each file the frame carries, with a URL signed for this socket's credential."""

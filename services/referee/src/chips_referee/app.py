@@ -1,15 +1,57 @@
-"""Wiring of the referee service."""
+"""Wiring of the referee service: NATS, Postgres, its appender, one events consumer."""
 
 from __future__ import annotations
 
-from chips_common.service.health import not_built
-from chips_common.service.worker import run_worker
-from chips_referee.config import RefereeSettings
-from chips_referee.consumer import build_handler
+import asyncio
 
-# What /healthz says until the work lands: pass nothing to run_worker then.
-NOT_BUILT = not_built("the referee's rules are still to come; it only keeps up with the stream")
+from sqlalchemy import text
+
+from chips_common.db.engine import build_engine
+from chips_common.nats.connect import build_nats, jetstream
+from chips_common.nats.streams import Names, declare_streams
+from chips_common.otel import setup_tracing
+from chips_common.service.consumer import consume_events
+from chips_common.service.health import build_health_app, not_built
+from chips_common.service.runner import serve_with_health
+from chips_referee.appender import Appender
+from chips_referee.config import RefereeSettings
+from chips_referee.consumer import WANTED, build_handler
+
+# What /healthz says of the work still to come.
+WORK = not_built("the lead hand-off after a quiet spell and room.working / room.idle")
 
 
 async def run(settings: RefereeSettings) -> None:
-    await run_worker(settings, "referee", build_handler, NOT_BUILT)
+    provider = setup_tracing("referee")
+    engine = build_engine(settings, pool_size=4)
+    nc = await build_nats(settings, name="chips-referee")
+    js = jetstream(nc)
+    names = Names.from_settings(settings)
+    await declare_streams(js, names)
+    appender = Appender(nc, js, names, settings.append_timeout_seconds)
+    await appender.start()
+    handler = build_handler(engine, appender)
+
+    async def db_ok() -> bool:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        return True
+
+    async def nats_ok() -> bool:
+        return bool(nc.is_connected)
+
+    async def work(stop: asyncio.Event) -> None:
+        await consume_events(nc, js, names, "referee", handler, stop, wanted=WANTED)
+
+    try:
+        await serve_with_health(
+            build_health_app({"postgres": db_ok, "nats": nats_ok}, WORK),
+            settings.host,
+            settings.port,
+            work,
+        )
+    finally:
+        await appender.stop()
+        await nc.drain()
+        await engine.dispose()
+        provider.shutdown()

@@ -3,7 +3,16 @@
 Importing this package registers every type; ``parse_event`` decodes one.
 """
 
-from chips_common.events import agents, attachments, lanes, messages, runs, spaces, workspaces  # noqa: F401
+from chips_common.events import (  # noqa: F401
+    agents,
+    attachments,
+    lanes,
+    messages,
+    referee,
+    runs,
+    spaces,
+    workspaces,
+)
 from chips_common.events.agents import (
     AGENT_EVENTS,
     AgentAsked,
@@ -47,6 +56,14 @@ from chips_common.events.messages import (
     TurnPassed,
     said_on_run,
     words_of,
+)
+from chips_common.events.referee import (
+    REFEREE_EVENTS,
+    BudgetWarning,
+    ExchangeSet,
+    JobSpend,
+    SpaceSpendCeilingSet,
+    WorkspaceRefereeSet,
 )
 from chips_common.events.runs import (
     ApprovalRequest,
@@ -98,6 +115,7 @@ __all__ = [
     "KINDS",
     "LANE_TYPES",
     "PROTOCOL_VERSION",
+    "REFEREE_EVENTS",
     "AgentAsked",
     "AgentAttached",
     "AgentFork",
@@ -109,11 +127,14 @@ __all__ = [
     "Attachment",
     "AttachmentCapsSet",
     "AttachmentFetched",
+    "BudgetWarning",
     "EventBody",
+    "ExchangeSet",
     "Feedback",
     "HarnessDeclared",
     "HarnessDisconnected",
     "InvalidEvent",
+    "JobSpend",
     "LaneCancelled",
     "LaneCompleted",
     "LaneFailed",
@@ -145,16 +166,19 @@ __all__ = [
     "SpaceCreated",
     "SpaceErased",
     "SpaceLockSet",
+    "SpaceSpendCeilingSet",
     "SpaceUpdated",
     "StepLog",
     "TurnPassed",
     "Usage",
     "WorkspaceCreated",
+    "WorkspaceRefereeSet",
     "attachments",
     "canonical",
     "lanes",
     "messages",
     "parse_event",
+    "referee",
     "runs",
     "said_on_run",
     "spaces",

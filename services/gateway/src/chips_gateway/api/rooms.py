@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
+from chips_common.db.spend_reads import read_job
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
@@ -297,6 +298,35 @@ async def lock_space(
     """Lock (or unlock) a room's changes: ``space.lock_set`` (spec/websocket.md)."""
     event = {"type": "space.lock_set", "space_id": space_id, "locked": body.locked}
     return await append_event(ctx, caller, event, idempotency_key)
+
+
+class SpendCeilingIn(BaseModel):
+    # Null (or left out) is the default ceiling; the door checks the range.
+    usd: float | None = None
+
+
+@router.post("/spaces/{space_id}/spend-ceiling")
+async def set_spend_ceiling(
+    space_id: str,
+    body: SpendCeilingIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """What the room allows a job: ``space.spend_ceiling_set`` (spec/websocket.md)."""
+    event: dict[str, Any] = {"type": "space.spend_ceiling_set", "space_id": space_id}
+    if body.usd is not None:
+        event["usd"] = body.usd
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
+@router.get("/spaces/{space_id}/spend")
+async def room_spend(space_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+    """What the room's job has spent as of now, against its ceiling (docs/adr/0083)."""
+    await require_member(ctx, caller, space_id)
+    async with ctx.engine.connect() as conn:
+        read = await read_job(conn, caller.workspace_id, space_id)
+    return read.facts()
 
 
 @router.delete("/spaces/{space_id}")

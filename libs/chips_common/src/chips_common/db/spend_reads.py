@@ -1,0 +1,68 @@
+"""A room's job and its spend, read from the log (rules/spend.py; docs/adr/0083).
+
+The gateway (``GET /v1/spaces/:id/spend``, ``context.spend``) and the referee (its warnings)
+read a job the same way, as of a seq: the room's ceiling is the last
+``space.spend_ceiling_set`` up to it, the job began at the last thing a person did in the
+room (or the room's creation), and its spend is the room's ``usage`` since then. Everything
+it needs is in ``events``, under its ``(workspace_id, space_id, seq)`` index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from chips_common.db import tables as t
+from chips_common.rules.spend import Job, add_usage, ceiling_of, new_job, spend_facts
+
+# A person's participant id begins so (DESIGN.md §7); their acts start a job.
+PERSON_PREFIX = "usr_"
+
+
+@dataclass(frozen=True)
+class JobRead:
+    job: Job
+    ceiling_usd: float
+
+    def facts(self) -> dict[str, object]:
+        return spend_facts(self.job, self.ceiling_usd)
+
+
+async def read_job(
+    conn: AsyncConnection, workspace_id: str, space_id: str, upto: int | None = None
+) -> JobRead:
+    """The room's job as of ``upto`` (the head when None)."""
+    e = t.events.c
+    room = [e.workspace_id == workspace_id, e.space_id == space_id]
+    if upto is not None:
+        room.append(e.seq <= upto)
+    ceiling_row = (
+        await conn.execute(
+            select(e.body)
+            .where(and_(*room, e.type == "space.spend_ceiling_set"))
+            .order_by(e.seq.desc())
+            .limit(1)
+        )
+    ).first()
+    usd = ceiling_row.body.get("usd") if ceiling_row is not None else None
+    started = (
+        await conn.execute(
+            select(e.seq)
+            .where(and_(*room, e.actor_id.startswith(PERSON_PREFIX)))
+            .order_by(e.seq.desc())
+            .limit(1)
+        )
+    ).scalar()
+    if started is None:  # nobody has acted here yet: the job began with the room
+        started = (
+            await conn.execute(select(e.seq).where(and_(*room)).order_by(e.seq).limit(1))
+        ).scalar() or 0
+    job = new_job(started)
+    usages = await conn.execute(
+        select(e.body).where(and_(*room, e.seq > started, e.type == "usage")).order_by(e.seq)
+    )
+    for row in usages:
+        job = add_usage(job, str(row.body.get("run_id")), row.body.get("cost_usd"))
+    return JobRead(job, ceiling_of(usd))
