@@ -54,7 +54,17 @@ async def workspace(api: Api) -> tuple[Identity, Identity, Identity, str]:
     owner = await api.create_workspace(owner="Arjun Rao")
     maya = await api.add_person(owner, "Maya Chen")
     scout, home = await api.connect_harness(owner, "Scout")
+    await declare(api, owner, scout, "agents")  # it speaks agents: it is told of them
     return owner, maya, scout, home
+
+
+async def declare(api: Api, owner: Identity, harness: Identity, *capabilities: str) -> None:
+    r = await api.http.put(
+        f"/v1/harnesses/{harness.participant_id}/capabilities",
+        json={"capabilities": list(capabilities)},
+        headers=api.auth(owner),
+    )
+    assert r.status_code == 200, r.text
 
 
 # --- registering ----------------------------------------------------------------------------
@@ -317,12 +327,7 @@ async def test_attach_puts_an_agent_in_anothers_place(api: Api) -> None:
 
 async def test_a_forks_copy_joins_the_room_it_was_asked_for(api: Api) -> None:
     owner, maya, scout, _ = await workspace(api)
-    r = await api.http.put(
-        f"/v1/harnesses/{scout.participant_id}/capabilities",
-        json={"capabilities": ["forks"]},
-        headers=api.auth(owner),
-    )
-    assert r.status_code == 200, r.text
+    await declare(api, owner, scout, "agents", "forks")
     agent = await new_agent(api, scout, "oc", "OpenClaw")
     room = await api.open_space(owner, "Planning", [maya.participant_id])
     asked = await api.append(owner, {"type": "agent.fork", "space_id": room, "agent_id": agent})

@@ -39,6 +39,7 @@ from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.restarts import Restarts
 from chips_gateway.search import SearchReader
 from chips_gateway.sockets import Sockets
 from chips_gateway.webapp import default_web_dir, mount_web, web_built
@@ -87,6 +88,15 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             stack.push_async_callback(app.state.attachments_client.aclose)
             sockets = Sockets()
             await sockets.start(nc, names.disconnected_subject)
+            restarts = Restarts(
+                redis,
+                settings.redis_prefix,
+                settings.replica_id(),
+                settings.presence_ttl_seconds,
+                settings.restart_wait_seconds,
+            )
+            await restarts.start(nc, names.restart_subject)
+            stack.push_async_callback(restarts.stop)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -103,6 +113,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
                 search=SearchReader(search_engine),
+                restarts=restarts,
                 sockets=sockets,
             )
             app.state.nc = nc

@@ -18,6 +18,7 @@ from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.restarts import Restarts
 from chips_gateway.search import SearchReader
 from chips_gateway.sockets import Sockets
 
@@ -34,6 +35,7 @@ class Context:
     limiter: CredentialLimiter
     links: FileLinks
     search: SearchReader
+    restarts: Restarts
     sockets: Sockets = field(default_factory=Sockets)
 
 

@@ -24,6 +24,7 @@ HTTP_STATUS = {
     "agent_elsewhere": 409,
     "room_closed": 409,
     "lead_room": 409,
+    "not_connected": 409,
     "too_large": 413,
     "rate_limited": 429,
     "unavailable": 503,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from sqlalchemy import ColumnElement, and_, func, or_, select
 
 from chips_common.db import tables as t
-from chips_gateway.api import agents, harnesses, rooms
+from chips_gateway.api import agents, directory, harnesses, rooms
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.guard import spaces_of
@@ -17,6 +17,7 @@ router = APIRouter(prefix="/v1")
 router.include_router(rooms.router)
 router.include_router(harnesses.router)
 router.include_router(agents.router)
+router.include_router(directory.router)
 
 
 @router.get("/spaces")
@@ -69,7 +70,13 @@ async def list_spaces(
                         t.rm_members.c.participant_id,
                         t.rm_members.c.standing,
                     )
-                    .where(t.rm_members.c.space_id.in_(ids))
+                    # A harness behind its agents is shown as them (docs/adr/0070).
+                    .where(
+                        and_(
+                            t.rm_members.c.space_id.in_(ids),
+                            t.rm_members.c.standing != "agents",
+                        )
+                    )
                     .order_by(t.rm_members.c.since_seq, t.rm_members.c.participant_id)
                 )
             ).all()
