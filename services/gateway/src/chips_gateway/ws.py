@@ -40,6 +40,7 @@ from chips_common.events import (
 )
 from chips_common.rules.context import Budget
 from chips_common.rules.delivery import is_for
+from chips_common.rules.exchanges import held_ack
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
@@ -252,6 +253,7 @@ class Session:
             shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
             frame = {"frame": "event", "event": shaped}
             beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
+            beside += [{"frame": "event", "event": h} for h in await self.shaper.handed(event)]
             if shaped is event and self.feed is not None:
                 # Sent as the feed offered it: one encoding for every such socket.
                 text = self.feed.frame_json(event)
@@ -261,6 +263,8 @@ class Session:
             ]
             # A run's harness is sent each receipt after the batch that holds its event.
             beside = [r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))]
+            for e in frame["events"]:  # and each held message a person's act handed it
+                beside += [{"frame": "event", "event": h} for h in await self.shaper.handed(e)]
         await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
         metrics.FRAMES_OUT.labels(frame["frame"]).inc()
         for receipt in beside:
@@ -621,6 +625,7 @@ class Session:
             }
             if trace_id:
                 ack["trace_id"] = trace_id
+            ack.update(held_ack(answer.events[-1] if answer.events else None))
             self.push(ack)
             if (receipt := runs.receipt_after_ack(answer, key)) is not None:
                 self.push(receipt)
