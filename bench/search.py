@@ -51,9 +51,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chips_common.db.search_tables import TEXT_SEARCH_CONFIG, TSV_INDEX, TSV_INDEX_DDL
 from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery, clean_text
+from chips_common.tokens import hash_token
 from chips_devstack.procs import ready
 from chips_devstack.stack import UNLIMITED, Stack, local_stack
-from chips_gateway.search import IN_ROOMS, SEARCH_SQL
+from chips_gateway.search import SEARCH_SQL
 from tests.e2e.client import Api, Identity
 
 RESULTS = Path(__file__).parent / "results"
@@ -417,11 +418,38 @@ async def measure_queries(
 
 
 def search_sql() -> str:
-    """The gateway's query of a search across the caller's rooms, with psycopg's binds."""
-    sql = SEARCH_SQL.format(scope=IN_ROOMS)
-    for name in ("workspace_id", "tsquery", "before", "participant_id", "limit", "headline"):
+    """The gateway's statement of a search across the caller's rooms, with psycopg's binds:
+    the credential, head, checkpoint and rooms now, and the page of hits, in one."""
+    sql = SEARCH_SQL
+    for name in (
+        "credential_id",
+        "workspace_id",
+        "tsquery",
+        "before",
+        "participant_id",
+        "limit",
+        "headline",
+    ):
         sql = sql.replace(f":{name}", f"%({name})s")
-    return sql.replace("CAST(:rooms AS text[])", "CAST(%(rooms)s AS text[])")
+    return sql
+
+
+def rooms_of(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM memberships WHERE workspace_id = %(workspace_id)s"
+        " AND participant_id = %(participant_id)s",
+        params,
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def credential_of(conn: psycopg.Connection[Any], identity: Identity) -> str:
+    row = conn.execute(
+        "SELECT id FROM credentials WHERE token_hash = %s", (hash_token(identity.token),)
+    ).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 def measure_sql(
@@ -432,8 +460,9 @@ def measure_sql(
     sql = search_sql()
     figures: dict[str, Any] = {}
     plans = []
-    with psycopg.connect(plain(database_url)) as conn:
-        rooms: dict[str, list[str]] = {}
+    # Autocommit and never prepared, as the gateway's search engine sends it.
+    with psycopg.connect(plain(database_url), autocommit=True, prepare_threshold=None) as conn:
+        credentials: dict[str, str] = {}
         for who in ("owner", "member"):
             for kind, queries in sets.items():
                 times: list[float] = []
@@ -442,22 +471,16 @@ def measure_sql(
                     ws = rng.choice(made)
                     identity: Identity = ws[who]
                     pid = identity.participant_id
-                    if pid not in rooms:
-                        rooms[pid] = [
-                            row[0]
-                            for row in conn.execute(
-                                "SELECT space_id FROM memberships WHERE participant_id = %s",
-                                (pid,),
-                            )
-                        ]
+                    if pid not in credentials:
+                        credentials[pid] = credential_of(conn, identity)
                     params = {
+                        "credential_id": credentials[pid],
                         "workspace_id": identity.workspace_id,
                         "participant_id": pid,
                         "tsquery": build_tsquery(q),
                         "before": 2**63 - 1,
                         "limit": 21,
                         "headline": HEADLINE_OPTIONS,
-                        "rooms": rooms[pid],
                     }
                     started = time.perf_counter()
                     conn.execute(sql, params).fetchall()
@@ -469,7 +492,7 @@ def measure_sql(
                 plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, worst[2]).fetchall()
                 plans.append(
                     f"--- slowest of {who}'s {kind}: q={worst[1]!r} ({worst[0] * 1000:.1f} ms;"
-                    f" {len(worst[2]['rooms'])} rooms), run again under EXPLAIN ANALYZE\n"
+                    f" {rooms_of(conn, worst[2])} rooms), run again under EXPLAIN ANALYZE\n"
                 )
                 plans.extend(row[0] + "\n" for row in plan)
     return figures, "".join(plans)
@@ -479,28 +502,21 @@ def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[
     """EXPLAIN ANALYZE of the gateway's own query, one of each kind, as the member."""
     ws = made[0]
     out = []
-    with psycopg.connect(plain(database_url)) as conn:
-        rooms = [
-            row[0]
-            for row in conn.execute(
-                "SELECT space_id FROM memberships WHERE participant_id = %s",
-                (ws["member"].participant_id,),
-            )
-        ]
+    with psycopg.connect(plain(database_url), autocommit=True, prepare_threshold=None) as conn:
         sql = search_sql()
         for kind, queries in sets.items():
             q = queries[0]
             params = {
+                "credential_id": credential_of(conn, ws["member"]),
                 "workspace_id": ws["owner"].workspace_id,
                 "participant_id": ws["member"].participant_id,
                 "tsquery": build_tsquery(q),
                 "before": 2**63 - 1,
                 "limit": 21,
                 "headline": HEADLINE_OPTIONS,
-                "rooms": rooms,
             }
             plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params).fetchall()
-            out.append(f"--- {kind}: q={q!r} (member of {len(rooms)} rooms)\n")
+            out.append(f"--- {kind}: q={q!r} (member of {rooms_of(conn, params)} rooms)\n")
             out.extend(row[0] + "\n" for row in plan)
     return "".join(out)
 
@@ -518,6 +534,7 @@ async def measure_lag(
     words: dict[str, tuple[Identity, str]] = {}
     total = int(rate * seconds)
     done = asyncio.Event()
+    run = f"{random.randrange(16**6):06x}"
 
     waiting: dict[str, list[tuple[int, str]]] = {}  # per workspace, a heap of (seq, key)
 
@@ -593,9 +610,9 @@ async def measure_lag(
         if delay > 0:
             await asyncio.sleep(delay)
         ws, sock = sockets[i % len(sockets)]
-        # A key of its own per rate: a key sent again is a duplicate the log answers with the
-        # first one's seq (and its words), which is not what is measured.
-        k = f"lag{rate}-{i}"
+        # A key of its own per rate and run: a key sent again is a duplicate the log answers
+        # with the first one's seq (and its words), which is not what is measured.
+        k = f"lag{rate}-{run}-{i}"
         word = f"lagword{i}x{random.randrange(10**6)}"
         words[k] = (ws["owner"], word)
         events[k] = json.dumps(

@@ -71,6 +71,8 @@ def check_frame(frame: dict[str, Any]) -> None:
         assert frame["idempotency_key"]
     elif kind == "error":
         assert frame["code"] and frame["message"]
+    elif kind == "restart":
+        assert frame["asked_by"] and frame["asked_at"]
     elif kind == "receipt":
         assert frame["idempotency_key"] and frame["disposition"] in ("queued", "steered")
     elif kind == "hello":

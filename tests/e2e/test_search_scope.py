@@ -155,3 +155,25 @@ async def test_nobody_outside_a_room_finds_anything_of_it(api: Api) -> None:
         )
         assert r.status_code == 403
     assert ids(await everything(sam, word)) == theirs[sam.participant_id]
+
+
+async def test_a_withdrawn_token_finds_nothing_though_the_gateway_knew_it(api: Api) -> None:
+    """The gateway remembers who a token is after its first search (docs/adr/0066); that
+    the credential still stands is read by every search. Withdrawn, it gets 401 at once,
+    whatever else is wrong with its request, and its gateway forgets it."""
+    word = f"quince{secrets.token_hex(3)}"
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await api.open_space(owner, "Plans", [scout.participant_id])
+    seq, _ = await said(api, owner, room, f"the {word} plan")
+    for who in (scout, owner):  # each remembered now
+        assert len(await found(api, who, word, after_seq=seq)) == 1
+    await api.append(owner, {"type": "harness.disconnected", "harness_id": scout.participant_id})
+    for params in ({"q": word}, {"q": word, "space_id": room}, {"q": word, "cursor": "x"}):
+        for _ in range(2):
+            r = await api.http.get("/v1/search", params=params, headers=api.auth(scout))
+            assert r.status_code == 401, (params, r.text)
+            assert r.json()["code"] == "unauthorized"
+            assert word not in r.text
+    # The owner's token stands, and still finds it.
+    assert len(await found(api, owner, word)) == 1

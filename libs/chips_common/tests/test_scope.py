@@ -330,3 +330,130 @@ def test_space_erased_goes_to_whoever_was_in_it_and_ends_it() -> None:
     assert view.fold(post(SPACE)) is False
     outsider = MembershipView(ME)
     assert outsider.fold(erased(SPACE)) is False
+
+
+# --- Agents (spec/websocket.md, Agents; docs/adr/0079) --------------------------------
+
+JACOBIAN = "hrn_jacobian"
+AGENT = "agt_j1"
+
+
+def registered(agent_id: str = AGENT, harness_id: str = JACOBIAN) -> dict[str, Any]:
+    return {
+        "type": "agent.registered",
+        "agent_id": agent_id,
+        "harness_id": harness_id,
+        "key": "k",
+        "name": "J1",
+        "actor": {"kind": "harness", "id": harness_id},
+    }
+
+
+def renamed(agent_id: str = AGENT, harness_id: str = JACOBIAN) -> dict[str, Any]:
+    return {
+        "type": "agent.updated",
+        "agent_id": agent_id,
+        "harness_id": harness_id,
+        "name": "J One",
+        "actor": {"kind": "harness", "id": harness_id},
+    }
+
+
+def test_agent_news_goes_to_its_harness_and_the_people_told_who_everybody_is() -> None:
+    member = MembershipView(ME, kind="person", role="member")
+    admin = MembershipView(ME, kind="person", role="admin")
+    guest = MembershipView(ME, kind="person", role="guest")
+    own = MembershipView(JACOBIAN, kind="harness", speaks_agents=True)
+    stranger = MembershipView(HARNESS, kind="harness", speaks_agents=True)
+    for event in (registered(), renamed()):
+        assert member.fold(event) and admin.fold(event) and own.fold(event)
+        assert not guest.fold(event)
+        assert not stranger.fold(event)
+
+
+def test_a_guest_or_a_harness_sharing_a_room_with_the_agent_is_told() -> None:
+    guest = MembershipView(ME, [SPACE], kind="person", role="guest")
+    harness = MembershipView(HARNESS, [SPACE], kind="harness", speaks_agents=True)
+    elsewhere = MembershipView(OTHER, ["spc_b"], kind="person", role="guest")
+    for view in (guest, harness, elsewhere):
+        assert not view.fold(registered())  # the agent is in no room yet
+    for view in (guest, harness, elsewhere):
+        view.fold(added(SPACE, AGENT))
+    assert guest.fold(renamed()) and harness.fold(renamed())
+    assert not elsewhere.fold(renamed())
+    for view in (guest, harness, elsewhere):
+        view.fold(removed(SPACE, AGENT))
+    assert not guest.fold(renamed()) and not harness.fold(renamed())
+
+
+def test_an_agent_in_a_room_from_before_the_view_started_is_known() -> None:
+    guest = MembershipView(ME, [SPACE], role="guest", agent_rooms={AGENT: {SPACE}})
+    assert guest.fold(renamed())
+    guest.fold({"type": "space.erased", "space_id": SPACE, "actor": person(OTHER)})
+    assert not guest.fold(renamed())
+
+
+def test_an_agent_a_room_is_opened_with_is_in_it() -> None:
+    guest = MembershipView(ME, kind="person", role="guest")
+    guest.fold(created(SPACE, OTHER, [ME, AGENT]))
+    assert guest.fold(renamed())
+
+
+def test_held_words_go_to_the_agents_harness_alone() -> None:
+    held = {
+        "type": "message.held",
+        "agent_id": AGENT,
+        "harness_id": JACOBIAN,
+        "text": "hi",
+        "actor": {"kind": "agent", "id": AGENT, "harness_id": JACOBIAN},
+    }
+    assert MembershipView(JACOBIAN, kind="harness", speaks_agents=True).fold(held)
+    assert not MembershipView(ME, kind="person", role="owner").fold(held)
+    assert not MembershipView(HARNESS, kind="harness", speaks_agents=True).fold(held)
+
+
+def test_a_fork_asked_in_a_room_reaches_the_harness_not_in_it() -> None:
+    fork = {
+        "type": "agent.fork",
+        "space_id": SPACE,
+        "agent_id": AGENT,
+        "harness_id": JACOBIAN,
+        "actor": person(OTHER),
+    }
+    assert MembershipView(JACOBIAN, kind="harness", speaks_agents=True).fold(fork)
+    assert MembershipView(ME, [SPACE]).fold(fork)
+    assert not MembershipView(HARNESS, kind="harness", speaks_agents=True).fold(fork)
+
+
+def test_a_harness_before_agents_is_shown_its_agents_as_itself() -> None:
+    view = MembershipView(JACOBIAN, [SPACE], kind="harness")
+    assert view.seen(registered()) is None  # told, but not in the pre-agents view
+    assert view.own_agents == {AGENT}
+    said = {
+        "type": "message.post",
+        "space_id": SPACE,
+        "text": "hi",
+        "actor": {"kind": "agent", "id": AGENT, "harness_id": JACOBIAN},
+        "addressed_to": [AGENT],
+    }
+    shown = view.seen(said)
+    assert shown is not None
+    assert shown["actor"] == {"kind": "harness", "id": JACOBIAN}
+    assert shown["addressed_to"] == [JACOBIAN]
+    # Declaring agents, as of its seq, shows agents as agents from then on.
+    view.fold({"type": "harness.declared", "harness_id": JACOBIAN, "capabilities": ["agents"]})
+    assert view.seen(said) is said
+    assert view.seen(renamed()) is not None
+    view.fold({"type": "harness.declared", "harness_id": JACOBIAN, "capabilities": []})
+    assert view.seen(renamed()) is None
+
+
+def test_a_person_is_shown_agents_as_agents() -> None:
+    view = MembershipView(ME, [SPACE], kind="person")
+    said = {
+        "type": "message.post",
+        "space_id": SPACE,
+        "text": "hi",
+        "actor": {"kind": "agent", "id": AGENT, "harness_id": JACOBIAN},
+    }
+    assert view.seen(said) is said

@@ -1,15 +1,17 @@
-"""A consumer's batch: handled per workspace, and skipped where nothing is wanted."""
+"""A consumer's batch: handled per workspace (or all together), and skipped where nothing
+is wanted."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, cast
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
 from chips_common.nats.streams import Names
-from chips_common.service.consumer import settle_batch
+from chips_common.service.consumer import settle_batch, settle_together
 
 
 class FakeMsg:
@@ -67,4 +69,30 @@ async def test_a_failed_handler_naks_its_workspace_only() -> None:
             raise RuntimeError("the database went away")
 
     await settle_batch(cast(NATS, None), cast(Names, None), msgs, handle, "test", None)
+    assert [m.settled for m in msgs] == ["nak", "ack"]
+
+
+async def test_together_every_workspace_is_handled_in_one_call() -> None:
+    calls: list[dict[str, int]] = []
+
+    async def handle(highest: Mapping[str, int]) -> None:
+        calls.append(dict(highest))
+
+    msgs: list[Any] = [FakeMsg("ws_a", 1, "message.post"), FakeMsg("ws_b", 4, "message.post")]
+    msgs += [FakeMsg("ws_a", 3, "space.updated"), FakeMsg("ws_c", 9, "space.updated")]
+    await settle_together(
+        cast(NATS, None), cast(Names, None), msgs, handle, "test", frozenset({"message.post"})
+    )
+    assert calls == [{"ws_a": 3, "ws_b": 4}]
+    assert all(m.settled == "ack" for m in msgs)
+
+
+async def test_together_a_failed_handler_naks_what_it_was_handed() -> None:
+    async def handle(highest: Mapping[str, int]) -> None:
+        raise RuntimeError("the database went away")
+
+    msgs: list[Any] = [FakeMsg("ws_a", 1, "message.post"), FakeMsg("ws_b", 2, "space.updated")]
+    await settle_together(
+        cast(NATS, None), cast(Names, None), msgs, handle, "test", frozenset({"message.post"})
+    )
     assert [m.settled for m in msgs] == ["nak", "ack"]

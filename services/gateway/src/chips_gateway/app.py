@@ -39,6 +39,7 @@ from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.restarts import Restarts
 from chips_gateway.search import SearchReader
 from chips_gateway.sockets import Sockets
 from chips_gateway.webapp import default_web_dir, mount_web, web_built
@@ -51,6 +52,18 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         async with AsyncExitStack() as stack:
             engine = build_engine(settings)
             stack.push_async_callback(engine.dispose)
+            # Searches' own: each is one statement in autocommit, with no round trip to
+            # check a connection out (a dead one is tried once more) and no prepared
+            # statements (every search is planned for its words: a rare word and a common
+            # one want different plans). docs/adr/0066.
+            search_engine = build_engine(
+                settings,
+                pool_size=5,
+                pre_ping=False,
+                autocommit=True,
+                connect_args={"prepare_threshold": None},
+            )
+            stack.push_async_callback(search_engine.dispose)
             # Short timeouts: Redis holds tickets and rate counters only, and a write or a
             # ticket must not hang on it while it is away (DESIGN.md §3).
             redis = Redis.from_url(
@@ -75,6 +88,15 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             stack.push_async_callback(app.state.attachments_client.aclose)
             sockets = Sockets()
             await sockets.start(nc, names.disconnected_subject)
+            restarts = Restarts(
+                redis,
+                settings.redis_prefix,
+                settings.replica_id(),
+                settings.presence_ttl_seconds,
+                settings.restart_wait_seconds,
+            )
+            await restarts.start(nc, names.restart_subject)
+            stack.push_async_callback(restarts.stop)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -90,7 +112,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_burst,
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
-                search=SearchReader(engine),
+                search=SearchReader(search_engine),
+                restarts=restarts,
                 sockets=sockets,
             )
             app.state.nc = nc

@@ -69,6 +69,12 @@ class GatewaySettings(Settings):
     # checkout (docs/adr/0033).
     web_dir: str = ""
 
+    # Restarts (docs/adr/0080): how long a harness asked to restart reads "Restarting"
+    # without a word from it (spec/websocket.md: three minutes), and how long a harness's
+    # socket counts as open unless its gateway renews it (a third of it at a time).
+    restart_wait_seconds: float = 180.0
+    presence_ttl_seconds: float = 30.0
+
     def replica_id(self) -> str:
         if not self.gateway_id:
             self.gateway_id = new_id("gw").lower()

@@ -18,6 +18,7 @@ from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
+from chips_gateway.restarts import Restarts
 from chips_gateway.search import SearchReader
 from chips_gateway.sockets import Sockets
 
@@ -34,10 +35,13 @@ class Context:
     limiter: CredentialLimiter
     links: FileLinks
     search: SearchReader
+    restarts: Restarts
     sockets: Sockets = field(default_factory=Sockets)
 
 
-def get_context(request: Request) -> Context:
+async def get_context(request: Request) -> Context:
+    # async, though it awaits nothing: FastAPI runs a plain ``def`` dependency in its
+    # thread pool, a hop to a thread and back on every request for a dictionary lookup.
     ctx: Context = request.app.state.ctx
     return ctx
 

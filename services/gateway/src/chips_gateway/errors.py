@@ -19,6 +19,7 @@ HTTP_STATUS = {
     "forbidden": 403,
     "not_found": 404,
     "stale_file": 409,
+    "not_connected": 409,
     "too_large": 413,
     "rate_limited": 429,
     "unavailable": 503,

@@ -351,3 +351,57 @@ class LogReader:
         )
         async with self.engine.connect() as conn:
             return (await conn.execute(query)).first() is not None
+
+    # --- agents, for the scope and the pre-agents view (docs/adr/0079) ------------------
+
+    async def agent_rooms_as_of(self, workspace_id: str, seq: int) -> dict[str, set[str]]:
+        """The rooms each agent of the workspace was in once event ``seq`` was applied."""
+        log = t.membership_log
+        query = (
+            select(log.c.participant_id, log.c.space_id, log.c.added)
+            .where(
+                and_(
+                    log.c.workspace_id == workspace_id,
+                    log.c.participant_id.startswith("agt_"),
+                    log.c.seq <= seq,
+                )
+            )
+            .order_by(log.c.participant_id, log.c.space_id, log.c.seq.desc())
+            .distinct(log.c.participant_id, log.c.space_id)
+        )
+        found: dict[str, set[str]] = {}
+        async with self.engine.connect() as conn:
+            for row in await conn.execute(query):
+                if row.added:
+                    found.setdefault(row.participant_id, set()).add(row.space_id)
+        return found
+
+    async def own_agents_as_of(self, harness_id: str, seq: int) -> set[str]:
+        """The agents a harness had registered by event ``seq``."""
+        p = t.participants.c
+        query = select(p.id).where(
+            and_(p.owner_id == harness_id, p.kind == "agent", p.joined_seq <= seq)
+        )
+        async with self.engine.connect() as conn:
+            return {row.id for row in await conn.execute(query)}
+
+    async def speaks_agents_as_of(self, workspace_id: str, harness_id: str, seq: int) -> bool:
+        """Whether the harness's last ``harness.declared`` by event ``seq`` named ``agents``."""
+        e = t.events.c
+        query = (
+            select(e.body)
+            .where(
+                and_(
+                    e.workspace_id == workspace_id,
+                    e.space_id.is_(None),
+                    e.type == "harness.declared",
+                    e.seq <= seq,
+                    e.body["harness_id"].astext == harness_id,
+                )
+            )
+            .order_by(e.seq.desc())
+            .limit(1)
+        )
+        async with self.engine.connect() as conn:
+            body = (await conn.execute(query)).scalar()
+        return isinstance(body, dict) and "agents" in (body.get("capabilities") or ())

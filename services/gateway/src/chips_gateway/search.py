@@ -3,54 +3,107 @@
 The search service writes ``search_docs``; the gateway only reads it, as it reads the
 projector's read models. Whom a row may be shown to is never taken from the index: every
 search reads the caller's rooms from the door state (``memberships``, the same source as
-every other read's membership check), in the same snapshot as the index and its
-checkpoint, and asks the index for rows of those rooms (and their threads) only. A line
-the caller hid for themselves is left out by the door's ``message_hidden``.
+every other read's membership check) and asks the index for rows of those rooms (and
+their threads) only. A line the caller hid for themselves is left out by the door's
+``message_hidden``.
+
+A search is one statement, so one round trip and one snapshot (docs/adr/0066): that the
+caller's credential still stands, the log's head and the index's checkpoint, the caller's
+rooms now (and, with ``space_id``, that the space is one of them or a thread of one), and
+the page of hits with its snippets. Who a token is (its credential, workspace and
+participant, which never change) is remembered by the gateway after the first search; that
+the credential was not withdrawn is checked by every search, in its statement.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from chips_common.db import tables as t
-from chips_common.db.search_tables import TEXT_SEARCH_CONFIG, search_checkpoints
+from chips_common.db.principals import principal_for_token
+from chips_common.db.retry import once_more
+from chips_common.db.search_tables import TEXT_SEARCH_CONFIG
 from chips_common.rules.search import HEADLINE_OPTIONS
+from chips_common.tokens import hash_token
+
+# What a search stands on, read once in the statement's snapshot: the credential still
+# stands (as chips_common.db.principals decides it), the head, the checkpoint, the rooms
+# the caller is in now, and with ``space_id`` the space's room (a thread's parent).
+_STANDING = f"""
+WITH me AS MATERIALIZED (
+    SELECT EXISTS (
+               SELECT 1 FROM credentials c JOIN participants p ON p.id = c.participant_id
+               WHERE c.id = :credential_id AND c.revoked_at IS NULL
+           ) AS known,
+           coalesce((SELECT head_seq FROM workspaces WHERE id = :workspace_id), 0)
+               AS head_seq,
+           coalesce((SELECT seq FROM search_checkpoints WHERE workspace_id = :workspace_id), 0)
+               AS as_of_seq,
+           ARRAY(SELECT space_id FROM memberships
+                 WHERE workspace_id = :workspace_id AND participant_id = :participant_id)
+               AS rooms,
+           {{parent}} AS parent
+)
+SELECT me.known, me.head_seq, me.as_of_seq, {{allowed}} AS allowed,
+       h.doc_id, h.seq, h.space_id, h.room_id, h.kind, h.message_kind, h.message_id,
+       h.run_id, h.step_id, h.author_id, h.ts, h.headline
+FROM me LEFT JOIN LATERAL (
+    SELECT d.*,
+           ts_headline('{TEXT_SEARCH_CONFIG}', d.words || E'\\n' || d.extra, query,
+                       :headline) AS headline
+    FROM (
+        SELECT d.doc_id, d.seq, d.space_id, d.room_id, d.kind, d.message_kind,
+               d.message_id, d.run_id, d.step_id, d.author_id, d.ts, d.words, d.extra
+        FROM search_docs d
+        WHERE me.known AND {{allowed}}
+          AND d.workspace_id = :workspace_id
+          AND d.tsv @@ to_tsquery('{TEXT_SEARCH_CONFIG}', :tsquery)
+          AND {{scope}}
+          AND d.seq < :before
+          AND NOT EXISTS (
+              SELECT 1 FROM message_hidden h
+              WHERE h.message_id = d.message_id AND h.participant_id = :participant_id
+          )
+        ORDER BY d.seq DESC
+        LIMIT :limit
+    ) d, to_tsquery('{TEXT_SEARCH_CONFIG}', :tsquery) AS query
+) h ON true
+ORDER BY h.seq DESC
+"""
 
 # The newest hits of the caller's rooms older than the cursor, then snippets for them
 # alone. The tsquery comes from chips_common.rules.search.build_tsquery (each word typed
 # quoted) and is bound, never spliced; Postgres folds it with the index's configuration.
-SEARCH_SQL = f"""
-SELECT d.doc_id, d.seq, d.space_id, d.room_id, d.kind, d.message_kind, d.message_id,
-       d.run_id, d.step_id, d.author_id, d.ts,
-       ts_headline('{TEXT_SEARCH_CONFIG}', d.words || E'\\n' || d.extra, query,
-                   :headline) AS headline
-FROM (
-    SELECT *
-    FROM search_docs d
-    WHERE d.workspace_id = :workspace_id
-      AND d.tsv @@ to_tsquery('{TEXT_SEARCH_CONFIG}', :tsquery)
-      AND {{scope}}
-      AND d.seq < :before
-      AND NOT EXISTS (
-          SELECT 1 FROM message_hidden h
-          WHERE h.message_id = d.message_id AND h.participant_id = :participant_id
-      )
-    ORDER BY d.seq DESC
-    LIMIT :limit
-) d, to_tsquery('{TEXT_SEARCH_CONFIG}', :tsquery) AS query
-ORDER BY d.seq DESC
-"""
+SEARCH_SQL = _STANDING.format(
+    parent="CAST(NULL AS text)", allowed="true", scope="d.room_id = ANY(me.rooms)"
+)
+# One space: a room with its threads, or a thread alone; the caller must be in its room.
+SEARCH_SPACE_SQL = _STANDING.format(
+    parent="(SELECT parent_space_id FROM spaces"
+    " WHERE id = :space_id AND workspace_id = :workspace_id)",
+    allowed="(coalesce(me.parent, :space_id) = ANY(me.rooms))",
+    scope="d.room_id = coalesce(me.parent, :space_id)"
+    " AND (me.parent IS NULL OR d.space_id = :space_id)",
+)
 
-IN_ROOMS = "d.room_id = ANY(CAST(:rooms AS text[]))"
-IN_ROOM = "d.room_id = :room_id"
-IN_THREAD = "d.space_id = :space_id"
+# Parsed once: a text() made per search costs more than the rest of the gateway's own work.
+_SEARCH = text(SEARCH_SQL)
+_SEARCH_SPACE = text(SEARCH_SPACE_SQL)
+_CREDENTIAL_STANDS = text(
+    "SELECT 1 FROM credentials c JOIN participants p ON p.id = c.participant_id"
+    " WHERE c.id = :credential_id AND c.revoked_at IS NULL"
+)
+_CHECKPOINT = text("SELECT seq FROM search_checkpoints WHERE workspace_id = :workspace_id")
+
+# How many callers' tokens a gateway remembers (a token's hash and who it is: ~300 bytes).
+KNOWN_TOKENS = 10_000
 
 
 @dataclass(frozen=True)
@@ -77,39 +130,84 @@ class Found:
     hits: list[Hit]
 
 
+@dataclass(frozen=True)
+class Searcher:
+    """Who a token is, as far as a search needs: facts of a credential that never change."""
+
+    credential_id: str
+    workspace_id: str
+    participant_id: str
+
+
 class NotInSpace(Exception):
     """``space_id`` names a space the caller is not in now (or none at all)."""
 
 
+class UnknownToken(Exception):
+    """The token is not known, or its credential was withdrawn."""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    known: bool
+    allowed: bool
+    head_seq: int
+    found: Found
+
+
 class SearchReader:
+    """Searches, each one statement on a connection of ``engine``.
+
+    ``engine`` is the gateway's reading engine for searches: autocommit (a statement is
+    its own snapshot; no BEGIN, no ROLLBACK) and no check of a connection as it leaves the
+    pool (a dead one is found by the statement, which goes once more on a new one).
+    """
+
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        self.tokens: OrderedDict[str, Searcher] = OrderedDict()
+
+    async def searcher(self, token: str) -> Searcher:
+        """Who the token is: remembered, or read once (a withdrawn credential is read again
+        by every search's statement, which says so).
+
+        Raises:
+            UnknownToken: the token is not known, or its credential was withdrawn.
+        """
+        digest = hash_token(token)
+        known = self.tokens.get(digest)
+        if known is not None:
+            self.tokens.move_to_end(digest)
+            return known
+        principal = await principal_for_token(self.engine, token)
+        if principal is None:
+            raise UnknownToken
+        known = Searcher(principal.credential_id, principal.workspace_id, principal.participant_id)
+        self.tokens[digest] = known
+        if len(self.tokens) > KNOWN_TOKENS:
+            self.tokens.popitem(last=False)
+        return known
+
+    def forget_credential(self, who: Searcher) -> None:
+        """A withdrawn credential is not remembered (withdrawing is rare: a scan)."""
+        for digest in [d for d, known in self.tokens.items() if known == who]:
+            del self.tokens[digest]
+
+    async def still_known(self, who: Searcher) -> bool:
+        """Whether the credential still stands (for an answer that sends no search)."""
+
+        async def read(conn: AsyncConnection) -> bool:
+            found = await conn.execute(_CREDENTIAL_STANDS, {"credential_id": who.credential_id})
+            return found.first() is not None
+
+        return await once_more(self.engine, read)
 
     async def checkpoint(self, workspace_id: str) -> int:
-        async with self.engine.connect() as conn:
-            return await _checkpoint(conn, workspace_id)
+        async def read(conn: AsyncConnection) -> int:
+            seq = (await conn.execute(_CHECKPOINT, {"workspace_id": workspace_id})).scalar()
+            return int(seq or 0)
 
-    async def wait_for_head(self, workspace_id: str, after_seq: int | None, timeout: float) -> int:
-        """Wait (a bounded while) until the index has folded in ``after_seq`` (the log's head
-        when None; never past it: the index cannot hold what the log does not); its
-        checkpoint. The head and the checkpoint are read in one statement, so a search
-        the index is ready for costs one round trip here."""
-        async with self.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    text(
-                        "SELECT w.head_seq, coalesce(c.seq, 0) AS seq FROM workspaces w"
-                        " LEFT JOIN search_checkpoints c ON c.workspace_id = w.id"
-                        " WHERE w.id = :workspace_id"
-                    ),
-                    {"workspace_id": workspace_id},
-                )
-            ).first()
-        head, reached = (int(row.head_seq), int(row.seq)) if row else (0, 0)
-        target = head if after_seq is None else min(after_seq, head)
-        if reached >= target:
-            return reached
-        return await self.wait_for(workspace_id, target, timeout)
+        return await once_more(self.engine, read)
 
     async def wait_for(self, workspace_id: str, seq: int, timeout: float) -> int:
         """Wait (a bounded while) until the index has folded in ``seq``; its checkpoint."""
@@ -122,83 +220,61 @@ class SearchReader:
 
     async def search(
         self,
-        workspace_id: str,
-        participant_id: str,
+        who: Searcher,
         tsquery: str,
         *,
         space_id: str | None,
         before: int,
         limit: int,
+        after_seq: int | None,
+        wait: float,
     ) -> Found:
-        """The caller's hits, newest first: at most ``limit``, each older than ``before``.
+        """The caller's hits, newest first: at most ``limit``, each older than ``before``,
+        as of ``after_seq`` at least (the log's head when None; never past it: the index
+        cannot hold what the log does not), waited for at most ``wait`` seconds.
 
         Raises:
+            UnknownToken: the caller's credential was withdrawn.
             NotInSpace: ``space_id`` is not a space the caller is in now.
         """
-        async with self.engine.connect() as conn:
-            # One snapshot: who is in which room, the index and its checkpoint agree.
-            await conn.execution_options(isolation_level="REPEATABLE READ")
-            async with conn.begin():
-                as_of, rooms = await _checkpoint_and_rooms(conn, workspace_id, participant_id)
-                params: dict[str, Any] = {
-                    "workspace_id": workspace_id,
-                    "participant_id": participant_id,
-                    "tsquery": tsquery,
-                    "before": before,
-                    "limit": limit,
-                    "headline": HEADLINE_OPTIONS,
-                }
-                if space_id is None:
-                    scope = IN_ROOMS
-                    params["rooms"] = rooms
-                else:
-                    parent = await _parent_of(conn, workspace_id, space_id)
-                    if (parent or space_id) not in rooms:
-                        raise NotInSpace(space_id)
-                    # A room with its threads; a thread alone.
-                    scope = IN_THREAD if parent else IN_ROOM
-                    params["space_id" if parent else "room_id"] = space_id
-                if not rooms:
-                    return Found(as_of, [])
-                rows = await conn.execute(text(SEARCH_SQL.format(scope=scope)), params)
-                hits = [Hit(**row._mapping) for row in rows]
-        return Found(as_of, hits)
+        params: dict[str, Any] = {
+            "credential_id": who.credential_id,
+            "workspace_id": who.workspace_id,
+            "participant_id": who.participant_id,
+            "tsquery": tsquery,
+            "before": before,
+            "limit": limit,
+            "headline": HEADLINE_OPTIONS,
+        }
+        if space_id is not None:
+            params["space_id"] = space_id
+        sql = _SEARCH if space_id is None else _SEARCH_SPACE
 
-
-async def _checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
-    seq = (
-        await conn.execute(
-            select(search_checkpoints.c.seq).where(
-                search_checkpoints.c.workspace_id == workspace_id
+        async def read(conn: AsyncConnection) -> _Answer:
+            rows = (await conn.execute(sql, params)).all()
+            first = rows[0]
+            hits = [Hit(*row[4:]) for row in rows if row.doc_id is not None]
+            return _Answer(
+                bool(first.known),
+                bool(first.allowed),
+                int(first.head_seq),
+                Found(int(first.as_of_seq), hits),
             )
-        )
-    ).scalar()
-    return int(seq or 0)
 
-
-async def _checkpoint_and_rooms(
-    conn: AsyncConnection, workspace_id: str, participant_id: str
-) -> tuple[int, list[str]]:
-    """The index's checkpoint and the caller's rooms now, in one statement (one snapshot)."""
-    row = (
-        await conn.execute(
-            text(
-                "SELECT coalesce((SELECT seq FROM search_checkpoints"
-                " WHERE workspace_id = :workspace_id), 0) AS seq,"
-                " ARRAY(SELECT space_id FROM memberships WHERE workspace_id = :workspace_id"
-                " AND participant_id = :participant_id) AS rooms"
-            ),
-            {"workspace_id": workspace_id, "participant_id": participant_id},
-        )
-    ).one()
-    return int(row.seq), list(row.rooms)
-
-
-async def _parent_of(conn: AsyncConnection, workspace_id: str, space_id: str) -> str | None:
-    s = t.spaces.c
-    parent = (
-        await conn.execute(
-            select(s.parent_space_id).where(and_(s.id == space_id, s.workspace_id == workspace_id))
-        )
-    ).scalar()
-    return str(parent) if parent else None
+        answer = await once_more(self.engine, read)
+        if not answer.known:
+            raise UnknownToken
+        if not answer.allowed:
+            raise NotInSpace(space_id)
+        target = answer.head_seq if after_seq is None else min(after_seq, answer.head_seq)
+        if answer.found.as_of_seq >= target:
+            return answer.found
+        # The index is behind what the caller may have seen: wait for it, then search again
+        # (the whole statement: membership may have moved on meanwhile too).
+        await self.wait_for(who.workspace_id, target, wait)
+        answer = await once_more(self.engine, read)
+        if not answer.known:
+            raise UnknownToken
+        if not answer.allowed:
+            raise NotInSpace(space_id)
+        return answer.found

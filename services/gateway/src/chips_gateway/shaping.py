@@ -161,11 +161,14 @@ class Shaper:
             return shaped
         return {**shaped, "context": {**shaped["context"], "files": files}}
 
-    async def handed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+    async def handed(
+        self, event: dict[str, Any], own: frozenset[str] | None = None
+    ) -> list[dict[str, Any]]:
         """The held messages a person's act hands this harness: the newest held message
         that was for it since the person before last acted, as message.new with
         ``handed: true`` (spec/websocket.md; docs/adr/0083). Read from the log as of the
-        act, so a replay hands over the same."""
+        act, so a replay hands over the same. ``own``: the harness's own agents, shown as
+        the harness itself in the pre-agents view; what was for them is its."""
         if self.kind != "harness" or (event.get("actor") or {}).get("kind") != "person":
             return []
         space_id = event.get("space_id")
@@ -176,7 +179,8 @@ class Shaper:
             held = await held_since_last_person(
                 conn, self.principal.workspace_id, space_id, event["seq"]
             )
-        newest = next((e for e in held if pid in (e.get("held_for") or ())), None)
+        mine = {pid, *(own or ())}
+        newest = next((e for e in held if mine & set(e.get("held_for") or ())), None)
         if newest is None:
             return []
         turn = {**newest, "addressed_to": [pid]}

@@ -38,11 +38,13 @@ from chips_common.events import (
     parse_event,
     said_on_run,
 )
+from chips_common.rules.agents_view import as_seen_by
 from chips_common.rules.context import Budget
 from chips_common.rules.delivery import is_for
 from chips_common.rules.exchanges import held_ack
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
+from chips_gateway.agents import agents_with_rooms, view_as_of
 from chips_gateway.auth import Principal, bearer, principal_for_credential, principal_for_token
 from chips_gateway.context import Context
 from chips_gateway.edge import MAX_INT, has_nul
@@ -65,6 +67,8 @@ CLOSE_TRY_LATER = 1013
 # Marks a queued event frame still to be shaped for its recipient by the send loop.
 SHAPE = "_shape"
 EXTRAS = "_extras"
+# The own agents a pre-agents harness is shown as itself, as of the queued event.
+VIEW = "_view"
 
 
 class TooFarBehind(Exception):
@@ -126,7 +130,7 @@ class Subscription:
         if seq <= self.cursor:
             return None
         self.cursor = seq
-        return event if self.view.fold(event) else None
+        return event if self.view.visible(event) else None
 
     def offer(self, event: dict[str, Any]) -> None:
         """Called by the feed for every event of the workspace, in seq order.
@@ -146,14 +150,19 @@ class Subscription:
                 self.session.fall_behind()
             return
         if self.visible(event) is not None:
-            self.session.push(queued(event, extras))
+            self.session.push(queued(event, extras, self.view.pre_agents()))
 
 
-def queued(event: dict[str, Any], extras: dict[str, Any] | None) -> dict[str, Any]:
-    """An event frame waiting to be shaped by the send loop (with its extras, if known)."""
+def queued(
+    event: dict[str, Any], extras: dict[str, Any] | None, view: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """An event frame waiting to be shaped by the send loop (with its extras, if known,
+    and the own agents of a harness shown the pre-agents view, docs/adr/0079)."""
     frame: dict[str, Any] = {"frame": "event", "event": event, SHAPE: True}
     if extras is not None:
         frame[EXTRAS] = extras
+    if view is not None:
+        frame[VIEW] = view
     return frame
 
 
@@ -198,10 +207,19 @@ class Session:
         # Set when the credential is withdrawn (chips disconnect): the socket is closed.
         self.revoked = asyncio.Event()
         self.revoked_why = ""
+        # A harness socket counted online (restarts.py), once it has said hello.
+        self.presence: str | None = None
 
     def revoke(self, why: str) -> None:
         self.revoked_why = why
         self.revoked.set()
+
+    def ask_restart(self, frame: dict[str, Any]) -> bool:
+        """Send a restart frame, if this socket's hello said it accepts one (ADR 0080)."""
+        if "restart" not in self.accepts:
+            return False
+        self.push(dict(frame))
+        return True
 
     # --- writing to the client -----------------------------------------------------
 
@@ -251,9 +269,14 @@ class Session:
             event = frame["event"]
             shaped = await self.shaper.shape(event, frame.pop(EXTRAS, None))
             shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
+            if (own := frame.pop(VIEW, None)) is not None:
+                seen = as_seen_by(shaped, self.principal.participant_id, own)
+                if seen is None:
+                    return
+                shaped = seen
             frame = {"frame": "event", "event": shaped}
             beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
-            beside += [{"frame": "event", "event": h} for h in await self.shaper.handed(event)]
+            beside += await self.handed(event, own)
             if shaped is event and self.feed is not None:
                 # Sent as the feed offered it: one encoding for every such socket.
                 text = self.feed.frame_json(event)
@@ -263,13 +286,23 @@ class Session:
             ]
             # A run's harness is sent each receipt after the batch that holds its event.
             beside = [r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))]
-            for e in frame["events"]:  # and each held message a person's act handed it
-                beside += [{"frame": "event", "event": h} for h in await self.shaper.handed(e)]
         await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
         metrics.FRAMES_OUT.labels(frame["frame"]).inc()
         for receipt in beside:
             await self.ws.send_text(orjson.dumps(receipt).decode())
             metrics.FRAMES_OUT.labels("receipt").inc()
+
+    async def handed(
+        self, event: dict[str, Any], own: frozenset[str] | None
+    ) -> list[dict[str, Any]]:
+        """The frames of the held messages ``event`` (a person's act) hands this socket,
+        as its recipient sees them (docs/adr/0083)."""
+        pid = self.principal.participant_id
+        return [
+            {"frame": "event", "event": seen}
+            for h in await self.shaper.handed(event, own)
+            if (seen := shown_to(pid, h, own)) is not None
+        ]
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -364,16 +397,20 @@ class Session:
             "head_seq": await self.ctx.reader.head(p.workspace_id),
         }
         if p.kind == "harness":
-            answer["harness"] = {
-                **who,
-                "owner_id": p.owner_id,
-                "capabilities": await self.ctx.reader.capabilities(p.participant_id),
-            }
+            capabilities = await self.ctx.reader.capabilities(p.participant_id)
+            answer["harness"] = {**who, "owner_id": p.owner_id, "capabilities": capabilities}
+            if "agents" in capabilities:
+                # websocket.md, Saying you speak agents: hello lists them with their rooms.
+                answer["agents"] = await agents_with_rooms(self.ctx.reader, p.participant_id)
             # "off" for a harness that does not take the dial (and one connected before it
             # was recorded), else the dial's level (docs/adr/0031).
             answer["autonomy"] = await self.ctx.reader.autonomy(p.participant_id) or "off"
         else:
             answer["person"] = {**who, "role": p.role}
+        if p.kind == "harness":
+            # Online, and the harness's next word after a restart (docs/adr/0080): counted
+            # before it is answered, so whatever it does next sees it back.
+            self.presence = await self.ctx.restarts.opened(p.participant_id, self, self.accepts)
         self.push(answer)
         return True
 
@@ -420,9 +457,7 @@ class Session:
             return
         self.feed = feed
         start = boundary if since is None else since
-        spaces = await self.ctx.reader.spaces_as_of(p.workspace_id, p.participant_id, start)
-        placeholder.view.spaces = spaces
-        placeholder.view.parents = await self.ctx.reader.threads_as_of(p.workspace_id, start)
+        placeholder.view = await view_as_of(self.ctx.reader, p, start)
         placeholder.cursor = start
         self.subscription = placeholder
         await self.seen()
@@ -449,7 +484,7 @@ class Session:
             ReplayWindows(self.ctx.reader, ws, names) if self.principal.kind == "harness" else None
         )
         async for batch in self.ctx.reader.replay(ws, since, boundary):
-            shown: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+            shown: list[tuple[dict[str, Any], dict[str, Any] | None, frozenset[str] | None]] = []
             for event in batch:
                 window = await windows.fold(event) if windows is not None else None
                 if sub.visible(event) is None:
@@ -459,19 +494,28 @@ class Session:
                     extras = window.extras(
                         self.principal.participant_id, event, self.shaper.budget, names
                     )
-                shown.append((event, extras))
+                shown.append((event, extras, sub.view.pre_agents()))
             if not shown:
                 continue
             if batched:
-                shaped = [await self.shaper.shape(e, extras) for e, extras in shown]
-                await self.queue.put({"frame": "events", "events": shaped})
+                pid = self.principal.participant_id
+                shaped = [
+                    seen
+                    for e, extras, own in shown
+                    if (seen := shown_to(pid, await self.shaper.shape(e, extras), own))
+                ]
+                if shaped:
+                    await self.queue.put({"frame": "events", "events": shaped})
+                for e, _, own in shown:  # each held message a person's act handed over
+                    for handed in await self.handed(e, own):
+                        await self.queue.put(handed)
             else:
-                for event, extras in shown:
-                    await self.queue.put(queued(event, extras))
+                for event, extras, own in shown:
+                    await self.queue.put(queued(event, extras, own))
         while sub.pending:
             event, extras = sub.pending.pop(0)
             if sub.visible(event) is not None:
-                await self.queue.put(queued(event, extras))
+                await self.queue.put(queued(event, extras, sub.view.pre_agents()))
         sub.replaying = False
 
     async def on_event(self, frame: dict[str, Any]) -> None:
@@ -726,6 +770,8 @@ class Session:
         finally:
             metrics.SOCKETS_OPEN.dec()
             self.ctx.sockets.discard(self.principal.participant_id, self)
+            if self.presence is not None:
+                await self.ctx.restarts.closed(self.presence)
             for future in list(self.waiting):
                 future.cancel()
             for write in self.queued_writes:
@@ -738,6 +784,13 @@ class Session:
             await asyncio.gather(*tasks, return_exceptions=True)
             if self.feed is not None and self.subscription is not None:
                 await self.ctx.feeds.detach(self.feed, self.subscription)
+
+
+def shown_to(
+    harness_id: str, shaped: dict[str, Any], own: frozenset[str] | None
+) -> dict[str, Any] | None:
+    """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set."""
+    return shaped if own is None else as_seen_by(shaped, harness_id, own)
 
 
 def is_count(value: object) -> bool:

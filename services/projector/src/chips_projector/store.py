@@ -105,23 +105,35 @@ async def add_opener(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
+# The standing of a harness's row in a room it is in only behind its agents (docs/adr/0070):
+# kept in rm_members, as the door keeps it, but never listed and drawing no line.
+BEHIND_AGENTS = "agents"
+
+
 async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    await add_member(conn, event, event["participant_id"], event.get("standing", "member"))
+    standing = event.get("standing", "member")
+    await add_member(conn, event, event["participant_id"], standing)
     await touch(conn, event["space_id"], event["seq"])
-    await draw_line(conn, event)
+    if standing != BEHIND_AGENTS:
+        await draw_line(conn, event)
 
 
 async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    await conn.execute(
-        delete(t.rm_members).where(
-            and_(
-                t.rm_members.c.space_id == event["space_id"],
-                t.rm_members.c.participant_id == event["participant_id"],
+    gone = (
+        await conn.execute(
+            delete(t.rm_members)
+            .where(
+                and_(
+                    t.rm_members.c.space_id == event["space_id"],
+                    t.rm_members.c.participant_id == event["participant_id"],
+                )
             )
+            .returning(t.rm_members.c.standing)
         )
-    )
+    ).scalar()
     await touch(conn, event["space_id"], event["seq"])
-    await draw_line(conn, event)
+    if gone != BEHIND_AGENTS:
+        await draw_line(conn, event)
 
 
 async def apply_space_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
@@ -157,6 +169,44 @@ async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any])
             joined_seq=event["seq"],
         )
     )
+
+
+AGENT_FACTS = ("key", "state", "main", "forked_from", "made_for")
+
+
+async def apply_agent_registered(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """An agent is a participant of kind ``agent``, its harness its owner (docs/adr/0070),
+    with its facts as the door keeps them."""
+    facts = {k: event[k] for k in AGENT_FACTS if event.get(k) is not None}
+    await conn.execute(
+        insert(t.rm_participants).values(
+            id=event["agent_id"],
+            workspace_id=event["workspace_id"],
+            kind="agent",
+            name=event["name"],
+            role="member",
+            owner_id=event["harness_id"],
+            joined_seq=event["seq"],
+            agent=facts,
+        )
+    )
+
+
+async def apply_agent_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """Renamed (by whom, when a person did), archived or brought back."""
+    p = t.rm_participants
+    facts = (await conn.execute(select(p.c.agent).where(p.c.id == event["agent_id"]))).scalar()
+    changes: dict[str, Any] = {}
+    merged = dict(facts or {})
+    for name in ("state", "name_by"):
+        if event.get(name) is not None:
+            merged[name] = event[name]
+    if merged != (facts or {}):
+        changes["agent"] = merged
+    if event.get("name") is not None:
+        changes["name"] = event["name"]
+    if changes:
+        await conn.execute(update(p).where(p.c.id == event["agent_id"]).values(**changes))
 
 
 async def apply_harness_declared(conn: AsyncConnection, event: dict[str, Any]) -> None:
@@ -226,6 +276,8 @@ async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> No
 APPLY: dict[str, Apply] = {
     "participant.joined": apply_participant_joined,
     "harness.declared": apply_harness_declared,
+    "agent.registered": apply_agent_registered,
+    "agent.updated": apply_agent_updated,
     "space.created": apply_space_created,
     "space.updated": apply_space_updated,
     "space.claimed": apply_space_claimed,

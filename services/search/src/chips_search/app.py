@@ -81,8 +81,17 @@ async def run(settings: SearchSettings) -> None:
     await run_worker(
         settings,
         "search",
-        build_handler,
+        None,
+        build_batch_handler=build_handler,
         checks=build_checks,
         about=build_about,
         beside=sweeping,
+        # No connection check on the way out of the pool (a batch whose connection was
+        # dead goes once more on a new one), and commits that do not wait for the disk:
+        # the index is derived from the log and its checkpoint commits with its rows, so
+        # what a crash of Postgres loses is folded again from the log (docs/adr/0067).
+        engine_options={
+            "pre_ping": False,
+            "connect_args": {"options": "-c synchronous_commit=off"},
+        },
     )

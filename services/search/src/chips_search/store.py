@@ -18,23 +18,25 @@ the gateway reads them when it searches (docs/adr/0027).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import and_, delete, insert, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db.search_tables import (
     TEXT_SEARCH_CONFIG,
-    search_checkpoints,
     search_docs,
     search_threads,
 )
 from chips_common.rules.search import card_words, message_words, step_words
 
 Apply = Callable[["Index", dict[str, Any]], Awaitable[None]]
+
+
+# The events said in a space whose room a row records.
+SAID_IN = frozenset({"message.post", "step.log"})
 
 
 def ts_of(event: dict[str, Any]) -> datetime:
@@ -46,17 +48,35 @@ def step_doc_id(run_id: str, step_id: str) -> str:
 
 
 class Index:
-    """Writes to the index inside one transaction.
+    """Writes to the index inside one transaction, for any number of workspaces.
 
     Posts are the bulk of the log; they are gathered and written in one statement,
-    flushed before any other event is applied, so the order of the log is kept.
+    flushed before any other event is applied, so the order of the log is kept. The rooms
+    of the spaces a page of events speaks in are read in one statement before it is
+    applied (``know_rooms``).
     """
 
-    def __init__(self, conn: AsyncConnection, workspace_id: str) -> None:
+    def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
-        self.workspace_id = workspace_id
         self.pending: list[dict[str, Any]] = []
         self.rooms: dict[str, str] = {}
+
+    async def know_rooms(self, events: Iterable[dict[str, Any]]) -> None:
+        """Read the rooms of the spaces these events are said in, that are not known yet."""
+        unknown = {
+            e["space_id"]
+            for e in events
+            if e["type"] in SAID_IN and e["space_id"] not in self.rooms
+        }
+        if not unknown:
+            return
+        t = search_threads.c
+        rows = await self.conn.execute(
+            select(t.space_id, t.room_id).where(t.space_id.in_(sorted(unknown)))
+        )
+        threads = {row.space_id: row.room_id for row in rows}
+        for space_id in unknown:
+            self.rooms[space_id] = str(threads.get(space_id, space_id))
 
     async def room_of(self, space_id: str) -> str:
         """The room whose members see a space: a thread's room, else the space itself."""
@@ -80,17 +100,18 @@ class Index:
             text(
                 "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
                 " message_kind, message_id, author_id, ts, words, extra, tsv)"
-                " SELECT :workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
+                " SELECT u.workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
                 " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
                 f" {_tsv('u.words', 'u.extra')}"
-                " FROM unnest(CAST(:doc_id AS text[]), CAST(:seq AS bigint[]),"
-                " CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
+                " FROM unnest(CAST(:workspace_id AS text[]), CAST(:doc_id AS text[]),"
+                " CAST(:seq AS bigint[]), CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
                 " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
                 " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
-                " AS u(doc_id, seq, space_id, room_id, message_kind, author_id, ts, words, extra)"
+                " AS u(workspace_id, doc_id, seq, space_id, room_id, message_kind, author_id,"
+                " ts, words, extra)"
                 " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
             ),
-            {"workspace_id": self.workspace_id, **columns},
+            columns,
         )
 
     async def apply(self, event: dict[str, Any]) -> None:
@@ -104,6 +125,7 @@ class Index:
 
 
 POST_COLUMNS = (
+    "workspace_id",
     "doc_id",
     "seq",
     "space_id",
@@ -130,6 +152,7 @@ async def apply_message_post(index: Index, event: dict[str, Any]) -> None:
         return
     index.pending.append(
         {
+            "workspace_id": event["workspace_id"],
             "doc_id": event["message_id"],
             "seq": event["seq"],
             "space_id": event["space_id"],
@@ -143,8 +166,8 @@ async def apply_message_post(index: Index, event: dict[str, Any]) -> None:
     )
 
 
-def _doc(index: Index, doc_id: str) -> Any:
-    return and_(search_docs.c.workspace_id == index.workspace_id, search_docs.c.doc_id == doc_id)
+def _doc(event: dict[str, Any], doc_id: str) -> Any:
+    return and_(search_docs.c.workspace_id == event["workspace_id"], search_docs.c.doc_id == doc_id)
 
 
 async def apply_message_edited(index: Index, event: dict[str, Any]) -> None:
@@ -155,14 +178,14 @@ async def apply_message_edited(index: Index, event: dict[str, Any]) -> None:
         ),
         {
             "words": message_words(event),
-            "workspace_id": index.workspace_id,
+            "workspace_id": event["workspace_id"],
             "doc_id": event["message_id"],
         },
     )
 
 
 async def apply_message_deleted(index: Index, event: dict[str, Any]) -> None:
-    await index.conn.execute(delete(search_docs).where(_doc(index, event["message_id"])))
+    await index.conn.execute(delete(search_docs).where(_doc(event, event["message_id"])))
 
 
 async def apply_step_log(index: Index, event: dict[str, Any]) -> None:
@@ -170,7 +193,7 @@ async def apply_step_log(index: Index, event: dict[str, Any]) -> None:
     doc_id = step_doc_id(event["run_id"], event["step_id"])
     found = (
         await index.conn.execute(
-            select(search_docs.c.words, search_docs.c.extra).where(_doc(index, doc_id))
+            select(search_docs.c.words, search_docs.c.extra).where(_doc(event, doc_id))
         )
     ).first()
     if found is None:
@@ -211,7 +234,7 @@ async def apply_step_log(index: Index, event: dict[str, Any]) -> None:
             f" tsv = {_tsv(':words', ':extra')}"
             " WHERE workspace_id = :workspace_id AND doc_id = :doc_id"
         ),
-        {"words": words, "extra": extra, "workspace_id": index.workspace_id, "doc_id": doc_id},
+        {"words": words, "extra": extra, "workspace_id": event["workspace_id"], "doc_id": doc_id},
     )
 
 
@@ -234,7 +257,7 @@ async def apply_space_erased(index: Index, event: dict[str, Any]) -> None:
     await index.conn.execute(
         delete(search_docs).where(
             and_(
-                d.workspace_id == index.workspace_id,
+                d.workspace_id == event["workspace_id"],
                 or_(d.room_id == space_id, d.space_id.in_(erased)),
             )
         )
@@ -256,22 +279,32 @@ APPLY: dict[str, Apply] = {
 }
 
 
-async def lock_checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
-    """The workspace's checkpoint, its row locked until the transaction ends (one statement)."""
-    stmt = pg_insert(search_checkpoints).values(workspace_id=workspace_id, seq=0)
-    seq = (
-        await conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=["workspace_id"], set_={"seq": search_checkpoints.c.seq}
-            ).returning(search_checkpoints.c.seq)
-        )
-    ).scalar()
-    return int(seq or 0)
+async def lock_checkpoints(conn: AsyncConnection, workspaces: Iterable[str]) -> dict[str, int]:
+    """The workspaces' checkpoints, their rows locked until the transaction ends (one
+    statement; locked in the order of their ids, as every caller locks them, so two
+    transactions never wait on each other in a circle)."""
+    rows = await conn.execute(
+        text(
+            "INSERT INTO search_checkpoints (workspace_id, seq)"
+            " SELECT w, 0 FROM unnest(CAST(:workspaces AS text[])) AS w ORDER BY w"
+            " ON CONFLICT (workspace_id) DO UPDATE SET seq = search_checkpoints.seq"
+            " RETURNING workspace_id, seq"
+        ),
+        {"workspaces": sorted(set(workspaces))},
+    )
+    return {row.workspace_id: int(row.seq) for row in rows}
 
 
-async def save_checkpoint(conn: AsyncConnection, workspace_id: str, seq: int) -> None:
+async def save_checkpoints(conn: AsyncConnection, reached: Mapping[str, int]) -> None:
+    """Every workspace's new checkpoint, in one statement."""
+    if not reached:
+        return
+    names = sorted(reached)
     await conn.execute(
-        update(search_checkpoints)
-        .where(search_checkpoints.c.workspace_id == workspace_id)
-        .values(seq=seq)
+        text(
+            "UPDATE search_checkpoints c SET seq = u.seq"
+            " FROM unnest(CAST(:workspaces AS text[]), CAST(:seqs AS bigint[])) AS u(w, seq)"
+            " WHERE c.workspace_id = u.w"
+        ),
+        {"workspaces": names, "seqs": [reached[w] for w in names]},
     )

@@ -10,9 +10,21 @@ from chips_common.config import Settings
 
 
 def build_engine(
-    settings: Settings, *, pool_size: int = 10, connect_args: dict[str, Any] | None = None
+    settings: Settings,
+    *,
+    pool_size: int = 10,
+    connect_args: dict[str, Any] | None = None,
+    pre_ping: bool = True,
+    autocommit: bool = False,
 ) -> AsyncEngine:
-    """An async engine on psycopg 3 for the configured database."""
+    """An async engine on psycopg 3 for the configured database.
+
+    ``pre_ping``: a connection is checked (a round trip) each time it leaves the pool. A
+    hot path that cannot afford it passes False and sends its statement again once on a
+    connection found dead instead (``chips_common.db.retry.once_more``). ``autocommit``:
+    every statement its own transaction, with no BEGIN and ROLLBACK round trips around it,
+    for readers whose every answer is one statement (one snapshot).
+    """
     options = (
         [f"-c synchronous_commit={settings.pg_synchronous_commit}"]
         if settings.pg_synchronous_commit
@@ -27,6 +39,7 @@ def build_engine(
         settings.database_url,
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
+        pool_pre_ping=pre_ping,
         connect_args=extra,
+        **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}),
     )

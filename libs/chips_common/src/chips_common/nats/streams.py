@@ -93,6 +93,11 @@ class Names:
         return f"{self.subject_prefix}.notice.disconnected"
 
     @property
+    def restart_subject(self) -> str:
+        """Core NATS (no stream): every gateway sends a harness's sockets a restart frame."""
+        return f"{self.subject_prefix}.notice.restart"
+
+    @property
     def dead_letter_subject(self) -> str:
         return f"{self.subject_prefix}.deadletter"
 

@@ -12,9 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from chips_common.rules.agents_view import as_seen_by, hidden_from
+
 # Events told to the participant who did them and nobody else: a harness passing its
 # turn, and a person's delete-for-me and its undo (spec/messages.md, Delete for me).
 OWN_ONLY = frozenset({"turn.passed", "message.hidden", "message.shown"})
+# An agent being made, renamed or archived: told to its harness, to the people told who
+# everybody in the workspace is, and to whoever shares a room with the agent
+# (spec/websocket.md, Agents).
+AGENT_NEWS = frozenset({"agent.registered", "agent.updated"})
+# Told to the agent's harness alone (message.held), or to its harness besides the room
+# (what a person asks of it, and where its agents go): websocket.md, Agents, Forks.
+HARNESS_ONLY = frozenset({"message.held"})
+HARNESS_TOO = frozenset(
+    {"agent.attached", "agent.released", "membership.replaced", "agent.fork", "agent.asked"}
+)
 
 
 def told(event: dict[str, Any], participant_id: str, kind: str) -> bool:
@@ -62,7 +74,12 @@ def standings_of(event: dict[str, Any]) -> dict[str, str]:
 
 
 class MembershipView:
-    """The spaces one participant is in, kept current by folding events in seq order."""
+    """The spaces one participant is in, kept current by folding events in seq order.
+
+    Beside its own spaces it folds what the agents' events are scoped by (docs/adr/0079):
+    the room each agent is in, the agents a harness owns, and whether that harness has
+    declared ``agents`` (until it has, :meth:`seen` shows it the pre-agents view).
+    """
 
     def __init__(
         self,
@@ -70,15 +87,66 @@ class MembershipView:
         spaces: Iterable[str] = (),
         parents: dict[str, str] | None = None,
         kind: str = "person",
+        *,
+        role: str = "member",
+        agent_rooms: dict[str, set[str]] | None = None,
+        own_agents: Iterable[str] = (),
+        speaks_agents: bool = False,
     ) -> None:
         self.participant_id = participant_id
         self.spaces: set[str] = set(spaces)
         # Each thread's room, for every thread of the workspace (spec/messages.md, Threads).
         self.parents: dict[str, str] = dict(parents or {})
         self.kind = kind
+        # A person's role in the workspace: a guest is not told who everybody is.
+        self.role = role
+        # The rooms each agent of the workspace is in (one at a time, but folded as a set).
+        self.agent_rooms: dict[str, set[str]] = {
+            agent: set(rooms) for agent, rooms in (agent_rooms or {}).items()
+        }
+        # A harness's own agents, and whether it has declared the capability ``agents``.
+        self.own_agents: set[str] = set(own_agents)
+        self._own_frozen: frozenset[str] | None = None
+        self.speaks_agents = speaks_agents
 
     def room_of(self, space_id: str) -> str:
         return self.parents.get(space_id, space_id)
+
+    def knows_everybody(self) -> bool:
+        """Whether this participant is told who everybody in the workspace is: a person
+        who is not a guest of the workspace."""
+        return self.kind == "person" and self.role != "guest"
+
+    def shares_a_room_with(self, participant_id: str) -> bool:
+        return bool(self.agent_rooms.get(participant_id, set()) & self.spaces)
+
+    def seen(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Fold ``event`` and return it as this participant is to be sent it, or None.
+
+        A harness that has not declared ``agents`` is shown the pre-agents view
+        (:func:`chips_common.rules.agents_view.as_seen_by`).
+        """
+        if not self.fold(event):
+            return None
+        own = self.pre_agents()
+        return event if own is None else as_seen_by(event, self.participant_id, own)
+
+    def pre_agents(self) -> frozenset[str] | None:
+        """The own agents to show as the harness itself, when this is a harness that has not
+        declared ``agents`` (as of the events folded so far); None when agents are agents."""
+        if self.kind != "harness" or self.speaks_agents:
+            return None
+        if self._own_frozen is None:
+            self._own_frozen = frozenset(self.own_agents)
+        return self._own_frozen
+
+    def visible(self, event: dict[str, Any]) -> bool:
+        """Fold ``event`` and say whether it is sent at all (:meth:`seen` without the
+        translation, which a gateway applies once the event is shaped)."""
+        if not self.fold(event):
+            return False
+        own = self.pre_agents()
+        return own is None or not hidden_from(event, own)
 
     def fold(self, event: dict[str, Any]) -> bool:
         """Apply ``event`` and say whether the participant is to be delivered it.
@@ -89,6 +157,7 @@ class MembershipView:
         space_id = event.get("space_id")
         kind = event.get("type")
         me = self.participant_id
+        self._fold_agents(event)
         if kind == "space.created" and event.get("kind") == "thread":
             self.parents[space_id] = event["parent_space_id"]  # type: ignore[index]
         elif kind == "space.erased":
@@ -108,6 +177,37 @@ class MembershipView:
             was_in = space_id in self.spaces
             self.spaces.discard(space_id)
             return was_in
+        mine = event.get("harness_id") == me
+        if kind in AGENT_NEWS:
+            agent_id = str(event.get("agent_id"))
+            return mine or self.knows_everybody() or self.shares_a_room_with(agent_id)
+        if kind in HARNESS_ONLY:
+            return mine
+        if kind in HARNESS_TOO and mine:
+            return True
         if space_id is None:
             return True
         return self.room_of(space_id) in self.spaces and told(event, me, self.kind)
+
+    def _fold_agents(self, event: dict[str, Any]) -> None:
+        """Where each agent is, which are this harness's, and what it declared."""
+        kind = event.get("type")
+        space_id = event.get("space_id")
+        who = event.get("participant_id")
+        if kind == "membership.added" and isinstance(who, str) and who.startswith("agt_"):
+            self.agent_rooms.setdefault(who, set()).add(str(space_id))
+        elif kind == "membership.removed" and isinstance(who, str) and who in self.agent_rooms:
+            self.agent_rooms[who].discard(str(space_id))
+        elif kind == "space.created" and event.get("kind") != "thread":
+            for member in opened_with(event):
+                if member.startswith("agt_"):
+                    self.agent_rooms.setdefault(member, set()).add(str(space_id))
+        elif kind == "space.erased":
+            erased = {space_id, *(event.get("threads") or ())}
+            for rooms in self.agent_rooms.values():
+                rooms -= erased
+        elif kind == "agent.registered" and event.get("harness_id") == self.participant_id:
+            self.own_agents.add(str(event.get("agent_id")))
+            self._own_frozen = None
+        elif kind == "harness.declared" and event.get("harness_id") == self.participant_id:
+            self.speaks_agents = "agents" in (event.get("capabilities") or ())

@@ -2,10 +2,13 @@
 
 A durable pull consumer; each fetched batch is grouped by workspace and handed to
 ``handle(workspace_id, highest_seq)``, which does its work in its own transaction and
-stores its checkpoint there. The message is only a prompt: the handler reads what it has
-not applied from the log in Postgres, so a lost or reordered message heals itself. A
-message that cannot be decoded goes to the dead-letter subject and is terminated; a
-failed handler naks with a delay.
+stores its checkpoint there; or (``consume_batches``, for a consumer whose work for many
+workspaces fits in one transaction) the whole batch to ``handle({workspace_id:
+highest_seq, …})`` at once: one transaction for the batch, whatever the number of
+workspaces. The message is only a prompt: the handler reads what it has not applied from
+the log in Postgres, so a lost or reordered message heals itself. A message that cannot be
+decoded goes to the dead-letter subject and is terminated; a failed handler naks with a
+delay.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass, field
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
@@ -30,6 +34,8 @@ log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.consumer")
 
 Handler = Callable[[str, int], Awaitable[None]]
+BatchHandler = Callable[[Mapping[str, int]], Awaitable[None]]
+Settle = Callable[[list[Msg]], Awaitable[None]]
 
 
 async def consume_events(
@@ -49,9 +55,44 @@ async def consume_events(
     workspace whose batch holds none of them is acked without calling it (the handler
     reads the log from its checkpoint, so it still sees every one when it runs).
     """
+
+    async def settle(msgs: list[Msg]) -> None:
+        await settle_batch(nc, names, msgs, handle, service, wanted)
+
+    await _consume_until(js, names, service, settle, stop, batch_size)
+
+
+async def consume_batches(
+    nc: NATS,
+    js: JetStreamContext,
+    names: Names,
+    service: str,
+    handle: BatchHandler,
+    stop: asyncio.Event,
+    *,
+    batch_size: int = 256,
+    wanted: Collection[str] | None = None,
+) -> None:
+    """As ``consume_events``, with ``handle`` called once per fetched batch, for every
+    workspace in it together: one transaction for the batch, not one per workspace."""
+
+    async def settle(msgs: list[Msg]) -> None:
+        await settle_together(nc, names, msgs, handle, service, wanted)
+
+    await _consume_until(js, names, service, settle, stop, batch_size)
+
+
+async def _consume_until(
+    js: JetStreamContext,
+    names: Names,
+    service: str,
+    settle: Settle,
+    stop: asyncio.Event,
+    batch_size: int,
+) -> None:
     while not stop.is_set():
         try:
-            await _consume(nc, js, names, service, handle, stop, batch_size, wanted)
+            await _consume(js, names, service, settle, stop, batch_size)
         except Exception:
             log.exception("%s lost its consumer; declaring it again", service)
             await asyncio.sleep(1)
@@ -62,14 +103,12 @@ async def consume_events(
 
 
 async def _consume(
-    nc: NATS,
     js: JetStreamContext,
     names: Names,
     service: str,
-    handle: Handler,
+    settle: Settle,
     stop: asyncio.Event,
     batch_size: int,
-    wanted: Collection[str] | None,
 ) -> None:
     sub = await js.pull_subscribe(
         names.events_wildcard,
@@ -92,23 +131,26 @@ async def _consume(
                 msgs = await sub.fetch(batch_size, timeout=1)
             except (TimeoutError, NatsTimeout):
                 continue
-            await settle_batch(nc, names, msgs, handle, service, wanted)
+            await settle(msgs)
     finally:
         await sub.unsubscribe()
 
 
-async def settle_batch(
-    nc: NATS,
-    names: Names,
-    msgs: list[Msg],
-    handle: Handler,
-    service: str = "consumer",
-    wanted: Collection[str] | None = None,
-) -> None:
-    highest: dict[str, int] = {}
-    by_workspace: dict[str, list[Msg]] = {}
-    # Workspaces whose batch holds an event the handler acts on (all, without ``wanted``).
-    acted_on: set[str] = set()
+@dataclass
+class Sorted:
+    """A fetched batch by workspace: the highest seq of each, its messages, and the
+    workspaces whose messages hold an event the handler acts on."""
+
+    highest: dict[str, int] = field(default_factory=dict)
+    by_workspace: dict[str, list[Msg]] = field(default_factory=dict)
+    acted_on: set[str] = field(default_factory=set)
+
+
+async def sort_batch(
+    nc: NATS, names: Names, msgs: list[Msg], service: str, wanted: Collection[str] | None
+) -> Sorted:
+    """Group a batch by workspace; dead-letter (and terminate) what cannot be decoded."""
+    batch = Sorted()
     for msg in msgs:
         try:
             event = json.loads(msg.data)
@@ -133,21 +175,60 @@ async def settle_batch(
                 otel.EVENT_TYPE: str(event.get("type")),
             },
         ).end()
-        highest[workspace_id] = max(seq, highest.get(workspace_id, 0))
-        by_workspace.setdefault(workspace_id, []).append(msg)
+        batch.highest[workspace_id] = max(seq, batch.highest.get(workspace_id, 0))
+        batch.by_workspace.setdefault(workspace_id, []).append(msg)
         if wanted is None or event.get("type") in wanted:
-            acted_on.add(workspace_id)
-    for workspace_id, seq in highest.items():
-        if workspace_id not in acted_on:
-            for msg in by_workspace[workspace_id]:
+            batch.acted_on.add(workspace_id)
+    return batch
+
+
+async def settle_batch(
+    nc: NATS,
+    names: Names,
+    msgs: list[Msg],
+    handle: Handler,
+    service: str = "consumer",
+    wanted: Collection[str] | None = None,
+) -> None:
+    batch = await sort_batch(nc, names, msgs, service, wanted)
+    for workspace_id, seq in batch.highest.items():
+        if workspace_id not in batch.acted_on:
+            for msg in batch.by_workspace[workspace_id]:
                 await msg.ack()
             continue
         try:
             await handle(workspace_id, seq)
         except Exception:
             log.exception("applying %s up to seq %d failed; will retry", workspace_id, seq)
-            for msg in by_workspace[workspace_id]:
+            for msg in batch.by_workspace[workspace_id]:
                 await msg.nak(delay=2)
             continue
-        for msg in by_workspace[workspace_id]:
+        for msg in batch.by_workspace[workspace_id]:
             await msg.ack()
+
+
+async def settle_together(
+    nc: NATS,
+    names: Names,
+    msgs: list[Msg],
+    handle: BatchHandler,
+    service: str = "consumer",
+    wanted: Collection[str] | None = None,
+) -> None:
+    """The batch's workspaces handed to ``handle`` at once; every message acked after it
+    returns (its transaction committed), or every one naked if it failed."""
+    batch = await sort_batch(nc, names, msgs, service, wanted)
+    acted = {w: seq for w, seq in batch.highest.items() if w in batch.acted_on}
+    ok = True
+    if acted:
+        try:
+            await handle(acted)
+        except Exception:
+            log.exception("applying %d workspaces failed; will retry", len(acted))
+            ok = False
+    for workspace_id, workspace_msgs in batch.by_workspace.items():
+        for msg in workspace_msgs:
+            if ok or workspace_id not in acted:
+                await msg.ack()
+            else:
+                await msg.nak(delay=2)

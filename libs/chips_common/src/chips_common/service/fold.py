@@ -9,11 +9,12 @@ caller: each read model keeps its own checkpoint table.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry.trace import Tracer
-from sqlalchemy import and_, select
+from sqlalchemy import and_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common import otel
@@ -59,16 +60,74 @@ async def fold_events(
         for event, traceparent in batch:
             if wanted is not None and event["type"] not in wanted:
                 continue
-            attributes: dict[str, str | int] = {
-                otel.WORKSPACE_ID: workspace_id,
-                otel.SEQ: event["seq"],
-                otel.EVENT_TYPE: event["type"],
-            }
-            if "message_id" in event:
-                attributes[otel.MESSAGE_ID] = event["message_id"]
-            with tracer.start_as_current_span(
-                span, context=otel.from_traceparent(traceparent), attributes=attributes
-            ):
+            with applying(tracer, span, event, traceparent):
                 await apply(event)
         checkpoint = batch[-1][0]["seq"]
     return checkpoint
+
+
+@contextmanager
+def applying(
+    tracer: Tracer, span: str, event: dict[str, Any], traceparent: str | None
+) -> Iterator[None]:
+    """A span for applying one event, in the trace of the append that logged it."""
+    attributes: dict[str, str | int] = {
+        otel.WORKSPACE_ID: event["workspace_id"],
+        otel.SEQ: event["seq"],
+        otel.EVENT_TYPE: event["type"],
+    }
+    if "message_id" in event:
+        attributes[otel.MESSAGE_ID] = event["message_id"]
+    with tracer.start_as_current_span(
+        span, context=otel.from_traceparent(traceparent), attributes=attributes
+    ):
+        yield
+
+
+# Every workspace's next page in one statement: a LATERAL read of each one's own rows.
+_PAGES = text(
+    "SELECT e.body, e.traceparent"
+    " FROM unnest(CAST(:workspaces AS text[]), CAST(:after AS bigint[]),"
+    " CAST(:upto AS bigint[])) AS c(workspace_id, after, upto)"
+    " CROSS JOIN LATERAL (SELECT body, traceparent, seq FROM events"
+    " WHERE workspace_id = c.workspace_id AND seq > c.after AND seq <= c.upto"
+    " ORDER BY seq LIMIT :limit) AS e"
+    " ORDER BY c.workspace_id, e.seq"
+)
+_NO_END = 2**63 - 1
+
+
+async def pages_of_many(
+    conn: AsyncConnection,
+    reached: dict[str, int],
+    upto: Mapping[str, int | None],
+    limit: int = 1000,
+) -> AsyncIterator[list[tuple[dict[str, Any], str | None]]]:
+    """The events of several workspaces after ``reached`` (each up to its ``upto``, the
+    head when None), a page of at most ``limit`` per workspace at a time, all the pages in
+    one statement: each workspace's events in seq order, with their traces.
+
+    ``reached`` is moved on past each page as it is handed out: when the pages are done,
+    it holds every workspace's new checkpoint.
+    """
+    going = sorted(w for w in reached if upto.get(w) is None or reached[w] < (upto[w] or 0))
+    while going:
+        rows = await conn.execute(
+            _PAGES,
+            {
+                "workspaces": going,
+                "after": [reached[w] for w in going],
+                "upto": [_NO_END if upto.get(w) is None else upto[w] for w in going],
+                "limit": limit,
+            },
+        )
+        page = [(canonical(row.body), row.traceparent) for row in rows]
+        if not page:
+            return
+        counts: dict[str, int] = {}
+        for event, _ in page:
+            counts[event["workspace_id"]] = counts.get(event["workspace_id"], 0) + 1
+            reached[event["workspace_id"]] = event["seq"]
+        yield page
+        # A workspace with a full page may have more; the others are done.
+        going = [w for w in going if counts.get(w, 0) == limit]

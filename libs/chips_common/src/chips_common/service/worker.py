@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -14,7 +15,12 @@ from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
-from chips_common.service.consumer import Handler, consume_events
+from chips_common.service.consumer import (
+    BatchHandler,
+    Handler,
+    consume_batches,
+    consume_events,
+)
 from chips_common.service.health import BUILT, About, Check, build_health_app
 from chips_common.service.runner import serve_with_health
 
@@ -24,12 +30,14 @@ log = logging.getLogger(__name__)
 async def run_worker(
     settings: Settings,
     service: str,
-    build_handler: Callable[[AsyncEngine], Handler],
+    build_handler: Callable[[AsyncEngine], Handler] | None,
     work_done: str = BUILT,
     *,
+    build_batch_handler: Callable[[AsyncEngine], BatchHandler] | None = None,
     checks: Callable[[AsyncEngine], dict[str, Check]] | None = None,
     about: Callable[[AsyncEngine], About] | None = None,
     beside: Callable[[AsyncEngine, asyncio.Event], Awaitable[None]] | None = None,
+    engine_options: dict[str, Any] | None = None,
 ) -> None:
     """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
 
@@ -37,15 +45,28 @@ async def run_worker(
     it is still to come (see :mod:`chips_common.service.health`). ``checks`` adds readiness
     checks of the service's own, and ``about`` what it says on ``/readyz`` of what it has
     built; each is given the engine. ``beside`` is more work run alongside the consumer
-    until the same stop.
+    until the same stop. ``build_batch_handler``, instead of ``build_handler``: a handler
+    of each fetched batch's workspaces together (``consume_batches``). ``engine_options``
+    are ``build_engine``'s.
     """
     provider = setup_tracing(service)
-    engine = build_engine(settings, pool_size=4)
+    engine = build_engine(settings, **{"pool_size": 4, **(engine_options or {})})
     nc = await build_nats(settings, name=f"chips-{service}")
     js = jetstream(nc)
     names = Names.from_settings(settings)
     await declare_streams(js, names)
-    handler = build_handler(engine)
+    consume: Callable[[asyncio.Event], Awaitable[None]]
+    if build_batch_handler is not None:
+        batch_handler = build_batch_handler(engine)
+
+        async def consume(stop: asyncio.Event) -> None:
+            await consume_batches(nc, js, names, service, batch_handler, stop)
+    else:
+        assert build_handler is not None, "a worker needs a handler"
+        handler = build_handler(engine)
+
+        async def consume(stop: asyncio.Event) -> None:
+            await consume_events(nc, js, names, service, handler, stop)
 
     async def db_ok() -> bool:
         async with engine.connect() as conn:
@@ -57,11 +78,9 @@ async def run_worker(
 
     async def work(stop: asyncio.Event) -> None:
         if beside is None:
-            await consume_events(nc, js, names, service, handler, stop)
+            await consume(stop)
             return
-        await asyncio.gather(
-            consume_events(nc, js, names, service, handler, stop), beside(engine, stop)
-        )
+        await asyncio.gather(consume(stop), beside(engine, stop))
 
     try:
         await serve_with_health(

@@ -11,7 +11,8 @@ from chips_common import otel
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.context_lines import Changes
 from chips_common.rules.exchanges import held_ack
-from chips_common.rules.scope import MembershipView, told
+from chips_common.rules.scope import told
+from chips_gateway.agents import present_view, view_as_of
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 from chips_gateway.shaping import lines_from
@@ -93,22 +94,21 @@ async def read_events(
         events = await ctx.reader.space_events(ws_id, space_id, since, limit)
         next_since = events[-1]["seq"] if events else since
         mine = [e for e in events if told(e, caller.participant_id, caller.kind)]
+        # A harness before agents reads the room as it would have before them (ADR 0079).
+        if (translate := await present_view(ctx.reader, caller)) is not None:
+            mine = [seen for e in mine if (seen := translate(e)) is not None]
         return {"events": mine, "next_since": next_since}
 
-    view = MembershipView(
-        caller.participant_id,
-        await ctx.reader.spaces_as_of(ws_id, caller.participant_id, since),
-        await ctx.reader.threads_as_of(ws_id, since),
-        kind=caller.kind,
-    )
+    # The socket's scope, pre-agents view included, as of since (docs/adr/0079).
+    view = await view_as_of(ctx.reader, caller, since)
     head = await ctx.reader.head(ws_id)
     found: list[dict[str, Any]] = []
     cursor = since
     async for batch in ctx.reader.replay(ws_id, since, head):
         for event in batch:
             cursor = event["seq"]
-            if view.fold(event):
-                found.append(event)
+            if (seen := view.seen(event)) is not None:
+                found.append(seen)
                 if len(found) == limit:
                     return {"events": found, "next_since": cursor}
     return {"events": found, "next_since": max(cursor, since)}
@@ -145,4 +145,7 @@ async def read_context(
         window = events[0]["seq"]
     truncated = len(lines) > limit
     kept = lines[-limit:]
-    return {"lines": kept, "truncated": truncated, "before": kept[0]["seq"] if kept else upper}
+    answer = {"lines": kept, "truncated": truncated, "before": kept[0]["seq"] if kept else upper}
+    if (translate := await present_view(ctx.reader, caller)) is not None:
+        return translate(answer) or answer
+    return answer

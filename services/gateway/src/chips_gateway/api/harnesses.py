@@ -25,7 +25,7 @@ from chips_gateway.auth import Principal
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 from chips_gateway.guard import now_visible, require_harness_or_owner, spaces_of
-from chips_gateway.sockets import disconnected_why, seen_key
+from chips_gateway.sockets import disconnected_why
 
 router = APIRouter()
 
@@ -222,51 +222,3 @@ async def disconnect(
         ).scalar()
     await ctx.sockets.notify(harness_id, disconnected_why(str(name or harness_id)))
     return {**ack, "harness_id": harness_id}
-
-
-@router.get("/participants")
-async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
-    """The workspace's directory: who is in it, and what each harness declared.
-
-    Read from the read models once they hold everything logged before this call, so a
-    participant added a moment ago is listed.
-    """
-    ws_id = caller.workspace_id
-    as_of = await wait_for_checkpoint(ctx, ws_id, await ctx.reader.head(ws_id))
-    p = t.rm_participants
-    async with ctx.engine.connect() as conn:
-        rows = (
-            await conn.execute(
-                select(p).where(p.c.workspace_id == ws_id).order_by(p.c.joined_seq, p.c.id)
-            )
-        ).mappings()
-        people = [
-            {
-                "participant_id": row["id"],
-                "kind": row["kind"],
-                "name": row["name"],
-                "role": row["role"],
-                "owner_id": row["owner_id"],
-                "capabilities": row["capabilities"],
-            }
-            for row in rows
-        ]
-    await add_last_seen(ctx, people)
-    return {"as_of_seq": as_of, "participants": people}
-
-
-async def add_last_seen(ctx: Ctx, people: list[dict[str, Any]]) -> None:
-    """Each harness's ``last_seen_at``: when it last subscribed, or null for never.
-
-    Read from Redis (a soft dependency): without it, the field is left out.
-    """
-    harnesses = [p for p in people if p["kind"] == "harness"]
-    if not harnesses:
-        return
-    keys = [seen_key(ctx.settings.redis_prefix, p["participant_id"]) for p in harnesses]
-    try:
-        seen = await ctx.redis.mget(keys)
-    except Exception:
-        return
-    for person, at in zip(harnesses, seen, strict=True):
-        person["last_seen_at"] = at.decode() if isinstance(at, bytes) else at

@@ -78,7 +78,8 @@ async def room_sheet(
             await conn.execute(
                 select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind)
                 .select_from(m.outerjoin(p, m.c.participant_id == p.c.id))
-                .where(m.c.space_id == room)
+                # A harness behind its agents is shown as them (docs/adr/0070).
+                .where(and_(m.c.space_id == room, m.c.standing != "agents"))
                 .order_by(m.c.since_seq, m.c.participant_id)
             )
         ).all()

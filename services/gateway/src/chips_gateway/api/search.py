@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Header, Query, Response
 from pydantic import BaseModel
 
 from chips_common.rules.search import (
@@ -25,9 +25,10 @@ from chips_common.rules.search import (
     encode_cursor,
     snippet_segments,
 )
-from chips_gateway.context import Caller, Ctx
+from chips_gateway.auth import bearer
+from chips_gateway.context import Ctx
 from chips_gateway.errors import ChipsError
-from chips_gateway.search import Hit, NotInSpace
+from chips_gateway.search import Hit, NotInSpace, Searcher, UnknownToken
 
 router = APIRouter(prefix="/v1")
 
@@ -78,35 +79,60 @@ def hit_of(hit: Hit) -> SearchHit:
     )
 
 
+def unknown_token() -> ChipsError:
+    return ChipsError("unauthorized", "that token is not known or was withdrawn")
+
+
+async def get_searcher(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> Searcher:
+    """Who is searching, as ``Caller`` decides it for every other route, but remembered:
+    a search checks in its own statement that the credential still stands, so knowing
+    who a token is costs no round trip of its own after the first search."""
+    token = bearer(authorization)
+    if token is None:
+        raise ChipsError("unauthorized", "send your token as Authorization: Bearer <token>")
+    try:
+        return await ctx.search.searcher(token)
+    except UnknownToken:
+        raise unknown_token() from None
+
+
+SearchCaller = Annotated[Searcher, Depends(get_searcher)]
+
+
 @router.get("/search", response_model=SearchAnswer)
 async def search(
     ctx: Ctx,
-    caller: Caller,
+    caller: SearchCaller,
     q: Annotated[str, Query(max_length=2000)],
     space_id: Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_.:\-]{1,200}$")] = None,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     after_seq: Annotated[int | None, Query(ge=0, lt=2**63)] = None,
-) -> SearchAnswer:
+) -> Response:
     ws_id = caller.workspace_id
     try:
         tsquery = build_tsquery(q)
         scope = CursorScope(ws_id, caller.participant_id, tsquery, space_id)
         before = decode_cursor(ctx.settings.signing_key, scope, cursor) if cursor else 2**63 - 1
     except SearchProblem as problem:
+        # Who the caller is comes first, as on every route: a withdrawn credential the
+        # gateway remembers is told so, not that its request is malformed.
+        if not await ctx.search.still_known(caller):
+            raise unknown_token() from None
         raise ChipsError("invalid_request", problem.message, field=problem.field) from None
-    # Never past the head: the index cannot hold what the log does not, so a seq beyond it
-    # is waited for only as far as the head.
-    await ctx.search.wait_for_head(ws_id, after_seq, ctx.settings.search_wait_seconds)
     try:
         found = await ctx.search.search(
-            ws_id,
-            caller.participant_id,
+            caller,
             tsquery,
             space_id=space_id,
             before=before,
             limit=limit + 1,
+            after_seq=after_seq,
+            wait=ctx.settings.search_wait_seconds,
         )
+    except UnknownToken:
+        ctx.search.forget_credential(caller)
+        raise unknown_token() from None
     except NotInSpace:
         # A stranger and a missing room look alike (as for every other read of a room).
         raise ChipsError(
@@ -114,8 +140,11 @@ async def search(
         ) from None
     page = found.hits[:limit]
     more = len(found.hits) > limit
-    return SearchAnswer(
+    answer = SearchAnswer(
         as_of_seq=found.as_of_seq,
         hits=[hit_of(h) for h in page],
         next_cursor=encode_cursor(ctx.settings.signing_key, scope, page[-1].seq) if more else None,
     )
+    # Encoded once, here: returned as a model, FastAPI would validate it against
+    # ``response_model`` again and encode it in two more passes.
+    return Response(answer.model_dump_json(), media_type="application/json")

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from sqlalchemy import ColumnElement, and_, func, or_, select
 
 from chips_common.db import tables as t
-from chips_gateway.api import harnesses, rooms
+from chips_gateway.api import directory, harnesses, rooms
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.guard import spaces_of
@@ -16,6 +16,7 @@ from chips_gateway.guard import spaces_of
 router = APIRouter(prefix="/v1")
 router.include_router(rooms.router)
 router.include_router(harnesses.router)
+router.include_router(directory.router)
 
 
 @router.get("/spaces")
@@ -68,7 +69,13 @@ async def list_spaces(
                         t.rm_members.c.participant_id,
                         t.rm_members.c.standing,
                     )
-                    .where(t.rm_members.c.space_id.in_(ids))
+                    # A harness behind its agents is shown as them (docs/adr/0070).
+                    .where(
+                        and_(
+                            t.rm_members.c.space_id.in_(ids),
+                            t.rm_members.c.standing != "agents",
+                        )
+                    )
                     .order_by(t.rm_members.c.since_seq, t.rm_members.c.participant_id)
                 )
             ).all()

@@ -1,0 +1,119 @@
+"""The view a harness that has not declared ``agents`` is shown (docs/adr/0070, 0079).
+
+spec/websocket.md, Saying you speak agents: until a harness declares the capability
+``agents``, Chips shows it the view it knew before agents, on the socket and over HTTP
+alike. Its own agents are its own id wherever an id is written, any other agent is a
+participant of kind ``harness``, and it is never sent the agent events nor
+``message.held``. So a harness written before agents goes on working unchanged.
+
+This module is pure: one function over an event (or any answer shaped like one), given
+the harness and the agents it owns, so the gateway applies the same translation to a
+live frame, a replayed one and an HTTP read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from chips_common.events.agents import AGENT_EVENTS
+
+# What a pre-agents harness is never sent (websocket.md, Saying you speak agents).
+NEVER_SENT = frozenset(AGENT_EVENTS)
+# Keys that name the harness behind an agent: a pre-agents harness knows no such thing.
+HARNESS_OF_AGENT = ("harness_id", "harness")
+
+
+def as_seen_by(
+    event: dict[str, Any], harness_id: str, own_agent_ids: Collection[str]
+) -> dict[str, Any] | None:
+    """``event`` as a harness that has not declared ``agents`` sees it, or None when it is
+    not sent it at all.
+
+    The harness stands behind its agents in a room with a row of its own (standing
+    ``agents``); so an agent of its own coming or going is not news to it, while that row
+    coming or going is, and reads as an ordinary membership (standing ``member``).
+
+    The event is returned unchanged (the very object) when nothing in it differs, so a
+    frame encoded once for every socket stays shared.
+    """
+    if hidden_from(event, own_agent_ids):
+        return None
+    if (
+        event.get("type") == "membership.added"
+        and event.get("participant_id") == harness_id
+        and event.get("standing") == "agents"
+    ):
+        event = {**event, "standing": "member"}
+    seen: dict[str, Any] = _translate(event, harness_id, frozenset(own_agent_ids))
+    return seen
+
+
+def hidden_from(event: dict[str, Any], own_agent_ids: Collection[str]) -> bool:
+    """Whether a harness that has not declared ``agents`` is not sent ``event`` at all."""
+    kind = event.get("type")
+    if kind in NEVER_SENT:
+        return True
+    return (
+        kind in ("membership.added", "membership.removed")
+        and event.get("participant_id") in own_agent_ids
+    )
+
+
+def _translate(value: Any, harness_id: str, own: frozenset[str]) -> Any:
+    """``value`` with own agents' ids made the harness's, and agents made harnesses.
+
+    Returns the same object when nothing changed.
+    """
+    if isinstance(value, str):
+        return harness_id if value in own else value
+    if isinstance(value, list):
+        items = [_translate(item, harness_id, own) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return _dedupe(items)
+    if isinstance(value, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        agent_like = value.get("kind") == "agent"
+        for k, v in value.items():
+            if agent_like and k in HARNESS_OF_AGENT:
+                changed = True
+                continue
+            new_key = harness_id if k in own else k
+            if agent_like and k == "kind":
+                new_v: Any = "harness"
+            else:
+                new_v = _translate(v, harness_id, own)
+            if new_key is not k or new_v is not v:
+                changed = True
+            if new_key in out:  # two own agents keyed alike: the first one stands
+                changed = True
+                continue
+            out[new_key] = new_v
+        return out if changed else value
+    return value
+
+
+def _dedupe(items: list[Any]) -> list[Any]:
+    """A list with what now names the same participant twice said once.
+
+    A string is kept once; of the members naming one participant (``participant_id``),
+    the first is kept; any other item is kept once if equal to an earlier one.
+    """
+    out: list[Any] = []
+    ids: set[str] = set()
+    members: set[str] = set()
+    for item in items:
+        if isinstance(item, str):
+            if item in ids:
+                continue
+            ids.add(item)
+        elif isinstance(item, dict) and isinstance(item.get("participant_id"), str):
+            if item["participant_id"] in members:
+                continue
+            members.add(item["participant_id"])
+        elif item in out:
+            continue
+        out.append(item)
+    return out

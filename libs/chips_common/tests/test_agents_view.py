@@ -1,0 +1,130 @@
+"""The pre-agents view: what a harness that has not declared ``agents`` is shown.
+
+spec/websocket.md, Saying you speak agents: "your own agents are your own id wherever an
+id is written, any other agent is a participant of kind harness, and you are never sent
+agent.registered, agent.updated, membership.replaced, agent.attached, agent.released,
+agent.fork, agent.asked or message.held."
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chips_common.rules.agents_view import as_seen_by
+
+pytestmark = pytest.mark.unit
+
+ME = "hrn_jacobian"
+MINE = {"agt_j1", "agt_j2"}
+OTHER_AGENT = "agt_oc"
+
+
+def seen(event: dict[str, Any]) -> dict[str, Any] | None:
+    return as_seen_by(event, ME, MINE)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "agent.registered",
+        "agent.updated",
+        "membership.replaced",
+        "agent.attached",
+        "agent.released",
+        "agent.fork",
+        "agent.asked",
+        "message.held",
+    ],
+)
+def test_agent_events_are_never_sent(kind: str) -> None:
+    assert seen({"type": kind, "agent_id": "agt_j1", "harness_id": ME}) is None
+
+
+def test_an_event_with_no_agent_in_it_is_the_very_same_object() -> None:
+    event = {
+        "type": "message.post",
+        "space_id": "spc_a",
+        "actor": {"kind": "person", "id": "usr_arjun"},
+        "addressed_to": [ME],
+        "text": "hello",
+    }
+    assert seen(event) is event
+
+
+def test_own_agents_are_the_harness_itself_wherever_an_id_is_written() -> None:
+    event = {
+        "type": "message.new",
+        "space_id": "spc_a",
+        "actor": {"kind": "agent", "id": "agt_j1", "harness_id": ME},
+        "addressed_to": ["agt_j1", "agt_j2", "usr_arjun"],
+        "mentions": ["agt_j2"],
+        "for": ["agt_j1", "agt_j2"],
+        "working_turns": [{"agent_id": "agt_j2", "run_id": "run_1"}],
+        "from": {"id": "agt_j1", "kind": "agent", "name": "J1", "harness": "Jacobian"},
+        "room": {
+            "members": [
+                {"participant_id": "usr_arjun", "kind": "person", "name": "Arjun"},
+                {"participant_id": "agt_j1", "kind": "agent", "name": "J1", "harness": "Jacobian"},
+                {"participant_id": "agt_j2", "kind": "agent", "name": "J2", "harness": "Jacobian"},
+            ],
+            "notes": {"agt_j1": "note one", "agt_j2": "note two"},
+        },
+    }
+    shown = seen(event)
+    assert shown is not None
+    assert shown["actor"] == {"kind": "harness", "id": ME}
+    assert shown["addressed_to"] == [ME, "usr_arjun"]
+    assert shown["mentions"] == [ME]
+    assert shown["for"] == [ME]
+    assert shown["working_turns"] == [{"agent_id": ME, "run_id": "run_1"}]
+    assert shown["from"] == {"id": ME, "kind": "harness", "name": "J1"}
+    assert shown["room"]["members"] == [
+        {"participant_id": "usr_arjun", "kind": "person", "name": "Arjun"},
+        {"participant_id": ME, "kind": "harness", "name": "J1"},
+    ]
+    assert shown["room"]["notes"] == {ME: "note one"}
+    # The event as logged is left as it was.
+    assert event["actor"]["id"] == "agt_j1"
+
+
+def test_another_harness_agent_is_a_participant_of_kind_harness() -> None:
+    event = {
+        "type": "message.post",
+        "space_id": "spc_a",
+        "actor": {"kind": "agent", "id": OTHER_AGENT, "harness_id": "hrn_openclaw"},
+        "text": "hi",
+    }
+    shown = seen(event)
+    assert shown is not None
+    assert shown["actor"] == {"kind": "harness", "id": OTHER_AGENT}
+
+
+def test_own_agents_coming_and_going_is_not_news_the_harness_row_is() -> None:
+    for kind in ("membership.added", "membership.removed"):
+        assert seen({"type": kind, "space_id": "spc_a", "participant_id": "agt_j1"}) is None
+    row = {
+        "type": "membership.added",
+        "space_id": "spc_a",
+        "participant_id": ME,
+        "standing": "agents",
+    }
+    assert seen(row) == {**row, "standing": "member"}
+    left = {"type": "membership.removed", "space_id": "spc_a", "participant_id": ME}
+    assert seen(left) is left
+    other = {"type": "membership.added", "space_id": "spc_a", "participant_id": OTHER_AGENT}
+    assert seen(other) is other
+
+
+def test_a_context_line_by_an_own_agent_reads_as_the_harness() -> None:
+    event = {
+        "lines": [
+            {"seq": 4, "kind": "said", "from": {"id": "agt_j2", "kind": "agent", "name": "J2"}},
+            {"seq": 5, "kind": "said", "from": {"id": "usr_a", "kind": "person", "name": "A"}},
+        ]
+    }
+    shown = seen(event)
+    assert shown is not None
+    assert shown["lines"][0]["from"] == {"id": ME, "kind": "harness", "name": "J2"}
+    assert shown["lines"][1] is event["lines"][1]

@@ -1,0 +1,84 @@
+"""What the gateway shows of agents, and to whom (docs/adr/0070, 0079).
+
+The scope and the pre-agents view are pure (``chips_common.rules.scope`` and
+``rules.agents_view``); this module reads what they start from: a socket's or an HTTP
+read's view as of a seq, and, for reads of the present, a harness's agents now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import and_, select
+
+from chips_common.db import tables as t
+from chips_common.rules.agents_view import as_seen_by
+from chips_common.rules.scope import MembershipView
+from chips_gateway.auth import Principal
+from chips_gateway.reader import LogReader
+
+Translate = Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+async def view_as_of(reader: LogReader, principal: Principal, seq: int) -> MembershipView:
+    """The scope of ``principal`` once event ``seq`` was applied, to fold on from there."""
+    ws, pid = principal.workspace_id, principal.participant_id
+    own: set[str] = set()
+    speaks = False
+    if principal.kind == "harness":
+        own = await reader.own_agents_as_of(pid, seq)
+        speaks = await reader.speaks_agents_as_of(ws, pid, seq)
+    return MembershipView(
+        pid,
+        await reader.spaces_as_of(ws, pid, seq),
+        await reader.threads_as_of(ws, seq),
+        kind=principal.kind,
+        role=principal.role,
+        agent_rooms=await reader.agent_rooms_as_of(ws, seq),
+        own_agents=own,
+        speaks_agents=speaks,
+    )
+
+
+async def speaks_agents(reader: LogReader, harness_id: str) -> bool:
+    """Whether a harness has declared ``agents`` (as of now)."""
+    return "agents" in await reader.capabilities(harness_id)
+
+
+async def present_view(reader: LogReader, principal: Principal) -> Translate | None:
+    """For a read of the present: the pre-agents view of a harness that has not declared
+    ``agents``, as a function over each event or answer; None for anybody else."""
+    if principal.kind != "harness" or await speaks_agents(reader, principal.participant_id):
+        return None
+    own = await reader.own_agents_as_of(principal.participant_id, 2**62)
+    harness_id = principal.participant_id
+    return lambda event: as_seen_by(event, harness_id, own)
+
+
+async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str, Any]]:
+    """A harness's agents with their rooms, for its hello (websocket.md, Saying you speak
+    agents): ``{id, name, key, space_id, main, state}``, in the order registered."""
+    p, m = t.participants.c, t.memberships.c
+    query = (
+        select(p.id, p.name, p.agent, m.space_id)
+        .select_from(t.participants.outerjoin(t.memberships, m.participant_id == p.id))
+        .where(and_(p.owner_id == harness_id, p.kind == "agent"))
+        .order_by(p.joined_seq, p.id)
+    )
+    async with reader.engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    found: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row.id in found:  # in one room at a time; the door's state says so
+            continue
+        facts = row.agent or {}
+        found[row.id] = {
+            "id": row.id,
+            "name": row.name,
+            "key": facts.get("key"),
+            "space_id": row.space_id,
+            "main": bool(facts.get("main")),
+            "state": facts.get("state", "active"),
+        }
+    return list(found.values())
