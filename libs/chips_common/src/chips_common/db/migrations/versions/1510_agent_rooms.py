@@ -1,7 +1,7 @@
 """Agents in rooms: the asks of harnesses for agents, and free agents' held words (ADR 0071).
 
 Revision ID: 1510
-Revises: 1540
+Revises: 1541
 """
 
 import sqlalchemy as sa
@@ -9,7 +9,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "1510"
-down_revision = "1540"
+down_revision = "1541"
 branch_labels = None
 depends_on = None
 
