@@ -21,7 +21,7 @@ from chips_common.events import (
 )
 from chips_common.ids import new_id
 from chips_eventlog.refused import refuse
-from chips_eventlog.rules import agents
+from chips_eventlog.rules import agents, stopping
 from chips_eventlog.rules.common import Ctx, check_member
 from chips_eventlog.state import (
     AddMember,
@@ -230,6 +230,20 @@ def agents_moved(s: DoorState, body: object, actor: Actor, ctx: Ctx) -> agents.P
             check_membership_removed(s, body, actor, ctx)
             plan = agents.Plan(s, ctx.seq)
             agents.leave(plan, body.participant_id, body.space_id, "removed", actor, removed=body)
+            return plan
+        case MembershipRemoved() if body.participant_id.startswith("hrn_"):
+            # A harness taken out (or leaving) takes its agents there with it: each is
+            # released first, then the harness's own runs stop and it goes.
+            plan = agents.Plan(s, ctx.seq)
+            mine = plan.agents_here(s.room_of(body.space_id), body.participant_id)
+            if not mine:
+                return None
+            check_membership_removed(s, body, actor, ctx)
+            for agent_id in mine:
+                agents.leave(plan, agent_id, body.space_id, "removed", actor)
+            running = stopping.runs_to_stop(s, body.space_id, body.participant_id)
+            plan.cancel(running, stopping.LEFT, actor)
+            plan.add(body, actor, [plan.left(body.space_id, body.participant_id)])
             return plan
         case SpaceUpdated() if body.state is not None and s.room_of(body.space_id) == body.space_id:
             room = body.space_id
