@@ -62,6 +62,7 @@ def check_event(event: dict[str, Any]) -> None:
         fields.pop("room", None)
         fields.pop("from", None)
         fields.pop("for", None)
+        fields.pop("handed", None)  # a held message a person's act handed over
     parse_event(fields)
 
 

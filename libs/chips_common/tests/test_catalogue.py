@@ -266,7 +266,17 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "reply_to": MSG,
         "to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "mentions": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
-        "addressed_to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
+        "addressed_to": [],
+        "exchange": {
+            "count": 49,
+            "stop": 16,
+            "allowance": 48,
+            "circle": True,
+            "held": True,
+            "note": "Stop now: tell the person what is done and what is blocked.",
+        },
+        "held": True,
+        "held_for": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "run_receipt": {
             "idempotency_key": "arjun-msg-7",
             "disposition": "queued",
@@ -380,6 +390,14 @@ def _post(kind: str, card: dict[str, Any]) -> dict[str, Any]:
 # one card; feedback is a reaction or a correction): together they give every field.
 MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
     "message.post": [
+        # What a free agent said, posted by Chips in the room it joined (ADR 0071).
+        {
+            "type": "message.post",
+            "space_id": SPC,
+            "kind": "text",
+            "text": "Done with the PO.",
+            "held_since": "2026-09-02T14:20:02.004000Z",
+        },
         # A reply on the run, as logged: Chips filled in the run's room.
         {
             "type": "message.post",

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from chips_common.rules.addressing import Choice
+from chips_common.rules.exchanges import Exchange, ExchangeSettings
 from chips_common.rules.files import Version
 from chips_common.rules.handles import Member, as_shown
 
@@ -42,9 +43,41 @@ class AgentFacts:
     name_by: str | None = None
     forked_from: str | None = None
     made_for: str | None = None
+    # The room it last left and why (docs/adr/0071): its words while free are held for
+    # the next room; a room's unarchive, or its own, brings it back there.
+    left_space_id: str | None = None
+    left_why: str | None = None
+    # The room archived with it (it was the room's only agent), opened again with it.
+    archived_room: str | None = None
+    # Why a fork's copy or a new agent was registered free; the registration answers it.
+    why: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A person's ask of a harness for an agent (``agent.fork`` / ``agent.asked``): the
+    event's id, the room, when, and the agent that answered it (docs/adr/0071)."""
+
+    id: str
+    kind: str  # "fork" | "new"
+    harness_id: str
+    space_id: str
+    at: datetime
+    agent_id: str | None = None  # the agent to copy, for a fork
+    answered_by: str | None = None
+
+
+@dataclass(frozen=True)
+class HeldWords:
+    """What a free agent said (``message.held``), to post in the next room it joins."""
+
+    seq: int
+    at: str
+    text: str
+    upload_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -232,6 +265,29 @@ class AddMember:
 
 
 @dataclass(frozen=True)
+class SetStanding:
+    """A member's standing changed in place: a harness whose own place an agent took
+    (``membership.replaced``) now stands behind its agents there (docs/adr/0071)."""
+
+    space_id: str
+    participant_id: str
+    standing: str
+
+
+@dataclass(frozen=True)
+class PutAsk:
+    ask: Ask
+
+
+@dataclass(frozen=True)
+class PutHeld:
+    """An agent's held words as they stand now (none once posted)."""
+
+    agent_id: str
+    words: tuple[HeldWords, ...]
+
+
+@dataclass(frozen=True)
 class RemoveMember:
     space_id: str
     participant_id: str
@@ -313,6 +369,21 @@ class EraseSpaces:
     spared: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class PutExchange:
+    """A room's exchange as the referee counts it now (rules/exchanges.py)."""
+
+    space_id: str
+    exchange: Exchange
+
+
+@dataclass(frozen=True)
+class SetReferee:
+    """The workspace's referee settings (``workspace.referee_set``)."""
+
+    settings: ExchangeSettings
+
+
 Change = (
     Rename
     | PutParticipant
@@ -321,6 +392,9 @@ Change = (
     | PutSpace
     | AddMember
     | RemoveMember
+    | SetStanding
+    | PutAsk
+    | PutHeld
     | AddOpener
     | PutChoice
     | PutRun
@@ -331,6 +405,8 @@ Change = (
     | SetReaction
     | PostFile
     | EraseSpaces
+    | PutExchange
+    | SetReferee
 )
 
 
@@ -340,6 +416,9 @@ class Decision:
 
     filled: dict[str, Any] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+    # The id the event is logged with, when the rule must know it ahead (an ask of a
+    # harness is named by its event's id); else the door gives it one.
+    event_id: str | None = None
 
 
 _MISSING: Any = object()
@@ -358,6 +437,9 @@ TABLES = (
     "message_marks",
     "message_hidden",
     "reactions",
+    "agent_asks",
+    "held_words",
+    "door_exchanges",
 )
 
 
@@ -379,6 +461,9 @@ class DoorState:
         self.marks: dict[str, Mark] = {}
         self.hidden: dict[tuple[str, str], str] = {}
         self.reactions: dict[tuple[str, str, str], str] = {}
+        # The referee's count per room, and the workspace's settings (docs/adr/0083).
+        self.exchanges: dict[str, Exchange] = {}
+        self.referee = ExchangeSettings()
         self.messages: OrderedDict[str, Message] = OrderedDict()
         self.keys: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
         # Indexes kept with the maps above.
@@ -388,6 +473,10 @@ class DoorState:
         self.live: dict[str, dict[str, None]] = {}
         # The room each agent is in (an agent is in one at a time, docs/adr/0070).
         self.where: dict[str, str] = {}
+        # The asks of harnesses for agents, by the ask's event id, and each free agent's
+        # held words, oldest first (docs/adr/0071).
+        self.asks: dict[str, Ask] = {}
+        self.held: dict[str, tuple[HeldWords, ...]] = {}
         # Read for one batch only (state_store.prefetch): the attachments service writes
         # uploads, so they are read where a batch names them.
         self.last_harness_said: dict[str, str | None] = {}
@@ -543,6 +632,10 @@ class DoorState:
         current = Version(top.attachment_id, top.version, top.sha256, by_name)
         return current, {v.attachment_id for v in versions}
 
+    def exchange(self, space_id: str) -> Exchange:
+        """The room's exchange as the referee counts it (a fresh one when none)."""
+        return self.exchanges.get(space_id) or Exchange()
+
     def space_id_taken(self, space_id: str) -> bool:
         """Whether a space has this id, here or (as read for the batch) in any workspace."""
         return space_id in self.spaces or space_id in self.taken_space_ids
@@ -633,6 +726,21 @@ class DoorState:
                 if self.where.get(pid) == space_id:
                     self._pop(self.where, pid)
                 self._log_membership(space_id, pid, False, seq)
+            case SetStanding(space_id, pid, standing):
+                old = self.members.get(space_id, {}).get(pid)
+                if old is not None:
+                    self._put(self.members[space_id], pid, Membership(standing, old.since_seq))
+                    self.touched["memberships"].add((space_id, pid))
+                    self._rooms.pop(space_id, None)
+            case PutAsk(ask):
+                self._put(self.asks, ask.id, ask)
+                self.touched["agent_asks"].add(ask.id)
+            case PutHeld(agent_id, words):
+                if words:
+                    self._put(self.held, agent_id, words)
+                else:
+                    self._pop(self.held, agent_id)
+                self.touched["held_words"].add(agent_id)
             case AddOpener(space_id, harness_id, seq):
                 self._put(self.openers, (space_id, harness_id), seq)
                 self.touched["space_openers"].add((space_id, harness_id))
@@ -666,6 +774,12 @@ class DoorState:
                 self._post_file(change)
             case EraseSpaces():
                 self._erase(change)
+            case PutExchange(space_id, exchange):
+                self._put(self.exchanges, space_id, exchange)
+                self.touched["door_exchanges"].add(space_id)
+            case SetReferee(settings):
+                self._put(self.__dict__, "referee", settings)
+                self.touched["door_exchanges"].add("")
 
     def _put_space(self, space: Space) -> None:
         old = self.spaces.get(space.id)
@@ -727,6 +841,9 @@ class DoorState:
         for key in [k for k in self.choices if k[0] in erased]:
             self._pop(self.choices, key)
             self.touched["address_choices"].add(key)
+        for space_id in [k for k in self.exchanges if k in erased]:
+            self._pop(self.exchanges, space_id)
+            self.touched["door_exchanges"].add(space_id)
         for message_id in [m for m, mark in self.marks.items() if mark.space_id in erased]:
             self._pop(self.marks, message_id)
             self.touched["message_marks"].add(message_id)
@@ -738,6 +855,9 @@ class DoorState:
             self.touched["reactions"].add(reaction)
         for message_id in [m for m, said in self.messages.items() if said.space_id in erased]:
             self._pop(self.messages, message_id)
+        for ask in [a for a in self.asks.values() if a.space_id in erased]:
+            self._pop(self.asks, ask.id)
+            self.touched["agent_asks"].add(ask.id)
         # Runs in the room are gone with it, and so is every lane into or out of it.
         for run in [r for r in self.runs.values() if r.space_id in erased]:
             self._pop(self.live.get(run.space_id, {}), run.id)

@@ -19,15 +19,24 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
+from chips_common.db.referee_tables import door_exchanges
 from chips_common.ids import event_id_for_message
 from chips_common.rules.addressing import Choice
+from chips_common.rules.exchanges import (
+    ExchangeSettings,
+    exchange_from_json,
+    exchange_json,
+    settings_json,
+)
 from chips_eventlog.rules.files import named_in_raw
 from chips_eventlog.state import (
     AddCredential,
     AgentFacts,
+    Ask,
     Card,
     DoorState,
     FileVersion,
+    HeldWords,
     Lane,
     Mark,
     Membership,
@@ -113,6 +122,12 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
         select(o.space_id, o.harness_id, o.since_seq).where(o.workspace_id == ws)
     ):
         state.openers[(row.space_id, row.harness_id)] = row.since_seq
+    x = door_exchanges.c
+    for row in await conn.execute(select(x.space_id, x.body).where(x.workspace_id == ws)):
+        if row.space_id == "":
+            state.referee = ExchangeSettings.from_body(row.body)
+        else:
+            state.exchanges[row.space_id] = exchange_from_json(row.body)
     c = t.address_choices.c
     for row in await conn.execute(
         select(c.space_id, c.participant_id, c.kind, c.ids)
@@ -174,6 +189,23 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
         )
         for row in rows:
             into[tuple(row[: len(keys)])] = row.space_id
+    aa = t.agent_asks.c
+    for row in await conn.execute(select(t.agent_asks).where(aa.workspace_id == ws)):
+        state.asks[row.id] = Ask(
+            row.id,
+            row.kind,
+            row.harness_id,
+            row.space_id,
+            row.asked_at,
+            row.agent_id,
+            row.answered_by,
+        )
+    hw = t.held_words.c
+    for row in await conn.execute(select(hw.agent_id, hw.words).where(hw.workspace_id == ws)):
+        state.held[row.agent_id] = tuple(
+            HeldWords(w["seq"], w["at"], w["text"], tuple(w.get("upload_ids", ())))
+            for w in row.words
+        )
     return state
 
 
@@ -362,6 +394,13 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
     )
     await _write(
         conn,
+        door_exchanges,
+        ["workspace_id", "space_id"],
+        {(ws, space_id) for space_id in touched["door_exchanges"]},
+        lambda key: _exchange_row(state, key[1]),
+    )
+    await _write(
+        conn,
         t.address_choices,
         ["space_id", "participant_id"],
         touched["address_choices"],
@@ -439,6 +478,31 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
                 "participant_id": key[1],
                 "emoji": key[2],
                 "workspace_id": ws,
+            }
+        ),
+    )
+    await _write(
+        conn,
+        t.agent_asks,
+        ["workspace_id", "id"],
+        {(ws, key) for key in touched["agent_asks"]},
+        lambda key: _ask_row(ws, state.asks.get(key[1])),
+    )
+    await _write(
+        conn,
+        t.held_words,
+        ["workspace_id", "agent_id"],
+        {(ws, key) for key in touched["held_words"]},
+        lambda key: (
+            None
+            if key[1] not in state.held
+            else {
+                "workspace_id": ws,
+                "agent_id": key[1],
+                "words": [
+                    {"seq": w.seq, "at": w.at, "text": w.text, "upload_ids": list(w.upload_ids)}
+                    for w in state.held[key[1]]
+                ],
             }
         ),
     )
@@ -544,6 +608,31 @@ async def erase_events(
             delete(t.outbox).where(and_(t.outbox.c.workspace_id == ws, t.outbox.c.seq.in_(seqs)))
         )
     await conn.execute(insert(t.erasures).values(workspace_id=ws, seq=seq))
+
+
+def _ask_row(ws: str, a: Ask | None) -> dict[str, Any] | None:
+    if a is None:
+        return None
+    return {
+        "workspace_id": ws,
+        "id": a.id,
+        "kind": a.kind,
+        "harness_id": a.harness_id,
+        "space_id": a.space_id,
+        "asked_at": a.at,
+        "agent_id": a.agent_id,
+        "answered_by": a.answered_by,
+    }
+
+
+def _exchange_row(state: DoorState, space_id: str) -> dict[str, Any] | None:
+    ws = state.workspace_id
+    if space_id == "":
+        return {"workspace_id": ws, "space_id": "", "body": settings_json(state.referee)}
+    exchange = state.exchanges.get(space_id)
+    if exchange is None:
+        return None
+    return {"workspace_id": ws, "space_id": space_id, "body": exchange_json(exchange)}
 
 
 def _participant_row(ws: str, p: Participant | None) -> dict[str, Any] | None:

@@ -24,11 +24,15 @@ from chips_common.rules.kinds import refusal
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import PARTICIPANTS, Ctx, check_member, kind_of
 from chips_eventlog.rules.files import check_post_files
+from chips_eventlog.rules.referee import count_post
 from chips_eventlog.rules.runs import with_receipt
 from chips_eventlog.state import Change, Decision, DoorState, PutChoice
 
 
 def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) -> Decision:
+    if body.held_since is not None and ctx.request is not None:
+        # What a free agent said, posted by Chips where it joins (rules/agents.py).
+        refuse("invalid_event", "held_since is filled in by Chips; leave it out", "held_since")
     attachments, posted = check_post_files(s, body, actor, ctx)
     check_member(s, body.space_id, actor)
     why = refusal(body.kind, kind_of(actor))  # an agent posts what its harness may
@@ -37,6 +41,7 @@ def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) 
     if body.handoff is not None and s.standing(body.space_id, body.handoff.recipient) is None:
         refuse("not_found", "a hand-off goes to somebody in this room", "handoff.recipient")
     decision = address_message(s, body, actor)
+    decision = count_post(s, body, actor, decision, attachments)
     if attachments is not None:
         decision.filled["attachments"] = attachments
         decision.changes.extend(posted)
