@@ -257,6 +257,10 @@ async def test_a_message_names_the_turns_of_the_other_agents_working_there(api: 
         r.j1,
         r.space_id,
     )
+    # The room reads who heard it beneath the message ("ASCII Art heard this while working").
+    lines = await api.lines(r.owner, r.space_id, after_seq=ack["seq"])
+    line = next(li for li in lines if li["id"] == heard["message_id"])
+    assert line["heard_by"] == [r.j1]
     # Its own words as they come back name its other agent's turn too.
     k = await scout.write({**post(r.space_id, "K is started."), "actor": as_agent(r.j2)})
     ack = await scout.answer(k)
