@@ -202,8 +202,8 @@ async def test_agent_news_reaches_its_harness_the_people_and_its_room_only(
     gia = await api.add_person(owner, "Gia Guest", role="guest")
     jacobian, _ = await api.connect_harness(owner, "Jacobian")
     stranger, _ = await api.connect_harness(maya, "Stranger")
-    for harness in (jacobian, stranger):
-        await declare(api, owner, harness, "agents")
+    await declare(api, owner, jacobian, "agents")
+    await declare(api, maya, stranger, "agents")
     room = await api.open_space(owner, "Planning", [gia.participant_id])
     listeners = {
         who.participant_id: await Socket.open(stack.gateway_b, who)
@@ -218,7 +218,7 @@ async def test_agent_news_reaches_its_harness_the_people_and_its_room_only(
     r = await register(api, jacobian, "j1", "Ascii")  # renamed: agent.updated
     assert r.status_code == 200, r.text
     # Workspace-wide, told to everybody: once it is in, whatever came before is too.
-    marker = await declare(api, owner, stranger, "agents", "restarts")
+    marker = await declare(api, maya, stranger, "agents", "restarts")
     for sock in listeners.values():
         await sock.wait_for_seq(marker)
 
@@ -270,7 +270,7 @@ async def test_the_room_shows_agents_not_the_harness_behind_them(api: Api) -> No
         (owner.participant_id, "person"),
         (j1, "agent"),
     ]
-    listed = next(s for s in (await api.spaces(owner, last))["spaces"] if s["space_id"] == room)
+    listed = next(s for s in (await api.spaces(owner, last))["spaces"] if s["id"] == room)
     assert jacobian.participant_id not in [m["participant_id"] for m in listed["members"]]
     lines = [line["text"] for line in await api.lines(owner, room, last)]
     assert lines == ["Arjun Rao added ASCII Art"]
