@@ -52,6 +52,7 @@ def check_event(event: dict[str, Any]) -> None:
         fields.pop("context", None)
         fields.pop("room", None)
         fields.pop("from", None)
+        fields.pop("handed", None)  # a held message a person's act handed over
     parse_event(fields)
 
 

@@ -266,7 +266,17 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "reply_to": MSG,
         "to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "mentions": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
-        "addressed_to": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
+        "addressed_to": [],
+        "exchange": {
+            "count": 49,
+            "stop": 16,
+            "allowance": 48,
+            "circle": True,
+            "held": True,
+            "note": "Stop now: tell the person what is done and what is blocked.",
+        },
+        "held": True,
+        "held_for": ["hrn_01J9ZQ3K4Y7M2N8P5R6S7T8V9W"],
         "run_receipt": {
             "idempotency_key": "arjun-msg-7",
             "disposition": "queued",

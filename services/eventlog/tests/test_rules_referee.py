@@ -62,3 +62,70 @@ def test_chips_pauses_for_spend_and_warns_and_nobody_else_warns(w: Any) -> None:
     assert [e["type"] for e in logged] == ["exchange.set", "budget.warning"]
     w.says_no(w.h(w.H1), warning, "forbidden", "Chips")
     w.says_no(w.p(w.OWN), warning, "forbidden", "Chips")
+
+
+# Counting at the door (rules/exchanges.py, written into the event)
+
+
+def chat(w: Any, who: str, text: str) -> dict[str, Any]:
+    logged = w.ok(w.h(who), {"type": "message.post", "space_id": w.room, "text": text})
+    return dict(logged[0])
+
+
+def between_agents(w: Any, n: int) -> list[dict[str, Any]]:
+    said = []
+    for i in range(n):
+        who, to = (w.H1, "Ledger") if i % 2 == 0 else (w.H2, "Scout")
+        said.append(chat(w, who, f"@{to} step {i} is done"))
+    return said
+
+
+def test_from_half_the_stop_a_message_between_agents_carries_exchange(w: Any) -> None:
+    said = between_agents(w, 17)
+    assert all("exchange" not in e for e in said[:7])
+    assert said[7]["exchange"]["count"] == 8 and "Stop now" not in said[7]["exchange"]["note"]
+    assert said[15]["exchange"]["stop"] == 16 and "Stop now" in said[15]["exchange"]["note"]
+    assert said[16]["addressed_to"] == [w.H2] and "held" not in said[16]
+
+
+def test_past_the_hold_a_message_is_for_nobody_and_held(w: Any) -> None:
+    w.ok(w.p(w.OWN), {"type": "workspace.referee_set", "stop": 4, "hold": 6})
+    said = between_agents(w, 7)
+    assert [("held" in e) for e in said] == [False] * 6 + [True]
+    held = said[-1]
+    assert held["addressed_to"] == [] and held["held_for"] == [w.H2]
+    assert held["exchange"]["count"] == 7 and held["exchange"]["allowance"] == 6
+
+
+def test_a_person_acting_starts_the_count_again_and_a_pause_holds(w: Any) -> None:
+    w.ok(w.p(w.OWN), {"type": "workspace.referee_set", "stop": 4, "hold": 6})
+    between_agents(w, 5)
+    w.say(w.MEM, w.room, "how is it going?")
+    assert "exchange" not in between_agents(w, 1)[0]
+    w.ok(w.p(w.MEM), {"type": "exchange.set", "space_id": w.room, "state": "paused"})
+    assert between_agents(w, 1)[0]["held"] is True
+    w.say(w.MEM, w.room, "a word")  # a person's act is not Let them carry on
+    assert between_agents(w, 1)[0]["held"] is True
+    w.ok(w.p(w.MEM), {"type": "exchange.set", "space_id": w.room, "state": "running"})
+    assert "held" not in between_agents(w, 1)[0]
+
+
+def test_a_circle_is_noted_and_taking_turns_is_not(w: Any) -> None:
+    first = chat(w, w.H1, "@Ledger thanks!")
+    second = chat(w, w.H2, "@Scout thanks!")
+    third = chat(w, w.H1, "@Ledger Thanks")
+    assert "exchange" not in first and "exchange" not in second
+    assert third["exchange"]["circle"] is True and "circle" in third["exchange"]["note"]
+
+
+def test_a_client_may_not_write_the_verdict(w: Any) -> None:
+    event = {"type": "message.post", "space_id": w.room, "text": "hi", "held": True}
+    w.says_no(w.h(w.H1), event, "invalid_event", "filled in by Chips")
+
+
+def test_a_spend_pause_holds_until_a_person_acts(w: Any) -> None:
+    pause = {"type": "exchange.set", "space_id": w.room, "state": "paused", "why": "spend"}
+    w.ok(SYSTEM, pause)
+    assert between_agents(w, 1)[0]["held"] is True
+    w.say(w.MEM, w.room, "go on")
+    assert "held" not in between_agents(w, 1)[0]

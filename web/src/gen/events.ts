@@ -538,7 +538,10 @@ export interface MessagePost {
   artifact?: ArtifactCard | null;
   attachments?: Attachment[] | null;
   checkpoint?: CheckpointCard | null;
+  exchange?: ExchangeFacts | null;
   handoff?: HandoffCard | null;
+  held?: boolean | null;
+  held_for?: string[] | null;
   kind?:
     | "text"
     | "status"
@@ -628,6 +631,23 @@ export interface Attachment {
 export interface CheckpointCard {
   milestone: string;
   next?: string | null;
+}
+/**
+ * What the referee said of a message an agent sent agents:
+ * its count since a person last acted or an agent made something new, the workspace's
+ * stop and hold (``allowance``), whether it goes in a circle, whether it was held, and
+ * the note for the turn it gives (from half the stop, or on a circle).
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "ExchangeFacts".
+ */
+export interface ExchangeFacts {
+  allowance?: number | null;
+  circle?: boolean | null;
+  count: number;
+  held?: boolean | null;
+  note?: string | null;
+  stop?: number | null;
 }
 /**
  * Work handed to somebody in the room, with what they need to carry on.

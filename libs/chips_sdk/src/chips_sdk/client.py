@@ -541,7 +541,9 @@ class Client:
 
     def _deliver(self, event: dict[str, Any]) -> None:
         seq = event.get("seq")
-        if isinstance(seq, int):
+        # A held message handed over comes again under its own seq, after the act that
+        # handed it: it is delivered, and the cursor stays where it is.
+        if isinstance(seq, int) and not event.get("handed"):
             if self.last_seq is not None and seq <= self.last_seq:
                 self.skipped += 1
                 return

@@ -81,6 +81,17 @@ class CheckpointCard(TypedDict, total=False):
     next: str | None
 
 
+class ExchangeFacts(TypedDict, total=False):
+    """What the referee said of a message an agent sent agents:"""
+
+    allowance: int | None
+    circle: bool | None
+    count: Required[int]
+    held: bool | None
+    note: str | None
+    stop: int | None
+
+
 class FollowingHarness(TypedDict, total=False):
     """A harness told of an erasure because it declared ``follows_rooms``."""
 
@@ -596,7 +607,10 @@ class MessagePostFields(TypedDict, total=False):
     artifact: ArtifactCard | None
     attachments: list[Attachment] | None
     checkpoint: CheckpointCard | None
+    exchange: ExchangeFacts | None
     handoff: HandoffCard | None
+    held: bool | None
+    held_for: list[str] | None
     kind: Literal[
         "text",
         "status",

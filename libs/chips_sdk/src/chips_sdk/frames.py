@@ -21,6 +21,8 @@ class Ack(TypedDict, total=False):
     seq: Required[int | None]
     duplicate: Required[bool]
     held: bool
+    # For a held post: {count, allowance} (allowance absent with no hold).
+    exchange: dict[str, int]
     trace_id: str
 
 

@@ -293,6 +293,8 @@ class Door:
     def stage(self, body: EventBody, decision: Decision, actor: Actor) -> dict[str, Any]:
         """Apply what deciding an event changed, and give it its envelope and next seq."""
         self.state.apply(decision.changes)
+        space_id = decision.filled.get("space_id", getattr(body, "space_id", None))
+        self.state.apply(referee.follow_room(self.state, body, actor, space_id))
         seq = self.head_seq + 1
         event_id = new_id("evt")
         fields = body.model_dump(mode="json", exclude_none=True)

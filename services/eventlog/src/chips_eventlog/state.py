@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from chips_common.rules.addressing import Choice
+from chips_common.rules.exchanges import Exchange, ExchangeSettings
 from chips_common.rules.files import Version
 from chips_common.rules.handles import Member
 
@@ -311,6 +312,21 @@ class EraseSpaces:
     spared: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class PutExchange:
+    """A room's exchange as the referee counts it now (rules/exchanges.py)."""
+
+    space_id: str
+    exchange: Exchange
+
+
+@dataclass(frozen=True)
+class SetReferee:
+    """The workspace's referee settings (``workspace.referee_set``)."""
+
+    settings: ExchangeSettings
+
+
 Change = (
     Rename
     | PutParticipant
@@ -329,6 +345,8 @@ Change = (
     | SetReaction
     | PostFile
     | EraseSpaces
+    | PutExchange
+    | SetReferee
 )
 
 
@@ -356,6 +374,7 @@ TABLES = (
     "message_marks",
     "message_hidden",
     "reactions",
+    "door_exchanges",
 )
 
 
@@ -377,6 +396,9 @@ class DoorState:
         self.marks: dict[str, Mark] = {}
         self.hidden: dict[tuple[str, str], str] = {}
         self.reactions: dict[tuple[str, str, str], str] = {}
+        # The referee's count per room, and the workspace's settings (docs/adr/0083).
+        self.exchanges: dict[str, Exchange] = {}
+        self.referee = ExchangeSettings()
         self.messages: OrderedDict[str, Message] = OrderedDict()
         self.keys: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
         # Indexes kept with the maps above.
@@ -522,6 +544,10 @@ class DoorState:
         current = Version(top.attachment_id, top.version, top.sha256, by_name)
         return current, {v.attachment_id for v in versions}
 
+    def exchange(self, space_id: str) -> Exchange:
+        """The room's exchange as the referee counts it (a fresh one when none)."""
+        return self.exchanges.get(space_id) or Exchange()
+
     def space_id_taken(self, space_id: str) -> bool:
         """Whether a space has this id, here or (as read for the batch) in any workspace."""
         return space_id in self.spaces or space_id in self.taken_space_ids
@@ -645,6 +671,12 @@ class DoorState:
                 self._post_file(change)
             case EraseSpaces():
                 self._erase(change)
+            case PutExchange(space_id, exchange):
+                self._put(self.exchanges, space_id, exchange)
+                self.touched["door_exchanges"].add(space_id)
+            case SetReferee(settings):
+                self._put(self.__dict__, "referee", settings)
+                self.touched["door_exchanges"].add("")
 
     def _put_space(self, space: Space) -> None:
         old = self.spaces.get(space.id)
@@ -706,6 +738,9 @@ class DoorState:
         for key in [k for k in self.choices if k[0] in erased]:
             self._pop(self.choices, key)
             self.touched["address_choices"].add(key)
+        for space_id in [k for k in self.exchanges if k in erased]:
+            self._pop(self.exchanges, space_id)
+            self.touched["door_exchanges"].add(space_id)
         for message_id in [m for m, mark in self.marks.items() if mark.space_id in erased]:
             self._pop(self.marks, message_id)
             self.touched["message_marks"].add(message_id)

@@ -19,8 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
+from chips_common.db.referee_tables import door_exchanges
 from chips_common.ids import event_id_for_message
 from chips_common.rules.addressing import Choice
+from chips_common.rules.exchanges import (
+    ExchangeSettings,
+    exchange_from_json,
+    exchange_json,
+    settings_json,
+)
 from chips_eventlog.rules.files import named_in_raw
 from chips_eventlog.state import (
     AddCredential,
@@ -113,6 +120,12 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
         select(o.space_id, o.harness_id, o.since_seq).where(o.workspace_id == ws)
     ):
         state.openers[(row.space_id, row.harness_id)] = row.since_seq
+    x = door_exchanges.c
+    for row in await conn.execute(select(x.space_id, x.body).where(x.workspace_id == ws)):
+        if row.space_id == "":
+            state.referee = ExchangeSettings.from_body(row.body)
+        else:
+            state.exchanges[row.space_id] = exchange_from_json(row.body)
     c = t.address_choices.c
     for row in await conn.execute(
         select(c.space_id, c.participant_id, c.kind, c.ids)
@@ -362,6 +375,13 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
     )
     await _write(
         conn,
+        door_exchanges,
+        ["workspace_id", "space_id"],
+        {(ws, space_id) for space_id in touched["door_exchanges"]},
+        lambda key: _exchange_row(state, key[1]),
+    )
+    await _write(
+        conn,
         t.address_choices,
         ["space_id", "participant_id"],
         touched["address_choices"],
@@ -544,6 +564,16 @@ async def erase_events(
             delete(t.outbox).where(and_(t.outbox.c.workspace_id == ws, t.outbox.c.seq.in_(seqs)))
         )
     await conn.execute(insert(t.erasures).values(workspace_id=ws, seq=seq))
+
+
+def _exchange_row(state: DoorState, space_id: str) -> dict[str, Any] | None:
+    ws = state.workspace_id
+    if space_id == "":
+        return {"workspace_id": ws, "space_id": "", "body": settings_json(state.referee)}
+    exchange = state.exchanges.get(space_id)
+    if exchange is None:
+        return None
+    return {"workspace_id": ws, "space_id": space_id, "body": exchange_json(exchange)}
 
 
 def _participant_row(ws: str, p: Participant | None) -> dict[str, Any] | None:

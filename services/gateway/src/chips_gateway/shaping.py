@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chips_common.db.spend_reads import read_job
+from chips_common.db.spend_reads import held_since_last_person, read_job
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
 from chips_common.rules.delivery import shape_for
@@ -160,6 +160,32 @@ class Shaper:
             self.fileless.add(space_id)
             return shaped
         return {**shaped, "context": {**shaped["context"], "files": files}}
+
+    async def handed(
+        self, event: dict[str, Any], own: frozenset[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The held messages a person's act hands this harness: the newest held message
+        that was for it since the person before last acted, as message.new with
+        ``handed: true`` (spec/websocket.md; docs/adr/0083). Read from the log as of the
+        act, so a replay hands over the same. ``own``: the harness's own agents, shown as
+        the harness itself in the pre-agents view; what was for them is its."""
+        if self.kind != "harness" or (event.get("actor") or {}).get("kind") != "person":
+            return []
+        space_id = event.get("space_id")
+        if not isinstance(space_id, str):
+            return []
+        pid = self.principal.participant_id
+        async with self.reader.engine.connect() as conn:
+            held = await held_since_last_person(
+                conn, self.principal.workspace_id, space_id, event["seq"]
+            )
+        mine = {pid, *(own or ())}
+        newest = next((e for e in held if mine & set(e.get("held_for") or ())), None)
+        if newest is None:
+            return []
+        turn = {**newest, "addressed_to": [pid]}
+        shaped = await self.shape(turn)
+        return [{**shaped, "handed": True}]
 
     async def with_spend(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         """``context.spend`` and its sentence in the note: the room's job as of the message

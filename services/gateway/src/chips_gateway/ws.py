@@ -41,6 +41,7 @@ from chips_common.events import (
 from chips_common.rules.agents_view import as_seen_by
 from chips_common.rules.context import Budget
 from chips_common.rules.delivery import is_for
+from chips_common.rules.exchanges import held_ack
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
 from chips_gateway.agents import agents_with_rooms, view_as_of
@@ -275,6 +276,7 @@ class Session:
                 shaped = seen
             frame = {"frame": "event", "event": shaped}
             beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
+            beside += await self.handed(event, own)
             if shaped is event and self.feed is not None:
                 # Sent as the feed offered it: one encoding for every such socket.
                 text = self.feed.frame_json(event)
@@ -289,6 +291,18 @@ class Session:
         for receipt in beside:
             await self.ws.send_text(orjson.dumps(receipt).decode())
             metrics.FRAMES_OUT.labels("receipt").inc()
+
+    async def handed(
+        self, event: dict[str, Any], own: frozenset[str] | None
+    ) -> list[dict[str, Any]]:
+        """The frames of the held messages ``event`` (a person's act) hands this socket,
+        as its recipient sees them (docs/adr/0083)."""
+        pid = self.principal.participant_id
+        return [
+            {"frame": "event", "event": seen}
+            for h in await self.shaper.handed(event, own)
+            if (seen := shown_to(pid, h, own)) is not None
+        ]
 
     def error(self, code: str, message: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -492,6 +506,9 @@ class Session:
                 ]
                 if shaped:
                     await self.queue.put({"frame": "events", "events": shaped})
+                for e, _, own in shown:  # each held message a person's act handed over
+                    for handed in await self.handed(e, own):
+                        await self.queue.put(handed)
             else:
                 for event, extras, own in shown:
                     await self.queue.put(queued(event, extras, own))
@@ -652,6 +669,7 @@ class Session:
             }
             if trace_id:
                 ack["trace_id"] = trace_id
+            ack.update(held_ack(answer.events[-1] if answer.events else None))
             self.push(ack)
             if (receipt := runs.receipt_after_ack(answer, key)) is not None:
                 self.push(receipt)

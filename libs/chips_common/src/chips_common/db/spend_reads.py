@@ -10,11 +10,13 @@ it needs is in ``events``, under its ``(workspace_id, space_id, seq)`` index.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
+from chips_common.events import canonical
 from chips_common.rules.spend import Job, add_usage, ceiling_of, new_job, spend_facts
 
 # A person's participant id begins so (DESIGN.md §7); their acts start a job.
@@ -66,3 +68,31 @@ async def read_job(
     for row in usages:
         job = add_usage(job, str(row.body.get("run_id")), row.body.get("cost_usd"))
     return JobRead(job, ceiling_of(usd))
+
+
+async def held_since_last_person(
+    conn: AsyncConnection, workspace_id: str, space_id: str, seq: int
+) -> list[dict[str, Any]]:
+    """The room's held posts between the last person's act before ``seq`` and ``seq``,
+    newest first: what a person's act at ``seq`` hands back (docs/adr/0083)."""
+    e = t.events.c
+    room = [e.workspace_id == workspace_id, e.space_id == space_id, e.seq < seq]
+    before = (
+        select(func.coalesce(func.max(e.seq), 0))
+        .where(and_(*room, e.actor_id.startswith(PERSON_PREFIX)))
+        .scalar_subquery()
+    )
+    rows = await conn.execute(
+        select(e.body)
+        .where(
+            and_(
+                *room,
+                e.seq > before,
+                e.type == "message.post",
+                e.body["held"].as_boolean().is_(True),
+            )
+        )
+        .order_by(e.seq.desc())
+        .limit(200)
+    )
+    return [canonical(row.body) for row in rows]

@@ -216,6 +216,22 @@ CARD_FILE_FIELDS: dict[str, str] = {
 }
 
 
+class ExchangeFacts(BaseModel):
+    """What the referee said of a message an agent sent agents (spec/websocket.md, ADR 0083):
+    its count since a person last acted or an agent made something new, the workspace's
+    stop and hold (``allowance``), whether it goes in a circle, whether it was held, and
+    the note for the turn it gives (from half the stop, or on a circle)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    count: int = Field(ge=1)
+    stop: int | None = Field(default=None, ge=1)
+    allowance: int | None = Field(default=None, ge=1)
+    circle: bool | None = None
+    held: bool | None = None
+    note: str | None = Field(default=None, max_length=2000)
+
+
 @register
 class MessagePost(EventBody):
     """Words said in a space, or a card. The message's id is the event's ULID with ``msg_``.
@@ -242,6 +258,12 @@ class MessagePost(EventBody):
     addressed_to: list[Ref] | None = Field(default=None, max_length=200)
     # Filled in by Chips when a run is live in the room (websocket.md, Receipts).
     run_receipt: Receipt | None = None
+    # Filled in by Chips for a message an agent sends agents (the referee, ADR 0083):
+    # ``exchange`` from half the stop or on a circle; ``held`` past the hold or while the
+    # room is paused, with ``addressed_to`` empty and ``held_for`` whom it was for.
+    exchange: ExchangeFacts | None = None
+    held: bool | None = None
+    held_for: list[Ref] | None = Field(default=None, max_length=200)
     status: StatusCard | None = None
     approval: ApprovalCard | None = None
     question: QuestionCard | None = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 STOP = 16
 HOLD = 48
@@ -295,3 +295,41 @@ def ack_exchange(verdict: Verdict) -> dict[str, object]:
     if "allowance" in verdict.facts:
         out["allowance"] = verdict.facts["allowance"]
     return out
+
+
+def exchange_json(ex: Exchange) -> dict[str, object]:
+    """A room's exchange as the door state stores it."""
+    return {
+        "count": ex.count,
+        "recent": [[t.sender, t.words] for t in ex.recent],
+        "paused": ex.paused,
+    }
+
+
+def exchange_from_json(body: dict[str, Any]) -> Exchange:
+    paused = body.get("paused")
+    return Exchange(
+        count=int(body.get("count", 0)),
+        recent=tuple(Turn(str(s), str(w)) for s, w in body.get("recent", [])),
+        paused=paused if paused in ("person", "spend") else None,
+    )
+
+
+def settings_json(settings: ExchangeSettings) -> dict[str, object]:
+    return {
+        "stop": settings.stop if settings.stop is not None else "never",
+        "hold": settings.hold if settings.hold is not None else "never",
+        "circles": settings.circles,
+    }
+
+
+def held_ack(logged: dict[str, Any] | None) -> dict[str, Any]:
+    """What a sender's ack adds for a post the referee held: ``held`` and ``exchange``
+    ``{count, allowance}`` (allowance absent in a workspace with no hold)."""
+    if not logged or not logged.get("held"):
+        return {}
+    facts = logged.get("exchange") or {}
+    exchange = {"count": facts.get("count")}
+    if facts.get("allowance") is not None:
+        exchange["allowance"] = facts["allowance"]
+    return {"held": True, "exchange": exchange}

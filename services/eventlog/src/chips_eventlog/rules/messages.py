@@ -24,6 +24,7 @@ from chips_common.rules.kinds import refusal
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import PARTICIPANTS, Ctx, check_member
 from chips_eventlog.rules.files import check_post_files
+from chips_eventlog.rules.referee import count_post
 from chips_eventlog.rules.runs import with_receipt
 from chips_eventlog.state import Change, Decision, DoorState, PutChoice
 
@@ -37,6 +38,7 @@ def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) 
     if body.handoff is not None and s.standing(body.space_id, body.handoff.recipient) is None:
         refuse("not_found", "a hand-off goes to somebody in this room", "handoff.recipient")
     decision = address_message(s, body, actor)
+    decision = count_post(s, body, actor, decision, attachments)
     if attachments is not None:
         decision.filled["attachments"] = attachments
         decision.changes.extend(posted)

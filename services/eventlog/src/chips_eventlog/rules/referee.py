@@ -7,16 +7,36 @@ spend and a budget warning are Chips's own (the referee service writes them as `
 
 from __future__ import annotations
 
+from typing import Any
+
 from chips_common.append import Actor
 from chips_common.events import (
     BudgetWarning,
+    EventBody,
     ExchangeSet,
+    MessagePost,
     SpaceSpendCeilingSet,
     WorkspaceRefereeSet,
 )
+from chips_common.rules.exchanges import (
+    AgentMadeNew,
+    ExchangeSettings,
+    Happened,
+    Paused,
+    PersonActed,
+    Resumed,
+    Said,
+    speaks_for_itself,
+    step,
+)
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import Ctx, check_member
-from chips_eventlog.state import Decision, DoorState
+from chips_eventlog.state import Change, Decision, DoorState, PutExchange, SetReferee
+
+# Fields of a message.post only Chips writes (the referee's verdict).
+VERDICT_FIELDS = ("exchange", "held", "held_for")
+# What an agent makes new outside a message: a question or an approval put to a person.
+MADE_NEW = ("question.ask", "approval.request")
 
 
 def check_referee_set(s: DoorState, body: WorkspaceRefereeSet, actor: Actor, ctx: Ctx) -> Decision:
@@ -24,7 +44,8 @@ def check_referee_set(s: DoorState, body: WorkspaceRefereeSet, actor: Actor, ctx
     me = s.participant(actor.id) if actor.kind == "person" else None
     if me is None or me.role not in ("owner", "admin"):
         refuse("forbidden", "the referee's settings are a workspace owner's or admin's")
-    return Decision()
+    settings = ExchangeSettings.from_body(body.model_dump())
+    return Decision(changes=[SetReferee(settings)])
 
 
 def check_spend_ceiling_set(
@@ -63,3 +84,90 @@ def check_budget_warning(s: DoorState, body: BudgetWarning, actor: Actor, ctx: C
     if s.space(body.space_id) is None:
         refuse("not_found", "no such space", "space_id")
     return Decision()
+
+
+# --- counting at the door (rules/exchanges.py) -------------------------------------------
+
+
+def count_post(
+    s: DoorState,
+    body: MessagePost,
+    actor: Actor,
+    decision: Decision,
+    attachments: list[dict[str, Any]] | None,
+) -> Decision:
+    """Count a post as the referee does, and write its verdict into the event.
+
+    A message an agent sends agents gets ``exchange`` from half the stop or on a circle;
+    past the hold, or while the room is paused, it is held: for nobody (``addressed_to``
+    empty), ``held: true``, and ``held_for`` whom it was for, so that a person's next act
+    can hand it over (spec/websocket.md; docs/adr/0083).
+    """
+    for name in VERDICT_FIELDS:
+        if getattr(body, name) is not None:
+            refuse("invalid_event", f"{name} is filled in by Chips; leave it out", name)
+    space_id = body.space_id
+    kinds = {m.id: m.kind for m in s.room_members(space_id)}
+    addressed = list(decision.filled.get("addressed_to") or [])
+    to_agents = any(pid != actor.id and speaks_for_itself(kinds.get(pid, "")) for pid in addressed)
+    new_files = old_files = 0
+    for attachment in attachments or []:
+        versions = s.files.get((space_id, attachment["name"]), ())
+        if any(v.sha256 == attachment["sha256"] for v in versions):
+            old_files += 1
+        else:
+            new_files += 1
+    said = Said(
+        sender=actor.id,
+        sender_kind=actor.kind,
+        to_agents=to_agents,
+        words=body.text or "",
+        new_files=new_files,
+        old_files=old_files,
+        asks_person=body.kind in ("question", "approval"),
+    )
+    before = s.exchange(space_id)
+    after, verdict = step(before, said, s.referee)
+    if after != before:
+        decision.changes.append(PutExchange(space_id, after))
+    if verdict is None:
+        return decision
+    facts: dict[str, Any] = dict(verdict.facts)
+    if verdict.note is not None:
+        facts["note"] = verdict.note
+    if verdict.held:
+        decision.filled["addressed_to"] = []
+        decision.filled["held"] = True
+        decision.filled["held_for"] = addressed
+        decision.filled["exchange"] = facts
+    elif verdict.note is not None:
+        decision.filled["exchange"] = facts
+    return decision
+
+
+def happened_in_room(body: EventBody, actor: Actor) -> list[Happened]:
+    """What an event other than a post tells the room's exchange."""
+    if body.type == "exchange.set" and isinstance(body, ExchangeSet):
+        if body.state == "running":
+            return [Resumed()]
+        acted: list[Happened] = [PersonActed()] if actor.kind == "person" else []
+        return [*acted, Paused("spend" if body.why == "spend" else "person")]
+    if actor.kind == "person":
+        return [PersonActed()]
+    if body.type in MADE_NEW and speaks_for_itself(actor.kind):
+        return [AgentMadeNew()]
+    return []
+
+
+def follow_room(s: DoorState, body: EventBody, actor: Actor, space_id: str | None) -> list[Change]:
+    """The exchange's change for an event logged in a room (a post is counted by its rule)."""
+    if space_id is None or body.type in ("message.post", "turn.passed"):
+        return []
+    happenings = happened_in_room(body, actor)
+    if not happenings:
+        return []
+    before = s.exchange(space_id)
+    after = before
+    for happened in happenings:
+        after, _ = step(after, happened, s.referee)
+    return [PutExchange(space_id, after)] if after != before else []

@@ -10,6 +10,7 @@ from opentelemetry.trace import SpanKind
 from chips_common import otel
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.context_lines import Changes
+from chips_common.rules.exchanges import held_ack
 from chips_common.rules.scope import told
 from chips_gateway.agents import present_view, view_as_of
 from chips_gateway.context import Caller, Ctx, check_write_rate
@@ -68,6 +69,7 @@ async def post_event(
     }
     if trace_id:
         ack["trace_id"] = trace_id
+    ack.update(held_ack(answer.events[-1] if answer.events else None))
     return ack
 
 
