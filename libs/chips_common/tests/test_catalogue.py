@@ -388,6 +388,14 @@ def _post(kind: str, card: dict[str, Any]) -> dict[str, Any]:
 # one card; feedback is a reaction or a correction): together they give every field.
 MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
     "message.post": [
+        # What a free agent said, posted by Chips in the room it joined (ADR 0071).
+        {
+            "type": "message.post",
+            "space_id": SPC,
+            "kind": "text",
+            "text": "Done with the PO.",
+            "held_since": "2026-09-02T14:20:02.004000Z",
+        },
         # A reply on the run, as logged: Chips filled in the run's room.
         {
             "type": "message.post",

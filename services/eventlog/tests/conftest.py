@@ -102,7 +102,7 @@ class World:
             idempotency_key=f"k{next(_keys)}",
             events=list(events),
         )
-        door = Door(self.state, NOW)
+        door = Door(self.state, self.now)
         mark = door.mark()
         try:
             logged = door.append(req)
@@ -120,13 +120,14 @@ class World:
             self.send(actor, *events)
         return caught.value
 
-    def says_no(self, actor: Actor, event: Any, code: str, fragment: str) -> None:
+    def says_no(self, actor: Actor, event: Any, code: str, fragment: str) -> Refused:
         """The door refuses ``event`` from ``actor`` with ``code``, saying ``fragment``;
         and the refusal leaves the door state as it was."""
         before = snapshot(self.state)
         refusal = self.refused(actor, event)
         assert (refusal.code, fragment in refusal.message) == (code, True), refusal.message
         assert snapshot(self.state) == before
+        return refusal
 
     # --- building ---------------------------------------------------------------------
 
@@ -206,6 +207,9 @@ def snapshot(state: DoorState) -> tuple[Any, ...]:
         {k: dict(v) for k, v in state.live.items() if v},
         dict(state.by_key),
         state.name,
+        dict(state.where),
+        dict(state.asks),
+        dict(state.held),
     )
 
 

@@ -542,6 +542,7 @@ export interface MessagePost {
   handoff?: HandoffCard | null;
   held?: boolean | null;
   held_for?: string[] | null;
+  held_since?: string | null;
   kind?:
     | "text"
     | "status"

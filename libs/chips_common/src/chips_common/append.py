@@ -84,9 +84,18 @@ class AppendAnswer(BaseModel):
     code: str | None = None
     message: str | None = None
     field: str | None = None
+    # What a refusal tells beside its sentence (``agent_elsewhere``: the agent's room).
+    data: dict[str, Any] | None = None
 
     @classmethod
     def refused(
-        cls, request_id: str, code: str, message: str, field: str | None = None
+        cls,
+        request_id: str,
+        code: str,
+        message: str,
+        field: str | None = None,
+        data: dict[str, Any] | None = None,
     ) -> AppendAnswer:
-        return cls(request_id=request_id, ok=False, code=code, message=message, field=field)
+        return cls(
+            request_id=request_id, ok=False, code=code, message=message, field=field, data=data
+        )

@@ -62,3 +62,25 @@ class AttachAgent(BaseModel):
     agent_id: str = Field(max_length=100)
     space_id: str = Field(max_length=100)
     replacing: str | None = Field(default=None, max_length=100)
+
+
+class MoveAgent(BaseModel):
+    """``POST /v1/agents/:id/move``: a person moves an agent from the room it is in (if
+    any) to another (docs/adr/0071). Its runs in the room it leaves are cancelled."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: Literal["agent.move"] = "agent.move"
+    agent_id: str = Field(max_length=100)
+    space_id: str = Field(max_length=100)
+
+
+class RenameAgent(BaseModel):
+    """``PATCH /v1/agents/:id``: a person renames an agent; the name then holds over the
+    one its harness registers it under (``name_by``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: Literal["agent.rename"] = "agent.rename"
+    agent_id: str = Field(max_length=100)
+    name: str = Field(min_length=1, max_length=80)

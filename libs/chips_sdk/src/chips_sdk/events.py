@@ -611,6 +611,7 @@ class MessagePostFields(TypedDict, total=False):
     handoff: HandoffCard | None
     held: bool | None
     held_for: list[str] | None
+    held_since: str | None
     kind: Literal[
         "text",
         "status",

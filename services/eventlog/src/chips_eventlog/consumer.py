@@ -307,7 +307,7 @@ class Appender:
         except Refused as refusal:
             door.undo(mark)
             return AppendAnswer.refused(
-                req.request_id, refusal.code, refusal.message, refusal.field
+                req.request_id, refusal.code, refusal.message, refusal.field, refusal.data
             ), []
         seqs = [e["seq"] for e in events]
         return AppendAnswer(request_id=req.request_id, ok=True, seqs=seqs, events=events), events

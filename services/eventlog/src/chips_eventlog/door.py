@@ -15,11 +15,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from chips_common.append import Actor, AppendRequest
 from chips_common.clock import iso
-from chips_common.commands import OpenSpace
+from chips_common.commands import AttachAgent, MoveAgent, OpenSpace, RegisterAgent, RenameAgent
 from chips_common.events import (
     EVENT_VERSION,
     AgentAsked,
@@ -80,6 +80,15 @@ from chips_eventlog.state import Decision, DoorState, EraseSpaces, Message, Run
 __all__ = ["RULES", "Door", "Refused"]
 
 Rule = Callable[[DoorState, Any, Actor, Ctx], Decision]
+# The door's commands (docs/adr/0007): each decides which events to log.
+Command = Callable[[DoorState, Any, Actor, Ctx], "list[Step] | agents.Plan"]
+COMMANDS: dict[str, tuple[type[BaseModel], Command]] = {
+    "harness.open_space": (OpenSpace, harness_door.run_open_space),
+    "agent.register": (RegisterAgent, agents.run_register),
+    "agent.attach": (AttachAgent, agents.run_attach),
+    "agent.move": (MoveAgent, agents.run_move),
+    "agent.rename": (RenameAgent, agents.run_rename),
+}
 
 
 def _space_created(s: DoorState, body: SpaceCreated, actor: Actor, ctx: Ctx) -> Decision:
@@ -199,6 +208,10 @@ class Door:
             self.run_command(raw, actor)
             return
         raw = runs.place_on_run(self.state, raw, actor)  # a reply on the run
+        raw = agents.route_post(self.state, raw, actor, self.ctx(request))  # a free agent's
+        if isinstance(raw, agents.Plan):
+            self.stage_plan(raw)
+            return
         try:
             body = parse_event(raw)
         except InvalidEvent as exc:
@@ -242,6 +255,10 @@ class Door:
         rule is decided first, so a refused one stops nothing and is refused for its own
         reason.
         """
+        moved = spaces.agents_moved(self.state, body, actor, self.ctx(request))
+        if moved is not None:  # agents enter or leave with it (rules/agents.py)
+            self.stage_plan(moved)
+            return
         stops = stopping.stopped_by(body)
         running = stopping.runs_to_stop(self.state, stops[1], stops[2]) if stops else []
         if stops and running:
@@ -260,6 +277,12 @@ class Door:
             return
         running = stopping.runs_to_stop(self.state, body.space_id, None)
         spared = self.stop(running, stopping.DELETED, actor)
+        # Its agents are released, and their harnesses hear it after the room is gone.
+        released = agents.Plan(self.state, self.head_seq + 1)
+        agents.release_for_deletion(released, body.space_id, actor)
+        spared += [
+            self.stage(step.body, step.decision, step.actor)["seq"] for step in released.steps
+        ]
         if spared:  # decided again: its seq moved past the cancels
             erased = erase.check_space_erased(self.state, body, actor, self.ctx(request), spared)
             assert not isinstance(erased, SpaceUpdated)
@@ -276,13 +299,21 @@ class Door:
         return seqs
 
     def run_command(self, raw: dict[str, Any], actor: Actor) -> None:
+        found = COMMANDS.get(str(raw.get("command")))
+        if found is None:
+            raise Refused("invalid_event", "no such command at the door", "command")
+        model, run = found
         try:
-            command = OpenSpace.model_validate(raw)
+            command = model.model_validate(raw)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "command"
             raise Refused("invalid_event", f"{field}: {err['msg']}", field) from None
-        self.stage_steps(harness_door.run_open_space(self.state, command, actor, self.ctx(None)))
+        decided = run(self.state, command, actor, self.ctx(None))
+        if isinstance(decided, agents.Plan):
+            self.stage_plan(decided)
+        else:
+            self.stage_steps(decided)
 
     # --- staging ----------------------------------------------------------------------
 
@@ -290,13 +321,20 @@ class Door:
         for step in steps:
             self.stage(step.body, step.decision, step.actor)
 
+    def stage_plan(self, plan: agents.Plan) -> None:
+        """Stage what a plan of agents' moves logs; then what its agents said while free,
+        each decided as the agent's post in the room it joined (rules/agents.py)."""
+        self.stage_steps(plan.steps)
+        for post in plan.posts:
+            self.decide(post.body, post.actor, None)
+
     def stage(self, body: EventBody, decision: Decision, actor: Actor) -> dict[str, Any]:
         """Apply what deciding an event changed, and give it its envelope and next seq."""
         self.state.apply(decision.changes)
         space_id = decision.filled.get("space_id", getattr(body, "space_id", None))
         self.state.apply(referee.follow_room(self.state, body, actor, space_id))
         seq = self.head_seq + 1
-        event_id = new_id("evt")
+        event_id = decision.event_id or new_id("evt")
         fields = body.model_dump(mode="json", exclude_none=True)
         fields.update(decision.filled)
         event: dict[str, Any] = {

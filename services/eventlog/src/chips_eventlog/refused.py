@@ -6,19 +6,32 @@ nothing of the request is logged and the door state is left as it was.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 class Refused(Exception):
-    """A request the door does not let in; nothing of it is logged."""
+    """A request the door does not let in; nothing of it is logged.
 
-    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+    ``data`` is what a refusal tells beside its sentence, merged into the error the client
+    gets: ``agent_elsewhere`` names the room the agent is in (``space_id``).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        field: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
+        self.data = data
 
 
-def refuse(code: str, message: str, field: str | None = None) -> NoReturn:
+def refuse(
+    code: str, message: str, field: str | None = None, data: dict[str, Any] | None = None
+) -> NoReturn:
     """Refuse the request being decided, with the ``{code, message}`` the client gets."""
-    raise Refused(code, message, field)
+    raise Refused(code, message, field, data)

@@ -43,9 +43,41 @@ class AgentFacts:
     name_by: str | None = None
     forked_from: str | None = None
     made_for: str | None = None
+    # The room it last left and why (docs/adr/0071): its words while free are held for
+    # the next room; a room's unarchive, or its own, brings it back there.
+    left_space_id: str | None = None
+    left_why: str | None = None
+    # The room archived with it (it was the room's only agent), opened again with it.
+    archived_room: str | None = None
+    # Why a fork's copy or a new agent was registered free; the registration answers it.
+    why: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A person's ask of a harness for an agent (``agent.fork`` / ``agent.asked``): the
+    event's id, the room, when, and the agent that answered it (docs/adr/0071)."""
+
+    id: str
+    kind: str  # "fork" | "new"
+    harness_id: str
+    space_id: str
+    at: datetime
+    agent_id: str | None = None  # the agent to copy, for a fork
+    answered_by: str | None = None
+
+
+@dataclass(frozen=True)
+class HeldWords:
+    """What a free agent said (``message.held``), to post in the next room it joins."""
+
+    seq: int
+    at: str
+    text: str
+    upload_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -231,6 +263,29 @@ class AddMember:
 
 
 @dataclass(frozen=True)
+class SetStanding:
+    """A member's standing changed in place: a harness whose own place an agent took
+    (``membership.replaced``) now stands behind its agents there (docs/adr/0071)."""
+
+    space_id: str
+    participant_id: str
+    standing: str
+
+
+@dataclass(frozen=True)
+class PutAsk:
+    ask: Ask
+
+
+@dataclass(frozen=True)
+class PutHeld:
+    """An agent's held words as they stand now (none once posted)."""
+
+    agent_id: str
+    words: tuple[HeldWords, ...]
+
+
+@dataclass(frozen=True)
 class RemoveMember:
     space_id: str
     participant_id: str
@@ -335,6 +390,9 @@ Change = (
     | PutSpace
     | AddMember
     | RemoveMember
+    | SetStanding
+    | PutAsk
+    | PutHeld
     | AddOpener
     | PutChoice
     | PutRun
@@ -356,6 +414,9 @@ class Decision:
 
     filled: dict[str, Any] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+    # The id the event is logged with, when the rule must know it ahead (an ask of a
+    # harness is named by its event's id); else the door gives it one.
+    event_id: str | None = None
 
 
 _MISSING: Any = object()
@@ -374,6 +435,8 @@ TABLES = (
     "message_marks",
     "message_hidden",
     "reactions",
+    "agent_asks",
+    "held_words",
     "door_exchanges",
 )
 
@@ -408,6 +471,10 @@ class DoorState:
         self.live: dict[str, dict[str, None]] = {}
         # The room each agent is in (an agent is in one at a time, docs/adr/0070).
         self.where: dict[str, str] = {}
+        # The asks of harnesses for agents, by the ask's event id, and each free agent's
+        # held words, oldest first (docs/adr/0071).
+        self.asks: dict[str, Ask] = {}
+        self.held: dict[str, tuple[HeldWords, ...]] = {}
         # Read for one batch only (state_store.prefetch): the attachments service writes
         # uploads, so they are read where a batch names them.
         self.last_harness_said: dict[str, str | None] = {}
@@ -638,6 +705,21 @@ class DoorState:
                 if self.where.get(pid) == space_id:
                     self._pop(self.where, pid)
                 self._log_membership(space_id, pid, False, seq)
+            case SetStanding(space_id, pid, standing):
+                old = self.members.get(space_id, {}).get(pid)
+                if old is not None:
+                    self._put(self.members[space_id], pid, Membership(standing, old.since_seq))
+                    self.touched["memberships"].add((space_id, pid))
+                    self._rooms.pop(space_id, None)
+            case PutAsk(ask):
+                self._put(self.asks, ask.id, ask)
+                self.touched["agent_asks"].add(ask.id)
+            case PutHeld(agent_id, words):
+                if words:
+                    self._put(self.held, agent_id, words)
+                else:
+                    self._pop(self.held, agent_id)
+                self.touched["held_words"].add(agent_id)
             case AddOpener(space_id, harness_id, seq):
                 self._put(self.openers, (space_id, harness_id), seq)
                 self.touched["space_openers"].add((space_id, harness_id))
@@ -752,6 +834,9 @@ class DoorState:
             self.touched["reactions"].add(reaction)
         for message_id in [m for m, said in self.messages.items() if said.space_id in erased]:
             self._pop(self.messages, message_id)
+        for ask in [a for a in self.asks.values() if a.space_id in erased]:
+            self._pop(self.asks, ask.id)
+            self.touched["agent_asks"].add(ask.id)
         # Runs in the room are gone with it, and so is every lane into or out of it.
         for run in [r for r in self.runs.values() if r.space_id in erased]:
             self._pop(self.live.get(run.space_id, {}), run.id)

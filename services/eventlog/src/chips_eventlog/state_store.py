@@ -32,9 +32,11 @@ from chips_eventlog.rules.files import named_in_raw
 from chips_eventlog.state import (
     AddCredential,
     AgentFacts,
+    Ask,
     Card,
     DoorState,
     FileVersion,
+    HeldWords,
     Lane,
     Mark,
     Membership,
@@ -187,6 +189,23 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
         )
         for row in rows:
             into[tuple(row[: len(keys)])] = row.space_id
+    aa = t.agent_asks.c
+    for row in await conn.execute(select(t.agent_asks).where(aa.workspace_id == ws)):
+        state.asks[row.id] = Ask(
+            row.id,
+            row.kind,
+            row.harness_id,
+            row.space_id,
+            row.asked_at,
+            row.agent_id,
+            row.answered_by,
+        )
+    hw = t.held_words.c
+    for row in await conn.execute(select(hw.agent_id, hw.words).where(hw.workspace_id == ws)):
+        state.held[row.agent_id] = tuple(
+            HeldWords(w["seq"], w["at"], w["text"], tuple(w.get("upload_ids", ())))
+            for w in row.words
+        )
     return state
 
 
@@ -462,6 +481,31 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
             }
         ),
     )
+    await _write(
+        conn,
+        t.agent_asks,
+        ["workspace_id", "id"],
+        {(ws, key) for key in touched["agent_asks"]},
+        lambda key: _ask_row(ws, state.asks.get(key[1])),
+    )
+    await _write(
+        conn,
+        t.held_words,
+        ["workspace_id", "agent_id"],
+        {(ws, key) for key in touched["held_words"]},
+        lambda key: (
+            None
+            if key[1] not in state.held
+            else {
+                "workspace_id": ws,
+                "agent_id": key[1],
+                "words": [
+                    {"seq": w.seq, "at": w.at, "text": w.text, "upload_ids": list(w.upload_ids)}
+                    for w in state.held[key[1]]
+                ],
+            }
+        ),
+    )
     if state.membership_log:
         await conn.execute(
             insert(t.membership_log), [{"workspace_id": ws, **row} for row in state.membership_log]
@@ -564,6 +608,21 @@ async def erase_events(
             delete(t.outbox).where(and_(t.outbox.c.workspace_id == ws, t.outbox.c.seq.in_(seqs)))
         )
     await conn.execute(insert(t.erasures).values(workspace_id=ws, seq=seq))
+
+
+def _ask_row(ws: str, a: Ask | None) -> dict[str, Any] | None:
+    if a is None:
+        return None
+    return {
+        "workspace_id": ws,
+        "id": a.id,
+        "kind": a.kind,
+        "harness_id": a.harness_id,
+        "space_id": a.space_id,
+        "asked_at": a.at,
+        "agent_id": a.agent_id,
+        "answered_by": a.answered_by,
+    }
 
 
 def _exchange_row(state: DoorState, space_id: str) -> dict[str, Any] | None:

@@ -19,6 +19,11 @@ HTTP_STATUS = {
     "forbidden": 403,
     "not_found": 404,
     "stale_file": 409,
+    # Where an agent may be (docs/adr/0071): it is in another room, the room is archived,
+    # or a Main agent and its Main room keep to each other.
+    "agent_elsewhere": 409,
+    "room_closed": 409,
+    "lead_room": 409,
     "not_connected": 409,
     "too_large": 413,
     "rate_limited": 429,

@@ -31,7 +31,8 @@ ERRORS = {
     "401": "unauthorized: no credential, or one not known",
     "403": "forbidden: the credential may not do this",
     "404": "not_found: no such thing (or not one the caller may know of)",
-    "409": "stale_file: a newer version was posted meanwhile",
+    "409": "stale_file: a newer version was posted meanwhile; agent_elsewhere (with the "
+    "agent's room as space_id), room_closed or lead_room: where an agent may be",
     "413": "too_large: the body or the event is past its limit",
     "422": "invalid_event: the event does not fit the catalogue or the room's rules",
     "429": "rate_limited: too many writes; retry_after says when to send again",

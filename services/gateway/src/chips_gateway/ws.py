@@ -682,6 +682,7 @@ class Session:
                     answer.message or "refused",
                     idempotency_key=key,
                     field=answer.field,
+                    **(answer.data or {}),
                 )
             )
 
@@ -818,9 +819,11 @@ def check_writable(event: dict[str, Any], max_bytes: int) -> None:
         )
     if has_nul(encoded):
         raise ChipsError("invalid_event", "an event may not hold the NUL character (\\u0000)")
-    # A reply on the run leaves its room to the door, which knows the run's (said_on_run):
-    # the rest of it is checked here as any post.
-    checked = {**event, "space_id": "spc_of_the_run"} if said_on_run(event) else event
+    # A reply on the run leaves its room to the door, which knows the run's (said_on_run);
+    # so does a post naming no room, which the door holds for a free agent and refuses from
+    # anybody else (docs/adr/0071). The rest of it is checked here as any post.
+    roomless = event.get("type") == "message.post" and "space_id" not in event
+    checked = {**event, "space_id": "spc_of_the_run"} if said_on_run(event) or roomless else event
     try:
         body = parse_event(checked)
     except InvalidEvent as exc:

@@ -189,6 +189,33 @@ membership_log = Table(
     Index("membership_log_participant", "workspace_id", "participant_id", "seq"),
 )
 
+# A person's ask of a harness for an agent (agent.fork / agent.asked), by the ask's event
+# id: a copy or a new agent registered within a minute of it joins its room (ADR 0071).
+agent_asks = Table(
+    "agent_asks",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("id", Text, nullable=False),
+    Column("kind", Text, nullable=False),  # fork | new
+    Column("harness_id", Text, nullable=False),
+    Column("space_id", Text, nullable=False),
+    Column("asked_at", DateTime(timezone=True), nullable=False),
+    Column("agent_id", Text),
+    Column("answered_by", Text),
+    PrimaryKeyConstraint("workspace_id", "id"),
+)
+
+# What each free agent said while in no room (message.held), oldest first, until it is
+# posted in the next room the agent joins (ADR 0071).
+held_words = Table(
+    "held_words",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("agent_id", Text, nullable=False),
+    Column("words", JSONB, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "agent_id"),
+)
+
 # Where each sender's last message in a space went, for the next one's rule 5
 # (spec/spaces.md: "Where your last message here went").
 address_choices = Table(

@@ -279,6 +279,9 @@ class MessagePost(EventBody):
     upload_ids: list[Ref] | None = Field(default=None, min_length=1, max_length=20)
     replaces: dict[Ref, Ref] | None = Field(default=None, max_length=20)
     attachments: list[Attachment] | None = Field(default=None, max_length=20)
+    # Words an agent said while it was in no room (message.held), posted by Chips in the
+    # next room it joins, with when they were said (docs/adr/0071). Chips's alone.
+    held_since: datetime | None = None
 
     @model_validator(mode="after")
     def _one_card(self) -> MessagePost:

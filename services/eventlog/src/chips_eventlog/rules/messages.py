@@ -30,6 +30,9 @@ from chips_eventlog.state import Change, Decision, DoorState, PutChoice
 
 
 def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) -> Decision:
+    if body.held_since is not None and ctx.request is not None:
+        # What a free agent said, posted by Chips where it joins (rules/agents.py).
+        refuse("invalid_event", "held_since is filled in by Chips; leave it out", "held_since")
     attachments, posted = check_post_files(s, body, actor, ctx)
     check_member(s, body.space_id, actor)
     why = refusal(body.kind, actor.kind)  # the credential's kind

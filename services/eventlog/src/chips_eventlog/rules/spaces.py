@@ -1,5 +1,10 @@
 """Spaces and who is in them: ``space.created`` (not a thread), ``membership.added`` and
-``.removed``, ``space.updated`` and ``space.lock_set`` (spec/spaces.md)."""
+``.removed``, ``space.updated`` and ``space.lock_set`` (spec/spaces.md).
+
+An agent added, taken out, or in a room archived or unarchived moves by the one rule of
+``rules/agents.py`` (:func:`agents_moved`): what the person did is logged among the steps
+that rule decides (docs/adr/0071).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from chips_common.events import (
 )
 from chips_common.ids import new_id
 from chips_eventlog.refused import refuse
+from chips_eventlog.rules import agents
 from chips_eventlog.rules.common import Ctx, check_member
 from chips_eventlog.state import (
     AddMember,
@@ -101,8 +107,19 @@ def check_membership_added(s: DoorState, body: MembershipAdded, actor: Actor, ct
         refuse("forbidden", "a guest may talk and leave, not add anyone")
     if body.standing == "owner" and standing != "owner":
         refuse("forbidden", "only the space's owner makes another owner", "standing")
-    if s.participant(body.participant_id) is None:
+    if body.standing == agents.BEHIND:
+        refuse("invalid_event", "standing agents is written by Chips itself", "standing")
+    joining = s.participant(body.participant_id)
+    if joining is None:
         refuse("not_found", "no such participant in this workspace", "participant_id")
+    if joining.kind == "agent":  # where an agent may be is one rule (docs/adr/0071)
+        if body.standing != "member":
+            refuse("invalid_event", "an agent is a member of the room it is in", "standing")
+        agents.check_enter(s, joining, body.space_id)
+    elif joining.kind == "harness" and agents.main_room_of(s, body.space_id) is not None:
+        refuse(
+            "lead_room", "this is a Main room: it takes people and no other agent", "participant_id"
+        )
     if s.standing(body.space_id, body.participant_id):
         refuse("invalid_event", "already a member of this space", "participant_id")
     return Decision(changes=[AddMember(body.space_id, body.participant_id, body.standing, ctx.seq)])
@@ -117,8 +134,22 @@ def check_membership_removed(
             refuse("forbidden", "a harness talks and works in a space; it removes nobody")
         if standing != "owner":
             refuse("forbidden", "only the space's owner takes others out of it")
-    if not s.standing(body.space_id, body.participant_id):
+    leaving = s.standing(body.space_id, body.participant_id)
+    if not leaving:
         refuse("invalid_event", "not a member of this space", "participant_id")
+    if leaving == agents.BEHIND:
+        refuse(
+            "invalid_event",
+            "that harness is here only behind its agents: take them out instead",
+            "participant_id",
+        )
+    gone = s.participant(body.participant_id)
+    if gone is not None and gone.kind == "agent" and agents.facts_of(gone).main:
+        refuse(
+            "lead_room",
+            f"{gone.name} is the Main agent: it stays in its Main room",
+            "participant_id",
+        )
     if actor.kind == "harness":
         space = s.space(body.space_id)
         if space is not None and space.home_of == actor.id:
@@ -178,3 +209,43 @@ def check_space_lock_set(s: DoorState, body: SpaceLockSet, actor: Actor, ctx: Ct
         already = "locked" if space.locked else "not locked"
         refuse("invalid_event", f"the room's changes are {already} already", "locked")
     return Decision(changes=[PutSpace(replace(space, locked=body.locked))])
+
+
+def agents_moved(s: DoorState, body: object, actor: Actor, ctx: Ctx) -> agents.Plan | None:
+    """A room operation that moves agents, as the steps it logs; None for any other.
+
+    A person's add of an agent enters it (its harness first, then the add, then
+    ``agent.attached``); taking one out releases it (its runs there cancelled first); an
+    archive stops every run in the room and releases its agents before the room closes;
+    an unarchive brings back, after the room opens, the agents its archive released.
+    Each operation's own rule is decided first, so it is refused for its own reason.
+    """
+    match body:
+        case MembershipAdded() if body.participant_id.startswith("agt_"):
+            check_membership_added(s, body, actor, ctx)
+            plan = agents.Plan(s, ctx.seq)
+            agents.enter(plan, body.participant_id, body.space_id, actor, added=body)
+            return plan
+        case MembershipRemoved() if body.participant_id.startswith("agt_"):
+            check_membership_removed(s, body, actor, ctx)
+            plan = agents.Plan(s, ctx.seq)
+            agents.leave(plan, body.participant_id, body.space_id, "removed", actor, removed=body)
+            return plan
+        case SpaceUpdated() if body.state is not None and s.room_of(body.space_id) == body.space_id:
+            room = body.space_id
+            plan = agents.Plan(s, ctx.seq)
+            if body.state == "closed" and not plan.agents_here(room, None):
+                return None
+            decided = check_space_updated(s, body, actor, ctx)
+            if body.state == "closed":
+                agents.archive_room(plan, room, actor)
+            changes = [
+                plan.put_space(c.space) if isinstance(c, PutSpace) else c for c in decided.changes
+            ]
+            plan.add(body, actor, changes)
+            if body.state == "open":
+                agents.bring_back(plan, room, actor)
+                if len(plan.steps) == 1:
+                    return None  # nobody came back: decided as any space.updated
+            return plan
+    return None

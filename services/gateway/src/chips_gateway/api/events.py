@@ -61,6 +61,7 @@ async def post_event(
             answer.message or "refused",
             idempotency_key=key,
             field=answer.field,
+            **(answer.data or {}),
         )
     ack: dict[str, Any] = {
         "idempotency_key": key,

@@ -37,7 +37,10 @@ async def append_event(
     )
     if not answer.ok:
         raise ChipsError(
-            answer.code or "invalid_event", answer.message or "refused", field=answer.field
+            answer.code or "invalid_event",
+            answer.message or "refused",
+            field=answer.field,
+            **(answer.data or {}),
         )
     return {
         "idempotency_key": idempotency_key,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from sqlalchemy import ColumnElement, and_, func, or_, select
 
 from chips_common.db import tables as t
-from chips_gateway.api import directory, harnesses, rooms
+from chips_gateway.api import agents, directory, harnesses, rooms
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.guard import spaces_of
@@ -16,6 +16,7 @@ from chips_gateway.guard import spaces_of
 router = APIRouter(prefix="/v1")
 router.include_router(rooms.router)
 router.include_router(harnesses.router)
+router.include_router(agents.router)
 router.include_router(directory.router)
 
 
