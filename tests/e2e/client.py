@@ -40,6 +40,10 @@ def check_event(event: dict[str, Any]) -> None:
     if logged_type == "message.post":
         fields.pop("message_id", None)  # filled in by Chips for message.post
     fields.pop("resolved_elsewhere", None)  # a person's socket that did not decide it
+    if logged_type == "message.post":
+        # The turns of the harness's agents working in the room (websocket.md).
+        for turn in fields.pop("working_turns", None) or ():
+            assert set(turn) == {"agent_id", "run_id"}, turn
     if fields.get("attachments"):
         # Each file is delivered with links signed for the recipient (websocket.md).
         links = ("url", "url_expires_at", "thumbnail_url")
@@ -49,9 +53,15 @@ def check_event(event: dict[str, Any]) -> None:
     if event["type"] == "message.new":
         assert "room" in event, "a message.new carries room"
         assert event["from"]["id"] == event["actor"]["id"], "a message.new says who said it"
+        # Who of the harness takes the turn, for one that declared agents: never empty,
+        # never the one who said it.
+        if "for" in event:
+            assert event["for"], "for is never empty"
+            assert event["actor"]["id"] not in event["for"], "for never names the sender"
         fields.pop("context", None)
         fields.pop("room", None)
         fields.pop("from", None)
+        fields.pop("for", None)
         fields.pop("handed", None)  # a held message a person's act handed over
     parse_event(fields)
 

@@ -315,6 +315,18 @@ async def test_attach_puts_an_agent_in_anothers_place(api: Api) -> None:
         ("membership.removed", one),
     ]
     assert events[2]["replaced"] == one and events[1]["replacing"] == one
+    # In the harness's own place: it stays in the room, behind the agent, and the room
+    # sheet shows the agent where it showed the harness.
+    shared = await api.open_space(owner, "Shared", [scout.participant_id])
+    three = await new_agent(api, scout, "three", "Three")
+    r = await api.http.post(
+        f"/v1/agents/{three}/attach",
+        json={"space_id": shared, "replacing": scout.participant_id},
+        headers=api.auth(scout),
+    )
+    assert r.status_code == 200, r.text
+    sheet = await api.sheet(owner, shared, after_seq=await api.head(owner))
+    assert [m["participant_id"] for m in sheet["members"]] == [owner.participant_id, three]
     # A person attaches nothing: a harness does, with its own token.
     r = await api.http.post(
         f"/v1/agents/{one}/attach", json={"space_id": room}, headers=api.auth(owner)

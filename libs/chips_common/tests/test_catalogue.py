@@ -285,6 +285,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         },
     },
     "turn.passed": {"type": "turn.passed", "space_id": SPC, "reply_to": MSG},
+    "message.heard": {"type": "message.heard", "run_id": RUN, "message_id": MSG, "space_id": SPC},
     "message.edited": {
         "type": "message.edited",
         "space_id": SPC,
@@ -302,7 +303,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "message_id": MSG,
         "kind": "reaction",
         "emoji": "👍",
-        "about": HRN,
+        "about": "agt_01J9ZQ3K4Y7M2N8P5R6S7T8V9W",
+        "harness_id": HRN,
         "standing": "owner",
         "withdrawn": True,
     },

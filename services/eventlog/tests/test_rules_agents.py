@@ -289,6 +289,21 @@ def test_a_harness_row_of_standing_agents_is_not_taken_out_itself(w: World) -> N
     says_no(w, w.p(w.OWN), removed(room, w.H2), "invalid_event", "only behind its agents")
 
 
+def test_taking_a_harness_out_takes_its_agents_with_it(w: World) -> None:
+    agent = new_agent(w, "a", "Oc", harness_id=w.H2)
+    w.ok(w.p(w.OWN), added(w.room, agent))
+    w.run("run_9", w.room, who=w.H2)
+    logged = w.ok(w.p(w.OWN), removed(w.room, w.H2))
+    assert types(logged) == [
+        "agent.released",
+        "membership.removed",
+        "run.cancel",
+        "membership.removed",
+    ]
+    assert logged[1]["participant_id"] == agent and logged[3]["participant_id"] == w.H2
+    assert w.state.room_of_agent(agent) is None and w.state.standing(w.room, w.H2) is None
+
+
 def test_a_person_moves_an_agent(w: World) -> None:
     agent = new_agent(w, "a", "Oc", harness_id=w.H2)
     a, b = group(w, [w.MEM], "A"), group(w, [w.MEM], "B")

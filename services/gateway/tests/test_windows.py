@@ -236,7 +236,7 @@ def test_the_window_answers_as_the_whole_history_would(seed: int, budget: Budget
         for pid in sorted(window.members):
             if pid == event["actor"]["id"] or PEOPLE[pid]["kind"] != "harness":
                 continue
-            got = window.extras(pid, event, budget, PEOPLE)
+            got = window.extras([pid], event, budget, PEOPLE, {})
             if got is None:
                 continue
             answered += 1
@@ -283,7 +283,7 @@ def test_a_thread_s_window_answers_as_the_whole_history_would(seed: int, budget:
         for pid in sorted(thread.members):
             if pid == event["actor"]["id"] or PEOPLE[pid]["kind"] != "harness":
                 continue
-            got = thread.extras(pid, event, budget, PEOPLE)
+            got = thread.extras([pid], event, budget, PEOPLE, {})
             if got is None:
                 continue
             answered += 1

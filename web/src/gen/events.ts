@@ -26,6 +26,7 @@ export interface Catalogue {
   MembershipReplaced?: MembershipReplaced;
   MessageDeleted?: MessageDeleted;
   MessageEdited?: MessageEdited;
+  MessageHeard?: MessageHeard;
   MessageHeld?: MessageHeld;
   MessageHidden?: MessageHidden;
   MessagePinned?: MessagePinned;
@@ -289,7 +290,8 @@ export interface JobSpend {
  *
  * A person sends it; Chips fills in ``about`` (whose message it is) and ``standing`` (the
  * sender's in the space), and ``withdrawn`` when the same emoji again takes a reaction back.
- * It is delivered to everyone in the room and to the harness whose message it is only.
+ * It is delivered to everyone in the room and to the harness whose message it is only
+ * (the harness behind the agent that said it: ``harness_id``).
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "Feedback".
@@ -297,6 +299,7 @@ export interface JobSpend {
 export interface Feedback {
   about?: string | null;
   emoji?: string | null;
+  harness_id?: string | null;
   kind: "reaction" | "correction";
   message_id: string;
   note?: string | null;
@@ -479,6 +482,22 @@ export interface MessageEdited {
   space_id: string;
   text: string;
   type?: "message.edited";
+}
+/**
+ * A turn working in a room was handed words said there to somebody else, or a message
+ * for its agent joined to it.
+ *
+ * Posted on the run, as its agent; Chips fills in ``space_id`` (the run's room, which
+ * the message must be in). The room shows "J1 heard this while working" beneath it.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "MessageHeard".
+ */
+export interface MessageHeard {
+  message_id: string;
+  run_id: string;
+  space_id?: string | null;
+  type?: "message.heard";
 }
 /**
  * What an agent said while it was in no room: posted in the next room it joins,
@@ -1214,6 +1233,7 @@ export type EventBodies = {
   "membership.replaced": MembershipReplaced;
   "message.deleted": MessageDeleted;
   "message.edited": MessageEdited;
+  "message.heard": MessageHeard;
   "message.held": MessageHeld;
   "message.hidden": MessageHidden;
   "message.pinned": MessagePinned;

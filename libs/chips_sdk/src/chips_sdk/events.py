@@ -392,6 +392,7 @@ class FeedbackFields(TypedDict, total=False):
 
     about: str | None
     emoji: str | None
+    harness_id: str | None
     kind: Required[Literal["reaction", "correction"]]
     message_id: Required[str]
     note: str | None
@@ -557,6 +558,19 @@ class MessageEdited(MessageEditedFields, Logged):
     """``message.edited`` as logged."""
 
     type: Literal["message.edited"]
+
+
+class MessageHeardFields(TypedDict, total=False):
+    """A turn working in a room was handed words said there to somebody else, or a message"""
+
+    message_id: Required[str]
+    run_id: Required[str]
+
+
+class MessageHeard(MessageHeardFields, Logged):
+    """``message.heard`` as logged."""
+
+    type: Literal["message.heard"]
 
 
 class MessageHeldFields(TypedDict, total=False):
@@ -1010,6 +1024,7 @@ Event = (
     | MembershipReplaced
     | MessageDeleted
     | MessageEdited
+    | MessageHeard
     | MessageHeld
     | MessageHidden
     | MessagePinned
@@ -1066,6 +1081,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "membership.replaced": MembershipReplaced,
     "message.deleted": MessageDeleted,
     "message.edited": MessageEdited,
+    "message.heard": MessageHeard,
     "message.held": MessageHeld,
     "message.hidden": MessageHidden,
     "message.pinned": MessagePinned,

@@ -37,6 +37,7 @@ from chips_common.events import (
     MembershipRemoved,
     MessageDeleted,
     MessageEdited,
+    MessageHeard,
     MessageHidden,
     MessagePinned,
     MessagePost,
@@ -74,7 +75,7 @@ from chips_eventlog.rules import (
     threads,
     words,
 )
-from chips_eventlog.rules.common import Ctx, Step, check_member
+from chips_eventlog.rules.common import Ctx, Step, check_member, check_speaker, kind_of
 from chips_eventlog.state import Decision, DoorState, EraseSpaces, Message, Run
 
 __all__ = ["RULES", "Door", "Refused"]
@@ -130,6 +131,7 @@ RULES: dict[type[EventBody], Rule] = {
     SpaceErased: _erased,
     AgentFork: agents.check_fork,
     AgentAsked: agents.check_asked,
+    MessageHeard: runs.check_heard,
     WorkspaceRefereeSet: referee.check_referee_set,
     SpaceSpendCeilingSet: referee.check_spend_ceiling_set,
     ExchangeSet: referee.check_exchange_set,
@@ -208,6 +210,7 @@ class Door:
             self.run_command(raw, actor)
             return
         raw = runs.place_on_run(self.state, raw, actor)  # a reply on the run
+        actor = check_speaker(self.state, raw, actor)  # a harness, or one of its agents
         raw = agents.route_post(self.state, raw, actor, self.ctx(request))  # a free agent's
         if isinstance(raw, agents.Plan):
             self.stage_plan(raw)
@@ -220,7 +223,7 @@ class Door:
         if (
             isinstance(body, MessagePost)
             and not body.upload_ids
-            and passes(body.kind, body.text, actor.kind)
+            and passes(body.kind, body.text, kind_of(actor))
         ):
             self.stage(messages.check_turn_passed(self.state, body, actor), Decision(), actor)
             return

@@ -24,7 +24,7 @@ from typing import Any
 from chips_common.rules.addressing import Choice
 from chips_common.rules.exchanges import Exchange, ExchangeSettings
 from chips_common.rules.files import Version
-from chips_common.rules.handles import Member
+from chips_common.rules.handles import Member, as_shown
 
 LIVE = ("running", "paused")
 # How many recent messages and idempotency keys each workspace keeps in memory; older
@@ -128,6 +128,8 @@ class Run:
     harness_id: str
     state: str
     started_seq: int = 0
+    # The agent whose turn it is, when one of the harness's agents started it (ADR 0070).
+    agent_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -516,12 +518,31 @@ class DoorState:
         return member.standing if member is not None else None
 
     def room_members(self, space_id: str) -> list[Member]:
-        """Who is in the room, in the order they came in (addressing decides over them)."""
+        """Who is in the room, in the order they came in (addressing decides over them).
+
+        As everybody is shown it (docs/adr/0070): each agent with its harness beside it,
+        and a harness that stands behind agents here shown as those agents.
+        """
         room = self.room_of(space_id)
         if room not in self._rooms:
             here = sorted(self.members.get(room, {}).items(), key=lambda m: (m[1].since_seq, m[0]))
-            found = [(pid, self.participants.get(pid)) for pid, _ in here]
-            self._rooms[room] = [Member(pid, p.kind, p.name) for pid, p in found if p is not None]
+            found: list[Member] = []
+            for pid, membership in here:
+                p = self.participants.get(pid)
+                if p is None:
+                    continue
+                behind = self.participants.get(p.owner_id or "") if p.kind == "agent" else None
+                found.append(
+                    Member(
+                        pid,
+                        p.kind,
+                        p.name,
+                        membership.standing,
+                        behind.id if behind else None,
+                        behind.name if behind else None,
+                    )
+                )
+            self._rooms[room] = as_shown(found)
         return self._rooms[room]
 
     def room_of_agent(self, agent_id: str) -> str | None:

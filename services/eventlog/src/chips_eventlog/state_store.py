@@ -137,7 +137,7 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
         state.choices[(row.space_id, row.participant_id)] = Choice(row.kind, tuple(row.ids))
     r = rt.runs.c
     for row in await conn.execute(select(rt.runs).where(r.workspace_id == ws)):
-        run = Run(row.id, row.space_id, row.harness_id, row.state, row.started_seq)
+        run = Run(row.id, row.space_id, row.harness_id, row.state, row.started_seq, row.agent_id)
         state.runs[run.id] = run
         if run.state in ("running", "paused"):
             state.live.setdefault(run.space_id, {})[run.id] = None
@@ -244,7 +244,7 @@ async def last_harness_message(
                 e.workspace_id == workspace_id,
                 e.space_id == space_id,
                 e.type == "message.post",
-                t.participants.c.kind == "harness",
+                t.participants.c.kind.in_(("harness", "agent")),
                 ~taken_back,
             )
         )

@@ -47,6 +47,8 @@ class Feed:
         self.sub: Subscription | None = None
         # The fast path for shaping (windows.py): who is who, and each room's recent events.
         self.people: dict[str, dict[str, str]] = {}
+        # Each agent's harness (docs/adr/0070): who a message for an agent is delivered to.
+        self.owners: dict[str, str] = {}
         self.rooms: dict[str, RoomWindow] = {}
         # Each thread window's room, so a room's membership changes reach its threads' windows.
         self.parents: dict[str, str] = {}
@@ -63,6 +65,7 @@ class Feed:
             )
             self.last = await self.reader.head(self.workspace_id)
             self.people = await self.reader.workspace_participants(self.workspace_id)
+            self.owners = await self.reader.agent_owners(self.workspace_id)
 
     async def stop(self) -> None:
         if self.sub is not None:
@@ -76,6 +79,10 @@ class Feed:
 
     def detach(self, listener: Listener) -> None:
         self.listeners.discard(listener)
+
+    def owner_of(self, participant_id: str) -> str | None:
+        """An agent's harness, or None for anybody else."""
+        return self.owners.get(participant_id)
 
     def frame_json(self, event: dict[str, Any]) -> str:
         """``{"frame": "event", "event": event}`` as JSON, encoded once per event.
@@ -140,6 +147,13 @@ class Feed:
         if event["type"] == "participant.joined":
             pid = event["participant_id"]
             self.people[pid] = {"id": pid, "kind": event["kind"], "name": event["name"]}
+        elif event["type"] == "agent.registered":
+            pid = event["agent_id"]
+            self.people[pid] = {"id": pid, "kind": "agent", "name": event["name"]}
+            self.owners[pid] = event["harness_id"]
+        elif event["type"] == "agent.updated" and event.get("name"):
+            pid = event["agent_id"]
+            self.people[pid] = {"id": pid, "kind": "agent", "name": event["name"]}
         space_id = event.get("space_id")
         if space_id is None:
             return

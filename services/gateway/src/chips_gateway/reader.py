@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.events import canonical
+from chips_common.rules.delivery import RUN_ENDS
 from chips_common.rules.handles import Member
 from chips_common.rules.room import JOINING
 from chips_common.rules.scope import standings_of
@@ -136,7 +137,9 @@ class LogReader:
 
     async def members_as_of(self, workspace_id: str, space_id: str, seq: int) -> list[Member]:
         """Who was in a space (a thread's room, for a thread) once event ``seq`` was applied,
-        each with the standing the event that brought them in gave them."""
+        each with the standing the event that brought them in gave them, and an agent with
+        its harness beside it. Every row: :func:`~chips_common.rules.handles.as_shown` says
+        who of them the room shows."""
         log = t.membership_log
         latest = (
             select(log.c.participant_id, log.c.added, log.c.seq)
@@ -152,23 +155,41 @@ class LogReader:
             .subquery()
         )
         p = t.participants.c
+        # An agent's harness, beside it (docs/adr/0070).
+        behind = t.participants.alias("behind")
         query = (
-            select(p.id, p.kind, p.name, t.events.c.body)
+            select(
+                p.id,
+                p.kind,
+                p.name,
+                t.events.c.body,
+                behind.c.id.label("harness_id"),
+                behind.c.name.label("harness"),
+            )
             .select_from(
-                latest.join(t.participants, latest.c.participant_id == p.id).outerjoin(
+                latest.join(t.participants, latest.c.participant_id == p.id)
+                .outerjoin(
                     t.events,
                     and_(
                         t.events.c.workspace_id == workspace_id,
                         t.events.c.seq == latest.c.seq,
                     ),
                 )
+                .outerjoin(behind, and_(p.kind == "agent", behind.c.id == p.owner_id))
             )
             .where(latest.c.added.is_(True))
         )
         async with self.engine.connect() as conn:
             rows = await conn.execute(query)
             return [
-                Member(r.id, r.kind, r.name, standings_of(r.body or {}).get(r.id, "member"))
+                Member(
+                    r.id,
+                    r.kind,
+                    r.name,
+                    standings_of(r.body or {}).get(r.id, "member"),
+                    r.harness_id,
+                    r.harness,
+                )
                 for r in rows
             ]
 
@@ -231,6 +252,52 @@ class LogReader:
                 r.id: {"id": r.id, "kind": r.kind, "name": r.name}
                 for r in await conn.execute(query)
             }
+
+    async def agent_owners(self, workspace_id: str) -> dict[str, str]:
+        """Each agent of the workspace with its harness (which never changes)."""
+        p = t.participants.c
+        query = select(p.id, p.owner_id).where(
+            and_(p.workspace_id == workspace_id, p.kind == "agent", p.owner_id.is_not(None))
+        )
+        async with self.engine.connect() as conn:
+            return {r.id: r.owner_id for r in await conn.execute(query)}
+
+    async def working_turns(
+        self, workspace_id: str, harness_id: str, seq: int
+    ) -> dict[str, tuple[str, str]]:
+        """The runs a harness's agents had going once event ``seq`` was applied: each
+        run's id with its room and its agent, in the order they started."""
+        e = t.events.c
+        ends = t.events.alias("ends")
+        ended = (
+            select(ends.c.seq)
+            .where(
+                and_(
+                    ends.c.workspace_id == workspace_id,
+                    ends.c.space_id == e.space_id,
+                    ends.c.type.in_(RUN_ENDS),
+                    ends.c.seq <= seq,
+                    ends.c.body["run_id"].astext == e.body["run_id"].astext,
+                )
+            )
+            .exists()
+        )
+        query = (
+            select(e.body["run_id"].astext, e.space_id, e.actor_id)
+            .where(
+                and_(
+                    e.workspace_id == workspace_id,
+                    e.type == "run.started",
+                    e.seq <= seq,
+                    e.body["actor"]["kind"].astext == "agent",
+                    e.body["actor"]["harness_id"].astext == harness_id,
+                    ~ended,
+                )
+            )
+            .order_by(e.seq)
+        )
+        async with self.engine.connect() as conn:
+            return {row[0]: (row[1], row[2]) for row in await conn.execute(query)}
 
     async def participants(self, ids: list[str]) -> dict[str, dict[str, str]]:
         if not ids:

@@ -12,8 +12,9 @@ from typing import Any
 from chips_common.db.spend_reads import held_since_last_person, read_job
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
-from chips_common.rules.delivery import shape_for
-from chips_common.rules.room import news_for, room_for, since_is_joining, speaker
+from chips_common.rules.delivery import OwnerOf, WorkingTurns, nobody, shape_for, takers
+from chips_common.rules.handles import as_shown
+from chips_common.rules.room import TurnNews, news_for, room_for, since_is_joining, speaker
 from chips_common.rules.spend import spend_sentence, with_spend_line
 from chips_gateway import metrics
 from chips_gateway.auth import Principal
@@ -41,12 +42,18 @@ async def lines_from(
 
 
 async def build_context(
-    reader: LogReader, taker: Principal, event: dict[str, Any], budget: Budget, since: int
+    reader: LogReader,
+    workspace_id: str,
+    taker_id: str,
+    event: dict[str, Any],
+    budget: Budget,
+    since: int,
 ) -> dict[str, Any]:
     """Lines said in the room since the taker last spoke there (or joined), up to the message.
 
     Reads back from the message only as far as the budget can use (one line more, to know
     whether older ones were left out), so a long room costs no more than a short one.
+    The taker is the harness, or the one of its agents whose context it is.
     """
     space_id, seq = event["space_id"], event["seq"]
     wanted = budget.lines + 1
@@ -55,9 +62,9 @@ async def build_context(
     upper = seq
     while len(lines) < wanted:
         chunk = max(wanted - len(lines), 8)
-        events = await reader.space_window(taker.workspace_id, space_id, since, upper, chunk)
+        events = await reader.space_window(workspace_id, space_id, since, upper, chunk)
         said = await lines_from(reader, events, changes)
-        lines = [line for line in said if not own(line, taker)] + lines
+        lines = [line for line in said if not own(line, taker_id)] + lines
         if len(events) < chunk:
             break
         upper = events[0]["seq"]
@@ -70,9 +77,15 @@ async def build_context(
     }
 
 
-def own(line: dict[str, Any], taker: Principal) -> bool:
+def own(line: dict[str, Any], taker_id: str) -> bool:
     """The taker's own words are not handed back to it."""
-    return line["kind"] == "said" and (line.get("from") or {}).get("id") == taker.participant_id
+    return line["kind"] == "said" and (line.get("from") or {}).get("id") == taker_id
+
+
+def least_heard(takers: list[str], since: dict[str, int]) -> str:
+    """Of several agents taking one turn, the one whose context starts furthest back: they
+    share its context (spec/websocket.md, Being spoken to)."""
+    return min(takers, key=lambda t: (since[t], takers.index(t)))
 
 
 class Shaper:
@@ -90,6 +103,12 @@ class Shaper:
         self.budget = budget
         self.kind: Any = "harness" if principal.kind == "harness" else "person"
         self.links = links
+        # An agent's harness (the feed's directory, once subscribed): whose turn it is.
+        self.owner_of: OwnerOf = nobody
+        # Whether the harness declared ``agents``: then a message.new says ``for``.
+        self.speaks_agents = False
+        # The turns its agents have going (a harness's, once subscribed).
+        self.turns: WorkingTurns | None = None
         # Rooms known to hold no file as of the last event shaped here: every event of a
         # room this socket is in passes through shape() in seq order, so a post with files
         # is seen before any later message in its room needs context.files.
@@ -100,7 +119,16 @@ class Shaper:
     ) -> dict[str, Any]:
         """The event for this socket; ``extras`` are a message.new's room and context when
         the feed's window of the room could tell them (otherwise they are read here)."""
-        shaped = shape_for(event, self.principal.participant_id, self.kind)
+        me = self.principal.participant_id
+        if event.get("type") == "harness.declared" and event.get("harness_id") == me:
+            self.speaks_agents = "agents" in (event.get("capabilities") or ())
+        shaped = shape_for(event, me, self.kind, self.owner_of, self.speaks_agents)
+        if self.turns is not None:
+            self.turns.fold(event)
+            if self.speaks_agents and event.get("type") == "message.post":
+                working = self.turns.named_by(event, self.takers(event))
+                if working:
+                    shaped = {**shaped, "working_turns": working}
         if event.get("attachments"):
             self.fileless.discard(event.get("space_id", ""))
         if shaped["type"] != "message.new":
@@ -110,42 +138,58 @@ class Shaper:
             shaped = {**shaped, **extras}
         else:
             metrics.SHAPED.labels("log").inc()
-            shaped = {**shaped, **await self.turn(event)}
+            shaped = {**shaped, **await self.turn(event, self.takers(event))}
         if "context" in shaped:
             shaped = await self.with_files(shaped, event)
         shaped = await self.with_spend(shaped, event)
         return self.signed(shaped)
 
-    async def turn(self, event: dict[str, Any]) -> dict[str, Any]:
-        """Who said it, the room and the context of a message that is this harness's turn,
-        read from the log as of the message."""
-        reader, pid, ws = self.reader, self.principal.participant_id, self.principal.workspace_id
+    def takers(self, event: dict[str, Any]) -> list[str]:
+        """Who of this harness takes a turn on ``event`` (``for``); none for a person."""
+        if self.kind != "harness" or event.get("type") != "message.post":
+            return []
+        return takers(event, self.principal.participant_id, self.owner_of)
+
+    async def turn(self, event: dict[str, Any], taking: list[str]) -> dict[str, Any]:
+        """Who said it, the room and the context of a message that is this harness's turn
+        (its own, or ``taking``'s: its agents the message is for), read from the log as of
+        the message. Several agents share one context, the one that has heard least's."""
+        reader, ws = self.reader, self.principal.workspace_id
         space_id, seq = event["space_id"], event["seq"]
-        members = await reader.members_as_of(ws, space_id, seq)
-        since = await reader.context_start(ws, space_id, pid, seq)
+        members = as_shown(await reader.members_as_of(ws, space_id, seq))
+        since = {t: await reader.context_start(ws, space_id, t, seq) for t in taking}
+        least = least_heard(taking, since)
         extra: dict[str, Any] = {"from": speaker(event, members)}
         kept: int | None = None
         if self.budget.lines > 0:
-            context = await build_context(reader, self.principal, event, self.budget, since)
+            context = await build_context(reader, ws, least, event, self.budget, since[least])
             extra["context"] = context
             kept = len(context["lines"]) if context["truncated"] else None
-        joinings = await reader.joinings(ws, space_id, since, seq)
-        talked = since_is_joining(joinings, since, pid) and await reader.talked_before(
-            ws, space_id, since
-        )
-        ids = {(e.get("actor") or {}).get("id", "") for e in [event, *joinings]}
+        found: dict[str, tuple[list[dict[str, Any]], bool]] = {}
+        for t in taking:
+            joinings = await reader.joinings(ws, space_id, since[t], seq)
+            talked = since_is_joining(joinings, since[t], t) and await reader.talked_before(
+                ws, space_id, since[t]
+            )
+            found[t] = (joinings, talked)
+        ids = {(e.get("actor") or {}).get("id", "") for e in [event]} | {
+            (e.get("actor") or {}).get("id", "") for j, _ in found.values() for e in j
+        }
         people = await reader.participants(sorted(i for i in ids if i))
-        news = news_for(
-            pid,
-            event,
-            members,
-            joinings,
-            since,
-            talked,
-            lambda p: (people.get(p) or {}).get("name") or p,
-            kept,
-        )
-        extra["room"] = room_for([pid], members, {pid: news})
+        news: dict[str, TurnNews] = {
+            t: news_for(
+                t,
+                event,
+                members,
+                joinings,
+                since[t],
+                talked,
+                lambda p: (people.get(p) or {}).get("name") or p,
+                kept,
+            )
+            for t, (joinings, talked) in found.items()
+        }
+        extra["room"] = room_for(taking, members, news)
         return extra
 
     async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
@@ -180,10 +224,15 @@ class Shaper:
                 conn, self.principal.workspace_id, space_id, event["seq"]
             )
         mine = {pid, *(own or ())}
-        newest = next((e for e in held if mine & set(e.get("held_for") or ())), None)
+
+        def is_mine(who: str) -> bool:  # the harness, or one of its agents (ADR 0075)
+            return who in mine or self.owner_of(who) == pid
+
+        newest = next((e for e in held if any(is_mine(h) for h in e.get("held_for") or ())), None)
         if newest is None:
             return []
-        turn = {**newest, "addressed_to": [pid]}
+        takers_now = [h for h in newest.get("held_for") or () if is_mine(h)]
+        turn = {**newest, "addressed_to": [pid] if own is not None else takers_now}
         shaped = await self.shape(turn)
         return [{**shaped, "handed": True}]
 

@@ -9,12 +9,21 @@ exactly; anything older than it holds goes to the log, so both paths give the sa
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, line_of, note_change, revised
-from chips_common.rules.handles import Member
-from chips_common.rules.room import JOINING, news_for, room_for, since_is_joining, speaker
+from chips_common.rules.handles import Member, as_shown
+from chips_common.rules.room import (
+    JOINING,
+    TurnNews,
+    news_for,
+    room_for,
+    since_is_joining,
+    speaker,
+)
 from chips_common.rules.scope import opened_with, standings_of
 from chips_gateway.reader import TURN_ENDS, LogReader
 
@@ -23,6 +32,20 @@ KEEP = 400  # events of one room a window holds
 
 def who(names: dict[str, dict[str, str]], pid: str) -> dict[str, str]:
     return names.get(pid) or {"id": pid, "kind": "unknown", "name": pid}
+
+
+def shown(
+    members: Iterable[Member], names: dict[str, dict[str, str]], owners: Mapping[str, str]
+) -> list[Member]:
+    """The room's members as it shows them: each agent with its harness beside it, and a
+    harness that stands behind agents shown as those agents (docs/adr/0070)."""
+    found = []
+    for member in members:
+        if member.kind == "agent" and member.harness_id is None and member.id in owners:
+            harness = owners[member.id]
+            member = replace(member, harness_id=harness, harness=who(names, harness)["name"])
+        found.append(member)
+    return as_shown(found)
 
 
 class RoomWindow:
@@ -170,37 +193,51 @@ class RoomWindow:
         return self.lines[seq]
 
     def extras(
-        self, pid: str, event: dict[str, Any], budget: Budget, names: dict[str, dict[str, str]]
+        self,
+        takers: list[str],
+        event: dict[str, Any],
+        budget: Budget,
+        names: dict[str, dict[str, str]],
+        owners: Mapping[str, str],
     ) -> dict[str, Any] | None:
-        """The room and context for ``pid``'s turn on ``event``, or None to ask the log."""
+        """The room and context for ``takers``' turn on ``event`` (a harness, or those of
+        its agents the message is for), or None to ask the log. Several agents share one
+        context: the one that has heard least's (spec/websocket.md, Being spoken to)."""
         seq = event["seq"]
-        since = self.since(pid, seq)
-        if since is None:
-            return None
-        members = list(self.members.values())
-        found = self.joinings(pid, since, seq)
-        if found is None:
-            return None  # the room's comings since then are older than the window holds
-        joinings, talked_before = found
+        since: dict[str, int] = {}
+        comings: dict[str, tuple[list[dict[str, Any]], bool]] = {}
+        for pid in takers:
+            mark = self.since(pid, seq)
+            if mark is None:
+                return None
+            found = self.joinings(pid, mark, seq)
+            if found is None:
+                return None  # the room's comings since then are older than the window holds
+            since[pid], comings[pid] = mark, found
+        least = min(takers, key=lambda t: (since[t], takers.index(t)))
+        members = shown(self.members.values(), names, owners)
         extra: dict[str, Any] = {"from": speaker(event, members)}
         kept_count: int | None = None
         if budget.lines > 0:
-            context = self.context(pid, event, since, budget, names)
+            context = self.context(least, event, since[least], budget, names)
             if context is None:
                 return None
             extra["context"] = context
             kept_count = len(context["lines"]) if context["truncated"] else None
-        news = news_for(
-            pid,
-            event,
-            members,
-            joinings,
-            since,
-            talked_before,
-            lambda p: who(names, p)["name"],
-            kept_count,
-        )
-        extra["room"] = room_for([pid], members, {pid: news})
+        news: dict[str, TurnNews] = {
+            pid: news_for(
+                pid,
+                event,
+                members,
+                joinings,
+                since[pid],
+                talked_before,
+                lambda p: who(names, p)["name"],
+                kept_count,
+            )
+            for pid, (joinings, talked_before) in comings.items()
+        }
+        extra["room"] = room_for(takers, members, news)
         return extra
 
     def joinings(self, pid: str, since: int, seq: int) -> tuple[list[dict[str, Any]], bool] | None:

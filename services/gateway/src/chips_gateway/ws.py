@@ -40,7 +40,7 @@ from chips_common.events import (
 )
 from chips_common.rules.agents_view import as_seen_by
 from chips_common.rules.context import Budget
-from chips_common.rules.delivery import is_for
+from chips_common.rules.delivery import WorkingTurns
 from chips_common.rules.exchanges import held_ack
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics, runs
@@ -82,6 +82,7 @@ class Write:
     key: str
     event: dict[str, Any]
     span: Span
+    actor: dict[str, str]
 
 
 async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
@@ -223,26 +224,17 @@ class Session:
 
     # --- writing to the client -----------------------------------------------------
 
-    def is_turn(self, event: dict[str, Any]) -> bool:
-        """Whether this socket is sent ``event`` as a message.new with context and room."""
-        p = self.principal
-        return (
-            p.kind == "harness"
-            and event["type"] == "message.post"
-            and event["actor"]["id"] != p.participant_id
-            and is_for(event, p.participant_id)
-        )
-
     def fast_extras(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """A message.new's room and context from the feed's window of the room, worked out
         as the event goes by, or None to read them from the log when it is sent."""
-        p = self.principal
-        if not self.is_turn(event) or self.feed is None:
+        taking = self.shaper.takers(event)
+        if not taking or self.feed is None:
             return None
         window = self.feed.rooms.get(event["space_id"])
         if window is None:
             return None
-        return window.extras(p.participant_id, event, self.shaper.budget, self.feed.people)
+        feed = self.feed
+        return window.extras(taking, event, self.shaper.budget, feed.people, feed.owners)
 
     def push(self, frame: dict[str, Any]) -> None:
         try:
@@ -456,8 +448,14 @@ class Session:
             )
             return
         self.feed = feed
+        self.shaper.owner_of = feed.owner_of
         start = boundary if since is None else since
+        if p.kind == "harness":
+            runs = await self.ctx.reader.working_turns(p.workspace_id, p.participant_id, start)
+            self.shaper.turns = WorkingTurns(p.participant_id, runs)
         placeholder.view = await view_as_of(self.ctx.reader, p, start)
+        # Told ``for`` from the first event on, as the view is shown agents (ADR 0075).
+        self.shaper.speaks_agents = placeholder.view.speaks_agents
         placeholder.cursor = start
         self.subscription = placeholder
         await self.seen()
@@ -480,6 +478,7 @@ class Session:
         # A harness's turns come with context and room: fold the rooms along the replay
         # (as the feed does live) rather than read each turn's from the log.
         names = self.feed.people if self.feed is not None else {}
+        owners = self.feed.owners if self.feed is not None else {}
         windows = (
             ReplayWindows(self.ctx.reader, ws, names) if self.principal.kind == "harness" else None
         )
@@ -490,10 +489,9 @@ class Session:
                 if sub.visible(event) is None:
                     continue
                 extras = None
-                if window is not None and self.is_turn(event):
-                    extras = window.extras(
-                        self.principal.participant_id, event, self.shaper.budget, names
-                    )
+                taking = self.shaper.takers(event) if window is not None else []
+                if window is not None and taking:
+                    extras = window.extras(taking, event, self.shaper.budget, names, owners)
                 shown.append((event, extras, sub.view.pre_agents()))
             if not shown:
                 continue
@@ -542,6 +540,7 @@ class Session:
         if not await self.within_rate(key):
             return
         try:
+            actor = actor_for(self.principal, event)
             check_writable(event, self.ctx.settings.max_event_bytes)
         except ChipsError as exc:
             self.push(self.error(exc.code, exc.message, idempotency_key=key, **exc.extra))
@@ -565,7 +564,7 @@ class Session:
             # Stop reading this socket until its queue has room: its TCP window fills.
             self.write_room.clear()
             await self.write_room.wait()
-        self.queued_writes.append(Write(key, event, span))
+        self.queued_writes.append(Write(key, event, span, actor))
         self.writes_idle.clear()
         self.may_send.set()
 
@@ -588,7 +587,7 @@ class Session:
         try:
             with trace.use_span(span, end_on_exit=False):
                 future = await self.ctx.appender.send(
-                    p.workspace_id, p.credential_id, p.actor, key, [write.event]
+                    p.workspace_id, p.credential_id, write.actor, key, [write.event]
                 )
         except ChipsError as exc:
             self.sent_one()
@@ -797,6 +796,38 @@ def shown_to(
 def is_count(value: object) -> bool:
     """A whole number from 0 to the largest seq Postgres holds (JSON true is not one)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INT
+
+
+def actor_for(principal: Principal, event: dict[str, Any]) -> dict[str, str]:
+    """Who an event is sent as: the credential's participant, or, for a harness's token,
+    one of its agents the event names as its ``actor`` (taken out of the event here).
+
+    Only an agent may be named, and only by a harness: Chips writes the harness beside it
+    from the token, and the door checks the agent is that harness's (docs/adr/0070).
+    """
+    if "actor" not in event:
+        return principal.actor
+    named = event.pop("actor")
+    if principal.kind != "harness":
+        raise ChipsError(
+            "invalid_event", "actor is filled in by Chips; leave it out", field="actor"
+        )
+    ok = (
+        isinstance(named, dict)
+        and named.get("kind") == "agent"
+        and isinstance(named.get("id"), str)
+        and str(named["id"]).startswith("agt_")
+        and len(str(named["id"])) <= 100
+        and set(named) <= {"kind", "id", "harness_id"}
+        and named.get("harness_id", principal.participant_id) == principal.participant_id
+    )
+    if not ok:
+        raise ChipsError(
+            "invalid_event",
+            'a harness speaks as one of its agents with actor {"kind": "agent", "id": "agt_…"}',
+            field="actor",
+        )
+    return {"kind": "agent", "id": named["id"], "harness_id": principal.participant_id}
 
 
 def check_writable(event: dict[str, Any], max_bytes: int) -> None:

@@ -43,7 +43,7 @@ async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> Non
             id=event["run_id"],
             workspace_id=event["workspace_id"],
             space_id=event["space_id"],
-            harness_id=event["actor"]["id"],
+            harness_id=event["actor"].get("harness_id") or event["actor"]["id"],
             goal=event["goal"],
             session_id=event.get("session_id"),
             message_id=event.get("message_id"),
@@ -120,7 +120,7 @@ async def apply_usage(conn: AsyncConnection, event: dict[str, Any]) -> None:
             uncosted=r.uncosted + uncosted,
         )
     )
-    scopes = [("harness", event["actor"]["id"])]
+    scopes = [("harness", event["actor"].get("harness_id") or event["actor"]["id"])]
     room = select(t.rm_spaces.c.id).where(t.rm_spaces.c.id == event["space_id"])
     if (await conn.execute(room)).first() is not None:  # not a room erased since
         scopes.insert(0, ("space", event["space_id"]))
@@ -160,7 +160,7 @@ async def apply_card(conn: AsyncConnection, event: dict[str, Any]) -> None:
             id=event[f"{kind}_id"],
             run_id=event["run_id"],
             space_id=event["space_id"],
-            harness_id=event["actor"]["id"],
+            harness_id=event["actor"].get("harness_id") or event["actor"]["id"],
             body={k: v for k, v in event.items() if k not in ("v", "workspace_id")},
             expires_at=datetime.fromisoformat(expires.replace("Z", "+00:00")) if expires else None,
             asked_seq=event["seq"],

@@ -136,6 +136,24 @@ async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any])
         await draw_line(conn, event)
 
 
+async def apply_membership_replaced(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """An agent took its harness's own place in a room (docs/adr/0071): the harness stays,
+    behind its agents there, as the door keeps it. An agent it replaced leaves by its own
+    ``membership.removed``."""
+    if not str(event["replaced"]).startswith("hrn_"):
+        return
+    await conn.execute(
+        update(t.rm_members)
+        .where(
+            and_(
+                t.rm_members.c.space_id == event["space_id"],
+                t.rm_members.c.participant_id == event["replaced"],
+            )
+        )
+        .values(standing=BEHIND_AGENTS)
+    )
+
+
 async def apply_space_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
     changes: dict[str, Any] = {"last_seq": event["seq"]}
     if "title" in event:
@@ -284,6 +302,7 @@ APPLY: dict[str, Apply] = {
     "space.lock_set": apply_space_lock_set,
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
+    "membership.replaced": apply_membership_replaced,
     "message.post": apply_message_post,
     "message.edited": words.apply_message_edited,
     "message.deleted": words.apply_message_deleted,

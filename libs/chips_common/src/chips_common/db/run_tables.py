@@ -36,6 +36,8 @@ runs = Table(
     Column("harness_id", Text, nullable=False),
     Column("state", Text, nullable=False),
     Column("started_seq", BigInteger, nullable=False),
+    # The agent whose turn the run is, when an agent started it (docs/adr/0070).
+    Column("agent_id", Text),
     PrimaryKeyConstraint("workspace_id", "id"),
     Index(
         "runs_live",

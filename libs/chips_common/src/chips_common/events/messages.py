@@ -347,6 +347,21 @@ class TurnPassed(EventBody):
     reply_to: str | None = None
 
 
+@register
+class MessageHeard(EventBody):
+    """A turn working in a room was handed words said there to somebody else, or a message
+    for its agent joined to it (spec/websocket.md, What a harness hears; ADR 0106).
+
+    Posted on the run, as its agent; Chips fills in ``space_id`` (the run's room, which
+    the message must be in). The room shows "J1 heard this while working" beneath it.
+    """
+
+    type: Literal["message.heard"] = "message.heard"
+    run_id: RunId
+    message_id: str = Field(min_length=1, max_length=100)
+    space_id: str | None = None
+
+
 class _AboutAMessage(EventBody):
     space_id: str
     message_id: str = Field(min_length=1, max_length=100)
@@ -404,7 +419,8 @@ class Feedback(_AboutAMessage):
 
     A person sends it; Chips fills in ``about`` (whose message it is) and ``standing`` (the
     sender's in the space), and ``withdrawn`` when the same emoji again takes a reaction back.
-    It is delivered to everyone in the room and to the harness whose message it is only.
+    It is delivered to everyone in the room and to the harness whose message it is only
+    (the harness behind the agent that said it: ``harness_id``).
     """
 
     type: Literal["feedback"] = "feedback"
@@ -412,8 +428,9 @@ class Feedback(_AboutAMessage):
     emoji: str | None = Field(default=None, min_length=1, max_length=32)
     note: str | None = Field(default=None, max_length=4_000)
     reasons: list[Reason] | None = Field(default=None, max_length=4)
-    # Filled in by Chips at append.
+    # Filled in by Chips at append; ``harness_id`` is the harness behind an agent ``about``.
     about: str | None = None
+    harness_id: str | None = None
     standing: str | None = None
     withdrawn: bool | None = None
 

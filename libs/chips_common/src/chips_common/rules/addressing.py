@@ -12,6 +12,9 @@ For a person's message the first rule that applies decides:
 
 A harness's message is for the harnesses it names, picks with ``to`` or answers, and
 otherwise for the people (``[]``). ``addressed_to`` lists harness ids, never the sender.
+
+An agent (docs/adr/0070) counts as a harness here: it is addressed, and addresses, as one,
+and ``addressed_to`` holds its id.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from chips_common.rules.handles import Member, harnesses, resolve_mentions
+from chips_common.rules.handles import TAKERS, Member, harnesses, resolve_mentions
 
 EVERYONE = "everyone"
 
@@ -64,16 +67,16 @@ def address(
     mentions, said_all = resolve_mentions(text, members)
     kinds = {m.id: m.kind for m in members}
     others = [h for h in harnesses(members) if h != sender.id]
-    named = [m for m in mentions if kinds.get(m) == "harness" and m != sender.id]
+    named = [m for m in mentions if kinds.get(m) in TAKERS and m != sender.id]
     picked = list(dict.fromkeys(t for t in (to or ()) if t in others))
     to_everyone = EVERYONE in (to or ())
     answers = (
         reply_author.id
-        if reply_author is not None and reply_author.kind == "harness" and reply_author.id in others
+        if reply_author is not None and reply_author.kind in TAKERS and reply_author.id in others
         else None
     )
 
-    if sender.kind == "harness":
+    if sender.kind in TAKERS:
         if said_all:
             return Addressed(others, mentions, None, "all")
         chosen = list(dict.fromkeys([*named, *picked, *([answers] if answers else [])]))

@@ -2,40 +2,124 @@
 
 Pure functions of the event and the recipient, so a replay and a live delivery give the
 same frame. Context and room, which need the log, are added by the gateway around them.
+
+A harness takes part in rooms as its agents (docs/adr/0070), all on its one connection: a
+message is delivered to the connection once however many of its agents it is for, and
+``for`` names which of them take the turn. Who an agent belongs to never changes, so
+``owner_of`` (an agent's harness, as the directory knows it now) answers for any seq.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 RecipientKind = Literal["person", "harness"]
+OwnerOf = Callable[[str], str | None]
 
 
-def is_for(event: dict[str, Any], recipient_id: str) -> bool:
-    """Whether a message is a turn for this harness.
+def nobody(_: str) -> str | None:
+    return None
 
-    A message logged before Chips said who messages are for has no ``addressed_to`` and
-    was for every harness in its room.
+
+def is_own(event: dict[str, Any], recipient_id: str) -> bool:
+    """Whether the recipient said it: as itself, or as one of its agents (the actor names
+    the agent's harness beside it)."""
+    actor = event.get("actor") or {}
+    return recipient_id in (actor.get("id"), actor.get("harness_id"))
+
+
+def takers(event: dict[str, Any], recipient_id: str, owner_of: OwnerOf = nobody) -> list[str]:
+    """Who of this harness takes a turn on a message: ``for``.
+
+    The ids in ``addressed_to`` that are the harness's own agents, or the harness itself
+    where it is who the room holds; never the one who said it. A message logged before
+    Chips said who a message is for has no ``addressed_to`` and was for every harness in
+    its room but its sender.
     """
+    actor = event.get("actor") or {}
+    sender = actor.get("id")
     addressed = event.get("addressed_to")
-    return addressed is None or recipient_id in addressed
+    if addressed is None:
+        return [] if is_own(event, recipient_id) else [recipient_id]
+    return [
+        a for a in addressed if a != sender and (a == recipient_id or owner_of(a) == recipient_id)
+    ]
+
+
+def is_for(event: dict[str, Any], recipient_id: str, owner_of: OwnerOf = nobody) -> bool:
+    """Whether a message is a turn for this harness (or for any of its agents)."""
+    return bool(takers(event, recipient_id, owner_of))
 
 
 def shape_for(
-    event: dict[str, Any], recipient_id: str, recipient_kind: RecipientKind
+    event: dict[str, Any],
+    recipient_id: str,
+    recipient_kind: RecipientKind,
+    owner_of: OwnerOf = nobody,
+    speaks_agents: bool = False,
 ) -> dict[str, Any]:
     """The event as this recipient is sent it.
 
-    A harness hears somebody else's ``message.post`` as ``message.new`` when the message is
-    for it and as ``message.overheard`` (the same payload: answer nothing) when it is not;
-    its own post comes back as it was sent, which is how it knows the message landed. A
-    person's session hears every message as posted.
+    A harness hears a ``message.post`` as ``message.new`` when the message is for it or
+    for any of its agents, and as ``message.overheard`` (the same payload: answer nothing)
+    when it is for nobody of its. A harness that declared ``agents`` (``speaks_agents``)
+    is told in ``for`` which of them take the turn (never empty); one that did not is
+    sent what it always was. Its own post comes back as it was sent, which is how it
+    knows the message landed; but words one of its agents said to another of them come
+    back as that one's ``message.new`` (spec/websocket.md, One of yours addressing
+    another of yours). A person's session hears every message as posted.
     """
-    if (
-        recipient_kind == "harness"
-        and event.get("type") == "message.post"
-        and (event.get("actor") or {}).get("id") != recipient_id
-    ):
-        kind = "message.new" if is_for(event, recipient_id) else "message.overheard"
-        return {**event, "type": kind}
-    return event
+    if recipient_kind != "harness" or event.get("type") != "message.post":
+        return event
+    found = takers(event, recipient_id, owner_of)
+    if found:
+        if speaks_agents:
+            return {**event, "type": "message.new", "for": found}
+        return {**event, "type": "message.new"}
+    if is_own(event, recipient_id):
+        return event
+    return {**event, "type": "message.overheard"}
+
+
+# A run's end: it takes nothing more (run.cancel stops it).
+RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancel"})
+
+
+class WorkingTurns:
+    """The turns one harness's agents have going, by room, folded from the events its
+    connection is delivered in seq order (each run's ``run.started`` said as an agent, and
+    its end). ``runs`` starts as the log says as of the subscription's start.
+
+    A message said in a room where another of the harness's agents is working names that
+    turn in ``working_turns``, so the words are handed to it at its next step
+    (spec/websocket.md, What a harness hears when someone speaks; ADR 0106).
+    """
+
+    def __init__(self, harness_id: str, runs: dict[str, tuple[str, str]] | None = None) -> None:
+        self.harness_id = harness_id
+        # run_id -> (space_id, agent_id), in the order the runs started.
+        self.runs: dict[str, tuple[str, str]] = dict(runs or {})
+
+    def fold(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "run.started":
+            actor = event.get("actor") or {}
+            if actor.get("kind") == "agent" and actor.get("harness_id") == self.harness_id:
+                self.runs[event["run_id"]] = (event["space_id"], actor["id"])
+        elif kind in RUN_ENDS:
+            self.runs.pop(event.get("run_id", ""), None)
+        elif kind == "space.erased":
+            gone = {event.get("space_id"), *(event.get("threads") or ())}
+            self.runs = {r: w for r, w in self.runs.items() if w[0] not in gone}
+
+    def named_by(self, event: dict[str, Any], taking: list[str]) -> list[dict[str, str]]:
+        """The turns a message said in their room names: never the sender's, nor those of
+        the agents it is for (``taking``)."""
+        sender = (event.get("actor") or {}).get("id")
+        space_id = event.get("space_id")
+        return [
+            {"agent_id": agent_id, "run_id": run_id}
+            for run_id, (where, agent_id) in self.runs.items()
+            if where == space_id and agent_id != sender and agent_id not in taking
+        ]

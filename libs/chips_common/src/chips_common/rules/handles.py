@@ -4,6 +4,9 @@ A handle is a participant's name without its spaces, or its first word, compared
 regard to case: ``Jacobian · mini`` is reached by ``@Jacobian·mini`` and ``@jacobian``.
 A name too short to make a handle (one letter) has none. ``@all`` names every harness in
 the room.
+
+An agent (docs/adr/0070) is reached by its own name's handles, and by its harness's name's
+when it is the only agent of that harness in the room.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ ALL = "all"
 # What may follow an @ in a handle: letters, digits and the joiners names use.
 MENTION = re.compile(r"(?<![\w@])@([\w][\w·.\-']*)", re.UNICODE)
 MIN_HANDLE = 2
+# The kinds of member that take turns: harnesses, and the agents harnesses speak as.
+TAKERS = ("harness", "agent")
 
 
 @dataclass(frozen=True)
@@ -23,10 +28,13 @@ class Member:
     """Somebody in a room, as the rules about words need them."""
 
     id: str
-    kind: str  # person | harness
+    kind: str  # person | harness | agent
     name: str
     # Their standing in the room (owner, member, guest), where the caller knows it.
     standing: str | None = None
+    # An agent's harness: its id and its name (docs/adr/0070).
+    harness_id: str | None = None
+    harness: str | None = None
 
 
 HANDLE_CHAR = re.compile(r"[\w·.\-']", re.UNICODE)
@@ -62,6 +70,29 @@ def mentioned_handles(text: str) -> list[str]:
     return list(seen)
 
 
+def reach(members: Sequence[Member]) -> list[tuple[Member, set[str]]]:
+    """Each member with every handle that reaches it in this room.
+
+    A harness's name is also a handle of its agent here when that agent is the only one of
+    the harness's in the room (spec/websocket.md, Being spoken to).
+    """
+    agents_of: dict[str, int] = {}
+    for member in members:
+        if member.kind == "agent" and member.harness_id:
+            agents_of[member.harness_id] = agents_of.get(member.harness_id, 0) + 1
+    found = []
+    for member in members:
+        handles = handles_of(member.name)
+        if (
+            member.kind == "agent"
+            and member.harness
+            and agents_of.get(member.harness_id or "") == 1
+        ):
+            handles |= handles_of(member.harness)
+        found.append((member, handles))
+    return found
+
+
 def resolve_mentions(text: str, members: Sequence[Member]) -> tuple[list[str], bool]:
     """The ids of the room's members the text @-mentions, and whether it said ``@all``.
 
@@ -71,14 +102,28 @@ def resolve_mentions(text: str, members: Sequence[Member]) -> tuple[list[str], b
     handles = mentioned_handles(text)
     said_all = ALL in handles
     ids: dict[str, None] = {}
+    reached = reach(members) if any(h != ALL for h in handles) else []
     for handle in handles:
         if handle == ALL:
             continue
-        for member in members:
-            if handle in handles_of(member.name):
+        for member, theirs in reached:
+            if handle in theirs:
                 ids.setdefault(member.id, None)
     return list(ids), said_all
 
 
 def harnesses(members: Iterable[Member]) -> list[str]:
-    return [m.id for m in members if m.kind == "harness"]
+    """The members that take turns: harnesses, and agents (docs/adr/0070)."""
+    return [m.id for m in members if m.kind in TAKERS]
+
+
+def as_shown(members: Sequence[Member]) -> list[Member]:
+    """Who is in the room as everybody is shown it (docs/adr/0070): a harness with any of
+    its agents in the room is shown as those agents, and a harness row of standing
+    ``agents`` (the door's, behind its agents) is never listed."""
+    behind = {m.harness_id for m in members if m.kind == "agent" and m.harness_id}
+    return [
+        m
+        for m in members
+        if not (m.kind == "harness" and (m.standing == "agents" or m.id in behind))
+    ]

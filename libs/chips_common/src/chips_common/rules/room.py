@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from chips_common.rules.handles import Member, display_handle, resolve_mentions
+from chips_common.rules.handles import Member, display_handle, handles_of, resolve_mentions
 from chips_common.rules.scope import opened_with
 
 RULE_READ = "Everyone here reads what you write."
@@ -62,6 +62,16 @@ def ordered(members: Sequence[Member]) -> list[Member]:
     return sorted(members, key=lambda m: (m.kind != "person", m.name.casefold(), m.id))
 
 
+def harness_shown(member: Member) -> str | None:
+    """The name of the harness an agent runs on, as the room shows it: only for an agent
+    whose name is not its harness's own (spec/websocket.md, Who is in the room)."""
+    if member.kind != "agent" or not member.harness:
+        return None
+    if handles_of(member.name) == handles_of(member.harness):
+        return None
+    return member.harness
+
+
 def room_members(members: Sequence[Member]) -> list[dict[str, Any]]:
     out = []
     for member in ordered(members):
@@ -70,6 +80,8 @@ def room_members(members: Sequence[Member]) -> list[dict[str, Any]]:
             "kind": member.kind,
             "name": member.name,
         }
+        if (harness := harness_shown(member)) is not None:
+            entry["harness"] = harness
         if member.standing:
             entry["standing"] = member.standing
         handle = display_handle(member.name)
@@ -88,7 +100,8 @@ def rules_for(taker_id: str, members: Sequence[Member]) -> str:
 
 
 def describe(member: Member, *, you: bool) -> str:
-    kind = "person" if member.kind == "person" else "agent"
+    harness = harness_shown(member)
+    kind = "person" if member.kind == "person" else f"{harness} agent" if harness else "agent"
     handle = display_handle(member.name)
     said = f"{member.name} ({kind}, {handle})" if handle else f"{member.name} ({kind})"
     return f"you, {said}" if you else said

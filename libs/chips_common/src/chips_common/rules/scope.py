@@ -39,7 +39,7 @@ def told(event: dict[str, Any], participant_id: str, kind: str) -> bool:
     if kind_of_event in OWN_ONLY:
         return (event.get("actor") or {}).get("id") == participant_id
     if kind_of_event == "feedback" and kind == "harness":
-        return event.get("about") == participant_id
+        return participant_id in (event.get("about"), event.get("harness_id"))
     return True
 
 

@@ -1,9 +1,11 @@
-"""What every rule module shares: the context of a decision and the membership check."""
+"""What every rule module shares: the context of a decision, the membership check, and
+who speaks: a harness, or one of its agents (docs/adr/0070)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from chips_common.append import Actor, AppendRequest
 from chips_common.events import EventBody
@@ -11,7 +13,7 @@ from chips_eventlog.refused import refuse
 from chips_eventlog.state import Decision, DoorState
 
 # The actors that are participants (an operator or Chips itself is not).
-PARTICIPANTS = ("person", "harness")
+PARTICIPANTS = ("person", "harness", "agent")
 
 
 @dataclass(frozen=True)
@@ -47,3 +49,106 @@ def check_member(s: DoorState, space_id: str, actor: Actor) -> str:
     if standing is None:
         refuse("forbidden", "you are not a member of this space", "space_id")
     return standing
+
+
+# --- harnesses and their agents (docs/adr/0070) ------------------------------------------
+
+
+def harness_of(actor: Actor) -> str | None:
+    """The harness behind an actor: a harness itself, or an agent's harness; None for
+    anybody else. Runs, cards and lanes are the harness's, whichever agent did it."""
+    if actor.kind == "harness":
+        return actor.id
+    if actor.kind == "agent":
+        return actor.harness_id
+    return None
+
+
+def in_room(s: DoorState, space_id: str, actor: Actor) -> bool:
+    """Whether the actor is in a room, or for an agent, it or its harness (what spans rooms,
+    as a lane does, is the harness's)."""
+    if s.standing(space_id, actor.id) is not None:
+        return True
+    harness = harness_of(actor)
+    return harness is not None and s.standing(space_id, harness) is not None
+
+
+def kind_of(actor: Actor) -> str:
+    """The kind an actor posts as: an agent posts what its harness may."""
+    return "harness" if actor.kind == "agent" else actor.kind
+
+
+def agents_here(s: DoorState, space_id: str, harness_id: str) -> list[str]:
+    """The harness's agents in a room (a thread's room, for a thread), in the order they
+    came in."""
+    here = s.members.get(s.room_of(space_id), {})
+    mine = [
+        (member.since_seq, pid)
+        for pid, member in here.items()
+        if (p := s.participant(pid)) is not None and p.kind == "agent" and p.owner_id == harness_id
+    ]
+    return [pid for _, pid in sorted(mine)]
+
+
+def room_named(s: DoorState, raw: Any) -> str | None:
+    """The room an event is said in: its ``space_id``, or its run's."""
+    if not isinstance(raw, dict):
+        return None
+    space_id = raw.get("space_id")
+    if isinstance(space_id, str):
+        return space_id
+    run = s.run(raw["run_id"]) if isinstance(raw.get("run_id"), str) else None
+    return run.space_id if run is not None else None
+
+
+# What a harness does to a room as itself, whoever of its agents is there: it retitles and
+# archives a room it opened, and comes and goes (its row of standing ``agents`` is the
+# door's to write, docs/adr/0070).
+THE_HARNESS_S = frozenset(
+    {"space.created", "space.updated", "space.lock_set", "membership.added", "membership.removed"}
+)
+
+
+def check_speaker(s: DoorState, raw: Any, actor: Actor) -> Actor:
+    """Who an event is decided and logged as (spec/websocket.md, Speaking as one).
+
+    An agent named as the actor must be the sending harness's own, and active. A harness
+    sending as itself about a run one of its agents started is read as that agent; and in
+    a room where it stands only behind its agents (standing ``agents``), as its one agent
+    there, or refused ``which_agent`` when it has several there. A harness that is a
+    member itself speaks as itself, as before; and so does a harness doing to a room what
+    is its own to do (:data:`THE_HARNESS_S`).
+    """
+    if actor.kind == "agent":
+        agent = s.participant(actor.id)
+        if agent is None or agent.kind != "agent":
+            refuse("not_found", f"no agent {actor.id} in this workspace", "actor.id")
+        if agent.owner_id != actor.harness_id:
+            refuse("forbidden", f"{agent.name} is another harness's agent", "actor.id")
+        if agent.agent is not None and agent.agent.state != "active":
+            refuse(
+                "forbidden",
+                f"{agent.name} is archived: register it active again before it speaks",
+                "actor.id",
+            )
+        return actor
+    if actor.kind != "harness" or not isinstance(raw, dict) or raw.get("type") in THE_HARNESS_S:
+        return actor
+    run_id = raw.get("run_id")
+    run = s.run(run_id) if isinstance(run_id, str) else None
+    if run is not None and run.agent_id is not None and run.harness_id == actor.id:
+        return Actor(kind="agent", id=run.agent_id, harness_id=actor.id)
+    room = room_named(s, raw)
+    if room is None or s.standing(room, actor.id) != "agents":
+        return actor
+    mine = agents_here(s, room, actor.id)
+    if len(mine) == 1:
+        return Actor(kind="agent", id=mine[0], harness_id=actor.id)
+    if len(mine) > 1:
+        refuse(
+            "which_agent",
+            f"{len(mine)} of your agents are in this room: name the one that speaks as the "
+            'event\'s actor, {"kind": "agent", "id": "agt_…"}',
+            "actor",
+        )
+    return actor

@@ -23,7 +23,7 @@ from chips_common.events import AttachmentCapsSet, AttachmentFetched, MessagePos
 from chips_common.events.messages import CARD_FILE_FIELDS
 from chips_common.rules.files import Stale, Version, next_version
 from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import Ctx, check_member
+from chips_eventlog.rules.common import Ctx, check_member, harness_of, kind_of
 from chips_eventlog.state import Decision, DoorState, PostFile
 
 MAX_FILES = 20
@@ -96,7 +96,7 @@ def check_post_files(
         where = _field_of(body, upload_id)
         if upload is None:
             refuse("not_found", f"no upload {upload_id}", where)
-        if upload.uploader_id != actor.id:
+        if upload.uploader_id not in (actor.id, harness_of(actor)):
             refuse("forbidden", "a post carries only its sender's own uploads", where)
         if upload.posted:
             refuse("invalid_event", f"upload {upload_id} was posted already", where)
@@ -148,6 +148,6 @@ def check_fetched(s: DoorState, body: AttachmentFetched, actor: Actor, ctx: Ctx)
     """The fetch audit: a harness in the room fetched one of its files (a stranger to the
     room is refused as one before anything else)."""
     check_member(s, body.space_id, actor)
-    if actor.kind != "harness":
+    if kind_of(actor) != "harness":
         refuse("forbidden", "only a harness's fetches are logged")
     return Decision()

@@ -26,7 +26,7 @@ from chips_common.events import (
     RunStarted,
 )
 from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import Ctx, Step
+from chips_eventlog.rules.common import Ctx, Step, harness_of, in_room
 from chips_eventlog.state import LIVE, Change, Decision, DoorState, Lane, PutLane, PutRun, Run
 
 LANE_EVENTS = LANE_TYPES
@@ -73,8 +73,9 @@ def check_lane(s: DoorState, body: EventBodyOfLane, actor: Actor, ctx: Ctx) -> l
 def check_opened(s: DoorState, body: LaneOpened, actor: Actor, ctx: Ctx) -> Lane:
     """A lane is opened from a room the opener is in (its run's, for a harness's run) into
     another room it is in too."""
-    if actor.kind not in ("person", "harness"):
+    if actor.kind not in ("person", "harness", "agent"):
         refuse("forbidden", "a lane is opened by a person or by a harness's run")
+    opener = harness_of(actor) or actor.id
     if s.lane(body.lane_id) is not None:
         refuse("invalid_event", f"{body.lane_id} was opened already; name a new lane", "lane_id")
     from_space = body.from_space_id
@@ -82,7 +83,7 @@ def check_opened(s: DoorState, body: LaneOpened, actor: Actor, ctx: Ctx) -> Lane
         run = s.run(body.run_id)
         if run is None:
             refuse("not_found", f"no run {body.run_id} was started in this workspace", "run_id")
-        if actor.id != run.harness_id:
+        if opener != run.harness_id:
             refuse("forbidden", f"{run.id} is not your run; a lane is opened from your own run")
         if run.state not in LIVE:
             refuse("invalid_event", f"{run.id} has ended ({run.state}); it opens no lane", "run_id")
@@ -99,7 +100,7 @@ def check_opened(s: DoorState, body: LaneOpened, actor: Actor, ctx: Ctx) -> Lane
         refuse("invalid_event", "a lane is at home in to_space_id; leave space_id out", "space_id")
     if from_space == body.to_space_id:
         refuse("invalid_event", "a lane goes into another room than its own", "to_space_id")
-    if s.standing(from_space, actor.id) is None:
+    if not in_room(s, from_space, actor):
         refuse("forbidden", "you are not in the room the lane is opened from", "from_space_id")
     target = s.space(body.to_space_id)
     if target is None:
@@ -110,14 +111,14 @@ def check_opened(s: DoorState, body: LaneOpened, actor: Actor, ctx: Ctx) -> Lane
             "the room the lane goes to is archived; unarchive it first",
             "to_space_id",
         )
-    if s.standing(body.to_space_id, actor.id) is None:
+    if not in_room(s, body.to_space_id, actor):
         refuse(
             "forbidden",
             "you are not in the room the lane goes to; a lane goes only into a room you are in",
             "to_space_id",
         )
     return Lane(
-        body.lane_id, body.run_id, from_space, body.to_space_id, actor.id, None, "open", ctx.seq
+        body.lane_id, body.run_id, from_space, body.to_space_id, opener, None, "open", ctx.seq
     )
 
 
@@ -140,9 +141,10 @@ def lane_for(s: DoorState, body: EventBodyOfLane) -> Lane:
 def check_ended(s: DoorState, body: LaneCompleted | LaneFailed, actor: Actor) -> Lane:
     """Only the harness working a lane ends it with its answer, from the room it went to."""
     lane = lane_for(s, body)
-    if actor.kind != "harness":
+    harness = harness_of(actor)
+    if harness is None:
         refuse("forbidden", f"{body.type} is written by the harness working the lane", "type")
-    if s.standing(lane.to_space_id, actor.id) is None:
+    if not in_room(s, lane.to_space_id, actor):
         refuse(
             "forbidden",
             f"you are not in the room {lane.id} went to; the harness working it there ends it",
@@ -150,7 +152,7 @@ def check_ended(s: DoorState, body: LaneCompleted | LaneFailed, actor: Actor) ->
         )
     if lane.working_run_id is not None:
         run = s.run(lane.working_run_id)
-        if run is not None and run.harness_id != actor.id:
+        if run is not None and run.harness_id != harness:
             refuse("forbidden", f"{lane.id} is worked by another harness's run", "lane_id")
     return lane
 
@@ -168,7 +170,9 @@ def check_cancelled(s: DoorState, body: LaneCancelled, actor: Actor) -> tuple[La
                 f"{lane.id} is cancelled from its route card, by a person in one of its rooms",
                 "lane_id",
             )
-    elif actor.id != lane.opener_id and (working is None or working.harness_id != actor.id):
+    elif (me := harness_of(actor) or actor.id) != lane.opener_id and (
+        working is None or working.harness_id != me
+    ):
         refuse(
             "forbidden",
             f"{lane.id} is cancelled by the people of its rooms, or the harness that opened it "

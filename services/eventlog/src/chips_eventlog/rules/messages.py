@@ -22,7 +22,7 @@ from chips_common.rules.commands import Command, CommandError, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import refusal
 from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import PARTICIPANTS, Ctx, check_member
+from chips_eventlog.rules.common import PARTICIPANTS, Ctx, check_member, kind_of
 from chips_eventlog.rules.files import check_post_files
 from chips_eventlog.rules.referee import count_post
 from chips_eventlog.rules.runs import with_receipt
@@ -35,7 +35,7 @@ def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) 
         refuse("invalid_event", "held_since is filled in by Chips; leave it out", "held_since")
     attachments, posted = check_post_files(s, body, actor, ctx)
     check_member(s, body.space_id, actor)
-    why = refusal(body.kind, actor.kind)  # the credential's kind
+    why = refusal(body.kind, kind_of(actor))  # an agent posts what its harness may
     if why is not None:
         refuse("forbidden", why, "kind")
     if body.handoff is not None and s.standing(body.space_id, body.handoff.recipient) is None:

@@ -17,6 +17,7 @@ from chips_common.events import (
     ApprovalRequest,
     ApprovalResolved,
     EventBody,
+    MessageHeard,
     MessagePost,
     QuestionAnswered,
     QuestionAsk,
@@ -32,7 +33,7 @@ from chips_common.events import (
     Usage,
 )
 from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import Ctx, check_member
+from chips_eventlog.rules.common import Ctx, check_member, harness_of
 from chips_eventlog.rules.lanes import take_lane
 from chips_eventlog.state import LIVE, Card, Change, Decision, DoorState, PutCard, PutRun, Run
 
@@ -74,7 +75,8 @@ def room_of_reply(run: Run | None, run_id: str, named_space: object, actor: Acto
     """
     if run is None:
         refuse("not_found", f"no run {run_id} was started in this workspace", "run_id")
-    if actor.kind == "harness" and actor.id != run.harness_id:
+    harness = harness_of(actor)
+    if harness is not None and harness != run.harness_id:
         refuse(
             "forbidden",
             f"{run.id} is another harness's run; a harness replies only on its own runs",
@@ -132,7 +134,8 @@ def check_run_event(s: DoorState, body: Any, actor: Actor, ctx: Ctx) -> Decision
 
 
 def check_run_started(s: DoorState, body: RunStarted, actor: Actor, ctx: Ctx) -> Decision:
-    if actor.kind != "harness":
+    harness = harness_of(actor)
+    if harness is None:
         refuse("forbidden", "a run is a harness's turn; only a harness reports one started")
     check_member(s, body.space_id, actor)
     if s.run(body.run_id) is not None:
@@ -140,7 +143,10 @@ def check_run_started(s: DoorState, body: RunStarted, actor: Actor, ctx: Ctx) ->
     changes: list[Change] = []
     if body.lane_id is not None:  # a job taking over the lane it works (ADR 0017)
         changes.append(take_lane(s, body))
-    changes.append(PutRun(Run(body.run_id, body.space_id, actor.id, "running", ctx.seq)))
+    # The run is the harness's; the agent whose turn it is is kept beside it (ADR 0070).
+    agent_id = actor.id if actor.kind == "agent" else None
+    run = Run(body.run_id, body.space_id, harness, "running", ctx.seq, agent_id)
+    changes.append(PutRun(run))
     return Decision(changes=changes)
 
 
@@ -155,14 +161,32 @@ def run_for(s: DoorState, body: Any, actor: Actor, *, people: bool) -> Run:
         refuse("not_found", f"no run {body.run_id} was started in this workspace", "run_id")
     if body.space_id is not None and body.space_id != run.space_id:
         refuse("invalid_event", f"{run.id} is a run of another space", "space_id")
-    if actor.kind == "harness":
-        if actor.id != run.harness_id:
+    harness = harness_of(actor)
+    if harness is not None:
+        if harness != run.harness_id:
             refuse("forbidden", f"{run.id} is another harness's run", "run_id")
     elif people and actor.kind == "person":
         check_member(s, run.space_id, actor)
     else:
         refuse("forbidden", f"only the harness whose run it is writes {body.type}", "type")
     return run
+
+
+def check_heard(s: DoorState, body: MessageHeard, actor: Actor, ctx: Ctx) -> Decision:
+    """A turn says it was handed words said in its room (spec/websocket.md; ADR 0106): on a
+    live run, as the run's agent, about a message of the run's room."""
+    run = run_for(s, body, actor, people=False)
+    check_state(run, body.type)
+    if run.agent_id is not None and actor.id != run.agent_id:
+        agent = s.participant(run.agent_id)
+        name = agent.name if agent is not None else run.agent_id
+        refuse("forbidden", f"{run.id} is {name}'s turn: its agent says what it heard", "run_id")
+    said = s.said(body.message_id)
+    if said is None or said.space_id != run.space_id or said.deleted:
+        refuse(
+            "not_found", f"message_id names no message standing in {run.id}'s room", "message_id"
+        )
+    return Decision({"space_id": run.space_id})
 
 
 def check_state(run: Run, event_type: str) -> None:
@@ -232,7 +256,8 @@ def check_answer(
         if ctx.request is not None:
             filled["idempotency_key"] = ctx.request.idempotency_key
     else:
-        if actor.kind == "harness" and actor.id != card.harness_id:
+        harness = harness_of(actor)
+        if harness is not None and harness != card.harness_id:
             refuse("forbidden", f"question {card_id} is another harness's to settle")
         answer = pick_option(card, body) or body.text
         filled["value"] = pick_option(card, body)
@@ -248,8 +273,9 @@ def check_answer(
 def check_decider(s: DoorState, card: Card, actor: Actor) -> None:
     """Who decides an approval: the harness's owner, the people the card names, and the
     harness whose run asked (it reports a decision made on its own side, websocket.md)."""
-    if actor.kind == "harness":
-        if actor.id != card.harness_id:
+    speaking_for = harness_of(actor)
+    if speaking_for is not None:
+        if speaking_for != card.harness_id:
             refuse(
                 "forbidden",
                 f"approval {card.id} was asked by another harness's run, and no policy "

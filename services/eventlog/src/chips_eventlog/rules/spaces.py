@@ -21,8 +21,8 @@ from chips_common.events import (
 )
 from chips_common.ids import new_id
 from chips_eventlog.refused import refuse
-from chips_eventlog.rules import agents
-from chips_eventlog.rules.common import Ctx, check_member
+from chips_eventlog.rules import agents, stopping
+from chips_eventlog.rules.common import Ctx, check_member, harness_of, kind_of
 from chips_eventlog.state import (
     AddMember,
     Change,
@@ -101,7 +101,7 @@ def check_membership_added(s: DoorState, body: MembershipAdded, actor: Actor, ct
     # spec/spaces.md, Who may do what in a space: members and owners add; a guest
     # talks and leaves; a harness talks and works.
     standing = check_member(s, body.space_id, actor)
-    if actor.kind == "harness":
+    if kind_of(actor) == "harness":
         refuse("forbidden", "a harness talks and works in a space; it adds nobody")
     if standing == "guest":
         refuse("forbidden", "a guest may talk and leave, not add anyone")
@@ -130,7 +130,7 @@ def check_membership_removed(
 ) -> Decision:
     standing = check_member(s, body.space_id, actor)
     if body.participant_id != actor.id:
-        if actor.kind == "harness":
+        if kind_of(actor) == "harness":
             refuse("forbidden", "a harness talks and works in a space; it removes nobody")
         if standing != "owner":
             refuse("forbidden", "only the space's owner takes others out of it")
@@ -150,9 +150,9 @@ def check_membership_removed(
             f"{gone.name} is the Main agent: it stays in its Main room",
             "participant_id",
         )
-    if actor.kind == "harness":
+    if kind_of(actor) == "harness":
         space = s.space(body.space_id)
-        if space is not None and space.home_of == actor.id:
+        if space is not None and space.home_of == harness_of(actor):
             refuse("forbidden", "a harness stays in its home")
     return Decision(changes=[RemoveMember(body.space_id, body.participant_id, ctx.seq)])
 
@@ -163,8 +163,8 @@ def check_space_updated(s: DoorState, body: SpaceUpdated, actor: Actor, ctx: Ctx
     space = s.space(body.space_id)
     if space is None:  # a member of a space that is not there: door state is broken
         refuse("forbidden", "you are not a member of this space", "space_id")
-    if actor.kind == "harness":
-        if not s.opened(space.id, actor.id):
+    if kind_of(actor) == "harness":
+        if not s.opened(space.id, harness_of(actor) or actor.id):
             refuse("forbidden", "a harness retitles or closes only a space it opened itself")
     elif actor.kind != "person":
         refuse("forbidden", "a space is retitled and archived by who is in it")
@@ -230,6 +230,20 @@ def agents_moved(s: DoorState, body: object, actor: Actor, ctx: Ctx) -> agents.P
             check_membership_removed(s, body, actor, ctx)
             plan = agents.Plan(s, ctx.seq)
             agents.leave(plan, body.participant_id, body.space_id, "removed", actor, removed=body)
+            return plan
+        case MembershipRemoved() if body.participant_id.startswith("hrn_"):
+            # A harness taken out (or leaving) takes its agents there with it: each is
+            # released first, then the harness's own runs stop and it goes.
+            plan = agents.Plan(s, ctx.seq)
+            mine = plan.agents_here(s.room_of(body.space_id), body.participant_id)
+            if not mine:
+                return None
+            check_membership_removed(s, body, actor, ctx)
+            for agent_id in mine:
+                agents.leave(plan, agent_id, body.space_id, "removed", actor)
+            running = stopping.runs_to_stop(s, body.space_id, body.participant_id)
+            plan.cancel(running, stopping.LEFT, actor)
+            plan.add(body, actor, [plan.left(body.space_id, body.participant_id)])
             return plan
         case SpaceUpdated() if body.state is not None and s.room_of(body.space_id) == body.space_id:
             room = body.space_id

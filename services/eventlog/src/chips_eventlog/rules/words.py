@@ -120,8 +120,12 @@ def check_feedback(s: DoorState, body: Feedback, actor: Actor, ctx: Ctx) -> Deci
     if found.deleted:
         refuse("invalid_event", "that message was taken back; it takes nothing more", "message_id")
     filled: dict[str, object] = {"about": found.author_id, "standing": standing}
+    if found.author_kind == "agent":  # its harness hears it too (docs/adr/0070)
+        author = s.participant(found.author_id)
+        if author is not None and author.owner_id is not None:
+            filled["harness_id"] = author.owner_id
     if body.kind == "correction":
-        if found.author_kind != "harness" or found.kind == "system":
+        if found.author_kind not in ("harness", "agent") or found.kind == "system":
             refuse(
                 "invalid_event",
                 "a correction is on a harness's words; this message is not a harness's",

@@ -16,7 +16,7 @@ from chips_gateway.agents import present_view, view_as_of
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.errors import ChipsError
 from chips_gateway.shaping import lines_from
-from chips_gateway.ws import check_writable
+from chips_gateway.ws import actor_for, check_writable
 
 router = APIRouter(prefix="/v1")
 tracer = otel.tracer("chips.gateway")
@@ -36,6 +36,7 @@ async def post_event(
         raise ChipsError("invalid_frame", "every event carries its idempotency_key inside it")
     try:
         await check_write_rate(ctx, caller)
+        actor = actor_for(caller, event)
         check_writable(event, ctx.settings.max_event_bytes)
     except ChipsError as exc:
         exc.extra["idempotency_key"] = key
@@ -47,7 +48,7 @@ async def post_event(
         attributes={otel.WORKSPACE_ID: caller.workspace_id, otel.EVENT_TYPE: str(event["type"])},
     ) as span:
         answer = await ctx.appender.append(
-            caller.workspace_id, caller.credential_id, caller.actor, key, [event]
+            caller.workspace_id, caller.credential_id, actor, key, [event]
         )
         if answer.ok:
             if answer.seqs:  # a request may log nothing (a harness door that changed nothing)
