@@ -219,3 +219,31 @@ async def test_a_harness_that_cannot_be_asked_is_refused(stack: Stack, api: Api)
     assert r.status_code == 404 and r.json()["code"] == "not_found"
     for s in (deaf, listening):
         await s.close()
+
+
+async def test_its_agents_read_restarting_with_it(stack: Stack, api: Api) -> None:
+    """Your agents' faces read "Restarting" for everybody until your next word."""
+    owner = await api.create_workspace()
+    jacobian = await restartable(api, owner, "Jacobian")
+    r = await api.http.post(
+        f"/v1/harnesses/{jacobian.participant_id}/agents",
+        json={"key": "j1", "name": "ASCII Art"},
+        headers=api.auth(jacobian),
+    )
+    assert r.status_code == 201, r.text
+    agent = r.json()["id"]
+    sock = await Socket.open(stack.gateway_a, jacobian, accepts=["restart"])
+    maya = await api.add_person(owner, "Maya Chen")
+
+    async def agent_face() -> str:
+        r = await api.http.get("/v1/participants", headers=api.auth(maya))
+        found = {p["participant_id"]: p for p in r.json()["participants"]}
+        return str(found[agent]["status"])
+
+    assert await agent_face() == "connected"
+    assert (await ask(api, owner, jacobian)).status_code == 202
+    assert await agent_face() == "restarting"
+    await sock.close()
+    back = await Socket.open(stack.gateway_b, jacobian, accepts=["restart"])
+    assert await agent_face() == "connected"
+    await back.close()

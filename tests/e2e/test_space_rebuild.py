@@ -5,7 +5,9 @@ mixed space operations gives identical tables." DESIGN.md §5: the projector's t
 pure function of the log. The script mixes every space operation — opening by key,
 joining a shared key, adding and removing, leaving, retitling, archiving, unarchiving,
 locking, composer commands, declarations, words, threads, deleting — from people and
-harnesses over HTTP and the socket, and lets the door refuse what it refuses.
+harnesses over HTTP and the socket, and lets the door refuse what it refuses. Agents are
+among them (docs/adr/0079): registered, renamed and archived by their harnesses, added to
+rooms, taken out and moved by people, each with the harness standing behind it.
 """
 
 from __future__ import annotations
@@ -65,6 +67,16 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
     assert claim.json()["claimed"] is True
     rooms.append(asked_room)
     done = 5
+    agents: list[str] = []
+    for harness, agent_key in ((scout, "s1"), (scout, "s2"), (ledger, "l1")):
+        r = await api.http.post(
+            f"/v1/harnesses/{harness.participant_id}/agents",
+            json={"key": agent_key, "name": f"Agent {agent_key}"},
+            headers=api.auth(harness),
+        )
+        assert r.status_code == 201, r.text
+        agents.append(r.json()["id"])
+        done += 1
     for i in range(12):  # the harness door: opens, finds again, joins a shared key, retitles
         harness = scout if i % 2 else ledger
         r = await api.open_by_key(harness, f"key-{i % 5}", f"Work {i}", shared=i % 3 == 0)
@@ -112,20 +124,18 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
                 room = rng.choice(keyed[who.participant_id])
             return who, {"type": "space.updated", "space_id": room, "state": state}
         if roll < 0.62:
-            other = rng.choice(everyone)
+            other_id = rng.choice([*(p.participant_id for p in everyone), *agents])
             return who, {
                 "type": "membership.added",
                 "space_id": room,
-                "participant_id": other.participant_id,
+                "participant_id": other_id,
                 "standing": rng.choice(["member", "member", "guest"]),
             }
         if roll < 0.70:
-            other = rng.choice([maya, gus, olga, scout, ledger])
-            return who, {
-                "type": "membership.removed",
-                "space_id": room,
-                "participant_id": other.participant_id,
-            }
+            gone = rng.choice(
+                [*(p.participant_id for p in (maya, gus, olga, scout, ledger)), *agents]
+            )
+            return who, {"type": "membership.removed", "space_id": room, "participant_id": gone}
         if roll < 0.78:
             person = rng.choice(people)
             command = rng.choice(
@@ -183,13 +193,36 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
             landed += 1
             last = max(last, answer["seq"])
         else:
-            assert answer["code"] in ("forbidden", "invalid_event", "not_found"), answer
+            assert answer["code"] in (
+                "forbidden",
+                "invalid_event",
+                "not_found",
+                "agent_elsewhere",
+                "room_closed",
+                "lead_room",
+            ), answer
             refused += 1
     # Six sockets interleave differently on every run, so how many land varies; both
     # outcomes must be well represented whatever the order.
     assert landed > 150 and refused > 150, (landed, refused)
     for sock in sockets.values():
         await sock.close()
+    # The harnesses rename and archive their agents, and bring one back.
+    for agent_key, body in (
+        ("s1", {"name": "Agent One"}),
+        ("s2", {"name": "Agent s2", "state": "archived"}),
+        ("l1", {"name": "Agent l1", "state": "archived"}),
+        ("l1", {"name": "Agent l1", "state": "active"}),
+    ):
+        harness = ledger if agent_key == "l1" else scout
+        r = await api.http.post(
+            f"/v1/harnesses/{harness.participant_id}/agents",
+            json={"key": agent_key, **body},
+            headers=api.auth(harness),
+        )
+        assert r.status_code in (200, 409), r.text
+        if r.status_code == 200 and r.json()["seq"] is not None:
+            last = max(last, r.json()["seq"])
 
     seen: set[str] = set()
     since = 0
@@ -205,6 +238,10 @@ async def test_a_rebuild_after_a_thousand_mixed_space_operations_gives_identical
         "membership.removed",
         "message.post",
         "harness.declared",
+        "agent.registered",
+        "agent.updated",
+        "agent.attached",
+        "agent.released",
     }, seen
 
     caught_up = await api.spaces(owner, last)

@@ -17,7 +17,7 @@ from chips_common.rules.context_lines import lines_of
 from chips_common.rules.handles import Member
 from chips_common.rules.room import JOINING, news_for, room_for, speaker
 from chips_common.rules.scope import opened_with, standings_of
-from chips_gateway.windows import KEEP, RoomWindow, who
+from chips_gateway.windows import KEEP, RoomWindow, shown, who
 
 pytestmark = pytest.mark.unit
 
@@ -289,3 +289,12 @@ def test_a_thread_s_window_answers_as_the_whole_history_would(seed: int, budget:
             answered += 1
             assert got == reference(events[: i + 1], pid, event, budget)
     assert answered > 50
+
+
+def test_a_member_renamed_since_it_joined_is_shown_by_its_name_now() -> None:
+    """An agent renamed after it joined (agent.updated) is shown as the log reads it."""
+    joined = Member("agt_1", "agent", "OpenClaw", "member")
+    names = {"agt_1": {"id": "agt_1", "kind": "agent", "name": "OpenClaw Prime"}}
+    [member] = shown([joined], names, {"agt_1": "hrn_scout"})
+    assert member.name == "OpenClaw Prime"
+    assert member.harness_id == "hrn_scout"

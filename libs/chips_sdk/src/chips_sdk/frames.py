@@ -50,6 +50,25 @@ class HarnessInfo(TypedDict, total=False):
     capabilities: list[str]
 
 
+class AgentInfo(TypedDict, total=False):
+    """One of the harness's agents, in its hello once it declared ``agents``."""
+
+    id: Required[str]
+    name: Required[str]
+    key: str
+    space_id: str | None
+    main: bool
+    state: Literal["active", "archived"]
+
+
+class RestartFrame(TypedDict, total=False):
+    """A person asked Chips to restart this harness (sent to a socket that accepts it)."""
+
+    frame: Literal["restart"]
+    asked_by: Required[str]
+    asked_at: Required[str]
+
+
 class PersonInfo(TypedDict, total=False):
     id: Required[str]
     name: Required[str]
@@ -68,6 +87,7 @@ class Hello(TypedDict, total=False):
     person: PersonInfo
     autonomy: str
     head_seq: int
+    agents: list[AgentInfo]
 
 
 class Who(TypedDict, total=False):

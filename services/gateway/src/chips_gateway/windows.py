@@ -41,6 +41,11 @@ def shown(
     harness that stands behind agents shown as those agents (docs/adr/0070)."""
     found = []
     for member in members:
+        # Named as it is now: an agent renamed since it joined (agent.updated), as the log
+        # path reads it from the directory, so live and replayed rooms agree.
+        current = names.get(member.id)
+        if current is not None and current["name"] != member.name:
+            member = replace(member, name=current["name"])
         if member.kind == "agent" and member.harness_id is None and member.id in owners:
             harness = owners[member.id]
             member = replace(member, harness_id=harness, harness=who(names, harness)["name"])

@@ -30,20 +30,17 @@ def as_seen_by(
     """``event`` as a harness that has not declared ``agents`` sees it, or None when it is
     not sent it at all.
 
-    The harness stands behind its agents in a room with a row of its own (standing
+    A harness stands behind its agents in a room with a row of its own (standing
     ``agents``); so an agent of its own coming or going is not news to it, while that row
-    coming or going is, and reads as an ordinary membership (standing ``member``).
+    coming or going is, and reads as an ordinary membership (standing ``member``), as does
+    another harness's (a standing the harness never knew).
 
     The event is returned unchanged (the very object) when nothing in it differs, so a
     frame encoded once for every socket stays shared.
     """
     if hidden_from(event, own_agent_ids):
         return None
-    if (
-        event.get("type") == "membership.added"
-        and event.get("participant_id") == harness_id
-        and event.get("standing") == "agents"
-    ):
+    if event.get("type") == "membership.added" and event.get("standing") == "agents":
         event = {**event, "standing": "member"}
     seen: dict[str, Any] = _translate(event, harness_id, frozenset(own_agent_ids))
     return seen
