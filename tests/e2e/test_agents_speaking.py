@@ -218,12 +218,32 @@ async def test_room_members_are_agents_with_their_harness(api: Api) -> None:
     await scout.close()
 
 
+async def test_two_agents_share_the_context_of_the_one_that_heard_least(api: Api) -> None:
+    """J1 spoke last, so its context starts after its words; J2 has heard nothing since it
+    joined. They share J2's, and J1 sees its own words again."""
+    r = await room(api)
+    scout = await listening(api, r.scout)
+    await api.say(r.owner, r.space_id, "@ASCIIArt draw the F")
+    k = await scout.write({**post(r.space_id, "F is drawn."), "actor": as_agent(r.j1)})
+    assert (await scout.answer(k))["frame"] == "ack"
+    seq = await api.append(r.owner, post(r.space_id, "Both of you: G and H next.", to=["everyone"]))
+    heard = (await scout.wait_for(at(seq)))["event"]
+    assert heard["for"] == [r.j1, r.j2]
+    said = [line["text"] for line in heard["context"]["lines"] if line["kind"] == "said"]
+    assert said == ["@ASCIIArt draw the F", "F is drawn."]
+    await scout.close()
+
+
 async def test_a_replay_hands_over_the_same_turn(api: Api) -> None:
     r = await room(api)
     scout = await listening(api, r.scout)
     before = await api.head(r.owner)
-    seq = await api.say(r.owner, r.space_id, "Morning both.")
+    started = {"type": "run.started", "run_id": "run_r", "space_id": r.space_id, "goal": "F"}
+    k = await scout.write({**started, "actor": as_agent(r.j1)})
+    assert (await scout.answer(k))["frame"] == "ack"
+    seq = await api.say(r.owner, r.space_id, "@J2 and G?")
     live = (await scout.wait_for(at(seq)))["event"]
+    assert live["working_turns"] == [{"agent_id": r.j1, "run_id": "run_r"}]
     await scout.close()
     again = await Socket.open(api.base_url, r.scout)
     await again.subscribe(r.scout.workspace_id, since=before)
@@ -257,6 +277,10 @@ async def test_a_message_names_the_turns_of_the_other_agents_working_there(api: 
         r.j1,
         r.space_id,
     )
+    # The room reads who heard it beneath the message ("ASCII Art heard this while working").
+    lines = await api.lines(r.owner, r.space_id, after_seq=ack["seq"])
+    line = next(li for li in lines if li["id"] == heard["message_id"])
+    assert line["heard_by"] == [r.j1]
     # Its own words as they come back name its other agent's turn too.
     k = await scout.write({**post(r.space_id, "K is started."), "actor": as_agent(r.j2)})
     ack = await scout.answer(k)

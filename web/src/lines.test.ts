@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { foldChange, insertLine, lineOf, reactionsOf, systemLine } from "./lines";
+import { foldChange, heardLine, insertLine, lineOf, reactionsOf, systemLine } from "./lines";
 import type { AnyEvent, Line } from "./protocol";
 
-const names: Record<string, string> = { usr_a: "Arjun Rao", usr_m: "Maya Chen", hrn_l: "Ledger" };
+const names: Record<string, string> = { usr_a: "Arjun Rao", usr_m: "Maya Chen", hrn_l: "Ledger", agt_j1: "J1", agt_j2: "J2" };
 const nameOf = (id: string) => names[id] ?? "Someone";
 let seq = 10;
 function ev(type: string, actor: string, fields: Record<string, unknown>): AnyEvent {
@@ -60,6 +60,16 @@ describe("lines from events", () => {
     foldChange(line, ev("message.deleted", "usr_a", { message_id: "msg_1" }));
     expect([line.deleted, line.text, line.pinned, line.feedback.length]).toEqual([true, null, false, 0]);
     expect(foldChange(line, ev("message.edited", "usr_a", { message_id: "msg_1", text: "again" }))).toBe(false);
+  });
+
+  it("the agents whose turns heard a message while working say so beneath it, each once", () => {
+    const line = lineOf(ev("message.post", "usr_a", { space_id: "spc_1", message_id: "msg_h", text: "@J2 and K?" }), nameOf, "usr_a")!;
+    expect(heardLine(line, nameOf)).toBeNull();
+    expect(foldChange(line, ev("message.heard", "agt_j1", { message_id: "msg_h", run_id: "run_1" }))).toBe(true);
+    expect(heardLine(line, nameOf)).toBe("J1 heard this while working");
+    expect(foldChange(line, ev("message.heard", "agt_j1", { message_id: "msg_h", run_id: "run_1" }))).toBe(false);
+    foldChange(line, ev("message.heard", "agt_j2", { message_id: "msg_h", run_id: "run_2" }));
+    expect(heardLine(line, nameOf)).toBe("J1 and J2 heard this while working");
   });
 
   it("insert keeps seq order and replaces by id", () => {

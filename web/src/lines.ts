@@ -92,6 +92,13 @@ export function foldChange(line: Line, e: AnyEvent): boolean {
     case "message.pinned":
       line.pinned = true;
       return true;
+    case "message.heard": {
+      // "J1 heard this while working" (spec: What a harness hears when someone speaks).
+      const heard = line.heard_by ?? [];
+      if (heard.includes(e.actor.id)) return false;
+      line.heard_by = [...heard, e.actor.id];
+      return true;
+    }
     case "message.unpinned":
       line.pinned = false;
       return true;
@@ -110,6 +117,15 @@ export function foldChange(line: Line, e: AnyEvent): boolean {
     default:
       return false;
   }
+}
+
+/** The quiet line under a message some agents' turns heard while working, or null. */
+export function heardLine(line: Line, nameOf: (id: string) => string): string | null {
+  const heard = line.heard_by ?? [];
+  if (!heard.length || line.deleted) return null;
+  const names = heard.map(nameOf);
+  const who = names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names[0];
+  return `${who} heard this while working`;
 }
 
 /** Reactions under a line, grouped by emoji: [emoji, who][] in first-seen order. */

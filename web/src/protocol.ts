@@ -123,6 +123,8 @@ export interface Line {
   deleted: boolean;
   pinned: boolean;
   feedback: FeedbackItem[];
+  /** The agents whose turns heard it while working (message.heard), in order. */
+  heard_by?: string[];
   /** What Chips did with the person's own words while a run was live. */
   receipt?: "queued" | "steered";
   /** Words sent and not yet acknowledged (the outbox). */

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { reactionsOf } from "../lines";
+import { heardLine, reactionsOf } from "../lines";
 import { renderMarkdown } from "../markdown";
 import type { Line } from "../protocol";
 import type { Room } from "../store";
@@ -63,6 +63,7 @@ export function LineView(props: {
   const html = line.text && line.kind === "text" ? renderMarkdown(line.text, store.handles(room.id), me ?? null) : null;
   const reactions = reactionsOf(line);
   const corrections = line.feedback.filter((f) => f.kind === "correction");
+  const heard = heardLine(line, store.nameOf);
 
   return (
     <article
@@ -188,6 +189,11 @@ export function LineView(props: {
         <span class={`receipt ${line.receipt}`} data-testid="receipt">
           {line.receipt === "queued" ? "queued for the run's next look" : "steered the run"}
         </span>
+      )}
+      {heard && (
+        <p class="heard small muted" data-testid="heard">
+          {heard}
+        </p>
       )}
       {(reactions.length > 0 || corrections.length > 0 || props.threadId) && (
         <div class="under">

@@ -306,6 +306,7 @@ APPLY: dict[str, Apply] = {
     "message.post": apply_message_post,
     "message.edited": words.apply_message_edited,
     "message.deleted": words.apply_message_deleted,
+    "message.heard": words.apply_message_heard,
     "message.pinned": words.apply_message_pinned,
     "message.unpinned": words.apply_message_pinned,
     "message.hidden": words.apply_message_hidden,

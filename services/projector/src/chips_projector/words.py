@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, update
+from sqlalchemy import and_, delete, func, insert, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,6 +34,18 @@ async def apply_message_deleted(conn: AsyncConnection, event: dict[str, Any]) ->
     )
     await conn.execute(
         delete(t.rm_feedback).where(t.rm_feedback.c.message_id == event["message_id"])
+    )
+
+
+async def apply_message_heard(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """A turn heard the message while working: "J1 heard this while working" beneath it
+    (spec/websocket.md; docs/adr/0075). Each agent once, in the order they heard it."""
+    heard_by = t.rm_messages.c.heard_by
+    who = func.jsonb_build_array(event["actor"]["id"])
+    await conn.execute(
+        update(t.rm_messages)
+        .where(and_(_message(event), ~func.coalesce(heard_by, text("'[]'::jsonb")).op("@>")(who)))
+        .values(heard_by=func.coalesce(heard_by, text("'[]'::jsonb")).op("||")(who))
     )
 
 

@@ -339,6 +339,8 @@ rm_messages = Table(
     Column("pinned", Boolean, nullable=False, server_default=false()),
     # The run a harness's reply was said on (message.post's run_id), for the run's reads.
     Column("run_id", Text),
+    # The agents whose turns heard the message while working (message.heard), in order.
+    Column("heard_by", JSONB),
     Index("rm_messages_space_seq", "space_id", "seq"),
     Index("rm_messages_run", "workspace_id", "run_id", "seq"),
 )

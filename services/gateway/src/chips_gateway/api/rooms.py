@@ -198,6 +198,8 @@ async def room_lines(
                 "deleted": row["deleted"],
                 "pinned": row["pinned"],
                 "feedback": feedback.get(row["id"], []),
+                # The agents whose turns heard it while working (message.heard).
+                **({"heard_by": row["heard_by"]} if row["heard_by"] else {}),
             }
             for row in rows
         ]
