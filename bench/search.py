@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import nats
 import psycopg
 import websockets
 from ulid import ULID
@@ -58,6 +59,8 @@ from chips_gateway.search import SEARCH_SQL
 from tests.e2e.client import Api, Identity
 
 RESULTS = Path(__file__).parent / "results"
+# CHIPS_EVENTS's subjects with the default prefix (chips_common.nats.streams.Names).
+EVENTS_SUBJECTS = "chips.events.>"
 
 COMMON = [
     "the",
@@ -525,10 +528,28 @@ def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[
 
 
 async def measure_lag(
-    base: str, database_url: str, made: list[dict[str, Any]], rate: int, seconds: float
+    base: str,
+    database_url: str,
+    made: list[dict[str, Any]],
+    rate: int,
+    seconds: float,
+    nats_url: str | None = None,
 ) -> dict[str, Any]:
     url = base.replace("http://", "ws://") + "/v1/ws"
     sent: dict[str, float] = {}
+    # When each event reached CHIPS_EVENTS (heard on its subject, as the search service's
+    # consumer is handed it): the log's part of the lag (it answers, then publishes) and
+    # the index's part are told apart.
+    streamed: dict[tuple[str, int], float] = {}
+    listener = None
+    if nats_url:
+        listener = await nats.connect(nats_url)
+
+        async def heard(msg: Any) -> None:
+            event = json.loads(msg.data)
+            streamed.setdefault((event["workspace_id"], event["seq"]), time.perf_counter())
+
+        await listener.subscribe(EVENTS_SUBJECTS, cb=heard)
     acked: dict[str, tuple[str, int, float]] = {}  # key -> (workspace, seq, ack time)
     searchable: dict[str, float] = {}
     words: dict[str, tuple[Identity, str]] = {}
@@ -642,6 +663,11 @@ async def measure_lag(
     found = [k for k in sent if k in searchable and k in acked]
     lags = [searchable[k] - sent[k] for k in found]
     after_ack = [searchable[k] - acked[k][2] for k in found]
+    if listener is not None:
+        await listener.close()
+    on_stream = [k for k in found if acked[k][:2] in streamed]
+    ack_to_stream = [streamed[acked[k][:2]] - acked[k][2] for k in on_stream]
+    stream_to_searchable = [searchable[k] - streamed[acked[k][:2]] for k in on_stream]
     acks = [acked[k][2] - sent[k] for k in sent if k in acked]
     # Every sampled word is found over HTTP, as of the seq it was logged at; a word that is
     # not is looked for in the log and the index, and said.
@@ -676,6 +702,10 @@ async def measure_lag(
         "sampled_words_not_found": missed,
         "send_to_searchable": ms(lags) if lags else None,
         "ack_to_searchable": ms(after_ack) if after_ack else None,
+        # The two parts of ack_to_searchable: the eventlog publishing the event after it
+        # answered, and the search service folding it from the stream.
+        "ack_to_stream": ms(ack_to_stream) if ack_to_stream else None,
+        "stream_to_searchable": ms(stream_to_searchable) if stream_to_searchable else None,
         "send_to_ack": ms(acks) if acks else None,
     }
 
@@ -841,7 +871,14 @@ async def run(
     lags = []
     for rate in (int(r) for r in str(args.rate).split(",")):
         print(f"index lag at {rate} messages a second", flush=True)
-        lag = await measure_lag(stack.gateway_a, database_url, made, rate, args.seconds)
+        lag = await measure_lag(
+            stack.gateway_a,
+            database_url,
+            made,
+            rate,
+            args.seconds,
+            stack.env["CHIPS_NATS_URL"],
+        )
         print(f"  {lag}", flush=True)
         lags.append(lag)
         save({**figures, "seeding": seeding, "queries": queries, "lag": lags}, plans)
