@@ -476,17 +476,19 @@ def search_sql() -> str:
         "headline",
     ):
         sql = sql.replace(f":{name}", f"%({name})s")
-    return sql
+    return sql.replace("CAST(:rooms AS text[])", "CAST(%(rooms)s AS text[])")
 
 
-def rooms_of(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM memberships WHERE workspace_id = %(workspace_id)s"
-        " AND participant_id = %(participant_id)s",
-        params,
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
+def rooms_now(conn: psycopg.Connection[Any], identity: Identity) -> list[str]:
+    """The caller's rooms, sorted, as the gateway binds them (and the statement checks)."""
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT space_id FROM memberships WHERE workspace_id = %s AND participant_id = %s"
+            " ORDER BY space_id",
+            (identity.workspace_id, identity.participant_id),
+        )
+    ]
 
 
 def credential_of(conn: psycopg.Connection[Any], identity: Identity) -> str:
@@ -508,6 +510,7 @@ def measure_sql(
     # Autocommit and never prepared, as the gateway's search engine sends it.
     with psycopg.connect(plain(database_url), autocommit=True, prepare_threshold=None) as conn:
         credentials: dict[str, str] = {}
+        rooms: dict[str, list[str]] = {}
         for who in ("owner", "member"):
             for kind, queries in sets.items():
                 times: list[float] = []
@@ -518,8 +521,10 @@ def measure_sql(
                     pid = identity.participant_id
                     if pid not in credentials:
                         credentials[pid] = credential_of(conn, identity)
+                        rooms[pid] = rooms_now(conn, identity)
                     params = {
                         "credential_id": credentials[pid],
+                        "rooms": rooms[pid],
                         "workspace_id": identity.workspace_id,
                         "participant_id": pid,
                         "tsquery": build_tsquery(q),
@@ -537,7 +542,7 @@ def measure_sql(
                 plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, worst[2]).fetchall()
                 plans.append(
                     f"--- slowest of {who}'s {kind}: q={worst[1]!r} ({worst[0] * 1000:.1f} ms;"
-                    f" {rooms_of(conn, worst[2])} rooms), run again under EXPLAIN ANALYZE\n"
+                    f" {len(worst[2]['rooms'])} rooms), run again under EXPLAIN ANALYZE\n"
                 )
                 plans.extend(row[0] + "\n" for row in plan)
     return figures, "".join(plans)
@@ -553,6 +558,7 @@ def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[
             q = queries[0]
             params = {
                 "credential_id": credential_of(conn, ws["member"]),
+                "rooms": rooms_now(conn, ws["member"]),
                 "workspace_id": ws["owner"].workspace_id,
                 "participant_id": ws["member"].participant_id,
                 "tsquery": build_tsquery(q),
@@ -561,7 +567,7 @@ def explain(database_url: str, made: list[dict[str, Any]], sets: dict[str, list[
                 "headline": HEADLINE_OPTIONS,
             }
             plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params).fetchall()
-            out.append(f"--- {kind}: q={q!r} (member of {rooms_of(conn, params)} rooms)\n")
+            out.append(f"--- {kind}: q={q!r} (member of {len(params['rooms'])} rooms)\n")
             out.extend(row[0] + "\n" for row in plan)
     return "".join(out)
 
