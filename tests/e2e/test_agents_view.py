@@ -137,6 +137,16 @@ async def test_a_harness_before_agents_sees_only_itself_on_the_socket_and_over_h
     r = await api.http.get(f"/v1/spaces/{room}/context", headers=api.auth(scout))
     assert r.status_code == 200, r.text
     assert r.json()["lines"] and not mentions(r.json(), oc)
+    sheet = await api.sheet(scout, room, said)
+    assert [(m["participant_id"], m["kind"]) for m in sheet["members"]] == [
+        (owner.participant_id, "person"),
+        (maya.participant_id, "person"),
+        (scout.participant_id, "harness"),
+        (l1, "harness"),
+    ]
+    listed = await api.spaces(scout, said)
+    lines = await api.lines(scout, room, said)
+    assert not mentions([listed, lines], oc) and not mentions(sheet, '"agent"')
     people = await directory(api, scout)
     assert oc not in people and not mentions(people, '"agent"')
     assert people[l1]["kind"] == "harness" and "harness_id" not in people[l1]

@@ -47,11 +47,13 @@ WITH me AS MATERIALIZED (
            coalesce((SELECT seq FROM search_checkpoints WHERE workspace_id = :workspace_id), 0)
                AS as_of_seq,
            ARRAY(SELECT space_id FROM memberships
-                 WHERE workspace_id = :workspace_id AND participant_id = :participant_id)
+                 WHERE workspace_id = :workspace_id AND participant_id = :participant_id
+                 ORDER BY space_id)
                AS rooms,
            {{parent}} AS parent
 )
 SELECT me.known, me.head_seq, me.as_of_seq, {{allowed}} AS allowed,
+       CASE WHEN {{fresh}} THEN NULL ELSE me.rooms END AS rooms_now,
        h.doc_id, h.seq, h.space_id, h.room_id, h.kind, h.message_kind, h.message_id,
        h.run_id, h.step_id, h.author_id, h.ts, h.headline
 FROM me LEFT JOIN LATERAL (
@@ -62,7 +64,7 @@ FROM me LEFT JOIN LATERAL (
         SELECT d.doc_id, d.seq, d.space_id, d.room_id, d.kind, d.message_kind,
                d.message_id, d.run_id, d.step_id, d.author_id, d.ts, d.words, d.extra
         FROM search_docs d
-        WHERE me.known AND {{allowed}}
+        WHERE me.known AND {{allowed}} AND {{fresh}}
           AND d.workspace_id = :workspace_id
           AND d.tsv @@ to_tsquery('{TEXT_SEARCH_CONFIG}', :tsquery)
           AND {{scope}}
@@ -81,14 +83,26 @@ ORDER BY h.seq DESC
 # The newest hits of the caller's rooms older than the cursor, then snippets for them
 # alone. The tsquery comes from chips_common.rules.search.build_tsquery (each word typed
 # quoted) and is bound, never spliced; Postgres folds it with the index's configuration.
+#
+# The rooms are bound too (``:rooms``, sorted: the rooms the gateway last saw the caller
+# in), so that the planner knows how many rows they hold: read in the statement, they
+# would be a value it cannot see, and its guess made it gather thousands of rows of a
+# common word through the GIN index rather than walk the newest rows (docs/adr/0066). They
+# are only a guess the statement checks: hits come only if they are exactly the rooms
+# ``memberships`` says now, in the same snapshot; if not, the statement answers the rooms
+# now (``rooms_now``) and no hits, and the gateway asks again with them.
 SEARCH_SQL = _STANDING.format(
-    parent="CAST(NULL AS text)", allowed="true", scope="d.room_id = ANY(me.rooms)"
+    parent="CAST(NULL AS text)",
+    allowed="true",
+    fresh="(me.rooms = CAST(:rooms AS text[]))",
+    scope="d.room_id = ANY(CAST(:rooms AS text[]))",
 )
 # One space: a room with its threads, or a thread alone; the caller must be in its room.
 SEARCH_SPACE_SQL = _STANDING.format(
     parent="(SELECT parent_space_id FROM spaces"
     " WHERE id = :space_id AND workspace_id = :workspace_id)",
     allowed="(coalesce(me.parent, :space_id) = ANY(me.rooms))",
+    fresh="true",
     scope="d.room_id = coalesce(me.parent, :space_id)"
     " AND (me.parent IS NULL OR d.space_id = :space_id)",
 )
@@ -153,6 +167,8 @@ class _Answer:
     allowed: bool
     head_seq: int
     found: Found
+    # The caller's rooms now, when they were not the rooms the search was sent with.
+    rooms_now: list[str] | None
 
 
 class SearchReader:
@@ -166,6 +182,8 @@ class SearchReader:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.tokens: OrderedDict[str, Searcher] = OrderedDict()
+        # The rooms each remembered credential was last seen in: the planner's guess.
+        self.rooms: dict[str, list[str]] = {}
 
     async def searcher(self, token: str) -> Searcher:
         """Who the token is: remembered, or read once (a withdrawn credential is read again
@@ -185,13 +203,15 @@ class SearchReader:
         known = Searcher(principal.credential_id, principal.workspace_id, principal.participant_id)
         self.tokens[digest] = known
         if len(self.tokens) > KNOWN_TOKENS:
-            self.tokens.popitem(last=False)
+            _, gone = self.tokens.popitem(last=False)
+            self.rooms.pop(gone.credential_id, None)
         return known
 
     def forget_credential(self, who: Searcher) -> None:
         """A withdrawn credential is not remembered (withdrawing is rare: a scan)."""
         for digest in [d for d, known in self.tokens.items() if known == who]:
             del self.tokens[digest]
+        self.rooms.pop(who.credential_id, None)
 
     async def still_known(self, who: Searcher) -> bool:
         """Whether the credential still stands (for an answer that sends no search)."""
@@ -246,35 +266,46 @@ class SearchReader:
             "limit": limit,
             "headline": HEADLINE_OPTIONS,
         }
-        if space_id is not None:
+        if space_id is None:
+            sql = _SEARCH
+            # None the first time: the statement answers the rooms, and is sent again.
+            params["rooms"] = self.rooms.get(who.credential_id)
+        else:
+            sql = _SEARCH_SPACE
             params["space_id"] = space_id
-        sql = _SEARCH if space_id is None else _SEARCH_SPACE
 
         async def read(conn: AsyncConnection) -> _Answer:
             rows = (await conn.execute(sql, params)).all()
             first = rows[0]
-            hits = [Hit(*row[4:]) for row in rows if row.doc_id is not None]
+            hits = [Hit(*row[5:]) for row in rows if row.doc_id is not None]
             return _Answer(
                 bool(first.known),
                 bool(first.allowed),
                 int(first.head_seq),
                 Found(int(first.as_of_seq), hits),
+                None if first.rooms_now is None else list(first.rooms_now),
             )
 
-        answer = await once_more(self.engine, read)
-        if not answer.known:
-            raise UnknownToken
-        if not answer.allowed:
-            raise NotInSpace(space_id)
-        target = answer.head_seq if after_seq is None else min(after_seq, answer.head_seq)
-        if answer.found.as_of_seq >= target:
-            return answer.found
+        async def answer() -> _Answer:
+            found = await once_more(self.engine, read)
+            for _ in range(3):
+                if not found.known or found.rooms_now is None:
+                    break
+                # The caller's rooms moved (or were not known yet): as they are now. (Three
+                # times at most: rooms that keep moving meanwhile get no hits, never others.)
+                self.rooms[who.credential_id] = params["rooms"] = found.rooms_now
+                found = await once_more(self.engine, read)
+            if not found.known:
+                raise UnknownToken
+            if not found.allowed:
+                raise NotInSpace(space_id)
+            return found
+
+        first = await answer()
+        target = first.head_seq if after_seq is None else min(after_seq, first.head_seq)
+        if first.found.as_of_seq >= target:
+            return first.found
         # The index is behind what the caller may have seen: wait for it, then search again
         # (the whole statement: membership may have moved on meanwhile too).
         await self.wait_for(who.workspace_id, target, wait)
-        answer = await once_more(self.engine, read)
-        if not answer.known:
-            raise UnknownToken
-        if not answer.allowed:
-            raise NotInSpace(space_id)
-        return answer.found
+        return (await answer()).found

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -31,23 +32,41 @@ tracer = otel.tracer("chips.search")
 INDEXED = frozenset({"message.post", *store.APPLY})
 
 
+# How many events of a workspace one read brings.
+PAGE = 1000
+
+
 async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> dict[str, int]:
     """Index every event of each workspace after its checkpoint up to its ``upto`` (its head
-    when None), and save the checkpoints: one statement per table whatever the number of
-    workspaces and events (those of a page apart: an edit, a step, a thread or an erasure
-    is its own statement, in the order of the log). Returns the checkpoints reached."""
-    reached = await store.lock_checkpoints(conn, upto)
-    before = dict(reached)
+    when None), and save the checkpoints. A few statements whatever the number of
+    workspaces and events: lock the checkpoints and read the first page, then write every
+    post and every checkpoint (an edit, a step, a thread or an erasure is its own
+    statement, in the order of the log). Returns the checkpoints reached."""
     index = store.Index(conn)
-    async for page in pages_of_many(conn, reached, upto):
+    first = await store.lock_and_read(index, upto, PAGE)
+    reached = dict(first.checkpoints)
+    await apply_page(index, first.events)
+    counts: dict[str, int] = {}
+    for event, _ in first.events:
+        reached[event["workspace_id"]] = event["seq"]
+        counts[event["workspace_id"]] = counts.get(event["workspace_id"], 0) + 1
+    # A workspace with a full page may have more.
+    more = {w: reached[w] for w, n in counts.items() if n == PAGE}
+    async for page in pages_of_many(conn, more, upto, PAGE):
         await index.know_rooms(event for event, _ in page)
-        for event, traceparent in page:
-            if event["type"] in INDEXED:
-                with applying(tracer, "search.apply", event, traceparent):
-                    await index.apply(event)
-    await index.flush()
-    await store.save_checkpoints(conn, {w: s for w, s in reached.items() if s != before[w]})
+        await apply_page(index, page)
+    reached.update(more)
+    await index.flush_and_save(
+        {w: seq for w, seq in reached.items() if seq != first.checkpoints[w]}
+    )
     return reached
+
+
+async def apply_page(index: store.Index, page: list[tuple[dict[str, Any], str | None]]) -> None:
+    for event, traceparent in page:
+        if event["type"] in INDEXED:
+            with applying(tracer, "search.apply", event, traceparent):
+                await index.apply(event)
 
 
 async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None) -> int:
@@ -79,18 +98,18 @@ def build_handler(engine: AsyncEngine) -> BatchHandler:
     return handle
 
 
-async def behind(engine: AsyncEngine) -> list[str]:
-    """The workspaces whose head is past the index's checkpoint."""
+async def behind(engine: AsyncEngine) -> dict[str, tuple[int, int]]:
+    """The workspaces whose head is past the index's checkpoint: their head and checkpoint."""
     c = search_checkpoints.c
     query = (
-        select(t.workspaces.c.id)
+        select(t.workspaces.c.id, t.workspaces.c.head_seq, func.coalesce(c.seq, 0).label("seq"))
         .select_from(
             t.workspaces.outerjoin(search_checkpoints, c.workspace_id == t.workspaces.c.id)
         )
         .where(t.workspaces.c.head_seq > func.coalesce(c.seq, 0))
     )
     async with engine.connect() as conn:
-        return [row.id for row in await conn.execute(query)]
+        return {row.id: (int(row.head_seq), int(row.seq)) for row in await conn.execute(query)}
 
 
 async def sweep(engine: AsyncEngine, stop: asyncio.Event, every: float) -> None:
@@ -98,13 +117,20 @@ async def sweep(engine: AsyncEngine, stop: asyncio.Event, every: float) -> None:
 
     A lost message in the middle is healed by the next one; one lost at the tail has no
     next one, so the log's heads are compared with the checkpoints every ``every`` seconds.
+    A workspace is caught up when its checkpoint is still short of the head it had at the
+    comparison before: under load most workspaces are behind by what is in flight at any
+    instant, and folding them here too would only make the consumer wait for the sweep's
+    locks (a while later, their messages have done it).
     """
     handle = build_handler(engine)
+    heads: dict[str, int] = {}
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every)
         try:
-            late = await behind(engine)
+            now = await behind(engine)
+            late = [w for w, (_, checkpoint) in now.items() if checkpoint < heads.get(w, 0)]
+            heads = {w: head for w, (head, _) in now.items()}
             if late:
                 await handle(dict.fromkeys(late, 0))
         except Exception:

@@ -19,6 +19,7 @@ the gateway reads them when it searches (docs/adr/0027).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +31,7 @@ from chips_common.db.search_tables import (
     search_docs,
     search_threads,
 )
+from chips_common.events import canonical
 from chips_common.rules.search import card_words, message_words, step_words
 
 Apply = Callable[["Index", dict[str, Any]], Awaitable[None]]
@@ -89,30 +91,23 @@ class Index:
             self.rooms[space_id] = str(room) if room else space_id
         return self.rooms[space_id]
 
-    async def flush(self) -> None:
-        if not self.pending:
-            return
+    def _posts(self) -> dict[str, list[Any]]:
         rows, self.pending = self.pending, []
-        # One statement for the batch: the rows as arrays, unnested, each tsvector made
-        # by the one expression every row's is.
-        columns = {name: [row[name] for row in rows] for name in POST_COLUMNS}
-        await self.conn.execute(
-            text(
-                "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
-                " message_kind, message_id, author_id, ts, words, extra, tsv)"
-                " SELECT u.workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
-                " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
-                f" {_tsv('u.words', 'u.extra')}"
-                " FROM unnest(CAST(:workspace_id AS text[]), CAST(:doc_id AS text[]),"
-                " CAST(:seq AS bigint[]), CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
-                " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
-                " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
-                " AS u(workspace_id, doc_id, seq, space_id, room_id, message_kind, author_id,"
-                " ts, words, extra)"
-                " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
-            ),
-            columns,
-        )
+        return {name: [row[name] for row in rows] for name in POST_COLUMNS}
+
+    async def flush(self) -> None:
+        """Write the posts gathered so far (before an event of another type is applied)."""
+        if self.pending:
+            await self.conn.execute(_INSERT_POSTS, self._posts())
+
+    async def flush_and_save(self, reached: Mapping[str, int]) -> None:
+        """Write the posts gathered and the checkpoints reached, in one statement."""
+        names = sorted(reached)
+        checkpoints = {"checkpoint_ws": names, "checkpoint_seq": [reached[w] for w in names]}
+        if self.pending:
+            await self.conn.execute(_INSERT_POSTS_AND_SAVE, {**self._posts(), **checkpoints})
+        elif names:
+            await self.conn.execute(_SAVE_CHECKPOINTS, checkpoints)
 
     async def apply(self, event: dict[str, Any]) -> None:
         if event["type"] == "message.post":
@@ -144,6 +139,33 @@ def _tsv(words: str, extra: str) -> str:
         f"to_tsvector('{TEXT_SEARCH_CONFIG}', CAST({words} AS text) || E'\\n' || "
         f"CAST({extra} AS text))"
     )
+
+
+# Every post of a batch in one statement: the rows as arrays, unnested, each tsvector made
+# by the one expression every row's is.
+_POSTS = (
+    "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
+    " message_kind, message_id, author_id, ts, words, extra, tsv)"
+    " SELECT u.workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
+    " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
+    f" {_tsv('u.words', 'u.extra')}"
+    " FROM unnest(CAST(:workspace_id AS text[]), CAST(:doc_id AS text[]),"
+    " CAST(:seq AS bigint[]), CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
+    " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
+    " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
+    " AS u(workspace_id, doc_id, seq, space_id, room_id, message_kind, author_id,"
+    " ts, words, extra)"
+    " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
+)
+_SAVE = (
+    "UPDATE search_checkpoints c SET seq = u.seq"
+    " FROM unnest(CAST(:checkpoint_ws AS text[]), CAST(:checkpoint_seq AS bigint[]))"
+    " AS u(w, seq) WHERE c.workspace_id = u.w"
+)
+_INSERT_POSTS = text(_POSTS)
+_SAVE_CHECKPOINTS = text(_SAVE)
+# A data-modifying WITH runs whether or not its rows are read: both writes, one round trip.
+_INSERT_POSTS_AND_SAVE = text(f"WITH posted AS ({_POSTS}) {_SAVE}")
 
 
 async def apply_message_post(index: Index, event: dict[str, Any]) -> None:
@@ -279,32 +301,59 @@ APPLY: dict[str, Apply] = {
 }
 
 
-async def lock_checkpoints(conn: AsyncConnection, workspaces: Iterable[str]) -> dict[str, int]:
-    """The workspaces' checkpoints, their rows locked until the transaction ends (one
-    statement; locked in the order of their ids, as every caller locks them, so two
-    transactions never wait on each other in a circle)."""
-    rows = await conn.execute(
-        text(
-            "INSERT INTO search_checkpoints (workspace_id, seq)"
-            " SELECT w, 0 FROM unnest(CAST(:workspaces AS text[])) AS w ORDER BY w"
-            " ON CONFLICT (workspace_id) DO UPDATE SET seq = search_checkpoints.seq"
-            " RETURNING workspace_id, seq"
-        ),
-        {"workspaces": sorted(set(workspaces))},
-    )
-    return {row.workspace_id: int(row.seq) for row in rows}
+# Lock the batch's checkpoints (in the order of their ids, as every fold locks them, so two
+# transactions never wait on each other in a circle), then read each workspace's next page
+# of events after its checkpoint with the room of the thread each is said in, if it is one.
+_LOCK_AND_READ = text(
+    "WITH locked AS ("
+    " INSERT INTO search_checkpoints (workspace_id, seq)"
+    " SELECT w, 0 FROM unnest(CAST(:workspaces AS text[])) AS w ORDER BY w"
+    " ON CONFLICT (workspace_id) DO UPDATE SET seq = search_checkpoints.seq"
+    " RETURNING workspace_id, seq)"
+    " SELECT l.workspace_id, l.seq AS checkpoint, e.body, e.traceparent,"
+    " t.room_id AS thread_room"
+    " FROM locked l"
+    " JOIN unnest(CAST(:workspaces AS text[]), CAST(:upto AS bigint[])) AS u(w, upto)"
+    " ON u.w = l.workspace_id"
+    " LEFT JOIN LATERAL (SELECT body, traceparent, seq, space_id FROM events"
+    " WHERE workspace_id = l.workspace_id AND seq > l.seq AND seq <= u.upto"
+    " ORDER BY seq LIMIT :limit) AS e ON true"
+    " LEFT JOIN search_threads t ON t.space_id = e.space_id"
+    " ORDER BY l.workspace_id, e.seq"
+)
+_NO_END = 2**63 - 1
 
 
-async def save_checkpoints(conn: AsyncConnection, reached: Mapping[str, int]) -> None:
-    """Every workspace's new checkpoint, in one statement."""
-    if not reached:
-        return
-    names = sorted(reached)
-    await conn.execute(
-        text(
-            "UPDATE search_checkpoints c SET seq = u.seq"
-            " FROM unnest(CAST(:workspaces AS text[]), CAST(:seqs AS bigint[])) AS u(w, seq)"
-            " WHERE c.workspace_id = u.w"
-        ),
-        {"workspaces": names, "seqs": [reached[w] for w in names]},
+@dataclass
+class FirstPage:
+    """What ``lock_and_read`` read: each workspace's checkpoint (locked), and the first page
+    of its events after it, each with its trace, in seq order."""
+
+    checkpoints: dict[str, int]
+    events: list[tuple[dict[str, Any], str | None]]
+
+
+async def lock_and_read(index: Index, upto: Mapping[str, int | None], limit: int) -> FirstPage:
+    """Lock the workspaces' checkpoints until the transaction ends and read the first page
+    (at most ``limit`` events of each, up to its ``upto``, the head when None) of what is
+    after them, in one statement; the rooms of the spaces the page speaks in become known
+    to ``index``."""
+    names = sorted(set(upto))
+    rows = await index.conn.execute(
+        _LOCK_AND_READ,
+        {
+            "workspaces": names,
+            "upto": [_NO_END if upto[w] is None else upto[w] for w in names],
+            "limit": limit,
+        },
     )
+    page = FirstPage({}, [])
+    for row in rows:
+        page.checkpoints.setdefault(row.workspace_id, int(row.checkpoint))
+        if row.body is None:
+            continue
+        event = canonical(row.body)
+        page.events.append((event, row.traceparent))
+        if event["type"] in SAID_IN and event["space_id"] not in index.rooms:
+            index.rooms[event["space_id"]] = str(row.thread_room or event["space_id"])
+    return page

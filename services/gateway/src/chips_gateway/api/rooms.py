@@ -15,6 +15,7 @@ from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
 from chips_common.db.spend_reads import read_job
+from chips_gateway.agents import present_view
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
@@ -90,19 +91,30 @@ async def room_sheet(
         raise ChipsError(
             "not_found", "that space is not in the read models yet; retry with after_seq"
         )
-    return {
-        "as_of_seq": as_of,
-        **space_fields(space),
-        "members": [
-            {
-                "participant_id": row.participant_id,
-                "name": row.name,
-                "kind": row.kind,
-                "standing": row.standing,
-            }
-            for row in members
-        ],
-    }
+    return await as_seen(
+        ctx,
+        caller,
+        {
+            "as_of_seq": as_of,
+            **space_fields(space),
+            "members": [
+                {
+                    "participant_id": row.participant_id,
+                    "name": row.name,
+                    "kind": row.kind,
+                    "standing": row.standing,
+                }
+                for row in members
+            ],
+        },
+    )
+
+
+async def as_seen(ctx: Ctx, caller: Principal, answer: dict[str, Any]) -> dict[str, Any]:
+    """A read as its caller is shown it: a harness that has not declared ``agents`` is
+    shown the view from before agents (docs/adr/0079), its own agents as itself."""
+    translate = await present_view(ctx.reader, caller)
+    return answer if translate is None else (translate(answer) or answer)
 
 
 @router.get("/spaces/{space_id}/messages")
@@ -191,7 +203,7 @@ async def room_lines(
             }
             for row in rows
         ]
-    return {"as_of_seq": as_of, "messages": lines}
+    return await as_seen(ctx, caller, {"as_of_seq": as_of, "messages": lines})
 
 
 async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[int, dict[str, Any]]:

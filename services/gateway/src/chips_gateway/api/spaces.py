@@ -88,8 +88,9 @@ async def list_spaces(
         by_space.setdefault(m.space_id, []).append(
             {"participant_id": m.participant_id, "standing": m.standing}
         )
-    return {
+    answer = {
         "as_of_seq": as_of,
         "archived_count": archived_count,
         "spaces": [{**rooms.space_fields(s), "members": by_space.get(s["id"], [])} for s in spaces],
     }
+    return await rooms.as_seen(ctx, caller, answer)
