@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chips_sdk import Client
 from tests.e2e.client import Api, Identity, Socket, key
 
 
@@ -287,3 +288,30 @@ async def test_a_message_names_the_turns_of_the_other_agents_working_there(api: 
     own = (await scout.wait_for(at(ack["seq"])))["event"]
     assert own["working_turns"] == [{"agent_id": r.j1, "run_id": "run_j1"}]
     await scout.close()
+
+
+# --- the SDK -------------------------------------------------------------------------------
+
+
+async def test_the_sdk_answers_and_works_as_the_agent_the_message_is_for(api: Api) -> None:
+    r = await room(api)
+    client = Client([api.base_url], r.scout.token, name="agents")
+
+    @client.on("message.new")
+    async def answer(message: dict[str, Any]) -> None:
+        async with client.report_run(message) as run:
+            await run.reply("On it.")
+
+    await client.start()
+    arjun = await listening(api, r.owner)
+    await api.say(r.owner, r.space_id, "@J2 what about K?")
+    reply = await arjun.wait_for(
+        lambda f: f["frame"] == "event" and f["event"].get("text") == "On it."
+    )
+    assert reply["event"]["actor"]["id"] == r.j2
+    done = await arjun.wait_for(
+        lambda f: f["frame"] == "event" and f["event"]["type"] == "run.completed"
+    )
+    assert done["event"]["actor"]["id"] == r.j2, "the run's events are its agent's"
+    await arjun.close()
+    await client.close()

@@ -8,6 +8,7 @@ from chips_common.rules import room as chips_room
 from chips_common.rules.handles import Member
 from chips_sdk import note_without_rules, render_context, render_room_note
 from chips_sdk import render as sdk
+from chips_sdk.speaking import speaker_for
 
 pytestmark = pytest.mark.unit
 
@@ -66,3 +67,11 @@ def test_render_context_puts_each_line_as_name_and_words_then_the_files() -> Non
         "- po.pdf (v2): https://x/att",
     ]
     assert render_context({"lines": []}) == "" and render_context(None) == ""
+
+
+def test_a_reply_speaks_as_the_one_agent_the_message_is_for() -> None:
+    """spec/websocket.md, Speaking as one: name the agent as the envelope's actor."""
+    assert speaker_for({"for": ["agt_1"]}) == {"kind": "agent", "id": "agt_1"}
+    assert speaker_for({"for": ["hrn_1"]}) is None  # the harness itself: as itself
+    assert speaker_for({"for": ["agt_1", "agt_2"]}) is None  # each answers, naming itself
+    assert speaker_for({}) is None  # a harness that did not declare agents

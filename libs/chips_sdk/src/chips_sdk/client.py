@@ -37,6 +37,7 @@ from chips_sdk.errors import ChipsError, ConnectionClosed, Unauthorized
 from chips_sdk.frames import Ack, Hello
 from chips_sdk.http import Http
 from chips_sdk.runs import Run
+from chips_sdk.speaking import speaker_for
 
 log = logging.getLogger("chips_sdk")
 
@@ -244,7 +245,11 @@ class Client:
         )
 
     async def reply(self, message: Mapping[str, Any], text: str, **fields: Any) -> Ack:
-        """Answer a message in its room, as a reply to it."""
+        """Answer a message in its room, as a reply to it: as the one agent it is for
+        (``for``), unless ``actor`` names another (spec/websocket.md, Speaking as one)."""
+        speaker = speaker_for(message)
+        if speaker is not None:
+            fields.setdefault("actor", speaker)
         return await self.post(
             message["space_id"], text, reply_to=message.get("message_id"), **fields
         )

@@ -147,7 +147,19 @@ class Room(TypedDict, total=False):
     rules: dict[str, str]
 
 
-class MessageNew(MessagePostFields, Logged, total=False):
+class WorkingTurn(TypedDict):
+    """A turn one of your agents has going in the room, to hand the words at its next step."""
+
+    agent_id: str
+    run_id: str
+
+
+# ``for`` is a Python keyword, so the field is declared the functional way: which of your
+# agents take the turn (a harness that declared ``agents``; never empty).
+_TakenBy = TypedDict("_TakenBy", {"for": list[str]}, total=False)
+
+
+class MessageNew(MessagePostFields, Logged, _TakenBy, total=False):
     """A message that is a turn for this harness: answer it."""
 
     type: Required[Literal["message.new"]]
@@ -155,6 +167,7 @@ class MessageNew(MessagePostFields, Logged, total=False):
     context: Context
     room: Room
     handed: bool
+    working_turns: list[WorkingTurn]
 
 
 class MessageOverheard(MessagePostFields, Logged, total=False):
@@ -162,6 +175,7 @@ class MessageOverheard(MessagePostFields, Logged, total=False):
 
     type: Required[Literal["message.overheard"]]
     message_id: Required[str]
+    working_turns: list[WorkingTurn]
 
 
 Delivered = MessageNew | MessageOverheard

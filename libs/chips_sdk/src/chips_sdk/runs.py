@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from chips_sdk.frames import Ack
+from chips_sdk.speaking import speaker_for
 
 if TYPE_CHECKING:  # the client builds runs; a run only calls it
     from chips_sdk.client import Client
@@ -68,6 +69,11 @@ class Run:
         }
         if self.message is not None and self.message.get("message_id"):
             event["message_id"] = self.message["message_id"]
+        # The turn of the one agent the message is for; the run's other events are read
+        # as that agent's at the door.
+        speaker = speaker_for(self.message) if self.message is not None else None
+        if speaker is not None:
+            event["actor"] = speaker
         return await self._send("started", event)
 
     async def complete(self, summary: str | None = None) -> Ack:
