@@ -44,6 +44,9 @@ def check_event(event: dict[str, Any]) -> None:
         # The turns of the harness's agents working in the room (websocket.md).
         for turn in fields.pop("working_turns", None) or ():
             assert set(turn) == {"agent_id", "run_id"}, turn
+        if event["type"] == "message.post" and "from" in fields:
+            # A harness's own post said by one of its agents, handed to its other turns.
+            assert fields.pop("from")["id"] == event["actor"]["id"]
     if fields.get("attachments"):
         # Each file is delivered with links signed for the recipient (websocket.md).
         links = ("url", "url_expires_at", "thumbnail_url")

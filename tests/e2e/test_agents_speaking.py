@@ -287,6 +287,7 @@ async def test_a_message_names_the_turns_of_the_other_agents_working_there(api: 
     ack = await scout.answer(k)
     own = (await scout.wait_for(at(ack["seq"])))["event"]
     assert own["working_turns"] == [{"agent_id": r.j1, "run_id": "run_j1"}]
+    assert (own["type"], own["from"]["id"], own["from"]["name"]) == ("message.post", r.j2, "J2")
     await scout.close()
 
 

@@ -129,6 +129,13 @@ class Shaper:
                 working = self.turns.named_by(event, self.takers(event))
                 if working:
                     shaped = {**shaped, "working_turns": working}
+                if working and shaped["type"] == "message.post":
+                    # Its own post coming back, said by one of its agents: who said it,
+                    # for the turns it is handed to (spec/websocket.md).
+                    members = await self.reader.members_as_of(
+                        self.principal.workspace_id, event["space_id"], event["seq"]
+                    )
+                    shaped["from"] = speaker(event, as_shown(members))
         if event.get("attachments"):
             self.fileless.discard(event.get("space_id", ""))
         if shaped["type"] != "message.new":

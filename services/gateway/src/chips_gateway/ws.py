@@ -451,7 +451,13 @@ class Session:
         self.shaper.owner_of = feed.owner_of
         start = boundary if since is None else since
         if p.kind == "harness":
-            runs = await self.ctx.reader.working_turns(p.workspace_id, p.participant_id, start)
+            # Read from the log only for a harness with agents: none has turns to name.
+            has_agents = p.participant_id in feed.owners.values()
+            runs = (
+                await self.ctx.reader.working_turns(p.workspace_id, p.participant_id, start)
+                if has_agents
+                else {}
+            )
             self.shaper.turns = WorkingTurns(p.participant_id, runs)
         placeholder.view = await view_as_of(self.ctx.reader, p, start)
         # Told ``for`` from the first event on, as the view is shown agents (ADR 0075).
