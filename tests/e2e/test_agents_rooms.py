@@ -12,7 +12,6 @@ import asyncio
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.e2e.client import Api, Identity, key
 from tests.e2e.test_runs import start, step
@@ -355,11 +354,6 @@ async def test_a_forks_copy_joins_the_room_it_was_asked_for(api: Api) -> None:
 # --- a free agent's words -------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    reason="speaking as an agent over HTTP (the actor in the event) is another slice's, "
-    "not merged yet",
-    strict=False,
-)
 async def test_what_a_free_agent_says_is_posted_where_it_next_joins(api: Api) -> None:
     owner, maya, scout, _ = await workspace(api)
     agent = await new_agent(api, scout, "oc", "OpenClaw")

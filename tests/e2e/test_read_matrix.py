@@ -74,6 +74,8 @@ MATRIX: dict[str, tuple[Params, bool]] = {
     "/v1/harnesses/{harness_id}/spaces": (harness_of, False),
     "/v1/harnesses/{harness_id}/usage": (harness_of, False),
     "/v1/spaces/{space_id}/files": (lambda w, _: ({"space_id": w.room}, {}), False),
+    # Figures only: what the room's job has spent, its ceiling and its runs' costs.
+    "/v1/spaces/{space_id}/spend": (lambda w, _: ({"space_id": w.room}, {}), False),
     # A search for a word of the line said after they left: its snippet holds the secret.
     "/v1/search": (lambda w, _: ({}, {"q": "words", "after_seq": w.head}), True),
     # Public, and reached by a signed URL: nothing of the room whoever asks.
