@@ -98,6 +98,10 @@ def test_a_paused_room_hands_nothing_until_it_runs_again() -> None:
     log.add({"type": "exchange.set", "actor": {"kind": "person", "id": PERSON},
              "state": "running"})  # fmt: skip
     assert handoff_at(log.room) is not None
+    log.by(PERSON, "exchange.set", state="paused")
+    log.say(J1, "Said while paused.")
+    log.by(PERSON, "exchange.set", state="running")
+    assert handoff_at(log.room) is None  # words said while paused are never handed
 
 
 def test_words_are_handed_once() -> None:
@@ -137,7 +141,7 @@ def test_working_facts_change_with_turns_and_silence() -> None:
     found = facts(log.room, log.at)
     assert found is not None
     body, runs = found
-    assert body["type"] == "room.working" and runs == ("run_1",)
+    assert body["type"] == "room.working" and runs == ("run_1 Editing a.html",)
     assert body["working"][0]["last_step"] == "Editing a.html"
     assert {r["agent_id"] for r in body["idle"]} == {J1, LEAD}
     log.add({"type": "room.working", "actor": {"kind": "system", "id": "system"}, **body})
@@ -225,13 +229,16 @@ def test_handoff_matches_a_rescan_of_the_history(acts: list[tuple[str, str, int]
 def model(history: list[dict[str, Any]], quiet: float, silent: float) -> datetime | None:
     lead: str | None = LEAD
     paused = False
+    said_paused = False  # whether the last post was said while the room was paused
     for e in history:
         if e["type"] == "space.lead_set":
             lead = e["agent_id"]
         if e["type"] == "exchange.set":
             paused = e["state"] == "paused"
+        if e["type"] == "message.post":
+            said_paused = paused
     posts = [e for e in history if e["type"] == "message.post"]
-    if not posts or paused or lead is None:
+    if not posts or paused or said_paused or lead is None:
         return None
     last = posts[-1]
     if last["actor"]["kind"] == "person" or last["actor"]["id"] == lead or last["addressed_to"]:

@@ -175,6 +175,15 @@ async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> 
     await draw_line(conn, event)
 
 
+async def apply_space_lead_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """The room's lead, for its sheet and the space reads (docs/adr/0090)."""
+    await conn.execute(
+        update(t.rm_spaces)
+        .where(t.rm_spaces.c.id == event["space_id"])
+        .values(lead_id=event.get("agent_id"))
+    )
+
+
 async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
         insert(t.rm_participants).values(
@@ -300,6 +309,7 @@ APPLY: dict[str, Apply] = {
     "space.updated": apply_space_updated,
     "space.claimed": apply_space_claimed,
     "space.lock_set": apply_space_lock_set,
+    "space.lead_set": apply_space_lead_set,
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "membership.replaced": apply_membership_replaced,

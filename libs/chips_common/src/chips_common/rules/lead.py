@@ -76,7 +76,9 @@ class Room:
     ``agents``: the agents in it, each with the moment it was last without a turn (its
     joining, or its last turn's end). ``quiet_since``: when the room's last turn ended.
     ``asked_alone``: agents a person asked alone whose answer is still to come.
-    ``told``: the turns the room was last told are going (room.working / room.idle).
+    ``told``: the turns the room was last told are going, each with its last step
+    (room.working / room.idle). ``changed``: the seq of the last event that started or
+    ended a turn or changed its step (what a telling of it is keyed by).
     """
 
     lead: str | None = None
@@ -88,6 +90,7 @@ class Room:
     quiet_since: str | None = None
     asked_alone: frozenset[str] = frozenset()
     told: tuple[str, ...] = ()
+    changed: int = 0
 
     # --- storage -------------------------------------------------------------------
 
@@ -102,6 +105,7 @@ class Room:
             "quiet_since": self.quiet_since,
             "asked_alone": sorted(self.asked_alone),
             "told": list(self.told),
+            "changed": self.changed,
         }
 
     @classmethod
@@ -116,6 +120,7 @@ class Room:
             quiet_since=body.get("quiet_since"),
             asked_alone=frozenset(body.get("asked_alone") or ()),
             told=tuple(body.get("told") or ()),
+            changed=int(body.get("changed") or 0),
         )
 
 
@@ -154,7 +159,8 @@ def fold(room: Room, event: dict[str, Any]) -> Room:
         gone = event["participant_id"]
         agents = {p: s for p, s in room.agents.items() if p != gone}
         turns = {r: t for r, t in room.turns.items() if t.agent_id != gone}
-        return replace(room, agents=agents, turns=turns)
+        changed = int(event.get("seq", 0)) if turns != room.turns else room.changed
+        return replace(room, agents=agents, turns=turns, changed=changed)
     if kind == "membership.replaced":
         old, new = event["replaced"], event["participant_id"]
         agents = {p: s for p, s in room.agents.items() if p != old}
@@ -169,11 +175,15 @@ def fold(room: Room, event: dict[str, Any]) -> Room:
     if kind == "lead.handed":
         return replace(room, handed=event.get("message_id"))
     if kind in ("room.working", "room.idle"):
-        told = tuple(sorted(w["run_id"] for w in event.get("working") or ()))
+        told = told_of(
+            Turn(w["run_id"], w["agent_id"], "", "", 0, w.get("last_step"))
+            for w in event.get("working") or ()
+        )
         return replace(room, told=told)
     if kind == "run.started" and is_agent(who):
-        turn = Turn(event["run_id"], who, at, at, int(event.get("seq", 0)))
-        return replace(room, turns={**room.turns, turn.run_id: turn})
+        seq = int(event.get("seq", 0))
+        turn = Turn(event["run_id"], who, at, at, seq)
+        return replace(room, turns={**room.turns, turn.run_id: turn}, changed=seq)
     if kind in RUN_ENDS:
         ended = room.turns.get(str(event.get("run_id", "")))
         if ended is None:
@@ -184,7 +194,8 @@ def fold(room: Room, event: dict[str, Any]) -> Room:
             t.agent_id == ended.agent_id for t in turns.values()
         ):
             agents[ended.agent_id] = at
-        return replace(room, turns=turns, agents=agents, quiet_since=at)
+        changed = int(event.get("seq", 0))
+        return replace(room, turns=turns, agents=agents, quiet_since=at, changed=changed)
     if kind in HEARD:
         return heard(room, event)
     if kind == "message.post":
@@ -202,8 +213,10 @@ def heard(room: Room, event: dict[str, Any]) -> Room:
         step = event.get("title") or event.get("summary") or step
     elif event.get("type") == "run.status":
         step = event.get("verb") or event.get("text") or step
-    now = replace(turn, heard_at=str(event.get("ts", "")), heard_seq=int(event.get("seq", 0)))
-    return replace(room, turns={**room.turns, turn.run_id: replace(now, last_step=step)})
+    seq = int(event.get("seq", 0))
+    now = replace(turn, heard_at=str(event.get("ts", "")), heard_seq=seq, last_step=step)
+    changed = seq if step != turn.last_step else room.changed
+    return replace(room, turns={**room.turns, turn.run_id: now}, changed=changed)
 
 
 def said(room: Room, event: dict[str, Any]) -> Room:
@@ -221,10 +234,15 @@ def said(room: Room, event: dict[str, Any]) -> Room:
         return replace(room, words=None)
     answered = who in room.asked_alone
     room = replace(room, asked_alone=room.asked_alone - {who})
-    if answered or not reaches_nobody(event):
+    if answered or room.paused is not None or not reaches_nobody(event):
         return replace(room, words=None)
     words = Words(message_id_for(event["id"]), int(event["seq"]), who, str(event.get("ts", "")))
     return replace(room, words=words)
+
+
+def told_of(turns: Iterable[Turn]) -> tuple[str, ...]:
+    """What a telling says of the turns going: each run with its last step."""
+    return tuple(sorted(f"{t.run_id} {t.last_step or ''}" for t in turns))
 
 
 def working(room: Room, now: datetime, silent: float = SILENT_SECONDS) -> list[Turn]:
@@ -284,10 +302,13 @@ def facts(
     tells of), or None when the room was last told the same.
 
     A turn gone silent rests from the moment it fell silent; the room is idle from the
-    latest of those moments and the last turn's end.
+    latest of those moments and the last turn's end. A room with one agent is told
+    nothing: only another agent's note says who works (docs/adr/0090).
     """
+    if len(room.agents) < 2 and not room.told:
+        return None
     going = working(room, now, silent)
-    runs = tuple(sorted(t.run_id for t in going))
+    runs = told_of(going)
     if runs == room.told:
         return None
     if going:

@@ -103,6 +103,8 @@ async def room_sheet(
                     "name": row.name,
                     "kind": row.kind,
                     "standing": row.standing,
+                    # The room's lead says so (spec/websocket.md, Who leads).
+                    **({"lead": True} if row.participant_id == space["lead_id"] else {}),
                 }
                 for row in members
             ],
@@ -398,4 +400,5 @@ def space_fields(space: Any) -> dict[str, Any]:
         "moved_seq": space["moved_seq"],
         "parent_space_id": space["parent_space_id"],
         "root_message_id": space["root_message_id"],
+        "lead_id": space["lead_id"],
     }
