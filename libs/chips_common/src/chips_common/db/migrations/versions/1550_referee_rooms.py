@@ -6,7 +6,7 @@ Its checkpoints are cleared, so that the referee folds every room from the log's
 once; what it decided before is keyed, so deciding it again logs nothing twice.
 
 Revision ID: 1550
-Revises: 1521
+Revises: 1560
 """
 
 import sqlalchemy as sa
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "1550"
-down_revision = "1521"
+down_revision = "1560"
 branch_labels = None
 depends_on = None
 
