@@ -13,6 +13,7 @@ from chips_common.rules.lead import (
     Room,
     facts,
     fold,
+    forget_silent,
     handoff_at,
     lead_sentence,
     parse_ts,
@@ -254,3 +255,10 @@ def model(history: list[dict[str, Any]], quiet: float, silent: float) -> datetim
     moments = [parse_ts(last["ts"]), *ended_at[-1:]]
     moments += [parse_ts(s["ts"]) + timedelta(seconds=silent) for s in started.values()]
     return max(moments) + timedelta(seconds=quiet)
+
+
+def test_turns_long_silent_are_forgotten() -> None:
+    log = led()
+    log.by(O1, "run.started", run_id="run_1", goal="draw")
+    assert forget_silent(log.room, log.at + timedelta(seconds=10), 620).turns
+    assert not forget_silent(log.room, log.at + timedelta(seconds=621), 620).turns

@@ -26,10 +26,20 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import tables as t
 from chips_common.db.referee_tables import referee_rooms
 from chips_common.events import canonical
-from chips_common.rules.lead import Room, facts, fold, handoff_at, next_silence
+from chips_common.rules.lead import (
+    Room,
+    facts,
+    fold,
+    forget_silent,
+    handoff_at,
+    next_silence,
+)
 from chips_referee.appender import Appender
 
 log = logging.getLogger(__name__)
+
+# Events read from the log at a time, catching a workspace up.
+CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -83,8 +93,10 @@ async def load_rooms(
 async def save_room(
     conn: AsyncConnection, workspace_id: str, space_id: str, room: Room, clock: Clock
 ) -> None:
-    """Keep the room and when the next thing is due there."""
-    due = due_at(room, now_utc(), clock)
+    """Keep the room (without turns long silent) and when the next thing is due there."""
+    now = now_utc()
+    room = forget_silent(room, now, clock.silent + clock.quiet)
+    due = due_at(room, now, clock)
     stmt = pg_insert(referee_rooms).values(
         workspace_id=workspace_id, space_id=space_id, body=room.to_json(), due_at=due
     )
@@ -117,7 +129,20 @@ async def fold_rooms(
     upto: int,
     clock: Clock,
 ) -> None:
-    """Fold the rooms' events from ``after`` to ``upto`` and tell any change in who works."""
+    """Fold the rooms' events from ``after`` to ``upto`` and tell any change in who works,
+    a chunk of the log at a time (the first look at a long log reads it all)."""
+    for lo in range(after, upto, CHUNK):
+        await fold_chunk(conn, appender, workspace_id, lo, min(lo + CHUNK, upto), clock)
+
+
+async def fold_chunk(
+    conn: AsyncConnection,
+    appender: Appender,
+    workspace_id: str,
+    after: int,
+    upto: int,
+    clock: Clock,
+) -> None:
     by_room = await read_room_events(conn, workspace_id, after, upto)
     if not by_room:
         return

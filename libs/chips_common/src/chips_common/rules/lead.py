@@ -254,6 +254,14 @@ def working(room: Room, now: datetime, silent: float = SILENT_SECONDS) -> list[T
     )
 
 
+def forget_silent(room: Room, now: datetime, after: float) -> Room:
+    """The room without the turns nothing was heard from for ``after`` seconds (a harness
+    that went away mid-turn never ends it): they count for nothing any more."""
+    limit = timedelta(seconds=after)
+    kept = {r: t for r, t in room.turns.items() if now - parse_ts(t.heard_at) < limit}
+    return room if len(kept) == len(room.turns) else replace(room, turns=kept)
+
+
 def next_silence(room: Room, now: datetime, silent: float = SILENT_SECONDS) -> datetime | None:
     """When the next of the turns counted at ``now`` stops being counted."""
     going = working(room, now, silent)
