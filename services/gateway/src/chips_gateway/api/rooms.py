@@ -16,7 +16,7 @@ from sqlalchemy import and_, select
 from chips_common.db import tables as t
 from chips_common.db.spend_reads import read_job, read_pause
 from chips_common.events import canonical
-from chips_gateway.agents import present_view
+from chips_gateway.agents import shown
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
@@ -112,10 +112,8 @@ async def room_sheet(
 
 
 async def as_seen(ctx: Ctx, caller: Principal, answer: dict[str, Any]) -> dict[str, Any]:
-    """A read as its caller is shown it: a harness that has not declared ``agents`` is
-    shown the view from before agents (docs/adr/0079), its own agents as itself."""
-    translate = await present_view(ctx.reader, caller)
-    return answer if translate is None else (translate(answer) or answer)
+    """A read as its caller is shown it (``chips_gateway.agents.shown``)."""
+    return await shown(ctx.reader, caller, answer)
 
 
 @router.get("/spaces/{space_id}/messages")
@@ -404,7 +402,7 @@ async def room_spend(space_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     async with ctx.engine.connect() as conn:
         read = await read_job(conn, caller.workspace_id, space_id)
         paused = await read_pause(conn, caller.workspace_id, space_id)
-    return {**read.facts(), "paused": paused}
+    return await as_seen(ctx, caller, {**read.facts(), "paused": paused})
 
 
 @router.delete("/spaces/{space_id}")
