@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 
 from sqlalchemy import text
 
@@ -48,6 +49,7 @@ async def run(settings: EventlogSettings) -> None:
         max_deliver=settings.append_max_deliver,
         request_cap=settings.request_cap(),
         delivery_cap=settings.append_delivery_cap_seconds,
+        ask_wait=timedelta(seconds=settings.agent_ask_wait_seconds),
     )
 
     async def work(stop: asyncio.Event) -> None:
