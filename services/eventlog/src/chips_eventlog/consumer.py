@@ -72,6 +72,9 @@ class Pending:
         return otel.traceparent_of(self.span)
 
 
+# How long after a key met in the table a partition's batches read their keys first.
+RESENDS_SECONDS = 5.0
+
 # Deliveries after which a request is appended alone rather than with its batch.
 ISOLATE_AFTER = 2
 
@@ -230,7 +233,8 @@ class Appender:
     ) -> tuple[DoorState, int] | None:
         now = utcnow()
         state = held.states.get(workspace_id)
-        if state is not None and self._known(items, state):
+        recent = time.monotonic() - held.resent_at < RESENDS_SECONDS
+        if state is not None and not recent and self._known(items, state):
             written = await self._decide_and_write_known(workspace_id, items, held, state, now)
             if written is not None:
                 return written
@@ -307,6 +311,7 @@ class Appender:
             else:
                 wrote, leased = await once_more(self.fast_engine, write)
         except IntegrityError:
+            held.resent_at = time.monotonic()
             door.undo(start)
             return None
         if not leased:

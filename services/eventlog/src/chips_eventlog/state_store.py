@@ -325,7 +325,15 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
 
 def unflushed(state: DoorState) -> bool:
     """Whether the batch changed any door-state row (:func:`flush` has something to write)."""
-    return state.renamed or any(state.touched.values())
+    return bool(
+        state.renamed
+        or any(state.touched.values())
+        or state.membership_log
+        or state.credentials
+        or state.revoked
+        or state.posted_files
+        or state.erasures
+    )
 
 
 async def prefetch_files(
