@@ -1,4 +1,5 @@
-"""The Jacobian walkthrough replayed by a scripted harness (spec/jacobian-channel.md).
+"""The Jacobian walkthrough replayed by a scripted harness (spec/jacobian-channel.md;
+docs/jacobian-walkthrough.md follows it step by step).
 
 A person's message starts a run; the harness reports status and three steps; an approval
 is approved from a second device (first answer wins, the loser is refused and the other
@@ -8,7 +9,7 @@ both rooms); usage is reported and the run completes. A second person's message 
 run is answered with a queued receipt, and a run.steer interrupt with a steered one. The
 job's turn in Shopping then takes over the lane and ends it with its answer and cost after
 the run that opened it ended; the answer comes back in J's room. Then the run reads back as
-its receipt, with its lane.
+its receipt, with its lane. Part two, Jacobian's agents, is the second test.
 """
 
 from __future__ import annotations
@@ -267,4 +268,203 @@ async def test_the_jacobian_walkthrough(stack, api: Api) -> None:
         f for f in maya_s.frames if f["frame"] == "receipt" and f["idempotency_key"] == after
     ]
     for sock in (harness, phone, desk, maya_s):
+        await sock.close()
+
+
+# --- Jacobian's agents: a Main agent, a Space agent each, moved, forked, asked for --------
+
+
+async def test_jacobian_s_agents_move_fork_are_asked_for_and_restart(stack, api: Api) -> None:
+    """docs/jacobian-walkthrough.md, part two (spec/websocket.md: Agents, One room at a
+    time, Forks, New agents, Restarts).
+
+    Jacobian declares agents, forks, new_agents and restarts; registers J, its Main agent,
+    in J's room, and a Space agent for each of two Spaces, each attached in the harness's
+    own place in the room it opened for that Space. Arjun moves the Research agent into a
+    new room (adding it is refused: it is elsewhere, and the refusal names where), forks the
+    Shopping agent into that room, and asks for a new agent there; Jacobian makes each in
+    time and it joins with agent.attached. A restart reads "Restarting" for everybody until
+    Jacobian's socket opens again, and a second until it reports its status.
+    """
+    arjun = await api.create_workspace(owner="Arjun Rao")
+    jacobian, home = await api.connect_harness(arjun, "Jacobian")
+    maya = await api.add_person(arjun, "Maya Chen")
+    r = await api.http.put(
+        f"/v1/harnesses/{jacobian.participant_id}/capabilities",
+        json={"capabilities": ["new_spaces", "agents", "forks", "new_agents", "restarts"]},
+        headers=api.auth(jacobian),
+    )
+    assert r.status_code == 200, r.text
+    harness = await Socket.open(stack.gateway_b, jacobian, accepts=["restart"])
+    phone = await Socket.open(stack.gateway_a, arjun)
+    for sock in (harness, phone):
+        await sock.subscribe(arjun.workspace_id)
+        await sock.attached()
+
+    async def register(**body: Any) -> dict[str, Any]:
+        r = await api.http.post(
+            f"/v1/harnesses/{jacobian.participant_id}/agents",
+            json=body,
+            headers=api.auth(jacobian),
+        )
+        assert r.status_code in (200, 201), r.text
+        agent: dict[str, Any] = r.json()
+        return agent
+
+    # J, the root, is the Main agent: its Main room is Jacobian's home, J's room.
+    j = await register(key="root", name="J", lead=True)
+    assert (j["main"], j["space_id"]) == (True, home)
+    # A Space directly under J is a room keyed by the Space's id, and an agent of its own
+    # that takes the harness's place there.
+    spaces: dict[str, tuple[str, dict[str, Any]]] = {}
+    for space_key, title in (("space-shopping", "Shopping"), ("space-research", "Research")):
+        opened = await api.open_by_key(jacobian, space_key, title)
+        assert opened.status_code == 201, opened.text
+        room = opened.json()["space_id"]
+        assert (await api.add_to_room(arjun, room, maya.participant_id)).status_code == 200
+        agent = await register(key=space_key, name=title)
+        r = await api.http.post(
+            f"/v1/agents/{agent['id']}/attach",
+            json={"space_id": room, "replacing": jacobian.participant_id},
+            headers=api.auth(jacobian),
+        )
+        assert r.status_code == 200, r.text
+        spaces[title] = (room, r.json())
+    shop, shopping = spaces["Shopping"]
+    research_room, research = spaces["Research"]
+    await harness.wait_for(of_type("membership.replaced", space_id=research_room))
+    sheet = await api.sheet(arjun, shop, await api.head(arjun))
+    assert [(m["participant_id"], m["kind"]) for m in sheet["members"]] == [
+        (arjun.participant_id, "person"),
+        (maya.participant_id, "person"),
+        (shopping["id"], "agent"),
+    ]
+    r = await api.http.get("/v1/participants", headers=api.auth(maya))
+    listed = {p["participant_id"]: p for p in r.json()["participants"]}
+    rooms = {
+        a["id"]: (listed[a["id"]]["harness_id"], listed[a["id"]]["space_id"])
+        for a in (j, shopping, research)
+    }
+    assert rooms == {
+        j["id"]: (jacobian.participant_id, home),
+        shopping["id"]: (jacobian.participant_id, shop),
+        research["id"]: (jacobian.participant_id, research_room),
+    }
+
+    # Arjun opens a launch room. Adding the Research agent is refused, with where it is;
+    # he moves it instead, and Jacobian hears it go and come.
+    launch = await api.open_space(arjun, "Launch", [maya.participant_id])
+    added = {"type": "membership.added", "space_id": launch, "participant_id": research["id"]}
+    refused = await phone.answer(await phone.write(added))
+    assert (refused["frame"], refused["code"], refused["space_id"]) == (
+        "error",
+        "agent_elsewhere",
+        research_room,
+    )
+    r = await api.http.post(
+        f"/v1/agents/{research['id']}/move", json={"space_id": launch}, headers=api.auth(arjun)
+    )
+    assert r.status_code == 200 and r.json()["space_id"] == launch, r.text
+    released = (await harness.wait_for(of_type("agent.released", agent_id=research["id"])))["event"]
+    assert (released["reason"], released["moved_to"], released["space_id"]) == (
+        "moved",
+        launch,
+        research_room,
+    )
+    await harness.wait_for(of_type("agent.attached", agent_id=research["id"], space_id=launch))
+    # J stays in J's room.
+    r = await api.http.post(
+        f"/v1/agents/{j['id']}/move", json={"space_id": launch}, headers=api.auth(arjun)
+    )
+    assert (r.status_code, r.json()["code"]) == (409, "lead_room")
+
+    # Fork: a copy of the Shopping agent for the launch room. Jacobian hears the ask (it
+    # would though none of its agents were in the room), copies what the agent remembers,
+    # registers the copy, and the copy joins the room.
+    asked = await phone.answer(
+        await phone.write({"type": "agent.fork", "space_id": launch, "agent_id": shopping["id"]})
+    )
+    assert asked["frame"] == "ack", asked
+    fork = (await harness.wait_for(of_type("agent.fork", agent_id=shopping["id"])))["event"]
+    copy = await register(
+        key="space-shopping-copy", name="Shopping", forked_from=fork["agent_id"], space_id=launch
+    )
+    assert (copy["name"], copy["space_id"], copy["forked_from"]) == (
+        "Shopping 2",
+        launch,
+        shopping["id"],
+    )
+    joined = await harness.wait_for(of_type("agent.attached", agent_id=copy["id"]))
+    assert joined["event"]["fork_of"] == fork["id"]
+
+    # A new agent: a Space under J that remembers nothing, made for Arjun's ask.
+    asked = await phone.answer(
+        await phone.write(
+            {
+                "type": "agent.asked",
+                "space_id": launch,
+                "harness_id": jacobian.participant_id,
+                "name": "Planner",
+            }
+        )
+    )
+    assert asked["frame"] == "ack", asked
+    wanted = (await harness.wait_for(of_type("agent.asked", space_id=launch)))["event"]
+    assert wanted["actor"]["id"] == arjun.participant_id  # who asked: its owner
+    planner = await register(
+        key="space-planner", name=wanted["name"], made_for=wanted["id"], space_id=launch
+    )
+    assert (planner["name"], planner["space_id"]) == ("Planner", launch)
+    joined = await harness.wait_for(of_type("agent.attached", agent_id=planner["id"]))
+    assert joined["event"]["made_for"] == wanted["id"]
+
+    # The launch room now holds three of Jacobian's agents; a message for one is that
+    # one's turn, on Jacobian's one connection.
+    said = await api.say(arjun, launch, "@Planner draft the launch plan")
+    turn = (await harness.wait_for(of_type("message.new", space_id=launch)))["event"]
+    assert turn["seq"] == said and turn["for"] == [planner["id"]]
+    members = {m["participant_id"] for m in turn["room"]["members"]}
+    assert {research["id"], copy["id"], planner["id"]} <= members
+
+    # A restart: every face of Jacobian reads "Restarting" until its socket opens again.
+    async def faces() -> dict[str, str]:
+        r = await api.http.get("/v1/participants", headers=api.auth(maya))
+        found = {p["participant_id"]: p for p in r.json()["participants"]}
+        ids = [jacobian.participant_id, j["id"], planner["id"]]
+        return {pid: str(found[pid]["status"]) for pid in ids}
+
+    assert set((await faces()).values()) == {"connected"}
+    r = await api.http.post(
+        f"/v1/harnesses/{jacobian.participant_id}/restart", headers=api.auth(arjun)
+    )
+    assert r.status_code == 202, r.text
+    frame = await harness.wait_for(lambda f: f["frame"] == "restart")
+    assert frame["asked_by"] == arjun.participant_id
+    assert set((await faces()).values()) == {"restarting"}
+    await harness.close()
+    back = await Socket.open(stack.gateway_a, jacobian, accepts=["restart"])
+    assert set((await faces()).values()) == {"connected"}
+    agents = {a["id"]: a["space_id"] for a in (back.hello_frame or {})["agents"]}
+    assert agents == {
+        j["id"]: home,
+        shopping["id"]: shop,
+        research["id"]: launch,
+        copy["id"]: launch,
+        planner["id"]: launch,
+    }
+    # Again, and this time a bridge says how the thing behind it came back.
+    r = await api.http.post(
+        f"/v1/harnesses/{jacobian.participant_id}/restart", headers=api.auth(arjun)
+    )
+    assert r.status_code == 202, r.text
+    await back.wait_for(lambda f: f["frame"] == "restart")
+    assert set((await faces()).values()) == {"restarting"}
+    r = await api.http.put(
+        f"/v1/harnesses/{jacobian.participant_id}/status",
+        json={"status": "ok"},
+        headers=api.auth(jacobian),
+    )
+    assert r.status_code == 200, r.text
+    assert set((await faces()).values()) == {"connected"}
+    for sock in (back, phone):
         await sock.close()

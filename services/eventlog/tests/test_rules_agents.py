@@ -12,7 +12,7 @@ import pytest
 from chips_common.append import Actor, AppendRequest
 from chips_eventlog.door import Door
 from chips_eventlog.refused import Refused
-from chips_eventlog.rules.agents import ASK_WAIT
+from chips_eventlog.rules.common import ASK_WAIT
 
 pytestmark = pytest.mark.unit
 

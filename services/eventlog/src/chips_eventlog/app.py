@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 
 from sqlalchemy import text
 
@@ -63,6 +64,7 @@ async def run(settings: EventlogSettings) -> None:
         max_deliver=settings.append_max_deliver,
         request_cap=settings.request_cap(),
         delivery_cap=settings.append_delivery_cap_seconds,
+        ask_wait=timedelta(seconds=settings.agent_ask_wait_seconds),
         fast_engine=fast_engine,
         outbox_engine=outbox_engine,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from chips_common.config import Settings
 
 
@@ -25,6 +27,9 @@ class EventlogSettings(Settings):
     # The most one batch may take before it is abandoned (rolled back) and counted as a
     # failure of each of its requests: a hung batch does not hold its partition for good.
     append_delivery_cap_seconds: float = 30.0
+    # How long a fork's copy or a new agent may come after the person's ask and still join
+    # the room (spec/websocket.md, Forks; New agents: a minute). Tests set a shorter one.
+    agent_ask_wait_seconds: float = Field(default=60.0, gt=0)
 
     def request_cap(self) -> float:
         return self.append_request_cap_seconds or self.append_timeout_seconds * 0.4

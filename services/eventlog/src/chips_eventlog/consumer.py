@@ -21,7 +21,7 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -49,6 +49,7 @@ from chips_eventlog import metrics, purge, state_store, store
 from chips_eventlog.door import Door
 from chips_eventlog.leases import Fenced, Held, Leases, fence
 from chips_eventlog.refused import Refused
+from chips_eventlog.rules.common import ASK_WAIT
 from chips_eventlog.state import DoorState
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,7 @@ class Appender:
         request_cap: float = 5.0,
         delivery_cap: float = 10.0,
         publish_timeout: float = 5.0,
+        ask_wait: timedelta = ASK_WAIT,
         fast_engine: AsyncEngine | None = None,
         outbox_engine: AsyncEngine | None = None,
     ) -> None:
@@ -182,6 +184,7 @@ class Appender:
         self.request_cap = request_cap
         self.delivery_cap = delivery_cap
         self.publish_timeout = publish_timeout
+        self.ask_wait = ask_wait
         # Committed events written to the stream, waiting for its acks, in commit order.
         self.to_confirm: list[Sent] = []
         self.publish_wanted = asyncio.Event()
@@ -271,7 +274,7 @@ class Appender:
         because the head moved (another writer: the caller then locks and reads afresh)
         or a key was in the table already (a re-send from before this lease's window).
         """
-        door = Door(state, now)
+        door = Door(state, now, self.ask_wait)
         start = door.mark()
         fresh_keys: list[dict[str, Any]] = []
         for item in items:
@@ -367,7 +370,7 @@ class Appender:
                     )
                 return None
             await state_store.prefetch(conn, state, [e for p in items for e in p.request.events])
-            door = Door(state, now)
+            door = Door(state, now, self.ask_wait)
             fresh_keys: list[dict[str, Any]] = []
             for item in items:
                 req = item.request

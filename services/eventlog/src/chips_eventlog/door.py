@@ -12,7 +12,7 @@ the end of the transaction.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -75,7 +75,14 @@ from chips_eventlog.rules import (
     threads,
     words,
 )
-from chips_eventlog.rules.common import Ctx, Step, check_member, check_speaker, kind_of
+from chips_eventlog.rules.common import (
+    ASK_WAIT,
+    Ctx,
+    Step,
+    check_member,
+    check_speaker,
+    kind_of,
+)
 from chips_eventlog.state import Decision, DoorState, EraseSpaces, Message, Run
 
 __all__ = ["RULES", "Door", "Refused"]
@@ -143,8 +150,9 @@ RULES: dict[type[EventBody], Rule] = {
 class Door:
     """Decides one workspace's requests of a batch against its door state."""
 
-    def __init__(self, state: DoorState, now: datetime) -> None:
+    def __init__(self, state: DoorState, now: datetime, ask_wait: timedelta = ASK_WAIT) -> None:
         self.state = state
+        self.ask_wait = ask_wait
         self.workspace_id = state.workspace_id
         self.head_seq = state.head_seq
         self.now = now
@@ -175,7 +183,7 @@ class Door:
         self.spared = set(spared)
 
     def ctx(self, request: AppendRequest | None) -> Ctx:
-        return Ctx(self.head_seq + 1, self.now, request)
+        return Ctx(self.head_seq + 1, self.now, request, self.ask_wait)
 
     # --- deciding ---------------------------------------------------------------------
 

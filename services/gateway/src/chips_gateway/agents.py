@@ -49,11 +49,23 @@ async def speaks_agents(reader: LogReader, harness_id: str) -> bool:
 async def present_view(reader: LogReader, principal: Principal) -> Translate | None:
     """For a read of the present: the pre-agents view of a harness that has not declared
     ``agents``, as a function over each event or answer; None for anybody else."""
-    if principal.kind != "harness" or await speaks_agents(reader, principal.participant_id):
+    return await present_view_of(reader, principal.kind, principal.participant_id)
+
+
+async def present_view_of(reader: LogReader, kind: str, participant_id: str) -> Translate | None:
+    """:func:`present_view` for a caller known by its kind and id alone (a search's)."""
+    if kind != "harness" or await speaks_agents(reader, participant_id):
         return None
-    own = await reader.own_agents_as_of(principal.participant_id, 2**62)
-    harness_id = principal.participant_id
-    return lambda event: as_seen_by(event, harness_id, own)
+    own = await reader.own_agents_as_of(participant_id, 2**62)
+    return lambda event: as_seen_by(event, participant_id, own)
+
+
+async def shown(reader: LogReader, principal: Principal, answer: dict[str, Any]) -> dict[str, Any]:
+    """A read's answer as its caller is shown it: a harness that has not declared
+    ``agents`` is shown the view from before agents (docs/adr/0079), its own agents as
+    itself, on every read route (``tests/e2e/test_agents_view_reads.py`` holds each to it)."""
+    translate = await present_view(reader, principal)
+    return answer if translate is None else (translate(answer) or answer)
 
 
 async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str, Any]]:

@@ -101,6 +101,7 @@ async def room_files(
             a.uploader_id,
             a.posted_seq,
             e.ts,
+            e.actor_id,
             message_id.label("message_id"),
             m.deleted_seq,
         )
@@ -122,7 +123,9 @@ async def room_files(
     rows = [
         r for r in rows if r.deleted_seq is None or (as_of is not None and r.deleted_seq > as_of)
     ]
-    people = await reader.participants(sorted({r.uploader_id for r in rows}))
+    # Who posted it is who said the post: an agent, for an agent's words (spec/websocket.md,
+    # The room's files), though its harness's token uploaded the bytes.
+    people = await reader.participants(sorted({r.actor_id for r in rows}))
     # The same bytes posted again are the same version: the version is its first post.
     seen: set[tuple[str, int]] = set()
     files: list[dict[str, Any]] = []
@@ -138,7 +141,7 @@ async def room_files(
             "byte_size": r.byte_size,
             "mime_type": r.mime_type,
             "kind": r.kind,
-            "by": people.get(r.uploader_id) or {"id": r.uploader_id, "kind": "unknown"},
+            "by": people.get(r.actor_id) or {"id": r.actor_id, "kind": "unknown"},
             "at": iso(r.ts),
             "message_id": r.message_id,
             "thumbnail": r.thumbnail,

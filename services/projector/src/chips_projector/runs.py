@@ -44,6 +44,7 @@ async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> Non
             workspace_id=event["workspace_id"],
             space_id=event["space_id"],
             harness_id=event["actor"].get("harness_id") or event["actor"]["id"],
+            agent_id=event["actor"]["id"] if event["actor"]["kind"] == "agent" else None,
             goal=event["goal"],
             session_id=event.get("session_id"),
             message_id=event.get("message_id"),

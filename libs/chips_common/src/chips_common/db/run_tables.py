@@ -94,6 +94,8 @@ rm_runs = Table(
     Column("workspace_id", Text, nullable=False),
     Column("space_id", Text, nullable=False),
     Column("harness_id", Text, nullable=False),
+    # The agent whose turn it is, when an agent's (docs/adr/0075); null for the harness.
+    Column("agent_id", Text),
     Column("goal", Text, nullable=False),
     Column("session_id", Text),
     Column("message_id", Text),

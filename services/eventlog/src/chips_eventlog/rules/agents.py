@@ -74,9 +74,6 @@ from chips_eventlog.state import (
     Space,
 )
 
-# How long a fork's copy or a new agent has to be registered after the ask (FORK_WAIT_MS,
-# NEW_AGENT_WAIT_MS): after that it is registered free, and the answer says why.
-ASK_WAIT = timedelta(seconds=60)
 # A harness in a room only behind its agents there; only the door writes it.
 BEHIND = "agents"
 # What a run.cancel says when its agent leaves the room, by the release's reason.
@@ -571,12 +568,18 @@ def ask_answered(
     if not waiting:
         return None, "that ask was answered already, by another agent"
     ask = max(waiting, key=lambda a: (a.at, a.id))
-    if ctx.now - ask.at > ASK_WAIT:
+    if ctx.now - ask.at > ctx.ask_wait:
         return None, (
-            f"it came more than a minute after the ask ({iso(ask.at)}): the room stopped "
-            "waiting, so it is registered free"
+            f"it came more than {wait_words(ctx.ask_wait)} after the ask ({iso(ask.at)}): "
+            "the room stopped waiting, so it is registered free"
         )
     return ask, None
+
+
+def wait_words(wait: timedelta) -> str:
+    """The wait as the answer says it: "a minute", or its seconds when set otherwise."""
+    seconds = wait.total_seconds()
+    return "a minute" if seconds == 60 else f"{seconds:g} seconds"
 
 
 def register_again(plan: Plan, agent: Participant, command: RegisterAgent, actor: Actor) -> None:

@@ -4,13 +4,18 @@ who speaks: a harness, or one of its agents (docs/adr/0070)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from chips_common.append import Actor, AppendRequest
 from chips_common.events import EventBody
 from chips_eventlog.refused import refuse
 from chips_eventlog.state import Decision, DoorState
+
+# How long a fork's copy or a new agent has to be registered after the ask (FORK_WAIT_MS,
+# NEW_AGENT_WAIT_MS): after that it is registered free, and the answer says why. The
+# eventlog's CHIPS_AGENT_ASK_WAIT_SECONDS sets another (the e2e tests' late copy).
+ASK_WAIT = timedelta(seconds=60)
 
 # The actors that are participants (an operator or Chips itself is not).
 PARTICIPANTS = ("person", "harness", "agent")
@@ -28,6 +33,7 @@ class Ctx:
     seq: int
     now: datetime
     request: AppendRequest | None = None
+    ask_wait: timedelta = ASK_WAIT
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
+from chips_gateway.agents import shown
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
 from chips_gateway.files import FileLinks, current_versions, room_files
@@ -108,4 +109,5 @@ async def files(
     listed = found if name is not None else current_versions(found)
     links: FileLinks = ctx.links
     now = time.time()
-    return {"files": [links.link(item, caller.credential_id, now) for item in listed]}
+    answer = {"files": [links.link(item, caller.credential_id, now) for item in listed]}
+    return await shown(ctx.reader, caller, answer)  # by: its agent is the harness (ADR 0079)

@@ -18,6 +18,7 @@ from sqlalchemy import and_, select
 from chips_common.commands import OpenSpace
 from chips_common.db import tables as t
 from chips_common.events.workspaces import Capability
+from chips_gateway.agents import shown
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.api.rooms import append_event
@@ -176,7 +177,8 @@ async def harness_spaces(
         }
         for row in asked_rows
     ]
-    return {"as_of_seq": as_of, "spaces": spaces, "asked": asked}
+    # moved_by may be an agent of the harness's (docs/adr/0079).
+    return await shown(ctx.reader, caller, {"as_of_seq": as_of, "spaces": spaces, "asked": asked})
 
 
 class CapabilitiesIn(BaseModel):

@@ -14,8 +14,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
-from chips_common.db.spend_reads import read_job
-from chips_gateway.agents import present_view
+from chips_common.db.spend_reads import read_job, read_pause
+from chips_common.events import canonical
+from chips_gateway.agents import shown
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
@@ -111,10 +112,8 @@ async def room_sheet(
 
 
 async def as_seen(ctx: Ctx, caller: Principal, answer: dict[str, Any]) -> dict[str, Any]:
-    """A read as its caller is shown it: a harness that has not declared ``agents`` is
-    shown the view from before agents (docs/adr/0079), its own agents as itself."""
-    translate = await present_view(ctx.reader, caller)
-    return answer if translate is None else (translate(answer) or answer)
+    """A read as its caller is shown it (``chips_gateway.agents.shown``)."""
+    return await shown(ctx.reader, caller, answer)
 
 
 @router.get("/spaces/{space_id}/messages")
@@ -203,7 +202,51 @@ async def room_lines(
             }
             for row in rows
         ]
-    return await as_seen(ctx, caller, {"as_of_seq": as_of, "messages": lines})
+        answer: dict[str, Any] = {"as_of_seq": as_of, "messages": lines}
+        if before is not None and caller.kind == "person":
+            # What a person's room draws beside its lines, for the same stretch of the log
+            # (docs/adr/0100): from the page's oldest line (from the beginning when the page
+            # is the room's first) up to where the page ends.
+            start = 0 if len(rows) < limit or not rows else int(rows[0]["seq"])
+            answer["events"] = await _room_events(
+                conn, ws_id, space_id, start, min(before, as_of + 1)
+            )
+    return await as_seen(ctx, caller, answer)
+
+
+# The events a person's room draws beside its lines: agents coming and going, asks of a
+# harness for an agent, the room paused or let carry on, and spend warnings (docs/adr/0100).
+DRAWN_BESIDE = (
+    "agent.attached",
+    "agent.released",
+    "agent.fork",
+    "agent.asked",
+    "exchange.set",
+    "budget.warning",
+    "space.lead_set",
+)
+
+
+async def _room_events(
+    conn: Any, workspace_id: str, space_id: str, start: int, end: int
+) -> list[dict[str, Any]]:
+    """The room's events of the kinds in :data:`DRAWN_BESIDE` with ``start <= seq < end``."""
+    e = t.events.c
+    rows = await conn.execute(
+        select(e.body)
+        .where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.space_id == space_id,
+                e.seq >= start,
+                e.seq < end,
+                e.type.in_(DRAWN_BESIDE),
+            )
+        )
+        .order_by(e.seq)
+        .limit(500)
+    )
+    return [canonical(row.body) for row in rows]
 
 
 async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[int, dict[str, Any]]:
@@ -221,6 +264,10 @@ async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[in
             e.seq,
             e.body["attachments"].label("attachments"),
             e.body["addressed_to"].label("addressed_to"),
+            e.body["held"].label("held"),
+            e.body["held_for"].label("held_for"),
+            e.body["held_since"].label("held_since"),
+            e.body["exchange"].label("exchange"),
         ).where(and_(e.workspace_id == workspace_id, e.seq.in_(seqs), e.type == "message.post"))
     )
     posted: dict[int, dict[str, Any]] = {}
@@ -230,6 +277,16 @@ async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[in
             said["attachments"] = list(r.attachments)
         if isinstance(r.addressed_to, list):
             said["addressed_to"] = r.addressed_to
+        # What the referee said of it (ADR 0083), and words a free agent said while in no
+        # room (ADR 0071), so a held line reads back as it was drawn live.
+        if r.held is True:
+            said["held"] = True
+            if isinstance(r.held_for, list):
+                said["held_for"] = r.held_for
+        if isinstance(r.exchange, dict):
+            said["exchange"] = r.exchange
+        if isinstance(r.held_since, str):
+            said["held_since"] = r.held_since
         if said:
             posted[int(r.seq)] = said
     return posted
@@ -244,8 +301,9 @@ def _filled_in(
     out: dict[str, Any] = {}
     if "attachments" in said:
         out["attachments"] = [links.link(a, credential_id, now) for a in said["attachments"]]
-    if "addressed_to" in said:
-        out["addressed_to"] = said["addressed_to"]
+    for name in ("addressed_to", "held", "held_for", "held_since", "exchange"):
+        if name in said:
+            out[name] = said[name]
     return out
 
 
@@ -337,11 +395,14 @@ async def set_spend_ceiling(
 
 @router.get("/spaces/{space_id}/spend")
 async def room_spend(space_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
-    """What the room's job has spent as of now, against its ceiling (docs/adr/0083)."""
+    """What the room's job has spent as of now, against its ceiling (docs/adr/0083), and
+    whether its agents are paused (``paused``: why, by whom, since which seq; null when
+    not), which the people's banner draws (docs/adr/0100)."""
     await require_member(ctx, caller, space_id)
     async with ctx.engine.connect() as conn:
         read = await read_job(conn, caller.workspace_id, space_id)
-    return read.facts()
+        paused = await read_pause(conn, caller.workspace_id, space_id)
+    return await as_seen(ctx, caller, {**read.facts(), "paused": paused})
 
 
 @router.delete("/spaces/{space_id}")

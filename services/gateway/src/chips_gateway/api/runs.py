@@ -16,6 +16,7 @@ from sqlalchemy import and_, func, or_, select
 
 from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
+from chips_gateway.agents import shown
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
@@ -35,6 +36,8 @@ def run_row(row: Any) -> dict[str, Any]:
         "run_id": row.id,
         "space_id": row.space_id,
         "harness_id": row.harness_id,
+        # The agent whose turn it is, when an agent's (docs/adr/0075); null for the harness.
+        "agent_id": row.agent_id,
         "goal": row.goal,
         "session_id": row.session_id,
         "message_id": row.message_id,
@@ -160,7 +163,7 @@ async def read_run(
         said = await conn.execute(
             select(m).where(and_(m.c.workspace_id == ws_id, m.c.run_id == run_id)).order_by(m.c.seq)
         )
-        return {
+        answer = {
             **run_row(run),
             "lane_id": works,
             "steps": [
@@ -180,6 +183,8 @@ async def read_run(
             "messages": [said_row(row) for row in said],
             "as_of_seq": seq,
         }
+    # A harness before agents reads its agents' runs as its own (docs/adr/0079).
+    return await shown(ctx.reader, caller, answer)
 
 
 def usage_of(row: Any) -> dict[str, Any]:
@@ -216,7 +221,9 @@ async def harness_usage(
                 )
             )
         ).first()
-    return {"harness_id": harness_id, "usage": usage_of(row), "as_of_seq": seq}
+    return await shown(
+        ctx.reader, caller, {"harness_id": harness_id, "usage": usage_of(row), "as_of_seq": seq}
+    )
 
 
 @router.get("/spaces/{space_id}/runs")
@@ -247,7 +254,9 @@ async def space_runs(
                 )
             )
         ).first()
-    return {"runs": runs, "usage": usage_of(usage), "as_of_seq": seq}
+    return await shown(
+        ctx.reader, caller, {"runs": runs, "usage": usage_of(usage), "as_of_seq": seq}
+    )
 
 
 @router.get("/spaces/{space_id}/lanes")
@@ -275,7 +284,8 @@ async def space_lanes(
             .order_by(ln.c.opened_seq.desc())
             .limit(limit)
         )
-        return {"lanes": [lane_row(row, space_id) for row in rows], "as_of_seq": seq}
+        lanes = [lane_row(row, space_id) for row in rows]
+    return await shown(ctx.reader, caller, {"lanes": lanes, "as_of_seq": seq})
 
 
 @router.get("/approvals")
@@ -307,4 +317,5 @@ async def approvals(
         )
     async with ctx.engine.connect() as conn:
         rows = await conn.execute(query)
-        return {"approvals": [card_row(row) for row in rows], "as_of_seq": seq}
+        cards = [card_row(row) for row in rows]
+    return await shown(ctx.reader, caller, {"approvals": cards, "as_of_seq": seq})

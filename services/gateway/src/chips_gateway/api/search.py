@@ -25,6 +25,7 @@ from chips_common.rules.search import (
     encode_cursor,
     snippet_segments,
 )
+from chips_gateway.agents import present_view_of
 from chips_gateway.auth import bearer
 from chips_gateway.context import Ctx
 from chips_gateway.errors import ChipsError
@@ -145,6 +146,14 @@ async def search(
         hits=[hit_of(h) for h in page],
         next_cursor=encode_cursor(ctx.settings.signing_key, scope, page[-1].seq) if more else None,
     )
+    if any(h.author_id.startswith("agt_") for h in answer.hits):
+        # A harness before agents reads its agents' words as its own (docs/adr/0079); only
+        # a page that names an agent costs the look at what the caller declared.
+        kind = "harness" if caller.participant_id.startswith("hrn_") else "person"
+        translate = await present_view_of(ctx.reader, kind, caller.participant_id)
+        if translate is not None:
+            seen = translate(answer.model_dump()) or {}
+            answer = SearchAnswer.model_validate(seen)
     # Encoded once, here: returned as a model, FastAPI would validate it against
     # ``response_model`` again and encode it in two more passes.
     return Response(answer.model_dump_json(), media_type="application/json")
