@@ -221,6 +221,51 @@ async def test_two_people_adding_one_agent_at_once_put_it_in_one_room(api: Api) 
     assert [e["space_id"] for e in attached] == [won]
 
 
+async def test_every_way_in_at_once_leaves_each_agent_in_one_room(api: Api, api_b: Api) -> None:
+    """Two people add an agent to two rooms through two gateways while its harness attaches
+    it to a third, for five agents at once: each ends in exactly one room, each refusal
+    names a room the agent was in, and what the log says of each room adds up to that."""
+    owner, maya, scout, _ = await workspace(api)
+    agents = [await new_agent(api, scout, f"oc{i}", f"Agent {i}") for i in range(5)]
+    a = await api.open_space(owner, "A", [maya.participant_id])
+    b = await api.open_space(maya, "B", [owner.participant_id])
+    c = await api.open_space(owner, "C", [scout.participant_id])
+    rooms = (a, b, c)
+    start = await api.head(owner)
+
+    async def attach(agent: str) -> httpx.Response:
+        return await api_b.http.post(
+            f"/v1/agents/{agent}/attach", json={"space_id": c}, headers=api_b.auth(scout)
+        )
+
+    tries = []
+    for agent in agents:
+        tries += [
+            api.post_event(owner, {**added(a, agent), "idempotency_key": key()}),
+            api_b.post_event(maya, {**added(b, agent), "idempotency_key": key()}),
+            attach(agent),
+        ]
+    answers = await asyncio.gather(*tries)
+    for r in answers:
+        assert r.status_code in (200, 409), r.text
+        if r.status_code == 409:
+            assert (r.json()["code"], r.json()["space_id"] in rooms) == ("agent_elsewhere", True)
+    events = await api.read(owner, since=start)
+    r = await api.http.get("/v1/participants", headers=api.auth(owner))
+    now = {p["participant_id"]: p.get("space_id") for p in r.json()["participants"]}
+    for agent in agents:
+        assert now[agent] in rooms
+        # In each room, the agent's arrivals less its departures: one where it is, else none.
+        net = {room: 0 for room in rooms}
+        for e in events:
+            if e.get("agent_id") == agent and e["type"] in ("agent.attached", "agent.released"):
+                net[e["space_id"]] += 1 if e["type"] == "agent.attached" else -1
+        assert net == {room: int(room == now[agent]) for room in rooms}, (agent, net)
+    sheets = [await api.sheet(owner, room, events[-1]["seq"]) for room in rooms]
+    held = [m["participant_id"] for sheet in sheets for m in sheet["members"]]
+    assert sorted(p for p in held if p in agents) == sorted(agents)
+
+
 # --- archive, unarchive, delete -------------------------------------------------------------
 
 

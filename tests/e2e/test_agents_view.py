@@ -287,7 +287,8 @@ async def test_the_room_shows_agents_not_the_harness_behind_them(api: Api) -> No
 
 
 async def test_a_rebuild_with_agents_gives_identical_tables(stack: Stack, api: Api) -> None:
-    """Registering, renaming, archiving, adding, moving and removing agents, then rebuild."""
+    """Registering, renaming, archiving, adding, moving, removing and attaching agents, a
+    free agent's held words, an agent's run that heard a message; then a rebuild."""
     owner = await api.create_workspace(owner="Arjun Rao")
     maya = await api.add_person(owner, "Maya Chen")
     jacobian, _ = await api.connect_harness(owner, "Jacobian")
@@ -317,9 +318,35 @@ async def test_a_rebuild_with_agents_gives_identical_tables(stack: Stack, api: A
         f"/v1/agents/{agents[3]}", json={"name": "Claw"}, headers=api.auth(owner)
     )
     assert r.status_code == 200, r.text
+    # Attach one in another's place (membership.replaced), a free agent's words held and
+    # posted where it joins (message.held), an agent's run that heard a message.
+    j3 = await new_agent(api, jacobian, "j3", "J3")
+    r = await api.http.post(
+        f"/v1/agents/{j3}/attach",
+        json={"space_id": rooms[1], "replacing": agents[1]},
+        headers=api.auth(jacobian),
+    )
+    assert r.status_code == 200, r.text
+    me = {"kind": "agent", "id": agents[2]}
+    await api.append(jacobian, {"type": "message.post", "text": "while free", "actor": me})
+    await add(api, owner, rooms[2], agents[2])
+    await api.append(
+        jacobian,
+        {"type": "run.started", "run_id": "run_j2", "space_id": rooms[2], "goal": "x", "actor": me},
+    )
+    said = await api.say(maya, rooms[2], "meanwhile")
+    heard = (await api.read(owner, since=said - 1, limit=1))[0]
+    await api.append(
+        jacobian,
+        {"type": "message.heard", "run_id": "run_j2", "message_id": heard["message_id"]},
+    )
     last = await api.say(maya, rooms[1], "done")
+    kinds = {e["type"] for e in await everything(api, jacobian)}
+    assert {"membership.replaced", "message.held", "message.heard"} <= kinds, kinds
 
     await api.spaces(owner, last)  # the read models hold it all
+    r = await api.http.get("/v1/runs/run_j2", params={"after_seq": last}, headers=api.auth(owner))
+    assert r.json()["agent_id"] == agents[2]
     people = await directory(api, owner)
     assert people[agents[1]]["name"] == "Jay One"
     assert people[agents[0]]["state"] == "archived"
