@@ -111,6 +111,16 @@ async def test_a_paused_room_s_banner_goes_live_and_the_sheet_sets_the_ceiling(
     await expect(sheet.get_by_test_id("spend")).to_contain_text("of the $3.00")
     r = await api.http.get(f"/v1/spaces/{room}/spend", headers=api.auth(owner))
     assert (r.json()["ceiling_usd"], r.json()["paused"]) == (3.0, None)
+    # Read back, the room draws the referee's lines as it did live.
+    await page.reload()
+    for words in (
+        "Arjun Rao paused the agents",
+        "This job has spent $2.50 of the $3.00",
+        "Chips paused the agents: this job reached the $3.00",
+        "set this room's spend ceiling to $5.00 a job",
+        "set this room's spend ceiling back to the default",
+    ):
+        await expect(quiet(arjun, words)).to_be_visible()
     assert arjun.csp_errors() == []
 
 

@@ -7,6 +7,7 @@ import {
   askWords,
   faceLabel,
   foldPause,
+  foldWork,
   heldNotes,
   kindWords,
   mayAsk,
@@ -15,6 +16,7 @@ import {
   refereeWords,
   spendWords,
   statusWords,
+  workingWords,
 } from "./agents";
 import { lineOf } from "./lines";
 import type { AnyEvent, Line } from "./protocol";
@@ -160,5 +162,17 @@ describe("held words", () => {
     const notes = heldNotes([a, line("agt_j2", { text: "not held" }), line("usr_m", {})], isPerson, nameOf);
     expect(notes.get(a.id)).toBe("J1 and J2 have sent each other 5 messages. Maya Chen's message let them go on.");
     expect(heldNotes([line("agt_j1", {})], isPerson, nameOf).size).toBe(0);
+  });
+});
+
+describe("who is working", () => {
+  it("follows room.working and room.idle, and says it as the note does", () => {
+    const now = Date.parse("2026-12-01T10:02:30.000Z");
+    const working = foldWork([], ev("room.working", "sys", { working: [{ agent_id: "agt_j1", run_id: "run_1", since: "2026-12-01T10:00:00.000Z", heard_at: "2026-12-01T10:02:00.000Z", last_step: "Editing ascii-alphabet.html" }], idle: [] }));
+    expect(workingWords(working, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html)");
+    const two = foldWork(working, ev("room.working", "sys", { working: [...working, { agent_id: "agt_j2", run_id: "run_2", since: "2026-12-01T10:02:10.000Z", heard_at: "2026-12-01T10:02:10.000Z" }] }));
+    expect(workingWords(two, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, under a minute in");
+    expect(foldWork(two, ev("message.post", "usr_a", { text: "hi" }))).toBe(two);
+    expect(workingWords(foldWork(two, ev("room.idle", "sys", { since: "2026-12-01T10:03:00.000Z", idle: [] })), nameOf, now)).toBeNull();
   });
 });

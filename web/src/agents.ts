@@ -260,3 +260,33 @@ export function heldNotes(lines: Line[], isPerson: (id: string) => boolean, name
   close(null);
   return out;
 }
+
+// --- who leads, and who is working ---------------------------------------------------------
+
+export interface Turn {
+  agent_id: string;
+  run_id: string;
+  since: string;
+  heard_at: string;
+  last_step?: string | null;
+}
+
+/** The room's turns going, from `room.working` and `room.idle` (ADR 0090); [] when idle. */
+export function foldWork(work: Turn[], e: AnyEvent): Turn[] {
+  const f = e as unknown as Record<string, unknown>;
+  if (e.type === "room.working") return (f["working"] as Turn[] | undefined) ?? [];
+  if (e.type === "room.idle") return [];
+  return work;
+}
+
+function minutesIn(since: string, now: number): string {
+  const minutes = Math.floor((now - Date.parse(since)) / 60_000);
+  return minutes < 1 ? "under a minute in" : minutes === 1 ? "1 minute in" : `${minutes} minutes in`;
+}
+
+/** "Working now: Scout, 2 minutes in (last step: Editing ascii-alphabet.html)", or null. */
+export function workingWords(work: Turn[], nameOf: (id: string) => string, now: number): string | null {
+  if (!work.length) return null;
+  const each = work.map((t) => `${nameOf(t.agent_id)}, ${minutesIn(t.since, now)}${t.last_step ? ` (last step: ${t.last_step})` : ""}`);
+  return `Working now: ${each.join("; ")}`;
+}

@@ -116,6 +116,11 @@ export class Api {
     return this.call("POST", `/v1/spaces/${encodeURIComponent(spaceId)}/spend-ceiling`, { usd });
   }
 
+  /** Choose the room's lead, one of its agents, or none (ADR 0090). */
+  setLead(spaceId: string, agentId: string | null): Promise<Ack> {
+    return this.call("POST", `/v1/spaces/${encodeURIComponent(spaceId)}/lead`, { agent_id: agentId });
+  }
+
   /** Move an agent into a room (it leaves the one it is in). */
   moveAgent(agentId: string, spaceId: string): Promise<{ id: string; space_id: string | null }> {
     return this.call("POST", `/v1/agents/${encodeURIComponent(agentId)}/move`, { space_id: spaceId });

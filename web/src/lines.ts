@@ -4,7 +4,7 @@
 import type { LinkedFile } from "./files";
 import type { AnyEvent, FeedbackItem, Line } from "./protocol";
 
-export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set"]);
+export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set", "space.lead_set", "lead.handed"]);
 export const CARD_KINDS = new Set(["status", "approval", "question", "receipt", "artifact", "task", "handoff", "checkpoint", "summary"]);
 
 /** The muted line a room operation draws, or null. */
@@ -17,6 +17,14 @@ export function systemLine(e: AnyEvent, nameOf: (id: string) => string): string 
   }
   if (e.type === "membership.removed") {
     return f["participant_id"] === e.actor.id ? `${who} left` : `${who} removed ${nameOf(String(f["participant_id"]))}`;
+  }
+  if (e.type === "lead.handed") {
+    // One quiet line under the words (spec/websocket.md, Who leads; docs/adr/0090).
+    return `${nameOf(String(f["agent_id"]))} took it as the lead: it was nobody’s turn`;
+  }
+  if (e.type === "space.lead_set") {
+    const lead = f["agent_id"] as string | null | undefined;
+    return lead ? `${who} made ${nameOf(lead)} the room’s lead` : `${who} left the room without a lead`;
   }
   if (e.type === "space.lock_set") return `${who} ${f["locked"] ? "locked" : "unlocked"} the room's changes`;
   const title = f["title"] as string | null | undefined;

@@ -97,6 +97,8 @@ export interface Member {
 export interface Sheet extends Omit<SpaceRow, "members"> {
   as_of_seq: number;
   members: Member[];
+  /** The room's lead (ADR 0090); absent where the gateway has no leads. */
+  lead_id?: string | null;
 }
 
 export interface FeedbackItem {

@@ -1,7 +1,7 @@
 // The app's state: who is signed in, the rooms list, the rooms opened, and the socket.
 // Everything on screen is folded from the log: HTTP reads for where to start, then each
 // event from the socket once, in seq order (live.ts).
-import { answeredAsk, askOf, foldPause, refereeWords, REFEREE_LINE_TYPES, type Ask, type JobSpend, type Pause } from "./agents";
+import { answeredAsk, askOf, foldPause, foldWork, refereeWords, REFEREE_LINE_TYPES, type Ask, type JobSpend, type Pause, type Turn } from "./agents";
 import { Api, ApiError } from "./api";
 import type { Caps, LinkedFile, RoomFile, Uploaded } from "./files";
 import { foldChange, insertLine, lineOf, LINE_TYPES } from "./lines";
@@ -33,6 +33,8 @@ export interface Room {
   spend: JobSpend | null;
   /** A person's asks of a harness for an agent here (agent.fork, agent.asked), by id. */
   asks: Map<string, Ask>;
+  /** The turns going in the room (room.working, room.idle), as last told. */
+  work: Turn[];
 }
 
 /** The room's ``agent_elsewhere`` refusal, answered by offering to move the agent. */
@@ -406,6 +408,7 @@ export class Store {
    * The same for an event read back with a page of lines as for one live.
    */
   private foldBeside(room: Room, e: AnyEvent): void {
+    room.work = foldWork(room.work, e);
     const pause = foldPause(room.pause, e);
     if (pause !== room.pause && !(pause && room.pause && pause.seq < room.pause.seq)) room.pause = pause;
     const ask = askOf(e);
@@ -593,6 +596,7 @@ export class Store {
         pause: null,
         spend: null,
         asks: new Map(),
+        work: [],
       };
       this.rooms.set(spaceId, room);
       void this.loadRoom(room);

@@ -7,7 +7,7 @@ import { AskCard, RunBlock } from "./Cards";
 import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { harnessesOf, routesOf } from "../composer";
-import { askState, askWords, heldNotes, pauseWords, type Ask } from "../agents";
+import { askState, askWords, heldNotes, pauseWords, workingWords, type Ask } from "../agents";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -67,6 +67,8 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const routes = routesOf(room.lines, harnessesOf(sheet?.members ?? [], store.nameOf));
   const held = heldNotes(room.lines, (id) => store.participants.get(id)?.kind === "person" || id === store.me?.id, store.nameOf);
   const hasAgents = (sheet?.members ?? []).some((m) => m.kind === "agent" || m.kind === "harness");
+  const leads = (sheet?.members ?? []).filter((m) => m.lead);
+  const working = workingWords(room.work, store.nameOf, Date.now());
 
   // An ask waits a minute: draw it again when its minute is up (and each second before,
   // for the count).
@@ -129,7 +131,13 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
             {sheet ? `${sheet.members.length} ${sheet.members.length === 1 ? "member" : "members"}` : ""}
             {closed ? " · Archived" : ""}
             {locked ? " · Locked" : ""}
+            {leads.length ? ` · ${leads.map((m) => m.name ?? store.nameOf(m.participant_id)).join(", ")} leads` : ""}
           </span>
+          {working && (
+            <span class="muted small working" data-testid="working">
+              {working}
+            </span>
+          )}
         </div>
         {isThread && sheet?.parent_space_id && (
           <a class="small" href={`#/room/${encodeURIComponent(sheet.parent_space_id)}`}>

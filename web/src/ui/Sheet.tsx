@@ -120,11 +120,58 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
           </button>
         </form>
       )}
+      {"lead_id" in sheet && sheet.kind !== "thread" && <Lead spaceId={props.spaceId} />}
       {elsewhere && <MoveOffer spaceId={props.spaceId} elsewhere={elsewhere} onDone={() => (setElsewhere(null), setAdding(""))} />}
       {sheet.kind !== "thread" && !closed && <NewAgent spaceId={props.spaceId} />}
       {store.features.referee && sheet.kind !== "thread" && <Spend spaceId={props.spaceId} />}
       {store.features.attachments && <RoomFiles spaceId={props.spaceId} />}
     </Modal>
+  );
+}
+
+/** Who leads the room: one of its agents, or none (spec/websocket.md, Who leads; ADR 0090). */
+function Lead(props: { spaceId: string }) {
+  const store = useStore();
+  const sheet = store.rooms.get(props.spaceId)?.sheet;
+  const [error, setError] = useState<string | null>(null);
+  if (!sheet) return null;
+  // An agent in the room, or a harness standing in it as its one agent.
+  const agents = sheet.members.filter((m) => m.kind === "agent" || m.kind === "harness");
+  if (!agents.length) return null;
+  const lead = sheet.lead_id ?? "";
+  return (
+    <form class="row lead" onSubmit={(e) => e.preventDefault()}>
+      <label for="room-lead">Lead</label>
+      <select
+        id="room-lead"
+        value={lead}
+        aria-describedby="room-lead-help"
+        onChange={async (e) => {
+          const chosen = e.currentTarget.value || null;
+          setError(null);
+          try {
+            await store.api!.setLead(props.spaceId, chosen);
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <option value="">No lead</option>
+        {agents.map((m) => (
+          <option key={m.participant_id} value={m.participant_id}>
+            {m.name ?? store.nameOf(m.participant_id)}
+          </option>
+        ))}
+      </select>
+      <span id="room-lead-help" class="muted small">
+        The lead hands out the work here, and what is nobody's turn goes to it.
+      </span>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
   );
 }
 

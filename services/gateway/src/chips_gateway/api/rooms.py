@@ -217,7 +217,8 @@ async def room_lines(
 
 
 # The events a person's room draws beside its lines: agents coming and going, asks of a
-# harness for an agent, the room paused or let carry on, and spend warnings (docs/adr/0100).
+# harness for an agent, the room paused or let carry on, spend warnings and ceilings
+# (docs/adr/0100).
 DRAWN_BESIDE = (
     "agent.attached",
     "agent.released",
@@ -225,7 +226,7 @@ DRAWN_BESIDE = (
     "agent.asked",
     "exchange.set",
     "budget.warning",
-    "space.lead_set",
+    "space.spend_ceiling_set",
 )
 
 
