@@ -151,11 +151,18 @@ async def test_an_owner_sets_the_referee_and_a_paused_room_holds(stack, api: Api
     )
     assert r.status_code == 200, r.text
     assert (await say(api, scout, room, "@Ledger still there?")).get("held") is True
+    # The pause reads back for the people's banner, and a person's words don't end it.
+    await say(api, owner, room, "hold on a moment")
+    r = await api.http.get(f"/v1/spaces/{room}/spend", headers=api.auth(owner))
+    paused = r.json()["paused"]
+    assert (paused["why"], paused["by"]) == ("person", owner.participant_id), paused
     r = await api.post_event(
         owner,
         {"type": "exchange.set", "space_id": room, "state": "running", "idempotency_key": key()},
     )
     assert r.status_code == 200, r.text
     assert "held" not in await say(api, scout, room, "@Ledger back to it")
+    r = await api.http.get(f"/v1/spaces/{room}/spend", headers=api.auth(owner))
+    assert r.json()["paused"] is None
     for sock in (s, led):
         await sock.close()

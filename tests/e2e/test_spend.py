@@ -85,6 +85,7 @@ async def test_80_and_100_are_told_once_per_job_and_carrying_on_begins_a_new_one
         "spent_usd": 0.0,
         "since_seq": begun,
         "uncounted_runs": 0,
+        "paused": None,
     }
     run = "run_po_1"
     await api.append(
@@ -121,6 +122,9 @@ async def test_80_and_100_are_told_once_per_job_and_carrying_on_begins_a_new_one
     assert (stop["action"], stop["since_seq"]) == ("pause", begun)
     now = await spend(api, owner, room)
     assert (now["spent_usd"], now["uncounted_runs"], now["since_seq"]) == (3.1, 1, begun)
+    # The people's banner reads the pause from here when the room is opened (ADR 0100).
+    assert now["paused"]["why"] == "spend" and now["paused"]["seq"] == paused[0]["seq"]
+    assert now["paused"]["spend"]["spent_usd"] == 3.1
 
     await used(api, scout, run, 0.2)  # still this job: told nothing more
 
@@ -136,6 +140,7 @@ async def test_80_and_100_are_told_once_per_job_and_carrying_on_begins_a_new_one
         "spent_usd": 0.0,
         "since_seq": carried_on,
         "uncounted_runs": 0,
+        "paused": None,
     }
     await used(api, scout, run, 2.9)
     await bot.wait_for(warning(80, since=carried_on), timeout=20)

@@ -1,5 +1,6 @@
 // HTTP calls to the public API (docs/protocol.md, HTTP), with the person's token.
 import type { Caps, RoomFile, Uploaded } from "./files";
+import type { JobSpend, Pause } from "./agents";
 import type { AnyEvent, Participant, Run, Sheet, Line, SpaceList } from "./protocol";
 
 export class ApiError extends Error {
@@ -7,6 +8,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** What else the refusal named (agent_elsewhere names the room the agent is in). */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -40,8 +43,8 @@ export class Api {
       data = null;
     }
     if (!response.ok) {
-      const err = (data ?? {}) as { code?: string; message?: string };
-      throw new ApiError(response.status, err.code ?? "unavailable", err.message ?? `HTTP ${response.status}`);
+      const { code, message, ...extra } = (data ?? {}) as { code?: string; message?: string } & Record<string, unknown>;
+      throw new ApiError(response.status, code ?? "unavailable", message ?? `HTTP ${response.status}`, extra);
     }
     return data as T;
   }
@@ -62,7 +65,8 @@ export class Api {
     return this.call("GET", `/v1/spaces/${encodeURIComponent(spaceId)}`, undefined, { after_seq: afterSeq });
   }
 
-  lines(spaceId: string, before: number, limit: number, afterSeq?: number): Promise<{ as_of_seq: number; messages: Line[] }> {
+  /** A page of the room's lines, read back; `events` is what a person's room draws beside them. */
+  lines(spaceId: string, before: number, limit: number, afterSeq?: number): Promise<{ as_of_seq: number; messages: Line[]; events?: AnyEvent[] }> {
     return this.call("GET", `/v1/spaces/${encodeURIComponent(spaceId)}/messages`, undefined, { before, limit, after_seq: afterSeq });
   }
 
@@ -100,6 +104,31 @@ export class Api {
 
   removeMember(spaceId: string, participantId: string): Promise<Ack> {
     return this.call("DELETE", `/v1/spaces/${encodeURIComponent(spaceId)}/members/${encodeURIComponent(participantId)}`);
+  }
+
+  /** The job's spend against the room's ceiling, and whether its agents are paused. */
+  spend(spaceId: string): Promise<JobSpend & { paused?: Pause | null }> {
+    return this.call("GET", `/v1/spaces/${encodeURIComponent(spaceId)}/spend`);
+  }
+
+  /** What the room allows a job, in dollars; null for the default. */
+  setCeiling(spaceId: string, usd: number | null): Promise<Ack> {
+    return this.call("POST", `/v1/spaces/${encodeURIComponent(spaceId)}/spend-ceiling`, { usd });
+  }
+
+  /** Choose the room's lead, one of its agents, or none (ADR 0090). */
+  setLead(spaceId: string, agentId: string | null): Promise<Ack> {
+    return this.call("POST", `/v1/spaces/${encodeURIComponent(spaceId)}/lead`, { agent_id: agentId });
+  }
+
+  /** Move an agent into a room (it leaves the one it is in). */
+  moveAgent(agentId: string, spaceId: string): Promise<{ id: string; space_id: string | null }> {
+    return this.call("POST", `/v1/agents/${encodeURIComponent(agentId)}/move`, { space_id: spaceId });
+  }
+
+  /** Ask a harness that declared restarts to restart. */
+  restart(harnessId: string): Promise<{ status: string }> {
+    return this.call("POST", `/v1/harnesses/${encodeURIComponent(harnessId)}/restart`);
   }
 
   caps(): Promise<Caps> {

@@ -17,6 +17,9 @@ describe("system lines", () => {
     expect(systemLine(ev("space.updated", "usr_a", { state: "closed" }), nameOf)).toBe("Arjun Rao archived the room");
     expect(systemLine(ev("space.updated", "usr_a", { title: "Launch" }), nameOf)).toBe("Arjun Rao renamed the room to “Launch”");
     expect(systemLine(ev("space.lock_set", "usr_a", { locked: true }), nameOf)).toBe("Arjun Rao locked the room's changes");
+    expect(systemLine(ev("space.lead_set", "usr_a", { agent_id: "agt_j1" }), nameOf)).toBe("Arjun Rao made J1 the room’s lead");
+    expect(systemLine(ev("space.lead_set", "usr_a", { agent_id: null }), nameOf)).toBe("Arjun Rao left the room without a lead");
+    expect(systemLine(ev("lead.handed", "sys", { agent_id: "agt_j1", message_id: "msg_1", said_by: "agt_j2" }), nameOf)).toBe("J1 took it as the lead: it was nobody’s turn");
     expect(systemLine(ev("message.post", "usr_a", { text: "hi" }), nameOf)).toBeNull();
   });
 });

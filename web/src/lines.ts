@@ -4,7 +4,7 @@
 import type { LinkedFile } from "./files";
 import type { AnyEvent, FeedbackItem, Line } from "./protocol";
 
-export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set"]);
+export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set", "space.lead_set", "lead.handed"]);
 export const CARD_KINDS = new Set(["status", "approval", "question", "receipt", "artifact", "task", "handoff", "checkpoint", "summary"]);
 
 /** The muted line a room operation draws, or null. */
@@ -17,6 +17,14 @@ export function systemLine(e: AnyEvent, nameOf: (id: string) => string): string 
   }
   if (e.type === "membership.removed") {
     return f["participant_id"] === e.actor.id ? `${who} left` : `${who} removed ${nameOf(String(f["participant_id"]))}`;
+  }
+  if (e.type === "lead.handed") {
+    // One quiet line under the words (spec/websocket.md, Who leads; docs/adr/0090).
+    return `${nameOf(String(f["agent_id"]))} took it as the lead: it was nobody’s turn`;
+  }
+  if (e.type === "space.lead_set") {
+    const lead = f["agent_id"] as string | null | undefined;
+    return lead ? `${who} made ${nameOf(lead)} the room’s lead` : `${who} left the room without a lead`;
   }
   if (e.type === "space.lock_set") return `${who} ${f["locked"] ? "locked" : "unlocked"} the room's changes`;
   const title = f["title"] as string | null | undefined;
@@ -48,6 +56,9 @@ export function lineOf(e: AnyEvent, nameOf: (id: string) => string, me: string |
       ...(card ? { card } : {}),
       ...(attachments?.length ? { attachments } : {}),
       ...(addressed ? { addressed_to: addressed } : {}),
+      ...(f["held"] === true ? { held: true, ...(Array.isArray(f["held_for"]) ? { held_for: f["held_for"] as string[] } : {}) } : {}),
+      ...(f["exchange"] && typeof f["exchange"] === "object" ? { exchange: f["exchange"] as NonNullable<Line["exchange"]> } : {}),
+      ...(typeof f["held_since"] === "string" ? { held_since: f["held_since"] } : {}),
       edited: false,
       deleted: false,
       pinned: false,

@@ -90,11 +90,15 @@ export interface Member {
   name: string | null;
   kind: string | null;
   standing: string;
+  /** The agent that leads the room (ADR 0104), once a person chose one. */
+  lead?: boolean;
 }
 
 export interface Sheet extends Omit<SpaceRow, "members"> {
   as_of_seq: number;
   members: Member[];
+  /** The room's lead (ADR 0090); absent where the gateway has no leads. */
+  lead_id?: string | null;
 }
 
 export interface FeedbackItem {
@@ -125,6 +129,13 @@ export interface Line {
   feedback: FeedbackItem[];
   /** The agents whose turns heard it while working (message.heard), in order. */
   heard_by?: string[];
+  /** Held by the referee (ADR 0083): for nobody, and whom it was for. */
+  held?: boolean;
+  held_for?: string[];
+  /** What the referee counted of it (an agent's words to agents). */
+  exchange?: { count: number; stop?: number | null; allowance?: number | null; circle?: boolean | null };
+  /** Said by a free agent while it was in no room, at this time (ADR 0071). */
+  held_since?: string;
   /** What Chips did with the person's own words while a run was live. */
   receipt?: "queued" | "steered";
   /** Words sent and not yet acknowledged (the outbox). */
@@ -139,6 +150,15 @@ export interface Participant {
   role: string | null;
   owner_id: string | null;
   capabilities?: string[];
+  /** An agent's harness (its id and name), state, Main flag and room (ADR 0070). */
+  harness_id?: string;
+  harness?: string | null;
+  state?: "active" | "archived";
+  main?: boolean;
+  space_id?: string | null;
+  /** A harness's face (an agent's, its harness's): connected, disconnected, restarting, trouble. */
+  status?: string;
+  restart_asked_at?: string;
 }
 
 export interface Step {

@@ -1,6 +1,7 @@
 // The app's state: who is signed in, the rooms list, the rooms opened, and the socket.
 // Everything on screen is folded from the log: HTTP reads for where to start, then each
 // event from the socket once, in seq order (live.ts).
+import { answeredAsk, askOf, foldPause, foldWork, refereeWords, REFEREE_LINE_TYPES, type Ask, type JobSpend, type Pause, type Turn } from "./agents";
 import { Api, ApiError } from "./api";
 import type { Caps, LinkedFile, RoomFile, Uploaded } from "./files";
 import { foldChange, insertLine, lineOf, LINE_TYPES } from "./lines";
@@ -26,7 +27,26 @@ export interface Room {
   /** Events that arrived while the room was loading. */
   pending: AnyEvent[];
   error: string | null;
+  /** Whether the room's agents are paused, by whom (exchange.set; docs/adr/0100). */
+  pause: Pause | null;
+  /** The job's spend against the room's ceiling (GET /v1/spaces/:id/spend), once read. */
+  spend: JobSpend | null;
+  /** A person's asks of a harness for an agent here (agent.fork, agent.asked), by id. */
+  asks: Map<string, Ask>;
+  /** The turns going in the room (room.working, room.idle), as last told. */
+  work: Turn[];
 }
+
+/** The room's ``agent_elsewhere`` refusal, answered by offering to move the agent. */
+export interface Elsewhere {
+  agentId: string;
+  spaceId: string | null;
+}
+
+/** Events that change who is who (the directory is read again after them). */
+const DIRECTORY_TYPES = new Set(["participant.joined", "harness.declared", "agent.registered", "agent.updated", "agent.attached", "agent.released"]);
+/** Events that change a room's job or its ceiling (its spend is read again after them). */
+const SPEND_TYPES = new Set(["usage", "budget.warning", "exchange.set", "space.spend_ceiling_set"]);
 
 export interface Toast {
   id: number;
@@ -53,7 +73,8 @@ export class Store {
   archived: SpaceRow[] | null = null;
   rooms = new Map<string, Room>();
   toasts: Toast[] = [];
-  features = { search: false, attachments: false };
+  /** What this gateway serves: search, files, and the referee's spend and pause. */
+  features = { search: false, attachments: false, referee: false };
   /** What a file of each kind may weigh here (GET /v1/uploads/caps), once known. */
   caps: Caps | null = null;
   /** Each room's Files (GET /v1/spaces/:id/files), for the rooms whose sheet asked. */
@@ -130,6 +151,7 @@ export class Store {
         this.me = person;
         this.workspaceId = workspaceId;
         if (this.gate.last === null) await this.loadFirst();
+        this.watchDirectory();
       },
       onEvents: (events) => this.apply(events),
       onAck: (key, seq) => this.acked(key, seq),
@@ -151,7 +173,7 @@ export class Store {
   private async detectFeatures(): Promise<void> {
     if (!this.api) return;
     const [search, attachments] = await Promise.all([this.api.has("/v1/search?q=a"), this.loadCaps()]);
-    this.features = { search, attachments };
+    this.features = { ...this.features, search, attachments };
     this.changed();
   }
 
@@ -218,10 +240,30 @@ export class Store {
     this.changed();
   }
 
+  private directoryTimer: ReturnType<typeof setTimeout> | null = null;
+
   async reloadDirectory(): Promise<void> {
-    const people = await this.api!.participants();
+    if (!this.api) return;
+    const people = await this.api.participants();
     this.participants = new Map(people.participants.map((p) => [p.participant_id, p]));
     this.changed();
+  }
+
+  /**
+   * Read the directory again soon: after events that change who is who, and on a clock,
+   * since a harness's face (Restarting…) lives in Redis and no event says it changed
+   * (docs/adr/0080, 0100). Every 10 s while the page is seen, every 2 s while a face reads
+   * Restarting.
+   */
+  watchDirectory(delay?: number): void {
+    if (this.directoryTimer) clearTimeout(this.directoryTimer);
+    const restarting = [...this.participants.values()].some((p) => p.status === "restarting");
+    this.directoryTimer = setTimeout(async () => {
+      this.directoryTimer = null;
+      if (!this.api) return;
+      if (document.visibilityState === "visible") await this.reloadDirectory().catch(() => {});
+      this.watchDirectory();
+    }, delay ?? (restarting ? 2000 : 10000));
   }
 
   // --- names -------------------------------------------------------------------------
@@ -277,9 +319,7 @@ export class Store {
   private fold(e: AnyEvent): void {
     const f = e as unknown as Record<string, unknown>;
     const spaceId = f["space_id"] as string | undefined;
-    if (e.type === "participant.joined" || e.type === "harness.declared") {
-      void this.reloadDirectory();
-    }
+    if (DIRECTORY_TYPES.has(e.type)) this.watchDirectory(100);
     // The caps reach every client through the log (spec/messages.md, Attachments).
     if (e.type === "attachment.caps_set" && this.features.attachments) void this.loadCaps();
     if (spaceId && this.files.has(spaceId) && ((e.type === "message.post" && f["attachments"]) || e.type === "message.deleted")) {
@@ -333,6 +373,8 @@ export class Store {
   private foldRoom(room: Room, e: AnyEvent): void {
     if (e.seq <= room.asOf && e.type !== "message.post") return;
     const f = e as unknown as Record<string, unknown>;
+    this.foldBeside(room, e);
+    if (SPEND_TYPES.has(e.type) || (e.actor.kind === "person" && this.features.referee)) this.refreshSpend(room.id);
     const line = lineOf(e, this.nameOf, this.me?.id ?? null);
     if (line) {
       const key = this.keyBySeq.get(e.seq);
@@ -358,6 +400,65 @@ export class Store {
       }
     }
     this.foldRun(room, e);
+  }
+
+  /**
+   * What the room draws beside its lines (docs/adr/0100): the pause, a person's asks of a
+   * harness and the agents that answered them, and the quiet lines of the referee's events.
+   * The same for an event read back with a page of lines as for one live.
+   */
+  private foldBeside(room: Room, e: AnyEvent): void {
+    room.work = foldWork(room.work, e);
+    const pause = foldPause(room.pause, e);
+    if (pause !== room.pause && !(pause && room.pause && pause.seq < room.pause.seq)) room.pause = pause;
+    const ask = askOf(e);
+    if (ask && !room.asks.has(ask.id)) room.asks = new Map(room.asks).set(ask.id, ask);
+    const answered = answeredAsk(e);
+    if (answered) {
+      const asked = room.asks.get(answered.ask);
+      if (asked && !asked.answered_by) room.asks = new Map(room.asks).set(asked.id, { ...asked, answered_by: answered.agent });
+    }
+    if (REFEREE_LINE_TYPES.has(e.type)) {
+      const words = refereeWords(e, this.nameOf);
+      const id = `note_${e.id}`;
+      if (words && !room.lines.some((l) => l.id === id)) {
+        room.lines = insertLine(room.lines, {
+          id,
+          seq: e.seq,
+          kind: "system",
+          author_id: e.actor.id,
+          text: words,
+          reply_to: null,
+          ts: e.ts,
+          edited: false,
+          deleted: false,
+          pinned: false,
+          feedback: [],
+        });
+      }
+    }
+  }
+
+  private spendTimers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  /** Read the room's spend again (several changes, one read). */
+  refreshSpend(spaceId: string): void {
+    if (!this.features.referee || this.spendTimers.has(spaceId)) return;
+    this.spendTimers.set(
+      spaceId,
+      setTimeout(async () => {
+        this.spendTimers.delete(spaceId);
+        const room = this.rooms.get(spaceId);
+        if (!room) return;
+        try {
+          const read = await this.api!.spend(spaceId);
+          room.spend = read;
+          this.changed();
+        } catch {
+          /* the next change reads it again */
+        }
+      }, 300),
+    );
   }
 
   private foldRun(room: Room, e: AnyEvent): void {
@@ -492,6 +593,10 @@ export class Store {
         cards: new Map(),
         pending: [],
         error: null,
+        pause: null,
+        spend: null,
+        asks: new Map(),
+        work: [],
       };
       this.rooms.set(spaceId, room);
       void this.loadRoom(room);
@@ -503,15 +608,24 @@ export class Store {
     const api = this.api!;
     const after = this.gate.last ?? undefined;
     try {
-      const [sheet, page, runs] = await Promise.all([
+      const [sheet, page, runs, spend] = await Promise.all([
         api.sheet(room.id, after),
         api.lines(room.id, Number.MAX_SAFE_INTEGER, PAGE, after),
         api.runs(room.id, after),
+        this.loadSpend(room.id),
       ]);
       room.sheet = sheet;
       room.asOf = page.as_of_seq;
       room.lines = page.messages;
       room.start = page.messages.length < PAGE;
+      room.asks = new Map();
+      for (const e of page.events ?? []) this.foldBeside(room, e);
+      // The pause as the spend read says it now: it may have begun before this page.
+      if (spend) {
+        const { paused, ...job } = spend;
+        room.spend = job;
+        room.pause = paused ?? null;
+      }
       const details = await Promise.all(runs.runs.slice(0, 10).map((r) => api.run(r.run_id, page.as_of_seq).catch(() => r)));
       for (const run of details) {
         room.runs.set(run.run_id, run);
@@ -526,6 +640,20 @@ export class Store {
     room.pending = [];
     for (const e of pending) this.foldRoom(room, e);
     this.changed();
+  }
+
+  /** The room's spend and pause, or null where this gateway has no referee (no route). */
+  private async loadSpend(spaceId: string): Promise<(JobSpend & { paused?: Pause | null }) | null> {
+    try {
+      const read = await this.api!.spend(spaceId);
+      if (!this.features.referee) {
+        this.features = { ...this.features, referee: true };
+      }
+      return read;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) this.features = { ...this.features, referee: false };
+      return null;
+    }
   }
 
   async reloadRoom(spaceId: string): Promise<void> {
@@ -563,6 +691,10 @@ export class Store {
       const known = new Set(room.lines.map((l) => l.id));
       room.lines = [...page.messages.filter((l) => !known.has(l.id)), ...room.lines];
       room.start = page.messages.length < PAGE;
+      // Older asks and referee lines; the pause stands as read when the room opened.
+      const pause = room.pause;
+      for (const e of page.events ?? []) this.foldBeside(room, e);
+      room.pause = pause;
     } finally {
       room.loadingOlder = false;
       this.changed();

@@ -5,6 +5,7 @@
 // (spec/spaces.md, Several harnesses and people in one space).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { destination, harnessesOf, suggestions, type Pick } from "../composer";
+import { kindWords } from "../agents";
 import { kindOf, overCap, sizeWords, type FileKind, type Uploaded } from "../files";
 import type { Line } from "../protocol";
 import { useStore } from "./hooks";
@@ -52,7 +53,11 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
   const room = store.rooms.get(props.spaceId);
   const people = (room?.sheet?.members ?? [])
     .filter((m) => m.participant_id !== store.me?.id)
-    .map((m) => ({ name: m.name ?? store.nameOf(m.participant_id), kind: m.kind ?? "" }));
+    .map((m) => {
+      const p = store.participants.get(m.participant_id);
+      // An agent is offered with its harness: "J1 — Jacobian agent" (docs/adr/0100).
+      return { name: m.name ?? store.nameOf(m.participant_id), kind: p ? kindWords(p) : (m.kind ?? "") };
+    });
   const before = text.slice(0, caret);
   const offer = suggestions(before, people);
   const harnesses = harnessesOf(room?.sheet?.members ?? [], store.nameOf);

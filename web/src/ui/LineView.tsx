@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { heardLine, reactionsOf } from "../lines";
+import { kindWords } from "../agents";
 import { renderMarkdown } from "../markdown";
 import type { Line } from "../protocol";
 import type { Room } from "../store";
@@ -22,6 +23,8 @@ export function LineView(props: {
   threadId: string | null;
   /** Where the message went, when that changed from its sender's last (spec/spaces.md). */
   route: string | null;
+  /** The margin note under the last of a stretch of held words (spec/spaces.md). */
+  heldNote: string | null;
   /** The line a search hit opened the room at. */
   found: boolean;
   canStartThread: boolean;
@@ -39,6 +42,7 @@ export function LineView(props: {
   const author = store.participants.get(line.author_id);
   const isHarness = author?.kind === "harness" || line.author_id.startsWith("hrn_") || line.author_id.startsWith("agt_");
   const name = store.nameOf(line.author_id);
+  const kind = author?.kind === "agent" ? kindWords(author) : null;
 
   if (line.kind === "system") {
     return (
@@ -81,6 +85,12 @@ export function LineView(props: {
     >
       <div class="line-head">
         <span class={isHarness ? "author harness" : "author"}>{name}</span>
+        {kind && <span class="muted small agent-kind">{kind}</span>}
+        {line.held && (
+          <span class="held-tag small" data-testid="held" title="Held by Chips: for nobody until a person acts">
+            held
+          </span>
+        )}
         <time class="muted small" dateTime={line.ts}>
           {pending ? (line.failed ? "not sent" : "sending…") : formatTime(line.ts)}
         </time>
@@ -189,6 +199,16 @@ export function LineView(props: {
         <span class={`receipt ${line.receipt}`} data-testid="receipt">
           {line.receipt === "queued" ? "queued for the run's next look" : "steered the run"}
         </span>
+      )}
+      {line.held_since && (
+        <p class="small muted" data-testid="held-since">
+          Said while {name} was in no room, {formatTime(line.held_since)}
+        </p>
+      )}
+      {props.heldNote && (
+        <p class="held-note small muted" data-testid="held-note">
+          {props.heldNote}
+        </p>
       )}
       {heard && (
         <p class="heard small muted" data-testid="heard">

@@ -7,8 +7,9 @@ import { AskCard, RunBlock } from "./Cards";
 import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { harnessesOf, routesOf } from "../composer";
+import { askState, askWords, heldNotes, pauseWords, workingWords, type Ask } from "../agents";
 
-type Item = { seq: number; line?: Line; run?: Run; card?: RunCard };
+type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
 export function RoomView(props: { spaceId: string; at?: string | null }) {
   const store = useStore();
@@ -55,6 +56,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const inView = (seq: number) => room.start || seq >= oldest;
   const items: Item[] = [
     ...room.lines.map((line) => ({ seq: line.seq, line })),
+    ...[...room.asks.values()].filter((a) => inView(a.seq)).map((ask) => ({ seq: ask.seq, ask })),
     ...[...room.runs.values()].filter((r) => inView(r.started_seq)).map((run) => ({ seq: run.started_seq, run })),
     ...[...room.cards.values()].filter((c) => inView(c.asked_seq)).map((card) => ({ seq: card.asked_seq, card })),
   ].sort((a, b) => a.seq - b.seq);
@@ -63,6 +65,20 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   );
   const pins = room.lines.filter((l) => l.pinned && !l.deleted);
   const routes = routesOf(room.lines, harnessesOf(sheet?.members ?? [], store.nameOf));
+  const held = heldNotes(room.lines, (id) => store.participants.get(id)?.kind === "person" || id === store.me?.id, store.nameOf);
+  const hasAgents = (sheet?.members ?? []).some((m) => m.kind === "agent" || m.kind === "harness");
+  const leads = (sheet?.members ?? []).filter((m) => m.lead);
+  const working = workingWords(room.work, store.nameOf, Date.now());
+
+  // An ask waits a minute: draw it again when its minute is up (and each second before,
+  // for the count).
+  const [, tick] = useState(0);
+  const waiting = [...room.asks.values()].some((a) => askState(a, Date.now()) === "waiting");
+  useEffect(() => {
+    if (!waiting) return;
+    const timer = setInterval(() => tick((n) => n + 1), 1000);
+    return () => clearInterval(timer);
+  }, [waiting]);
   const me = sheet?.members.find((m) => m.participant_id === store.me?.id);
   const isThread = (sheet ?? space)?.kind === "thread";
   const parent = sheet?.parent_space_id ? store.rooms.get(sheet.parent_space_id) : undefined;
@@ -115,7 +131,13 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
             {sheet ? `${sheet.members.length} ${sheet.members.length === 1 ? "member" : "members"}` : ""}
             {closed ? " · Archived" : ""}
             {locked ? " · Locked" : ""}
+            {leads.length ? ` · ${leads.map((m) => m.name ?? store.nameOf(m.participant_id)).join(", ")} leads` : ""}
           </span>
+          {working && (
+            <span class="muted small working" data-testid="working">
+              {working}
+            </span>
+          )}
         </div>
         {isThread && sheet?.parent_space_id && (
           <a class="small" href={`#/room/${encodeURIComponent(sheet.parent_space_id)}`}>
@@ -137,6 +159,15 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => act(() => store.api!.lock(props.spaceId, !locked))}>
                 {locked ? "Unlock changes" : "Lock changes"}
               </button>
+              {store.features.referee && hasAgents && !closed && (
+                <button
+                  role="menuitem"
+                  type="button"
+                  onClick={() => act(() => store.send({ type: "exchange.set", space_id: props.spaceId, state: room.pause ? "running" : "paused" }))}
+                >
+                  {room.pause ? "Let them carry on" : "Pause the agents"}
+                </button>
+              )}
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setSheetOpen(true))}>
                 People…
               </button>
@@ -153,6 +184,14 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
         <p class="root-quote">
           In reply to {store.nameOf(root.author_id)}: {(root.text ?? "").slice(0, 140)}
         </p>
+      )}
+      {room.pause && !closed && (
+        <div class="paused" role="region" aria-label="The agents are paused" data-testid="paused">
+          <p>{pauseWords(room.pause, store.nameOf)}</p>
+          <button type="button" class="primary" onClick={() => act(() => store.send({ type: "exchange.set", space_id: props.spaceId, state: "running" }))}>
+            Let them carry on
+          </button>
+        </div>
       )}
       {pins.length > 0 && (
         <div class="pins" aria-label="Pinned">
@@ -183,10 +222,15 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               route={routes.get(item.line.id) ?? null}
               found={item.line.id === found}
               canStartThread={!isThread && !closed}
+              heldNote={held.get(item.line.id) ?? null}
               roomOwner={me?.standing === "owner"}
               onReply={() => setDraft({ mode: "reply", line: item.line! })}
               onEdit={() => setDraft({ mode: "edit", line: item.line! })}
             />
+          ) : item.ask ? (
+            <div key={item.ask.id} class={`system-line ask ${askState(item.ask, Date.now())}`} data-testid="ask" role="status">
+              {askWords(item.ask, Date.now(), store.nameOf)}
+            </div>
           ) : item.run ? (
             <RunBlock key={item.run.run_id} run={item.run} />
           ) : (
@@ -194,7 +238,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           ),
         )}
         {sending.map(([key, line]) => (
-          <LineView key={line.id} line={line} room={room} threadId={null} route={null} found={false} canStartThread={false} roomOwner={false} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
+          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} canStartThread={false} roomOwner={false} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
         ))}
       </div>
       {closed ? (

@@ -96,3 +96,62 @@ async def held_since_last_person(
         .limit(200)
     )
     return [canonical(row.body) for row in rows]
+
+
+async def read_pause(
+    conn: AsyncConnection, workspace_id: str, space_id: str
+) -> dict[str, Any] | None:
+    """Whether the room's agents are paused now, and by whom (docs/adr/0100): what the
+    people's banner says when the room is opened.
+
+    The same rule as the door's fold (``rules.exchanges.step``): ``exchange.set`` running
+    ends any pause; a person's pause lasts until then; Chips's pause at the ceiling ends at
+    the next thing a person does in the room. None when the room is not paused.
+    """
+    e = t.events.c
+    room = [e.workspace_id == workspace_id, e.space_id == space_id, e.type == "exchange.set"]
+    resumed = (
+        await conn.execute(
+            select(func.coalesce(func.max(e.seq), 0)).where(
+                and_(*room, e.body["state"].astext == "running")
+            )
+        )
+    ).scalar() or 0
+    found = (
+        await conn.execute(
+            select(e.seq, e.ts, e.actor_id, e.body)
+            .where(and_(*room, e.seq > resumed, e.body["state"].astext == "paused"))
+            .order_by(e.seq.desc())
+            .limit(50)
+        )
+    ).all()
+    if not found:
+        return None
+    by_person = [row for row in found if row.body.get("why") != "spend"]
+    row = by_person[0] if by_person else found[0]
+    if not by_person:
+        acted = (
+            await conn.execute(
+                select(e.seq)
+                .where(
+                    and_(
+                        e.workspace_id == workspace_id,
+                        e.space_id == space_id,
+                        e.seq > row.seq,
+                        e.actor_id.startswith(PERSON_PREFIX),
+                    )
+                )
+                .limit(1)
+            )
+        ).first()
+        if acted is not None:  # a person's act began a new job: the spend pause is over
+            return None
+    pause: dict[str, Any] = {
+        "why": "spend" if row.body.get("why") == "spend" else "person",
+        "by": row.actor_id,
+        "seq": int(row.seq),
+        "at": row.ts.isoformat(),
+    }
+    if row.body.get("spend") is not None:
+        pause["spend"] = row.body["spend"]
+    return pause

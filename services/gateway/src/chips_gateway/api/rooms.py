@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
-from chips_common.db.spend_reads import read_job
+from chips_common.db.spend_reads import read_job, read_pause
+from chips_common.events import canonical
 from chips_gateway.agents import shown, shown_in_room
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
@@ -104,6 +105,8 @@ async def room_sheet(
                     "name": row.name,
                     "kind": row.kind,
                     "standing": row.standing,
+                    # The room's lead says so (spec/websocket.md, Who leads).
+                    **({"lead": True} if row.participant_id == space["lead_id"] else {}),
                 }
                 for row in members
             ],
@@ -202,7 +205,52 @@ async def room_lines(
             }
             for row in rows
         ]
-    return await as_seen(ctx, caller, {"as_of_seq": as_of, "messages": lines})
+        answer: dict[str, Any] = {"as_of_seq": as_of, "messages": lines}
+        if before is not None and caller.kind == "person":
+            # What a person's room draws beside its lines, for the same stretch of the log
+            # (docs/adr/0100): from the page's oldest line (from the beginning when the page
+            # is the room's first) up to where the page ends.
+            start = 0 if len(rows) < limit or not rows else int(rows[0]["seq"])
+            answer["events"] = await _room_events(
+                conn, ws_id, space_id, start, min(before, as_of + 1)
+            )
+    return await as_seen(ctx, caller, answer)
+
+
+# The events a person's room draws beside its lines: agents coming and going, asks of a
+# harness for an agent, the room paused or let carry on, spend warnings and ceilings
+# (docs/adr/0100).
+DRAWN_BESIDE = (
+    "agent.attached",
+    "agent.released",
+    "agent.fork",
+    "agent.asked",
+    "exchange.set",
+    "budget.warning",
+    "space.spend_ceiling_set",
+)
+
+
+async def _room_events(
+    conn: Any, workspace_id: str, space_id: str, start: int, end: int
+) -> list[dict[str, Any]]:
+    """The room's events of the kinds in :data:`DRAWN_BESIDE` with ``start <= seq < end``."""
+    e = t.events.c
+    rows = await conn.execute(
+        select(e.body)
+        .where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.space_id == space_id,
+                e.seq >= start,
+                e.seq < end,
+                e.type.in_(DRAWN_BESIDE),
+            )
+        )
+        .order_by(e.seq)
+        .limit(500)
+    )
+    return [canonical(row.body) for row in rows]
 
 
 async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[int, dict[str, Any]]:
@@ -220,6 +268,10 @@ async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[in
             e.seq,
             e.body["attachments"].label("attachments"),
             e.body["addressed_to"].label("addressed_to"),
+            e.body["held"].label("held"),
+            e.body["held_for"].label("held_for"),
+            e.body["held_since"].label("held_since"),
+            e.body["exchange"].label("exchange"),
         ).where(and_(e.workspace_id == workspace_id, e.seq.in_(seqs), e.type == "message.post"))
     )
     posted: dict[int, dict[str, Any]] = {}
@@ -229,6 +281,16 @@ async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[in
             said["attachments"] = list(r.attachments)
         if isinstance(r.addressed_to, list):
             said["addressed_to"] = r.addressed_to
+        # What the referee said of it (ADR 0083), and words a free agent said while in no
+        # room (ADR 0071), so a held line reads back as it was drawn live.
+        if r.held is True:
+            said["held"] = True
+            if isinstance(r.held_for, list):
+                said["held_for"] = r.held_for
+        if isinstance(r.exchange, dict):
+            said["exchange"] = r.exchange
+        if isinstance(r.held_since, str):
+            said["held_since"] = r.held_since
         if said:
             posted[int(r.seq)] = said
     return posted
@@ -243,8 +305,9 @@ def _filled_in(
     out: dict[str, Any] = {}
     if "attachments" in said:
         out["attachments"] = [links.link(a, credential_id, now) for a in said["attachments"]]
-    if "addressed_to" in said:
-        out["addressed_to"] = said["addressed_to"]
+    for name in ("addressed_to", "held", "held_for", "held_since", "exchange"):
+        if name in said:
+            out[name] = said[name]
     return out
 
 
@@ -334,13 +397,35 @@ async def set_spend_ceiling(
     return await append_event(ctx, caller, event, idempotency_key)
 
 
+class LeadIn(BaseModel):
+    # Null (or left out): the room has no lead.
+    agent_id: str | None = None
+
+
+@router.post("/spaces/{space_id}/lead")
+async def set_lead(
+    space_id: str,
+    body: LeadIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Choose the room's lead, or none: ``space.lead_set`` (spec/websocket.md, Who leads;
+    docs/adr/0090). A person's, and one of the agents in the room."""
+    event = {"type": "space.lead_set", "space_id": space_id, "agent_id": body.agent_id}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
 @router.get("/spaces/{space_id}/spend")
 async def room_spend(space_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
-    """What the room's job has spent as of now, against its ceiling (docs/adr/0083)."""
+    """What the room's job has spent as of now, against its ceiling (docs/adr/0083), and
+    whether its agents are paused (``paused``: why, by whom, since which seq; null when
+    not), which the people's banner draws (docs/adr/0100)."""
     await require_member(ctx, caller, space_id)
     async with ctx.engine.connect() as conn:
         read = await read_job(conn, caller.workspace_id, space_id)
-    return await as_seen(ctx, caller, read.facts())
+        paused = await read_pause(conn, caller.workspace_id, space_id)
+    return await as_seen(ctx, caller, {**read.facts(), "paused": paused})
 
 
 @router.delete("/spaces/{space_id}")
@@ -378,4 +463,5 @@ def space_fields(space: Any) -> dict[str, Any]:
         "moved_seq": space["moved_seq"],
         "parent_space_id": space["parent_space_id"],
         "root_message_id": space["root_message_id"],
+        "lead_id": space["lead_id"],
     }

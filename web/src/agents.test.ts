@@ -1,0 +1,178 @@
+import { describe, expect, it } from "vitest";
+import {
+  ASK_WAIT_MS,
+  answeredAsk,
+  askOf,
+  askState,
+  askWords,
+  faceLabel,
+  foldPause,
+  foldWork,
+  heldNotes,
+  kindWords,
+  mayAsk,
+  parseCeiling,
+  pauseWords,
+  refereeWords,
+  spendWords,
+  statusWords,
+  workingWords,
+} from "./agents";
+import { lineOf } from "./lines";
+import type { AnyEvent, Line } from "./protocol";
+
+const names: Record<string, string> = { usr_a: "Arjun Rao", usr_m: "Maya Chen", hrn_s: "Scout", agt_j1: "J1", agt_j2: "J2", agt_n: "Nova", sys: "Chips" };
+const nameOf = (id: string) => names[id] ?? "Someone";
+let seq = 10;
+function ev(type: string, actor: string, fields: Record<string, unknown> = {}, ts = "2026-12-01T10:00:00.000Z"): AnyEvent {
+  seq += 1;
+  const kind = actor.startsWith("usr") ? "person" : actor.startsWith("agt") ? "agent" : actor.startsWith("hrn") ? "harness" : "system";
+  return { v: 1, id: `evt_01J${seq}`, seq, ts, workspace_id: "ws_1", actor: { kind, id: actor }, type, space_id: "spc_1", ...fields } as AnyEvent;
+}
+
+describe("faces", () => {
+  it("say an agent's harness, unless the agent is named as its harness is", () => {
+    expect(kindWords({ kind: "agent", name: "ASCII Art", harness: "Jacobian" })).toBe("Jacobian agent");
+    expect(kindWords({ kind: "agent", name: "OpenClaw", harness: "OpenClaw" })).toBe("agent");
+    expect(kindWords({ kind: "harness", name: "Scout" })).toBe("harness");
+    expect(kindWords({ kind: "person", name: "Arjun" })).toBe("person");
+    expect(faceLabel({ kind: "agent", name: "OpenClaw 2", harness: "Scout" })).toBe("OpenClaw 2 (Scout agent)");
+    expect(faceLabel({ kind: "person", name: "Arjun" })).toBe("Arjun");
+  });
+
+  it("read Restarting while a harness restarts, and nothing when all is well", () => {
+    expect(statusWords("restarting")).toBe("Restarting…");
+    expect(statusWords("trouble")).toBe("In trouble");
+    expect(statusWords("connected")).toBeNull();
+    expect(statusWords(undefined)).toBeNull();
+  });
+
+  it("let the harness's owner, or a workspace owner or admin, ask", () => {
+    expect(mayAsk({ id: "usr_m", role: "member" }, { owner_id: "usr_m" })).toBe(true);
+    expect(mayAsk({ id: "usr_m", role: "member" }, { owner_id: "usr_a" })).toBe(false);
+    expect(mayAsk({ id: "usr_m", role: "admin" }, { owner_id: "usr_a" })).toBe(true);
+    expect(mayAsk(null, { owner_id: "usr_a" })).toBe(false);
+  });
+});
+
+describe("the pause", () => {
+  it("follows the door: a person's pause lasts until carry on; Chips's ends at a person's act", () => {
+    const byArjun = foldPause(null, ev("exchange.set", "usr_a", { state: "paused", why: "person" }));
+    expect(byArjun).toMatchObject({ why: "person", by: "usr_a" });
+    // A person's words don't end a person's pause, and Chips's pause doesn't outrank it.
+    expect(foldPause(byArjun, ev("message.post", "usr_m", { text: "hi" }))).toBe(byArjun);
+    expect(foldPause(byArjun, ev("exchange.set", "sys", { state: "paused", why: "spend" }))).toBe(byArjun);
+    expect(foldPause(byArjun, ev("exchange.set", "usr_m", { state: "running" }))).toBeNull();
+
+    const spend = { ceiling_usd: 3, spent_usd: 3.1, since_seq: 4, uncounted_runs: 0 };
+    const atCeiling = foldPause(null, ev("exchange.set", "sys", { state: "paused", why: "spend", spend }));
+    expect(atCeiling).toMatchObject({ why: "spend", spend });
+    expect(foldPause(atCeiling, ev("message.post", "agt_j1", { text: "more" }))).toBe(atCeiling);
+    expect(foldPause(atCeiling, ev("message.post", "usr_a", { text: "go on" }))).toBeNull();
+  });
+
+  it("says who paused them, or that Chips did at the ceiling", () => {
+    expect(pauseWords({ why: "person", by: "usr_a", seq: 1 }, nameOf)).toMatch(/^Arjun Rao paused the agents here/);
+    const words = pauseWords({ why: "spend", by: "sys", seq: 1, spend: { ceiling_usd: 3, spent_usd: 3.1, since_seq: 1, uncounted_runs: 0 } }, nameOf);
+    expect(words).toContain("spend ceiling");
+    expect(words).toContain("$3.10 of the $3.00");
+  });
+});
+
+describe("the ceiling", () => {
+  it("takes dollars from $0.25 to $100, and says what is wrong otherwise", () => {
+    expect(parseCeiling("5")).toEqual({ usd: 5 });
+    expect(parseCeiling(" $0.25 ")).toEqual({ usd: 0.25 });
+    expect(parseCeiling("100")).toEqual({ usd: 100 });
+    expect(parseCeiling("12.345")).toEqual({ usd: 12.35 });
+    expect(parseCeiling("0.1")).toEqual({ error: "A room's spend ceiling is from $0.25 to $100; $0.10 is out of range." });
+    expect(parseCeiling("101")).toMatchObject({ error: expect.stringContaining("out of range") });
+    expect(parseCeiling("five")).toEqual({ error: "“five” is not an amount of dollars." });
+    expect(parseCeiling("")).toMatchObject({ error: expect.stringContaining("$0.25 to $100") });
+  });
+
+  it("says the job's spend in words", () => {
+    expect(spendWords({ ceiling_usd: 3, spent_usd: 0.42, since_seq: 1, uncounted_runs: 0 })).toBe("This job has spent $0.42 of the $3.00 this room allows a job (14%).");
+    expect(spendWords({ ceiling_usd: 3, spent_usd: 1, since_seq: 1, uncounted_runs: 2 })).toContain("2 runs reported no cost and count nothing.");
+  });
+});
+
+describe("asks of a harness for an agent", () => {
+  it("wait a minute, then say the harness didn't make it", () => {
+    const asked = askOf(ev("agent.fork", "usr_a", { agent_id: "agt_j1", harness_id: "hrn_s" }))!;
+    expect(asked).toMatchObject({ kind: "fork", by: "usr_a", harness_id: "hrn_s", agent_id: "agt_j1" });
+    const start = Date.parse(asked.ts);
+    expect(askState(asked, start + 1000)).toBe("waiting");
+    expect(askWords(asked, start + 1000, nameOf)).toBe("Arjun Rao asked Scout for a copy of J1 here. Waiting for Scout (59 s)…");
+    expect(askState(asked, start + ASK_WAIT_MS)).toBe("missed");
+    expect(askWords(asked, start + ASK_WAIT_MS, nameOf)).toBe(
+      "Arjun Rao asked Scout for a copy of J1 here. Scout didn't make the copy: the room stopped waiting after a minute.",
+    );
+  });
+
+  it("say who joined once the harness answered in time", () => {
+    const asked = askOf(ev("agent.asked", "usr_a", { harness_id: "hrn_s", name: "Nova" }))!;
+    expect(asked.kind).toBe("new");
+    const attached = ev("agent.attached", "usr_a", { agent_id: "agt_n", harness_id: "hrn_s", made_for: asked.id });
+    expect(answeredAsk(attached)).toEqual({ ask: asked.id, agent: "agt_n" });
+    expect(answeredAsk(ev("agent.attached", "usr_a", { agent_id: "agt_j2", harness_id: "hrn_s" }))).toBeNull();
+    const made = { ...asked, answered_by: "agt_n" };
+    expect(askState(made, Date.parse(asked.ts) + 10 * ASK_WAIT_MS)).toBe("made");
+    expect(askWords(made, 0, nameOf)).toBe("Arjun Rao asked Scout for a new agent called Nova here: Nova joined.");
+  });
+
+  it("are only agent.fork and agent.asked", () => {
+    expect(askOf(ev("message.post", "usr_a", { text: "hi" }))).toBeNull();
+  });
+});
+
+describe("the referee's quiet lines", () => {
+  it("say who paused or let the agents carry on, a warning, a ceiling, a move", () => {
+    expect(refereeWords(ev("exchange.set", "usr_a", { state: "paused", why: "person" }), nameOf)).toBe("Arjun Rao paused the agents");
+    expect(refereeWords(ev("exchange.set", "usr_m", { state: "running" }), nameOf)).toBe("Maya Chen let the agents carry on");
+    expect(refereeWords(ev("exchange.set", "sys", { state: "paused", why: "spend", spend: { ceiling_usd: 3, spent_usd: 3.1, since_seq: 1, uncounted_runs: 0 } }), nameOf)).toBe(
+      "Chips paused the agents: this job reached the $3.00 this room allows a job",
+    );
+    const warn = { budget: { limit_usd: 3, spent_usd: 2.5 }, threshold: 80, scope: "job" };
+    expect(refereeWords(ev("budget.warning", "sys", { ...warn, action: "warn" }), nameOf)).toBe("This job has spent $2.50 of the $3.00 this room allows a job");
+    expect(refereeWords(ev("budget.warning", "sys", { ...warn, threshold: 100, action: "pause" }), nameOf)).toBeNull();
+    expect(refereeWords(ev("space.spend_ceiling_set", "usr_a", { usd: 5 }), nameOf)).toBe("Arjun Rao set this room's spend ceiling to $5.00 a job");
+    expect(refereeWords(ev("space.spend_ceiling_set", "usr_a", {}), nameOf)).toBe("Arjun Rao set this room's spend ceiling back to the default, $3.00 a job");
+    expect(refereeWords(ev("agent.released", "usr_a", { agent_id: "agt_j1", reason: "moved", moved_to: "spc_2" }), nameOf)).toBe("J1 moved to another room");
+    expect(refereeWords(ev("agent.released", "usr_a", { agent_id: "agt_j1", reason: "removed" }), nameOf)).toBeNull();
+  });
+});
+
+describe("held words", () => {
+  const line = (actor: string, fields: Record<string, unknown>) => lineOf(ev("message.post", actor, { text: "x", ...fields }), nameOf, "usr_a") as Line;
+  const isPerson = (id: string) => id.startsWith("usr_");
+
+  it("are read from the post, and the last of a stretch says who and how many", () => {
+    const a = line("agt_j1", { held: true, held_for: ["agt_j2"], addressed_to: [], exchange: { count: 49, allowance: 48 } });
+    expect(a.held).toBe(true);
+    expect(a.held_for).toEqual(["agt_j2"]);
+    const b = line("agt_j2", { held: true, held_for: ["agt_j1"], addressed_to: [], exchange: { count: 50, allowance: 48 } });
+    const notes = heldNotes([line("usr_a", {}), a, b], isPerson, nameOf);
+    expect([...notes.keys()]).toEqual([b.id]);
+    expect(notes.get(b.id)).toBe("J1 and J2 have sent each other 50 messages. They'll pick up when you say something.");
+  });
+
+  it("say a person's message let them go on once one came", () => {
+    const a = line("agt_j1", { held: true, held_for: ["agt_j2"], exchange: { count: 5 } });
+    const notes = heldNotes([a, line("agt_j2", { text: "not held" }), line("usr_m", {})], isPerson, nameOf);
+    expect(notes.get(a.id)).toBe("J1 and J2 have sent each other 5 messages. Maya Chen's message let them go on.");
+    expect(heldNotes([line("agt_j1", {})], isPerson, nameOf).size).toBe(0);
+  });
+});
+
+describe("who is working", () => {
+  it("follows room.working and room.idle, and says it as the note does", () => {
+    const now = Date.parse("2026-12-01T10:02:30.000Z");
+    const working = foldWork([], ev("room.working", "sys", { working: [{ agent_id: "agt_j1", run_id: "run_1", since: "2026-12-01T10:00:00.000Z", heard_at: "2026-12-01T10:02:00.000Z", last_step: "Editing ascii-alphabet.html" }], idle: [] }));
+    expect(workingWords(working, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html)");
+    const two = foldWork(working, ev("room.working", "sys", { working: [...working, { agent_id: "agt_j2", run_id: "run_2", since: "2026-12-01T10:02:10.000Z", heard_at: "2026-12-01T10:02:10.000Z" }] }));
+    expect(workingWords(two, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, under a minute in");
+    expect(foldWork(two, ev("message.post", "usr_a", { text: "hi" }))).toBe(two);
+    expect(workingWords(foldWork(two, ev("room.idle", "sys", { since: "2026-12-01T10:03:00.000Z", idle: [] })), nameOf, now)).toBeNull();
+  });
+});
