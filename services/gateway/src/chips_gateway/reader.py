@@ -17,6 +17,8 @@ from chips_common.rules.scope import standings_of
 
 # What ends a harness's turn in a room: its words, or its passing.
 TURN_ENDS = ("message.post", "turn.passed")
+# What says who of a room's agents is working (docs/adr/0090).
+WORKING_TOLD = ("room.working", "room.idle")
 
 
 def room_of(space_id: str) -> Any:
@@ -112,6 +114,44 @@ class LogReader:
                 )
             ).scalar()
         return int(began) if began else spoke
+
+    async def event_by_id(self, workspace_id: str, event_id: str) -> dict[str, Any] | None:
+        """One event of the workspace by its id, or None."""
+        e = t.events.c
+        async with self.engine.connect() as conn:
+            body = (
+                await conn.execute(
+                    select(e.body).where(and_(e.workspace_id == workspace_id, e.id == event_id))
+                )
+            ).scalar()
+        return canonical(body) if body is not None else None
+
+    async def led_as_of(
+        self, workspace_id: str, space_id: str, seq: int
+    ) -> tuple[str | None, dict[str, Any] | None]:
+        """The room's lead once event ``seq`` was logged, and the last room.working or
+        room.idle before it (docs/adr/0090). Read through the log's partial index of those
+        events, so a room that never had them costs one short look."""
+        e = t.events.c
+        room = [e.workspace_id == workspace_id, e.space_id == space_id, e.seq <= seq]
+        async with self.engine.connect() as conn:
+            lead = (
+                await conn.execute(
+                    select(e.body)
+                    .where(and_(*room, e.type == "space.lead_set"))
+                    .order_by(e.seq.desc())
+                    .limit(1)
+                )
+            ).scalar()
+            told = (
+                await conn.execute(
+                    select(e.body)
+                    .where(and_(*room, e.type.in_(WORKING_TOLD)))
+                    .order_by(e.seq.desc())
+                    .limit(1)
+                )
+            ).scalar()
+        return (lead or {}).get("agent_id"), told
 
     async def space_window(
         self, workspace_id: str, space_id: str, after: int, before: int, limit: int
@@ -264,9 +304,10 @@ class LogReader:
 
     async def working_turns(
         self, workspace_id: str, harness_id: str, seq: int
-    ) -> dict[str, tuple[str, str]]:
+    ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
         """The runs a harness's agents had going once event ``seq`` was applied: each
-        run's id with its room and its agent, in the order they started."""
+        run's id with its room and its agent, in the order they started; and when each was
+        last heard from (the ts of the newest event in its room naming it)."""
         e = t.events.c
         ends = t.events.alias("ends")
         ended = (
@@ -297,7 +338,27 @@ class LogReader:
             .order_by(e.seq)
         )
         async with self.engine.connect() as conn:
-            return {row[0]: (row[1], row[2]) for row in await conn.execute(query)}
+            runs = {row[0]: (row[1], row[2]) for row in await conn.execute(query)}
+            heard: dict[str, str] = {}
+            for run_id, (space_id, _) in runs.items():
+                last = (
+                    await conn.execute(
+                        select(e.body["ts"].astext)
+                        .where(
+                            and_(
+                                e.workspace_id == workspace_id,
+                                e.space_id == space_id,
+                                e.seq <= seq,
+                                e.body["run_id"].astext == run_id,
+                            )
+                        )
+                        .order_by(e.seq.desc())
+                        .limit(1)
+                    )
+                ).scalar()
+                if last:
+                    heard[run_id] = str(last)
+        return runs, heard
 
     async def participants(self, ids: list[str]) -> dict[str, dict[str, str]]:
         if not ids:

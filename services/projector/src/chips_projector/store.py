@@ -176,6 +176,16 @@ async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> 
     await draw_line(conn, event)
 
 
+async def apply_space_lead_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """The room's lead, for its sheet and the space reads (docs/adr/0090)."""
+    await conn.execute(
+        update(t.rm_spaces)
+        .where(t.rm_spaces.c.id == event["space_id"])
+        .values(lead_id=event.get("agent_id"))
+    )
+    await draw_line(conn, event)
+
+
 async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
         insert(t.rm_participants).values(
@@ -251,7 +261,8 @@ async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
     It is a row of the room's messages, with the id of its event's ULID and the actor as
     its author, so a rebuild draws the same line; it does not count as a message.
     """
-    known = await names(conn, {event["actor"]["id"], event.get("participant_id", "")})
+    ids = {event["actor"]["id"], event.get("participant_id", ""), event.get("agent_id") or ""}
+    known = await names(conn, ids)
     text = system_line(event, lambda pid: known.get(pid, pid))
     if text is None:
         return
@@ -279,6 +290,8 @@ APPLY: dict[str, Apply] = {
     "space.updated": apply_space_updated,
     "space.claimed": apply_space_claimed,
     "space.lock_set": apply_space_lock_set,
+    "space.lead_set": apply_space_lead_set,
+    "lead.handed": draw_line,
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "membership.replaced": apply_membership_replaced,

@@ -16,7 +16,7 @@ from sqlalchemy import and_, select
 from chips_common.db import tables as t
 from chips_common.db.spend_reads import read_job, read_pause
 from chips_common.events import canonical
-from chips_gateway.agents import shown
+from chips_gateway.agents import shown, shown_in_room
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
@@ -81,13 +81,14 @@ async def room_sheet(
         room = space["parent_space_id"] if space and space["parent_space_id"] else space_id
         members = (
             await conn.execute(
-                select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind)
+                select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind, p.c.owner_id)
                 .select_from(m.outerjoin(p, m.c.participant_id == p.c.id))
-                # A harness behind its agents is shown as them (docs/adr/0070).
                 .where(and_(m.c.space_id == room, m.c.standing != "agents"))
                 .order_by(m.c.since_seq, m.c.participant_id)
             )
         ).all()
+        # A harness with its agents here is shown as them (docs/adr/0070, 0096).
+        members = shown_in_room(members)
     if space is None:
         raise ChipsError(
             "not_found", "that space is not in the read models yet; retry with after_seq"
@@ -104,6 +105,8 @@ async def room_sheet(
                     "name": row.name,
                     "kind": row.kind,
                     "standing": row.standing,
+                    # The room's lead says so (spec/websocket.md, Who leads).
+                    **({"lead": True} if row.participant_id == space["lead_id"] else {}),
                 }
                 for row in members
             ],
@@ -394,6 +397,25 @@ async def set_spend_ceiling(
     return await append_event(ctx, caller, event, idempotency_key)
 
 
+class LeadIn(BaseModel):
+    # Null (or left out): the room has no lead.
+    agent_id: str | None = None
+
+
+@router.post("/spaces/{space_id}/lead")
+async def set_lead(
+    space_id: str,
+    body: LeadIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Choose the room's lead, or none: ``space.lead_set`` (spec/websocket.md, Who leads;
+    docs/adr/0090). A person's, and one of the agents in the room."""
+    event = {"type": "space.lead_set", "space_id": space_id, "agent_id": body.agent_id}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
 @router.get("/spaces/{space_id}/spend")
 async def room_spend(space_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """What the room's job has spent as of now, against its ceiling (docs/adr/0083), and
@@ -441,4 +463,5 @@ def space_fields(space: Any) -> dict[str, Any]:
         "moved_seq": space["moved_seq"],
         "parent_space_id": space["parent_space_id"],
         "root_message_id": space["root_message_id"],
+        "lead_id": space["lead_id"],
     }
