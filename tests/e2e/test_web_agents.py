@@ -48,7 +48,8 @@ async def test_a_paused_room_s_banner_goes_live_and_the_sheet_sets_the_ceiling(
     room = await api.open_space(owner, "Planning", [maya.participant_id, scout.participant_id])
     arjun = await sign_in(browser, stack.gateway_a, owner)
     # bypass_csp only so that axe-core can be put into Maya's page (test_web_app.py).
-    other = await sign_in(browser, stack.gateway_b, maya, bypass_csp=True)
+    # Maya is on a phone-sized screen.
+    other = await sign_in(browser, stack.gateway_b, maya, viewport=web.PHONE, bypass_csp=True)
     for person in (arjun, other):
         await person.open_room(room)
 
@@ -87,6 +88,7 @@ async def test_a_paused_room_s_banner_goes_live_and_the_sheet_sets_the_ceiling(
         quiet(arjun, "Chips paused the agents: this job reached the $3.00")
     ).to_be_visible()
     await arjun.shot("room-paused-at-the-ceiling")
+    await other.shot("room-paused-at-the-ceiling-phone")
 
     # The sheet says what the job spent, and sets the ceiling with clear errors.
     page = arjun.page
@@ -113,8 +115,10 @@ async def test_a_paused_room_s_banner_goes_live_and_the_sheet_sets_the_ceiling(
     assert (r.json()["ceiling_usd"], r.json()["paused"]) == (3.0, None)
     # Read back, the room draws the referee's lines as it did live.
     await page.reload()
+    await expect(arjun.page.get_by_test_id("composer")).to_be_visible()
     for words in (
         "Arjun Rao paused the agents",
+        "Maya Chen let the agents carry on",
         "This job has spent $2.50 of the $3.00",
         "Chips paused the agents: this job reached the $3.00",
         "set this room's spend ceiling to $5.00 a job",

@@ -68,7 +68,8 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
           const p = store.participants.get(m.participant_id);
           const harness = p?.kind === "agent" ? store.participants.get(p.harness_id ?? "") : p?.kind === "harness" ? p : undefined;
           const face = statusWords(p?.status);
-          const restartable = harness && harness.capabilities?.includes("restarts") && mayAsk(store.me, harness) && p?.status !== "restarting";
+          // Only a harness with something connected can be asked (spec: "Chips says so … with no button").
+          const restartable = harness && harness.capabilities?.includes("restarts") && mayAsk(store.me, harness) && (p?.status === "connected" || p?.status === "trouble");
           return (
             <li key={m.participant_id} data-participant={m.participant_id}>
               <span>
