@@ -119,11 +119,26 @@ async def measure(url: str, posts: int, batches: int) -> dict[str, Any]:
         who = Actor(kind="person", id=f"usr_{i % 8}")
         return request(who, {"type": "message.post", "space_id": space, "text": f"hi {i}"})
 
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    from sqlalchemy import event
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
     idle: list[float] = []
+    cpu_started = time.process_time()
     for i in range(posts):
         started = time.perf_counter()
         await append([post(i)])
         idle.append((time.perf_counter() - started) * 1000)
+    idle_cpu = (time.process_time() - cpu_started) * 1000 / posts
+    event.remove(engine.sync_engine, "before_cursor_execute", count)
+    idle_statements = len(statements) / posts
+    if os.environ.get("CHIPS_BENCH_SHOW_SQL"):
+        for statement in statements[-int(idle_statements) :]:
+            print(" ".join(statement.split())[:160], file=sys.stderr)
     loaded: list[float] = []
     started_all = time.perf_counter()
     for b in range(batches):
@@ -136,6 +151,9 @@ async def measure(url: str, posts: int, batches: int) -> dict[str, Any]:
     return {
         "idle_p50_ms": round(statistics.median(idle), 2),
         "idle_p90_ms": round(sorted(idle)[int(len(idle) * 0.9)], 2),
+        # The appender's own CPU (this process) per idle append, and its statements.
+        "idle_cpu_ms": round(idle_cpu, 3),
+        "idle_statements": round(idle_statements, 2),
         "loaded_batch_p50_ms": round(statistics.median(loaded), 2),
         "loaded_appends_per_second": round(64 * batches / elapsed, 1),
     }

@@ -5,15 +5,18 @@ Starts the whole system on free ports (127.0.0.1 only), then
 1. posts POSTS message.post one at a time on an idle stack, a harness's socket
    subscribed, prints the trace of the last one (as ``chips trace`` shows it: every span
    with its offset and duration) and the median time of each hop over all of them;
-2. runs the pipelined load of bench/fastpath.py (16 sockets x 8 in flight) for SECONDS
-   while py-spy samples the gateway and the eventlog, and prints each one's top functions
-   by own time and by total time.
+2. runs a load for SECONDS while py-spy samples the processes of ``--procs`` (the gateway
+   and the eventlog unless told), and prints each one's top functions by own time and by
+   total time, and the CPU each process spent per message during the load. The load is
+   ``pipe`` (bench/fastpath.py: 16 sockets x 8 in flight) or ``seq`` (one HTTP post at a
+   time, the idle append's cost).
 
 Writes bench/results/<label>trace.txt and bench/results/<label>profile-<service>.txt (the
 top lists), and keeps py-spy's raw stacks next to the stack's logs. Needs py-spy
 (``uvx py-spy`` is used when it is not on PATH).
 
     .venv/bin/python bench/profile.py [--seconds 15] [--posts 100] [--label before-]
+        [--load pipe|seq] [--procs gateway_a,eventlog,projector,search] [--no-trace]
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fastpath import Ws, pipe, post
+from fastpath import Ws, cpu_seconds, pipe, post, postgres_cpu
 
 from chips_cli import trace
 from chips_devstack.stack import UNLIMITED, local_stack
@@ -119,6 +122,37 @@ async def idle_trace(base: str, trace_file: Path, count: int) -> tuple[str, str,
     return text, breakdown, owner, space
 
 
+async def seq_load(base: str, who: Any, space: str, seconds: float) -> dict[str, Any]:
+    """One HTTP post at a time for ``seconds``: how many, and their median."""
+    latencies: list[float] = []
+    headers = {"Authorization": f"Bearer {who.token}"}
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        started = time.perf_counter()
+        i = 0
+        while time.perf_counter() - started < seconds:
+            t = time.perf_counter()
+            r = await http.post(
+                "/v1/events", json=post(space, f"seq {i}", f"seq-{i}-{t}"), headers=headers
+            )
+            r.raise_for_status()
+            latencies.append(time.perf_counter() - t)
+            i += 1
+        elapsed = time.perf_counter() - started
+    return {
+        "count": len(latencies),
+        "msg_per_second": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+    }
+
+
+async def workspace(base: str) -> tuple[Any, str]:
+    api = Api(base)
+    owner = await api.create_workspace(name="Profile")
+    _, space = await api.connect_harness(owner, "Profile harness")
+    await api.close()
+    return owner, space
+
+
 def top(raw: Path, n: int = 25) -> str:
     """Top functions by own samples and by total samples from py-spy's raw (collapsed) output."""
     own: collections.Counter[str] = collections.Counter()
@@ -148,18 +182,31 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--label", default="")
     parser.add_argument("--posts", type=int, default=100, help="idle posts for the breakdown")
+    parser.add_argument("--load", choices=["pipe", "seq"], default="pipe")
+    parser.add_argument("--procs", default="gateway_a,eventlog", help="processes to sample")
+    parser.add_argument("--no-trace", action="store_true", help="skip the idle trace")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     with local_stack(prefix="chips-bench-", gateways=1, env=UNLIMITED) as stack:
         trace_file = Path(stack.env["CHIPS_TRACE_FILE"])
-        text, breakdown, owner, space = asyncio.run(
-            idle_trace(stack.gateway_a, trace_file, args.posts)
-        )
-        (RESULTS / f"{args.label}trace.txt").write_text(f"{text}\n\n{breakdown}\n")
-        print(f"{text}\n\n{breakdown}", flush=True)
+        if args.no_trace:
+            owner, space = asyncio.run(workspace(stack.gateway_a))
+        else:
+            text, breakdown, owner, space = asyncio.run(
+                idle_trace(stack.gateway_a, trace_file, args.posts)
+            )
+            (RESULTS / f"{args.label}trace.txt").write_text(f"{text}\n\n{breakdown}\n")
+            print(f"{text}\n\n{breakdown}", flush=True)
         url = stack.gateway_a.replace("http://", "ws://") + "/v1/ws"
+        pids = {
+            n.removeprefix("infra-"): p.pid
+            for n, p in stack.procs.items()
+            if n != "infra-redis" and p.popen is not None
+        }
+        cpu_before = {n: cpu_seconds(p) for n, p in pids.items()}
+        pg_before = postgres_cpu()
         spies = {}
-        for name in ("gateway_a", "eventlog"):
+        for name in args.procs.split(","):
             out = stack.root / f"py-spy-{name}.txt"
             spies[name] = (
                 out,
@@ -183,8 +230,16 @@ def main() -> None:
                     stderr=subprocess.DEVNULL,
                 ),
             )
-        load = asyncio.run(pipe(url, [owner], space, 100_000, args.seconds + 2))
-        print(f"load while profiling: {load}", flush=True)
+        if args.load == "pipe":
+            load = asyncio.run(pipe(url, [owner], space, 100_000, args.seconds + 2))
+        else:
+            load = asyncio.run(seq_load(stack.gateway_a, owner, space, args.seconds + 2))
+        cpu = {n: cpu_seconds(p) - cpu_before[n] for n, p in pids.items()}
+        cpu["postgres (whole machine)"] = postgres_cpu() - pg_before
+        load["cpu_ms_per_message (py-spy sampling included)"] = {
+            n: round(1000 * c / max(1, load["count"]), 3) for n, c in sorted(cpu.items())
+        }
+        print(f"load while profiling ({args.load}): {load}", flush=True)
         for name, (out, proc) in spies.items():
             proc.wait(timeout=60)
             report = top(out) if out.exists() else f"py-spy wrote nothing for {name}"

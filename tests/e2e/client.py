@@ -66,6 +66,7 @@ def check_event(event: dict[str, Any]) -> None:
         fields.pop("from", None)
         fields.pop("for", None)
         fields.pop("handed", None)  # a held message a person's act handed over
+        fields.pop("lead", None)  # words nobody took, handed to the room's lead
     parse_event(fields)
 
 

@@ -26,13 +26,18 @@ def otlp() -> Iterator[OtlpReceiver]:
 @pytest.fixture(scope="session")
 def stack(otlp: OtlpReceiver) -> Iterator[Stack]:
     # Every service sends its spans to the receiver; gateway B gives two-second tickets,
-    # for the test of an expired one. The suite writes faster than any client (1,500
+    # for the test of an expired one, and the referee hands a lead words after two quiet
+    # seconds. The suite writes faster than any client (1,500
     # pipelined posts to make a long replay), so its gateways take no write limits; the
     # limits are tested on gateways of their own (test_limits.py).
     tracing = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200"}
     with local_stack(
         gateways=2,
-        extra_env={"gateway_b": {"CHIPS_TICKET_TTL_SECONDS": "2"}},
+        extra_env={
+            "gateway_b": {"CHIPS_TICKET_TTL_SECONDS": "2"},
+            # The lead's quiet spell is two seconds here, not twenty (test_lead.py).
+            "referee": {"CHIPS_LEAD_HANDOFF_SECONDS": "2"},
+        },
         env={**tracing, **UNLIMITED},
     ) as running:
         yield running

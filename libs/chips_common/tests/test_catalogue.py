@@ -241,6 +241,35 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "scope": "job",
         "since_seq": 62,
     },
+    "space.lead_set": {"type": "space.lead_set", "space_id": SPC, "agent_id": "agt_01J"},
+    "room.working": {
+        "type": "room.working",
+        "space_id": SPC,
+        "working": [
+            {
+                "agent_id": "agt_01J",
+                "run_id": "run_7",
+                "since": "2026-10-02T18:00:00.000Z",
+                "heard_at": "2026-10-02T18:01:00.000Z",
+                "last_step": "Editing ascii-alphabet.html",
+            }
+        ],
+        "idle": [{"agent_id": "agt_02K", "since": "2026-10-02T17:57:00.000Z"}],
+    },
+    "room.idle": {
+        "type": "room.idle",
+        "space_id": SPC,
+        "since": "2026-10-02T18:02:00.000Z",
+        "idle": [{"agent_id": "agt_01J", "since": "2026-10-02T18:02:00.000Z"}],
+    },
+    "lead.handed": {
+        "type": "lead.handed",
+        "space_id": SPC,
+        "message_id": "msg_01J",
+        "agent_id": "agt_01J",
+        "said_by": "agt_02K",
+        "quiet_seconds": 20,
+    },
     "space.updated": {
         "type": "space.updated",
         "space_id": SPC,

@@ -59,3 +59,19 @@ def test_other_events_draw_no_line() -> None:
     """Words are messages, not lines; opening a room is the room itself."""
     assert line(type="message.post", text="hi") is None
     assert line(type="space.created") is None
+
+
+def test_the_lead_and_what_it_took() -> None:
+    """spec/websocket.md, Who leads: the room shows one quiet line under words nobody took."""
+    assert (
+        line(type="space.lead_set", agent_id="hrn_s") == "Arjun Rao made Scout the room\u2019s lead"
+    )
+    assert line(type="space.lead_set", agent_id=None) == "Arjun Rao left the room without a lead"
+    took = line(
+        type="lead.handed",
+        agent_id="hrn_s",
+        message_id="msg_1",
+        said_by="usr_m",
+        actor={"kind": "system", "id": "system"},
+    )
+    assert took == "Scout took it as the lead: it was nobody\u2019s turn"

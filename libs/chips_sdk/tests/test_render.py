@@ -35,6 +35,13 @@ def test_a_note_written_again_from_members_is_the_one_chips_sends(members) -> No
     assert render_room_note(room, "hrn_s") == room["notes"]["hrn_s"]
 
 
+@pytest.mark.parametrize("taker", ["hrn_s", "hrn_l"])
+def test_a_note_written_again_says_who_leads_as_chips_does(taker: str) -> None:
+    room = chips_room.room_for([taker], PEOPLE, led=chips_room.Led(lead="hrn_l"))
+    from_members = {"members": room["members"]}
+    assert render_room_note(from_members, taker) == room["notes"][taker]
+
+
 def test_a_note_without_its_rules_is_who_is_here() -> None:
     room = chips_room.room_for(["hrn_s"], PEOPLE)
     short = note_without_rules(room, "hrn_s")

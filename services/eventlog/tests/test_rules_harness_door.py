@@ -88,6 +88,8 @@ def test_a_shared_key_joins_with_the_owner_and_claims(w: Any) -> None:
 def test_a_claim_logs_the_claim_and_the_title(w: Any) -> None:
     room = asked(w)
     logged = w.ok(w.h(w.H1), open_space("po", space_id=room, title="PO"))
-    assert [e["type"] for e in logged] == ["space.claimed", "space.updated"]
+    assert [e["type"] for e in logged] == ["space.claimed", "space.lead_set", "space.updated"]
+    # Led, from its claim, by who claimed it (spec/websocket.md, Who leads).
+    assert logged[1]["agent_id"] == w.H1
     assert w.state.space_by_key("po").id == room
     assert w.state.openers[(room, w.H1)] == logged[0]["seq"]

@@ -129,3 +129,58 @@ def test_a_spend_pause_holds_until_a_person_acts(w: Any) -> None:
     assert between_agents(w, 1)[0]["held"] is True
     w.say(w.MEM, w.room, "go on")
     assert "held" not in between_agents(w, 1)[0]
+
+
+# The lead, who is working, and the hand-off (docs/adr/0090)
+
+
+def test_a_person_in_the_room_chooses_its_lead_among_its_agents(w: Any) -> None:
+    event = {"type": "space.lead_set", "space_id": w.room, "agent_id": w.H1}
+    assert w.ok(w.p(w.MEM), event)[0]["agent_id"] == w.H1
+    w.ok(w.p(w.MEM), {"type": "space.lead_set", "space_id": w.room, "agent_id": None})
+    w.says_no(w.h(w.H1), event, "forbidden", "person")
+    w.says_no(w.p(w.OUT), event, "forbidden", "not a member")
+    person = {"type": "space.lead_set", "space_id": w.room, "agent_id": w.MEM}
+    w.says_no(w.p(w.MEM), person, "invalid_event", "one of the agents in it")
+    stranger = {"type": "space.lead_set", "space_id": w.room, "agent_id": "agt_nobody"}
+    w.says_no(w.p(w.MEM), stranger, "invalid_event", "one of the agents in it")
+
+
+def test_only_chips_says_who_works_and_hands_the_lead_words(w: Any) -> None:
+    working = {
+        "type": "room.working",
+        "space_id": w.room,
+        "working": [{"agent_id": w.H1, "run_id": "run_1", "since": "t", "heard_at": "t"}],
+    }
+    idle = {"type": "room.idle", "space_id": w.room, "since": "t", "idle": []}
+    handed = {
+        "type": "lead.handed",
+        "space_id": w.room,
+        "message_id": "msg_1",
+        "agent_id": w.H2,
+        "said_by": w.H1,
+        "quiet_seconds": 20,
+    }
+    assert [e["type"] for e in w.ok(SYSTEM, working, idle, handed)] == [
+        "room.working",
+        "room.idle",
+        "lead.handed",
+    ]
+    for event in (working, idle, handed):
+        w.says_no(w.h(w.H1), event, "forbidden", "Chips")
+        w.says_no(w.p(w.OWN), event, "forbidden", "Chips")
+
+
+def test_a_paused_room_or_a_lead_gone_is_handed_nothing(w: Any) -> None:
+    handed = {
+        "type": "lead.handed",
+        "space_id": w.room,
+        "message_id": "msg_1",
+        "agent_id": w.H2,
+        "said_by": w.H1,
+        "quiet_seconds": 20,
+    }
+    w.ok(w.p(w.MEM), {"type": "exchange.set", "space_id": w.room, "state": "paused"})
+    w.says_no(SYSTEM, handed, "invalid_event", "paused")
+    w.ok(w.p(w.MEM), {"type": "exchange.set", "space_id": w.room, "state": "running"})
+    w.says_no(SYSTEM, {**handed, "agent_id": "agt_gone"}, "invalid_event", "no longer in the room")

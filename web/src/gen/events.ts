@@ -21,6 +21,7 @@ export interface Catalogue {
   LaneCompleted?: LaneCompleted;
   LaneFailed?: LaneFailed;
   LaneOpened?: LaneOpened;
+  LeadHanded?: LeadHanded;
   MembershipAdded?: MembershipAdded;
   MembershipRemoved?: MembershipRemoved;
   MembershipReplaced?: MembershipReplaced;
@@ -36,6 +37,8 @@ export interface Catalogue {
   ParticipantJoined?: ParticipantJoined;
   QuestionAnswered?: QuestionAnswered;
   QuestionAsk?: QuestionAsk;
+  RoomIdle?: RoomIdle;
+  RoomWorking?: RoomWorking;
   RunCancel?: RunCancel;
   RunCompleted?: RunCompleted;
   RunFailed?: RunFailed;
@@ -47,6 +50,7 @@ export interface Catalogue {
   SpaceClaimed?: SpaceClaimed;
   SpaceCreated?: SpaceCreated;
   SpaceErased?: SpaceErased;
+  SpaceLeadSet?: SpaceLeadSet;
   SpaceLockSet?: SpaceLockSet;
   SpaceSpendCeilingSet?: SpaceSpendCeilingSet;
   SpaceUpdated?: SpaceUpdated;
@@ -422,6 +426,23 @@ export interface TaskCard {
   deadline?: string | null;
   goal: string;
   upload_ids?: [string, ...string[]] | null;
+}
+/**
+ * Chips handed the lead an agent's words that reached nobody, once nobody had worked
+ * in the room for the quiet spell (``quiet_seconds``). The room shows one quiet line
+ * under them; the lead's harness is sent the words as ``message.new`` with ``handed``
+ * and ``lead``.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "LeadHanded".
+ */
+export interface LeadHanded {
+  agent_id: string;
+  message_id: string;
+  quiet_seconds: number;
+  said_by: string;
+  space_id: string;
+  type?: "lead.handed";
 }
 /**
  * A participant was added to a space.
@@ -886,6 +907,70 @@ export interface QuestionAskOption {
   value: string;
 }
 /**
+ * Nobody in the room is working any more (``since``: the moment the last turn ended or
+ * went silent), with how long each agent has been without a turn.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "RoomIdle".
+ */
+export interface RoomIdle {
+  idle?: Resting[];
+  since: string;
+  space_id: string;
+  type?: "room.idle";
+}
+/**
+ * An agent with no turn going, and since when (its last turn's end, or its joining).
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "Resting".
+ */
+export interface Resting {
+  agent_id: string;
+  since: string;
+}
+/**
+ * Who of the room's agents has a turn going, and how long the rest have been without
+ * one, each time that changes while somebody works (a turn silent ten minutes is not
+ * counted). Chips's own, written by the referee.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "RoomWorking".
+ */
+export interface RoomWorking {
+  idle?: RoomWorkingResting[];
+  space_id: string;
+  type?: "room.working";
+  /**
+   * @minItems 1
+   */
+  working: [Working, ...Working[]];
+}
+/**
+ * An agent with no turn going, and since when (its last turn's end, or its joining).
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "RoomWorkingResting".
+ */
+export interface RoomWorkingResting {
+  agent_id: string;
+  since: string;
+}
+/**
+ * An agent with a turn going: since when, the last step it said it was on, and when
+ * anything was last heard from the turn.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "Working".
+ */
+export interface Working {
+  agent_id: string;
+  heard_at: string;
+  last_step?: string | null;
+  run_id: string;
+  since: string;
+}
+/**
  * A run is stopped: by a person (``/stop``, a route card's Cancel) or its harness.
  *
  * The harness stops the turn at its next step. The run has ended: nothing more is taken
@@ -1101,6 +1186,19 @@ export interface FollowingHarness {
   harness_id: string;
 }
 /**
+ * A person in the room chose its lead: the agent that hands out the work there and is
+ * handed what is nobody's turn (``agent_id`` null: no lead). A room asked of a harness is
+ * led, from its claim, by who claimed it.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "SpaceLeadSet".
+ */
+export interface SpaceLeadSet {
+  agent_id?: string | null;
+  space_id: string;
+  type?: "space.lead_set";
+}
+/**
  * A room's changes were locked or unlocked (``POST /v1/spaces/:id/lock``).
  *
  * While locked no person renames, archives or deletes the room; the harness that opened
@@ -1228,6 +1326,7 @@ export type EventBodies = {
   "lane.completed": LaneCompleted;
   "lane.failed": LaneFailed;
   "lane.opened": LaneOpened;
+  "lead.handed": LeadHanded;
   "membership.added": MembershipAdded;
   "membership.removed": MembershipRemoved;
   "membership.replaced": MembershipReplaced;
@@ -1243,6 +1342,8 @@ export type EventBodies = {
   "participant.joined": ParticipantJoined;
   "question.answered": QuestionAnswered;
   "question.ask": QuestionAsk;
+  "room.idle": RoomIdle;
+  "room.working": RoomWorking;
   "run.cancel": RunCancel;
   "run.completed": RunCompleted;
   "run.failed": RunFailed;
@@ -1254,6 +1355,7 @@ export type EventBodies = {
   "space.claimed": SpaceClaimed;
   "space.created": SpaceCreated;
   "space.erased": SpaceErased;
+  "space.lead_set": SpaceLeadSet;
   "space.lock_set": SpaceLockSet;
   "space.spend_ceiling_set": SpaceSpendCeilingSet;
   "space.updated": SpaceUpdated;

@@ -162,6 +162,13 @@ class ReceiptStep(TypedDict, total=False):
     title: Required[str]
 
 
+class Resting(TypedDict, total=False):
+    """An agent with no turn going, and since when (its last turn's end, or its joining)."""
+
+    agent_id: Required[str]
+    since: Required[str]
+
+
 class StatusCard(TypedDict, total=False):
     """A pill under the harness's name: what it is doing now."""
 
@@ -196,6 +203,16 @@ class Tokens(TypedDict, total=False):
 
     input: Required[int]
     output: Required[int]
+
+
+class Working(TypedDict, total=False):
+    """An agent with a turn going: since when, the last step it said it was on, and when"""
+
+    agent_id: Required[str]
+    heard_at: Required[str]
+    last_step: str | None
+    run_id: Required[str]
+    since: Required[str]
 
 
 class AgentAskedFields(TypedDict, total=False):
@@ -497,6 +514,21 @@ class LaneOpened(LaneOpenedFields, Logged):
     type: Literal["lane.opened"]
 
 
+class LeadHandedFields(TypedDict, total=False):
+    """Chips handed the lead an agent's words that reached nobody, once nobody had worked"""
+
+    agent_id: Required[str]
+    message_id: Required[str]
+    quiet_seconds: Required[int]
+    said_by: Required[str]
+
+
+class LeadHanded(LeadHandedFields, Logged):
+    """``lead.handed`` as logged."""
+
+    type: Literal["lead.handed"]
+
+
 class MembershipAddedFields(TypedDict, total=False):
     """A participant was added to a space."""
 
@@ -733,6 +765,32 @@ class QuestionAsk(QuestionAskFields, Logged):
     type: Literal["question.ask"]
 
 
+class RoomIdleFields(TypedDict, total=False):
+    """Nobody in the room is working any more (``since``: the moment the last turn ended or"""
+
+    idle: list[Resting]
+    since: Required[str]
+
+
+class RoomIdle(RoomIdleFields, Logged):
+    """``room.idle`` as logged."""
+
+    type: Literal["room.idle"]
+
+
+class RoomWorkingFields(TypedDict, total=False):
+    """Who of the room's agents has a turn going, and how long the rest have been without"""
+
+    idle: list[Resting]
+    working: Required[list[Working]]
+
+
+class RoomWorking(RoomWorkingFields, Logged):
+    """``room.working`` as logged."""
+
+    type: Literal["room.working"]
+
+
 class RunCancelFields(TypedDict, total=False):
     """A run is stopped: by a person (``/stop``, a route card's Cancel) or its harness."""
 
@@ -892,6 +950,18 @@ class SpaceErased(SpaceErasedFields, Logged):
     type: Literal["space.erased"]
 
 
+class SpaceLeadSetFields(TypedDict, total=False):
+    """A person in the room chose its lead: the agent that hands out the work there and is"""
+
+    agent_id: str | None
+
+
+class SpaceLeadSet(SpaceLeadSetFields, Logged):
+    """``space.lead_set`` as logged."""
+
+    type: Literal["space.lead_set"]
+
+
 class SpaceLockSetFields(TypedDict, total=False):
     """A room's changes were locked or unlocked (``POST /v1/spaces/:id/lock``)."""
 
@@ -1019,6 +1089,7 @@ Event = (
     | LaneCompleted
     | LaneFailed
     | LaneOpened
+    | LeadHanded
     | MembershipAdded
     | MembershipRemoved
     | MembershipReplaced
@@ -1034,6 +1105,8 @@ Event = (
     | ParticipantJoined
     | QuestionAnswered
     | QuestionAsk
+    | RoomIdle
+    | RoomWorking
     | RunCancel
     | RunCompleted
     | RunFailed
@@ -1045,6 +1118,7 @@ Event = (
     | SpaceClaimed
     | SpaceCreated
     | SpaceErased
+    | SpaceLeadSet
     | SpaceLockSet
     | SpaceSpendCeilingSet
     | SpaceUpdated
@@ -1076,6 +1150,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "lane.completed": LaneCompleted,
     "lane.failed": LaneFailed,
     "lane.opened": LaneOpened,
+    "lead.handed": LeadHanded,
     "membership.added": MembershipAdded,
     "membership.removed": MembershipRemoved,
     "membership.replaced": MembershipReplaced,
@@ -1091,6 +1166,8 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "participant.joined": ParticipantJoined,
     "question.answered": QuestionAnswered,
     "question.ask": QuestionAsk,
+    "room.idle": RoomIdle,
+    "room.working": RoomWorking,
     "run.cancel": RunCancel,
     "run.completed": RunCompleted,
     "run.failed": RunFailed,
@@ -1102,6 +1179,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "space.claimed": SpaceClaimed,
     "space.created": SpaceCreated,
     "space.erased": SpaceErased,
+    "space.lead_set": SpaceLeadSet,
     "space.lock_set": SpaceLockSet,
     "space.spend_ceiling_set": SpaceSpendCeilingSet,
     "space.updated": SpaceUpdated,

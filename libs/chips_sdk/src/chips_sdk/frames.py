@@ -167,6 +167,8 @@ class MessageNew(MessagePostFields, Logged, _TakenBy, total=False):
     context: Context
     room: Room
     handed: bool
+    # Words nobody took, handed to the room's lead (spec/websocket.md, Who leads).
+    lead: bool
     working_turns: list[WorkingTurn]
 
 

@@ -108,7 +108,20 @@ def render_room_note(room: Mapping[str, Any] | None, taker_id: str) -> str:
         listed = " and ".join(names)
     else:
         listed = "nobody else"
-    return f"In this space: {listed}. {rules_for(taker_id, members)}"
+    lead = next((m for m in members if m.get("lead")), None)
+    led = ""
+    if lead is not None and lead["participant_id"] == taker_id:
+        led = (
+            " You lead here: you hand out the work, and what is nobody's turn goes to you. "
+            "A step one agent has handed to another needs no word from you until it comes "
+            "back to you."
+        )
+    elif lead is not None:
+        led = (
+            f" {lead['name']} leads here: it hands out the work, and what is nobody's turn "
+            "goes to it."
+        )
+    return f"In this space: {listed}.{led} {rules_for(taker_id, members)}"
 
 
 def note_without_rules(room: Mapping[str, Any] | None, taker_id: str) -> str:

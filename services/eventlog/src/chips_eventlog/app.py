@@ -28,6 +28,21 @@ async def run(settings: EventlogSettings) -> None:
     engine = build_engine(
         settings, connect_args={"options": f"-c idle_in_transaction_session_timeout={idle_ms}"}
     )
+    # A batch decided from memory is one statement, guarded by the head row and the lease
+    # (docs/adr/0105): on connections without BEGIN/COMMIT and without a pre-ping round
+    # trip (a dead connection is tried once more; the guard makes the second try safe).
+    fast_engine = build_engine(
+        settings, pool_size=settings.append_partitions, pre_ping=False, autocommit=True
+    )
+    # The outbox's deletions, which need not wait for the disk (docs/adr/0024), each one
+    # statement on a session that never waits for it.
+    outbox_engine = build_engine(
+        settings,
+        pool_size=1,
+        pre_ping=False,
+        autocommit=True,
+        connect_args={"options": "-c synchronous_commit=off"},
+    )
     nc = await build_nats(settings, name="chips-eventlog")
     js = jetstream(nc)
     names = Names.from_settings(settings)
@@ -50,6 +65,8 @@ async def run(settings: EventlogSettings) -> None:
         request_cap=settings.request_cap(),
         delivery_cap=settings.append_delivery_cap_seconds,
         ask_wait=timedelta(seconds=settings.agent_ask_wait_seconds),
+        fast_engine=fast_engine,
+        outbox_engine=outbox_engine,
     )
 
     async def work(stop: asyncio.Event) -> None:
@@ -73,4 +90,6 @@ async def run(settings: EventlogSettings) -> None:
     finally:
         await nc.drain()
         await engine.dispose()
+        await fast_engine.dispose()
+        await outbox_engine.dispose()
         provider.shutdown()

@@ -36,12 +36,13 @@ from opentelemetry.trace import Span, SpanKind
 from pydantic import ValidationError
 from sqlalchemy import delete, select, text, tuple_
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common import otel
 from chips_common.append import AppendAnswer, AppendRequest, brief
 from chips_common.clock import utcnow
 from chips_common.db import tables as t
+from chips_common.db.retry import once_more
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, purge, state_store, store
@@ -71,6 +72,9 @@ class Pending:
     def traceparent(self) -> str | None:
         return otel.traceparent_of(self.span)
 
+
+# How long after a key met in the table a partition's batches read their keys first.
+RESENDS_SECONDS = 5.0
 
 # Deliveries after which a request is appended alone rather than with its batch.
 ISOLATE_AFTER = 2
@@ -113,15 +117,34 @@ def backoff(delivered: int) -> float:
     return float(min(0.05 * 2 ** max(0, delivered - 1), 0.5))
 
 
-async def clear_outbox(engine: AsyncEngine, events: list[dict[str, Any]]) -> None:
+_CLEAR = text(
+    "DELETE FROM outbox o USING unnest(CAST(:workspaces AS text[]), CAST(:seqs AS bigint[]))"
+    " AS d(workspace_id, seq) WHERE o.workspace_id = d.workspace_id AND o.seq = d.seq"
+)
+
+
+async def clear_outbox(
+    engine: AsyncEngine, events: list[dict[str, Any]], unsynced: AsyncEngine | None = None
+) -> None:
     """Delete the outbox rows of published events: one statement, one transaction.
 
     Its commit does not wait for the WAL to reach the disk (``synchronous_commit`` off):
     a deletion a crash takes back only means the event is published again, and the stream
     drops the copy (``Nats-Msg-Id``). The appends' own commits keep waiting for the disk.
+    ``unsynced``: an autocommit engine whose sessions never wait for the disk, where the
+    deletion is its one statement, no ``BEGIN``, ``SET`` or ``COMMIT`` around it.
     """
     keys = [(e["workspace_id"], e["seq"]) for e in events]
     if not keys:
+        return
+    if unsynced is not None:
+
+        async def delete_them(conn: AsyncConnection) -> None:
+            await conn.execute(
+                _CLEAR, {"workspaces": [k[0] for k in keys], "seqs": [k[1] for k in keys]}
+            )
+
+        await once_more(unsynced, delete_them)
         return
     async with engine.begin() as conn:
         await conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
@@ -145,8 +168,14 @@ class Appender:
         delivery_cap: float = 10.0,
         publish_timeout: float = 5.0,
         ask_wait: timedelta = ASK_WAIT,
+        fast_engine: AsyncEngine | None = None,
+        outbox_engine: AsyncEngine | None = None,
     ) -> None:
         self.engine = engine
+        # Autocommit, no pre-ping: a batch decided from memory is one statement on it.
+        self.fast_engine = fast_engine or engine.execution_options(isolation_level="AUTOCOMMIT")
+        # Commits that do not wait for the disk: the outbox's deletions (docs/adr/0024).
+        self.outbox_engine = outbox_engine
         self.nc = nc
         self.js = js
         self.names = names
@@ -206,6 +235,109 @@ class Appender:
         self, workspace_id: str, items: list[Pending], held: Held
     ) -> tuple[DoorState, int] | None:
         now = utcnow()
+        state = held.states.get(workspace_id)
+        recent = time.monotonic() - held.resent_at < RESENDS_SECONDS
+        if state is not None and not recent and self._known(items, state):
+            written = await self._decide_and_write_known(workspace_id, items, held, state, now)
+            if written is not None:
+                return written
+            metrics.SLOW_PATH.inc()
+            for item in items:
+                item.answer, item.published = None, []
+        return await self._decide_and_write_locked(workspace_id, items, held, now)
+
+    @staticmethod
+    def _known(items: list[Pending], state: DoorState) -> bool:
+        """Whether the batch can be decided from memory and written in one statement
+        (docs/adr/0105): nothing to read first, no key seen before in memory (a
+        duplicate's answer may need its events read), no key twice, no workspace made."""
+        keys = [(p.request.credential_id, p.request.idempotency_key) for p in items]
+        if len(set(keys)) < len(keys) or any(k in state.keys for k in keys):
+            return False
+        raws = [e for p in items for e in p.request.events]
+        if any(isinstance(e, dict) and e.get("type") == "workspace.created" for e in raws):
+            return False
+        return not state_store.reads_for(state, raws)
+
+    async def _decide_and_write_known(
+        self,
+        workspace_id: str,
+        items: list[Pending],
+        held: Held,
+        state: DoorState,
+        now: datetime,
+    ) -> tuple[DoorState, int] | None:
+        """Decide from the state in memory, then write the batch guarded by the head row
+        and the lease in the same statement: no lock taken first, no read (ADR 0105).
+
+        Returns None, with the state as it was, when the guarded write did not happen
+        because the head moved (another writer: the caller then locks and reads afresh)
+        or a key was in the table already (a re-send from before this lease's window).
+        """
+        door = Door(state, now, self.ask_wait)
+        start = door.mark()
+        fresh_keys: list[dict[str, Any]] = []
+        for item in items:
+            req = item.request
+            item.answer, item.published = self._append_one(door, req, item.traceparent)
+            if item.answer.ok:
+                fresh_keys.append(
+                    {
+                        "credential_id": req.credential_id,
+                        "key": req.idempotency_key,
+                        "seqs": item.answer.seqs,
+                    }
+                )
+        lease = (held.partition, held.holder, held.epoch) if held.holder else None
+
+        async def write(conn: AsyncConnection) -> tuple[bool, bool]:
+            return await store.write_guarded(
+                conn,
+                workspace_id,
+                state.head_seq,
+                door.head_seq,
+                door.pending,
+                door.traces,
+                fresh_keys,
+                now,
+                lease,
+            )
+
+        try:
+            if state_store.unflushed(state):
+                # Door-state rows to write too: the guarded statement, then theirs, in one
+                # transaction.
+                async with self.engine.begin() as conn:
+                    wrote, leased = await write(conn)
+                    if wrote:
+                        await state_store.flush(conn, state, now)
+            else:
+                wrote, leased = await once_more(self.fast_engine, write)
+        except IntegrityError:
+            held.resent_at = time.monotonic()
+            door.undo(start)
+            return None
+        if not leased:
+            held.fenced = True
+            raise Fenced(f"partition {held.partition}: the lease at epoch {held.epoch} is gone")
+        if not wrote:
+            door.undo(start)
+            return None
+        if door.erased:  # what the batch said in a room it then erased is not published
+            for item in items:
+                item.published = [
+                    e
+                    for e in item.published
+                    if e.get("space_id") not in door.erased
+                    or e["type"] == "space.erased"
+                    or e["seq"] in door.spared
+                ]
+        return state, door.head_seq
+
+    async def _decide_and_write_locked(
+        self, workspace_id: str, items: list[Pending], held: Held, now: datetime
+    ) -> tuple[DoorState, int] | None:
+        """Lock the head row, fence, read what memory lacks, decide, write, commit."""
         async with self.engine.begin() as conn:
             creates = any(
                 e.get("type") == "workspace.created" for p in items for e in p.request.events
@@ -529,7 +661,7 @@ class Appender:
             log.warning(
                 "%d events left in the outbox for the sweeper: %r", len(events) - len(done), failure
             )
-        await clear_outbox(self.engine, done)
+        await clear_outbox(self.engine, done, self.outbox_engine)
         await purge.after_publish(self.js, self.names, self.engine, events, results)
         return len(done)
 

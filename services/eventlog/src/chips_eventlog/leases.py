@@ -51,6 +51,10 @@ class Held:
     # A commit found the epoch moved on, or the heartbeat found the lease gone.
     fenced: bool = False
     lost: bool = False
+    # When (monotonic) a batch decided from memory last met a key already in the table:
+    # the clients are re-sending (after a takeover, say), so batches read their keys
+    # first for a while rather than fail once each (docs/adr/0105).
+    resent_at: float = -math.inf
 
     def fresh(self) -> bool:
         return not (self.fenced or self.lost) and time.monotonic() < self.valid_until

@@ -23,3 +23,8 @@ FENCED = Counter(
     "chips_eventlog_fenced_total",
     "Append transactions refused because the partition's lease had moved on",
 )
+SLOW_PATH = Counter(
+    "chips_eventlog_slow_path_total",
+    "Batches decided from memory whose guarded write did not hold (the head moved, or a key"
+    " was in the table), written again under the head row's lock",
+)

@@ -9,6 +9,7 @@ one statement per table (two when rows went away). docs/adr/0021.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -255,17 +256,24 @@ async def last_harness_message(
     return None if row is None else str(row.message_id)
 
 
-async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> None:
-    """Read what the batch's events name that the snapshot may not hold.
+@dataclass
+class Reads:
+    """What a batch names that the snapshot may not hold, to read before deciding."""
 
-    A message outside the window (a reply to, an edit of, a thread on an old message), a
-    room's last harness message for ``/wrong``, and space ids given by the client (ids
-    are unique across workspaces). Every rule then decides from memory.
-    """
-    wanted: set[str] = set()
-    wrong_rooms: set[str] = set()
+    messages: set[str] = field(default_factory=set)
+    wrong_rooms: set[str] = field(default_factory=set)
+    posts: list[tuple[str, list[str]]] = field(default_factory=list)
+    space_ids: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.messages or self.wrong_rooms or self.posts or self.space_ids)
+
+
+def reads_for(state: DoorState, raws: list[Any]) -> Reads:
+    """What :func:`prefetch` reads for these events (nothing, for most batches): a pure
+    function of the snapshot, so a batch that needs nothing read is decided at once."""
+    reads = Reads()
     space_ids: set[str] = set()
-    posts: list[tuple[str, list[str]]] = []
     for raw in raws:
         if not isinstance(raw, dict):
             continue
@@ -275,19 +283,32 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
         if room is None and run is not None:  # a reply on the run is said in its room
             room = run.space_id
         if ids and isinstance(room, str):
-            posts.append((room, ids))
+            reads.posts.append((room, ids))
         for name in ("reply_to", "message_id", "root_message_id"):
             value = raw.get(name)
             if isinstance(value, str) and value.startswith("msg_") and value not in state.messages:
-                wanted.add(value)
+                reads.messages.add(value)
         text = raw.get("text")
         space_id = raw.get("space_id")
         wrong = isinstance(text, str) and text.strip().lower().startswith("/wrong")
         if raw.get("type") == "message.post" and isinstance(space_id, str) and wrong:
-            wrong_rooms.add(space_id)
+            reads.wrong_rooms.add(space_id)
         if raw.get("type") == "space.created" and isinstance(space_id, str):
             space_ids.add(space_id)
-    for room in wrong_rooms:
+    reads.space_ids = [s for s in space_ids if s not in state.spaces]
+    return reads
+
+
+async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> None:
+    """Read what the batch's events name that the snapshot may not hold.
+
+    A message outside the window (a reply to, an edit of, a thread on an old message), a
+    room's last harness message for ``/wrong``, and space ids given by the client (ids
+    are unique across workspaces). Every rule then decides from memory.
+    """
+    reads = reads_for(state, raws)
+    wanted = set(reads.messages)
+    for room in reads.wrong_rooms:
         said = await last_harness_message(conn, state.workspace_id, room)
         state.last_harness_said[room] = said
         if said is not None and said not in state.messages:
@@ -295,12 +316,24 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
     if wanted:
         for message in await find_messages(conn, state.workspace_id, sorted(wanted)):
             state.messages[message.message_id] = message
-    if posts:
-        await prefetch_files(conn, state, posts)
-    unknown = [s for s in space_ids if s not in state.spaces]
-    if unknown:
-        rows = await conn.execute(select(t.spaces.c.id).where(t.spaces.c.id.in_(unknown)))
+    if reads.posts:
+        await prefetch_files(conn, state, reads.posts)
+    if reads.space_ids:
+        rows = await conn.execute(select(t.spaces.c.id).where(t.spaces.c.id.in_(reads.space_ids)))
         state.taken_space_ids.update(row.id for row in rows)
+
+
+def unflushed(state: DoorState) -> bool:
+    """Whether the batch changed any door-state row (:func:`flush` has something to write)."""
+    return bool(
+        state.renamed
+        or any(state.touched.values())
+        or state.membership_log
+        or state.credentials
+        or state.revoked
+        or state.posted_files
+        or state.erasures
+    )
 
 
 async def prefetch_files(

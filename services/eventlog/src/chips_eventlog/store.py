@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, select, tuple_, update
+import orjson
+from sqlalchemy import and_, delete, insert, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -149,3 +150,74 @@ async def mark_published(engine: AsyncEngine, events: list[dict[str, Any]]) -> N
                     and_(t.outbox.c.workspace_id == workspace_id, t.outbox.c.seq.in_(seqs))
                 )
             )
+
+
+# A batch whose door state is in memory, written in one statement (docs/adr/0105): the head
+# row moves from the seq the state was decided at to the batch's last, only if it is still
+# there and the lease is still this replica's at its epoch (the guard); the events, their
+# outbox rows and the keys are written only with it (each reads the guard's row). The
+# answer says whether the guard held, and whether the lease did.
+_GUARDED = text(
+    "WITH guard AS ("
+    " UPDATE workspaces SET head_seq = :new_head"
+    " WHERE id = :workspace_id AND head_seq = :old_head AND {lease}"
+    " RETURNING id),"
+    " ev AS (INSERT INTO events"
+    " (workspace_id, seq, id, type, ts, actor_id, space_id, body, traceparent)"
+    " SELECT guard.id, e.seq, e.id, e.type, :now, e.actor_id, e.space_id, e.body, e.tp"
+    " FROM guard, unnest(CAST(:seqs AS bigint[]), CAST(:ids AS text[]),"
+    " CAST(:types AS text[]), CAST(:actors AS text[]), CAST(:spaces AS text[]),"
+    " CAST(:bodies AS jsonb[]), CAST(:traces AS text[]))"
+    " AS e(seq, id, type, actor_id, space_id, body, tp)),"
+    " ob AS (INSERT INTO outbox (workspace_id, seq)"
+    " SELECT guard.id, s FROM guard, unnest(CAST(:seqs AS bigint[])) AS s),"
+    " k AS (INSERT INTO idempotency (credential_id, key, workspace_id, seqs, created_at)"
+    " SELECT k.credential_id, k.key, guard.id, k.seqs, :now"
+    " FROM guard, unnest(CAST(:credentials AS text[]), CAST(:keys AS text[]),"
+    " CAST(:key_seqs AS jsonb[])) AS k(credential_id, key, seqs))"
+    " SELECT EXISTS (SELECT 1 FROM guard) AS wrote, {lease} AS leased"
+)
+_LEASE = (
+    "EXISTS (SELECT 1 FROM eventlog_leases"
+    " WHERE partition = :partition AND holder = :holder AND epoch = :epoch)"
+)
+GUARDED_LEASED = text(_GUARDED.text.format(lease=_LEASE))
+GUARDED_UNLEASED = text(_GUARDED.text.format(lease="TRUE"))
+
+
+async def write_guarded(
+    conn: AsyncConnection,
+    workspace_id: str,
+    old_head: int,
+    new_head: int,
+    events: list[dict[str, Any]],
+    traces: dict[int, str | None],
+    keys: list[dict[str, Any]],
+    now: datetime,
+    lease: tuple[int, str, int] | None,
+) -> tuple[bool, bool]:
+    """Write a batch decided from memory in one statement, guarded by the head row and
+    the lease (``(partition, holder, epoch)``; None when not under one). Returns whether
+    it was written, and whether the lease still stood."""
+    params: dict[str, Any] = {
+        "workspace_id": workspace_id,
+        "old_head": old_head,
+        "new_head": new_head,
+        "now": now,
+        "seqs": [e["seq"] for e in events],
+        "ids": [e["id"] for e in events],
+        "types": [e["type"] for e in events],
+        "actors": [e["actor"]["id"] for e in events],
+        "spaces": [e.get("space_id") for e in events],
+        "bodies": [orjson.dumps(e).decode() for e in events],
+        "traces": [traces.get(e["seq"]) for e in events],
+        "credentials": [k["credential_id"] for k in keys],
+        "keys": [k["key"] for k in keys],
+        "key_seqs": [orjson.dumps(k["seqs"]).decode() for k in keys],
+    }
+    statement = GUARDED_UNLEASED
+    if lease is not None:
+        statement = GUARDED_LEASED
+        params.update(partition=lease[0], holder=lease[1], epoch=lease[2])
+    row = (await conn.execute(statement, params)).one()
+    return bool(row.wrote), bool(row.leased)

@@ -17,6 +17,8 @@ from chips_common.rules.scope import standings_of
 
 # What ends a harness's turn in a room: its words, or its passing.
 TURN_ENDS = ("message.post", "turn.passed")
+# What says who of a room's agents is working (docs/adr/0090).
+WORKING_TOLD = ("room.working", "room.idle")
 
 
 def room_of(space_id: str) -> Any:
@@ -112,6 +114,44 @@ class LogReader:
                 )
             ).scalar()
         return int(began) if began else spoke
+
+    async def event_by_id(self, workspace_id: str, event_id: str) -> dict[str, Any] | None:
+        """One event of the workspace by its id, or None."""
+        e = t.events.c
+        async with self.engine.connect() as conn:
+            body = (
+                await conn.execute(
+                    select(e.body).where(and_(e.workspace_id == workspace_id, e.id == event_id))
+                )
+            ).scalar()
+        return canonical(body) if body is not None else None
+
+    async def led_as_of(
+        self, workspace_id: str, space_id: str, seq: int
+    ) -> tuple[str | None, dict[str, Any] | None]:
+        """The room's lead once event ``seq`` was logged, and the last room.working or
+        room.idle before it (docs/adr/0090). Read through the log's partial index of those
+        events, so a room that never had them costs one short look."""
+        e = t.events.c
+        room = [e.workspace_id == workspace_id, e.space_id == space_id, e.seq <= seq]
+        async with self.engine.connect() as conn:
+            lead = (
+                await conn.execute(
+                    select(e.body)
+                    .where(and_(*room, e.type == "space.lead_set"))
+                    .order_by(e.seq.desc())
+                    .limit(1)
+                )
+            ).scalar()
+            told = (
+                await conn.execute(
+                    select(e.body)
+                    .where(and_(*room, e.type.in_(WORKING_TOLD)))
+                    .order_by(e.seq.desc())
+                    .limit(1)
+                )
+            ).scalar()
+        return (lead or {}).get("agent_id"), told
 
     async def space_window(
         self, workspace_id: str, space_id: str, after: int, before: int, limit: int

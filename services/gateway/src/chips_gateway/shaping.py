@@ -10,11 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from chips_common.db.spend_reads import held_since_last_person, read_job
+from chips_common.ids import event_id_for_message
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
 from chips_common.rules.delivery import OwnerOf, WorkingTurns, nobody, shape_for, takers
 from chips_common.rules.handles import as_shown
-from chips_common.rules.room import TurnNews, news_for, room_for, since_is_joining, speaker
+from chips_common.rules.lead import handed_opening
+from chips_common.rules.room import (
+    Led,
+    TurnNews,
+    news_for,
+    room_for,
+    since_is_joining,
+    speaker,
+)
 from chips_common.rules.spend import spend_sentence, with_spend_line
 from chips_gateway import metrics
 from chips_gateway.auth import Principal
@@ -196,7 +205,8 @@ class Shaper:
             )
             for t, (joinings, talked) in found.items()
         }
-        extra["room"] = room_for(taking, members, news)
+        lead, told = await reader.led_as_of(ws, space_id, seq)
+        extra["room"] = room_for(taking, members, news, Led(lead, told, event.get("ts", "")))
         return extra
 
     async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +230,11 @@ class Shaper:
         ``handed: true`` (spec/websocket.md; docs/adr/0083). Read from the log as of the
         act, so a replay hands over the same. ``own``: the harness's own agents, shown as
         the harness itself in the pre-agents view; what was for them is its."""
-        if self.kind != "harness" or (event.get("actor") or {}).get("kind") != "person":
+        if self.kind != "harness":
+            return []
+        if event.get("type") == "lead.handed":
+            return await self.handed_to_lead(event, own)
+        if (event.get("actor") or {}).get("kind") != "person":
             return []
         space_id = event.get("space_id")
         if not isinstance(space_id, str):
@@ -242,6 +256,33 @@ class Shaper:
         turn = {**newest, "addressed_to": [pid] if own is not None else takers_now}
         shaped = await self.shape(turn)
         return [{**shaped, "handed": True}]
+
+    async def handed_to_lead(
+        self, event: dict[str, Any], own: frozenset[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Words nobody took, handed to the room's lead when it is this harness or one of
+        its agents: the message as message.new with ``handed`` and ``lead``, its note
+        opening with why (spec/websocket.md, Who leads; docs/adr/0090). Read from the log,
+        so a replay hands over the same."""
+        pid, lead = self.principal.participant_id, str(event.get("agent_id", ""))
+        if not (lead == pid or lead in (own or ()) or self.owner_of(lead) == pid):
+            return []
+        said = await self.reader.event_by_id(
+            self.principal.workspace_id, event_id_for_message(str(event.get("message_id", "")))
+        )
+        if said is None or said.get("type") != "message.post":
+            return []
+        turn = {**said, "addressed_to": [lead]}
+        shaped = await self.shape(turn)
+        if shaped.get("type") != "message.new":
+            return []
+        sender = (shaped.get("from") or {}).get("name") or str(event.get("said_by", ""))
+        opening = handed_opening(sender, int(event.get("quiet_seconds", 0)))
+        room = shaped.get("room")
+        if isinstance(room, dict):
+            notes = {k: f"{opening} {note}" for k, note in (room.get("notes") or {}).items()}
+            shaped = {**shaped, "room": {**room, "notes": notes}}
+        return [{**shaped, "handed": True, "lead": True}]
 
     async def with_spend(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         """``context.spend`` and its sentence in the note: the room's job as of the message

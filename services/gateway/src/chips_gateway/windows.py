@@ -18,6 +18,7 @@ from chips_common.rules.context_lines import Changes, line_of, note_change, revi
 from chips_common.rules.handles import Member, as_shown
 from chips_common.rules.room import (
     JOINING,
+    Led,
     TurnNews,
     news_for,
     room_for,
@@ -25,7 +26,7 @@ from chips_common.rules.room import (
     speaker,
 )
 from chips_common.rules.scope import opened_with, standings_of
-from chips_gateway.reader import TURN_ENDS, LogReader
+from chips_gateway.reader import TURN_ENDS, WORKING_TOLD, LogReader
 
 KEEP = 400  # events of one room a window holds
 
@@ -63,8 +64,14 @@ class RoomWindow:
         marks: dict[str, int | None],
         joined: list[dict[str, Any]] | None = None,
         first_said: int | None = None,
+        lead: str | None = None,
+        told: dict[str, Any] | None = None,
     ) -> None:
         self.space_id = space_id
+        # The room's lead and the last room.working / room.idle (docs/adr/0090), as the
+        # log path reads them as of a message.
+        self.lead = lead
+        self.told = told
         self.members = members
         self.events: deque[dict[str, Any]] = deque(events, maxlen=KEEP)
         # Every event of the room after this seq is in the window (0: the whole room).
@@ -102,6 +109,7 @@ class RoomWindow:
         complete = len(events) < KEEP
         joined = None if complete else await reader.joinings(workspace_id, space_id, 0, before)
         first_said = None if complete else await reader.first_said(workspace_id, space_id, before)
+        lead, told = await reader.led_as_of(workspace_id, space_id, before - 1)
         return cls(
             space_id,
             {m.id: m for m in members},
@@ -110,6 +118,8 @@ class RoomWindow:
             marks=marks,
             joined=joined,
             first_said=first_said,
+            lead=lead,
+            told=told,
         )
 
     def apply(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
@@ -122,6 +132,10 @@ class RoomWindow:
         self.lines[seq] = line_of(event, lambda p: who(names, p))
         if kind == "message.post" and self.first_said is None:
             self.first_said = seq
+        if kind == "space.lead_set":
+            self.lead = event.get("agent_id")
+        elif kind in WORKING_TOLD:
+            self.told = event
         if kind in JOINING:
             if self.joined is not None:
                 self.joined.append(event)
@@ -242,7 +256,8 @@ class RoomWindow:
             )
             for pid, (joinings, talked_before) in comings.items()
         }
-        extra["room"] = room_for(takers, members, news)
+        led = Led(self.lead, self.told, event.get("ts", ""))
+        extra["room"] = room_for(takers, members, news, led)
         return extra
 
     def joinings(self, pid: str, since: int, seq: int) -> tuple[list[dict[str, Any]], bool] | None:

@@ -8,4 +8,12 @@ from chips_projector.consumer import build_handler
 
 
 async def run(settings: ProjectorSettings) -> None:
-    await run_worker(settings, "projector", build_handler)
+    await run_worker(
+        settings,
+        "projector",
+        None,
+        build_batch_handler=build_handler,
+        # No connection check on the way out of the pool: a batch whose connection was
+        # dead is folded again, whole, on a new one (docs/adr/0106).
+        engine_options={"pre_ping": False},
+    )

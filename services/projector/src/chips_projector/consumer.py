@@ -1,39 +1,81 @@
 """Folding committed events into the read models, checkpoint in the same transaction.
 
-The loop is the one the search index's is (``chips_common.service.fold``).
+The loop is the search index's (docs/adr/0067, docs/adr/0106): each fetched batch of
+``CHIPS_EVENTS`` is one transaction for all its workspaces. It locks their checkpoints and
+reads what follows them from the log in Postgres in one statement, applies each event in
+seq order under a span of the trace it was appended under, and writes the posts, their
+rooms and the checkpoints together. A message is only a prompt: what is folded is read
+from the log, so a lost or reordered message heals itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common import otel
-from chips_common.service.consumer import Handler
-from chips_common.service.fold import fold_events
+from chips_common.db.retry import once_more
+from chips_common.service.consumer import BatchHandler
+from chips_common.service.fold import applying, pages_of_many
 from chips_projector import store
 
 tracer = otel.tracer("chips.projector")
 
+# How many events of a workspace one read brings.
+PAGE = 1000
 
-async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None) -> int:
-    """Apply every event after the checkpoint up to ``upto`` (the head when None)."""
-    checkpoint = await store.lock_checkpoint(conn, workspace_id)
 
-    async def apply(event: dict[str, Any]) -> None:
-        await store.apply_event(conn, event)
-
-    reached = await fold_events(
-        conn, workspace_id, checkpoint, upto, apply, tracer=tracer, span="projector.apply"
-    )
-    await store.save_checkpoint(conn, workspace_id, reached)
+async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> dict[str, int]:
+    """Apply every event of each workspace after its checkpoint up to its ``upto`` (its
+    head when None), and save the checkpoints. Returns the checkpoints reached."""
+    fold = store.Fold(conn)
+    checkpoints, first = await store.lock_and_read(conn, upto, PAGE)
+    reached = dict(checkpoints)
+    await apply_page(fold, first)
+    counts: dict[str, int] = {}
+    for event, _ in first:
+        reached[event["workspace_id"]] = event["seq"]
+        counts[event["workspace_id"]] = counts.get(event["workspace_id"], 0) + 1
+    # A workspace with a full page may have more.
+    more = {w: reached[w] for w, n in counts.items() if n == PAGE}
+    async for page in pages_of_many(conn, more, upto, PAGE):
+        await apply_page(fold, page)
+    reached.update(more)
+    await fold.flush({w: seq for w, seq in reached.items() if seq != checkpoints[w]})
     return reached
 
 
-def build_handler(engine: AsyncEngine) -> Handler:
-    async def handle(workspace_id: str, seq: int) -> None:
-        async with engine.begin() as conn:
-            await apply_until(conn, workspace_id, seq)
+async def apply_page(fold: store.Fold, page: list[tuple[dict[str, Any], str | None]]) -> None:
+    for event, traceparent in page:
+        with applying(tracer, "projector.apply", event, traceparent):
+            await fold.apply(event)
+
+
+async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None) -> int:
+    """Apply every event of one workspace after the checkpoint up to ``upto`` (the head
+    when None)."""
+    return (await apply_batch(conn, {workspace_id: upto}))[workspace_id]
+
+
+def build_handler(engine: AsyncEngine) -> BatchHandler:
+    # What this process has committed, per workspace: a message at or below it has been
+    # applied already (the checkpoint only moves on), so it costs no transaction.
+    applied: dict[str, int] = {}
+
+    async def handle(highest: Mapping[str, int]) -> None:
+        wanted = {w: seq for w, seq in highest.items() if seq > applied.get(w, 0)}
+        if not wanted:
+            return
+
+        # Up to the head, not only to the message's seq: what the log holds past it is
+        # committed (a workspace's seqs commit in order), so it is applied now and its own
+        # message then finds the checkpoint past it.
+        async def fold(conn: AsyncConnection) -> dict[str, int]:
+            async with conn.begin():
+                return await apply_batch(conn, dict.fromkeys(wanted))
+
+        applied.update(await once_more(engine, fold))
 
     return handle

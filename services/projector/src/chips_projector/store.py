@@ -6,16 +6,17 @@ rows, whether they arrive live or in a rebuild from seq 0 (DESIGN.md §5).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, select, update
+import orjson
+from sqlalchemy import and_, delete, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
-from chips_common.events import words_of
+from chips_common.events import canonical, words_of
 from chips_common.events.messages import CARD_FIELDS
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
@@ -175,6 +176,16 @@ async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> 
     await draw_line(conn, event)
 
 
+async def apply_space_lead_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """The room's lead, for its sheet and the space reads (docs/adr/0090)."""
+    await conn.execute(
+        update(t.rm_spaces)
+        .where(t.rm_spaces.c.id == event["space_id"])
+        .values(lead_id=event.get("agent_id"))
+    )
+    await draw_line(conn, event)
+
+
 async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
         insert(t.rm_participants).values(
@@ -250,7 +261,8 @@ async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
     It is a row of the room's messages, with the id of its event's ULID and the actor as
     its author, so a rebuild draws the same line; it does not count as a message.
     """
-    known = await names(conn, {event["actor"]["id"], event.get("participant_id", "")})
+    ids = {event["actor"]["id"], event.get("participant_id", ""), event.get("agent_id") or ""}
+    known = await names(conn, ids)
     text = system_line(event, lambda pid: known.get(pid, pid))
     if text is None:
         return
@@ -269,28 +281,6 @@ async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
-async def apply_message_post(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    kind = event.get("kind", "text")
-    await conn.execute(
-        insert(t.rm_messages).values(
-            id=event["message_id"],
-            workspace_id=event["workspace_id"],
-            space_id=event["space_id"],
-            seq=event["seq"],
-            author_id=event["actor"]["id"],
-            kind=kind,
-            text=words_of(event),
-            reply_to=event.get("reply_to"),
-            ts=ts_of(event),
-            card=event.get(kind) if kind in CARD_FIELDS else None,
-            run_id=event.get("run_id"),
-        )
-    )
-    await touch(conn, event["space_id"], event["seq"], messages=1)
-    # A reply in a thread is the room's news: the room comes forward (spec/messages.md).
-    await threads.bring_room_forward(conn, event)
-
-
 APPLY: dict[str, Apply] = {
     "participant.joined": apply_participant_joined,
     "harness.declared": apply_harness_declared,
@@ -300,10 +290,11 @@ APPLY: dict[str, Apply] = {
     "space.updated": apply_space_updated,
     "space.claimed": apply_space_claimed,
     "space.lock_set": apply_space_lock_set,
+    "space.lead_set": apply_space_lead_set,
+    "lead.handed": draw_line,
     "membership.added": apply_membership_added,
     "membership.removed": apply_membership_removed,
     "membership.replaced": apply_membership_replaced,
-    "message.post": apply_message_post,
     "message.edited": words.apply_message_edited,
     "message.deleted": words.apply_message_deleted,
     "message.heard": words.apply_message_heard,
@@ -316,31 +307,129 @@ APPLY: dict[str, Apply] = {
 }
 
 
-async def apply_event(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    apply = APPLY.get(event["type"]) or RUN_APPLY.get(event["type"])
-    if apply is not None:
-        await apply(conn, event)
+class Fold:
+    """The read models' writes of one transaction, for any number of workspaces.
 
+    Posts are most of the log: they are gathered and written together, in one statement
+    with their rooms' counts and the checkpoints (:data:`_FLUSH`), and flushed before any
+    other event is applied, so every other ``apply_*`` sees the rows as the log's order
+    makes them (docs/adr/0106).
+    """
 
-async def lock_checkpoint(conn: AsyncConnection, workspace_id: str) -> int:
-    await conn.execute(
-        pg_insert(t.projector_checkpoints)
-        .values(workspace_id=workspace_id, seq=0)
-        .on_conflict_do_nothing()
-    )
-    seq = (
-        await conn.execute(
-            select(t.projector_checkpoints.c.seq)
-            .where(t.projector_checkpoints.c.workspace_id == workspace_id)
-            .with_for_update()
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+        self.posts: list[dict[str, Any]] = []
+
+    async def apply(self, event: dict[str, Any]) -> None:
+        if event["type"] == "message.post":
+            self.posts.append(event)
+            return
+        apply = APPLY.get(event["type"]) or RUN_APPLY.get(event["type"])
+        if apply is not None:
+            await self.flush()
+            await apply(self.conn, event)
+
+    async def flush(self, checkpoints: Mapping[str, int] | None = None) -> None:
+        """Write the posts gathered, and ``checkpoints`` when given, in one statement."""
+        names = sorted(checkpoints or {})
+        if not self.posts and not names:
+            return
+        posts, self.posts = self.posts, []
+        kinds = [e.get("kind", "text") for e in posts]
+        await self.conn.execute(
+            _FLUSH,
+            {
+                "ids": [e["message_id"] for e in posts],
+                "workspaces": [e["workspace_id"] for e in posts],
+                "spaces": [e["space_id"] for e in posts],
+                "seqs": [e["seq"] for e in posts],
+                "authors": [e["actor"]["id"] for e in posts],
+                "kinds": kinds,
+                "texts": [words_of(e) for e in posts],
+                "reply_tos": [e.get("reply_to") for e in posts],
+                "tss": [ts_of(e) for e in posts],
+                # None as JSON's null, as the row-by-row insert wrote it.
+                "cards": [
+                    orjson.dumps(e.get(kind) if kind in CARD_FIELDS else None).decode()
+                    for e, kind in zip(posts, kinds, strict=True)
+                ],
+                "runs": [e.get("run_id") for e in posts],
+                "checkpoint_ws": names,
+                "checkpoint_seq": [(checkpoints or {})[w] for w in names],
+            },
         )
-    ).scalar()
-    return int(seq or 0)
 
 
-async def save_checkpoint(conn: AsyncConnection, workspace_id: str, seq: int) -> None:
-    await conn.execute(
-        update(t.projector_checkpoints)
-        .where(t.projector_checkpoints.c.workspace_id == workspace_id)
-        .values(seq=seq)
+# The posts gathered, each space's count and last seq (a post in a thread brings the
+# thread's room forward: spec/messages.md), and the checkpoints, in one statement. Applied
+# one by one, each post set its space's (and its thread's room's) last seq to its own
+# seq, in seq order: the greatest of them is what stands.
+_FLUSH = text(
+    "WITH posts AS (SELECT * FROM unnest("
+    " CAST(:ids AS text[]), CAST(:workspaces AS text[]), CAST(:spaces AS text[]),"
+    " CAST(:seqs AS bigint[]), CAST(:authors AS text[]), CAST(:kinds AS text[]),"
+    " CAST(:texts AS text[]), CAST(:reply_tos AS text[]), CAST(:tss AS timestamptz[]),"
+    " CAST(:cards AS jsonb[]), CAST(:runs AS text[]))"
+    " AS p(id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card,"
+    " run_id)),"
+    " inserted AS (INSERT INTO rm_messages"
+    " (id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card, run_id)"
+    " SELECT id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card,"
+    " run_id FROM posts ORDER BY seq),"
+    " touched AS (SELECT space_id, max(seq) AS seq, count(*) AS n FROM posts"
+    " GROUP BY space_id"
+    " UNION ALL SELECT s.parent_space_id, max(p.seq), 0 FROM posts p"
+    " JOIN rm_spaces s ON s.id = p.space_id AND s.parent_space_id IS NOT NULL"
+    " GROUP BY s.parent_space_id),"
+    " spaces AS (UPDATE rm_spaces r SET last_seq = t.seq,"
+    " message_count = r.message_count + t.n"
+    " FROM (SELECT space_id, max(seq) AS seq, sum(n) AS n FROM touched"
+    " GROUP BY space_id) AS t WHERE r.id = t.space_id)"
+    " UPDATE projector_checkpoints c SET seq = n.seq"
+    " FROM unnest(CAST(:checkpoint_ws AS text[]), CAST(:checkpoint_seq AS bigint[]))"
+    " AS n(workspace_id, seq) WHERE c.workspace_id = n.workspace_id"
+)
+
+# Lock the checkpoints of a batch's workspaces (made at 0 when missing; in the order of
+# their ids, so two folds never wait on each other in a circle) and read each one's first
+# page of events after it, in one statement.
+_LOCK_AND_READ = text(
+    "WITH locked AS ("
+    " INSERT INTO projector_checkpoints (workspace_id, seq)"
+    " SELECT w, 0 FROM unnest(CAST(:workspaces AS text[])) AS w ORDER BY w"
+    " ON CONFLICT (workspace_id) DO UPDATE SET seq = projector_checkpoints.seq"
+    " RETURNING workspace_id, seq)"
+    " SELECT l.workspace_id, l.seq AS checkpoint, e.body, e.traceparent"
+    " FROM locked l"
+    " JOIN unnest(CAST(:workspaces AS text[]), CAST(:upto AS bigint[])) AS u(w, upto)"
+    " ON u.w = l.workspace_id"
+    " LEFT JOIN LATERAL (SELECT body, traceparent, seq FROM events"
+    " WHERE workspace_id = l.workspace_id AND seq > l.seq AND seq <= u.upto"
+    " ORDER BY seq LIMIT :limit) AS e ON true"
+    " ORDER BY l.workspace_id, e.seq"
+)
+_NO_END = 2**63 - 1
+
+
+async def lock_and_read(
+    conn: AsyncConnection, upto: Mapping[str, int | None], limit: int
+) -> tuple[dict[str, int], list[tuple[dict[str, Any], str | None]]]:
+    """Lock the workspaces' checkpoints until the transaction ends and read the first page
+    (at most ``limit`` events of each, up to its ``upto``, the head when None) after them:
+    the checkpoints, and the events in seq order with their traces."""
+    names = sorted(set(upto))
+    rows = await conn.execute(
+        _LOCK_AND_READ,
+        {
+            "workspaces": names,
+            "upto": [_NO_END if upto[w] is None else upto[w] for w in names],
+            "limit": limit,
+        },
     )
+    checkpoints: dict[str, int] = {}
+    events: list[tuple[dict[str, Any], str | None]] = []
+    for row in rows:
+        checkpoints.setdefault(row.workspace_id, int(row.checkpoint))
+        if row.body is not None:
+            events.append((canonical(row.body), row.traceparent))
+    return checkpoints, events

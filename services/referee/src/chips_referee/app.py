@@ -11,14 +11,12 @@ from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
 from chips_common.service.consumer import consume_events
-from chips_common.service.health import build_health_app, not_built
+from chips_common.service.health import build_health_app
 from chips_common.service.runner import serve_with_health
 from chips_referee.appender import Appender
 from chips_referee.config import RefereeSettings
-from chips_referee.consumer import WANTED, build_handler
-
-# What /healthz says of the work still to come.
-WORK = not_built("the lead hand-off after a quiet spell and room.working / room.idle")
+from chips_referee.consumer import WANTED, build_handler, build_tick, run_clock
+from chips_referee.rooms import Clock
 
 
 async def run(settings: RefereeSettings) -> None:
@@ -30,7 +28,9 @@ async def run(settings: RefereeSettings) -> None:
     await declare_streams(js, names)
     appender = Appender(nc, js, names, settings.append_timeout_seconds)
     await appender.start()
-    handler = build_handler(engine, appender)
+    clock = Clock(quiet=settings.lead_handoff_seconds, silent=settings.turn_silent_seconds)
+    handler = build_handler(engine, appender, clock)
+    tick = build_tick(engine, appender, clock)
 
     async def db_ok() -> bool:
         async with engine.connect() as conn:
@@ -41,11 +41,14 @@ async def run(settings: RefereeSettings) -> None:
         return bool(nc.is_connected)
 
     async def work(stop: asyncio.Event) -> None:
-        await consume_events(nc, js, names, "referee", handler, stop, wanted=WANTED)
+        await asyncio.gather(
+            consume_events(nc, js, names, "referee", handler, stop, wanted=WANTED),
+            run_clock(tick, settings.clock_seconds, stop),
+        )
 
     try:
         await serve_with_health(
-            build_health_app({"postgres": db_ok, "nats": nats_ok}, WORK),
+            build_health_app({"postgres": db_ok, "nats": nats_ok}),
             settings.host,
             settings.port,
             work,

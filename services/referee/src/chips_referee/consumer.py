@@ -1,80 +1,144 @@
-"""What the referee does with committed events (DESIGN.md §6; docs/adr/0083).
+"""What the referee does with committed events (DESIGN.md §6; docs/adr/0083, 0090).
 
-It is prompted with a workspace and a seq, reads what it has not seen from the log, and
-after each usage in a room weighs that room's job against its ceiling (``spend.py``). What
-it decides it appends through the eventlog under deterministic keys; its checkpoint is
-saved after the appends are answered, so a crash in between decides the same again and
-logs nothing twice.
+It is prompted with a workspace and a seq and reads what it has not seen from the log.
+It folds every room's events into what it keeps of the room (``rooms.py``: who works, the
+lead, the last words, when the next thing is due), and after each usage in a room weighs
+that room's job against its ceiling (``spend.py``). What it decides it appends through the
+eventlog under deterministic keys; its checkpoint and rooms are saved in one transaction
+after the appends are answered, so a crash in between decides the same again and logs
+nothing twice.
+
+Its clock (``tick``) looks, every moment, for rooms whose moment has come, and first reads
+the workspace's log up to its head, so it never hands over words a newer event took back.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
-from chips_common.db.referee_tables import referee_checkpoints
+from chips_common.db.referee_tables import referee_checkpoints, referee_rooms
 from chips_common.db.spend_reads import read_job
 from chips_common.service.consumer import Handler
 from chips_referee.appender import Appender
+from chips_referee.rooms import Clock, fold_rooms, look_again, now_utc
 from chips_referee.spend import crossing_events
 
 log = logging.getLogger(__name__)
 
-# The events that prompt the accountant.
-WANTED = frozenset({"usage"})
+# Every event prompts it: any may end a turn, take the last words, or name a lead.
+WANTED = None
 
 
-def build_handler(engine: AsyncEngine, appender: Appender) -> Handler:
-    async def handle(workspace_id: str, seq: int) -> None:
-        async with engine.begin() as conn:
-            done = (
-                await conn.execute(
-                    select(referee_checkpoints.c.seq)
-                    .where(referee_checkpoints.c.workspace_id == workspace_id)
-                    .with_for_update()
+async def catch_up(
+    conn: AsyncConnection, appender: Appender, workspace_id: str, upto: int | None, clock: Clock
+) -> None:
+    """Read the workspace's log from the checkpoint to ``upto`` (None: its head), holding
+    the checkpoint's row, and do what it calls for."""
+    done = (
+        await conn.execute(
+            select(referee_checkpoints.c.seq)
+            .where(referee_checkpoints.c.workspace_id == workspace_id)
+            .with_for_update()
+        )
+    ).scalar() or 0
+    e = t.events.c
+    if upto is None:
+        upto = (
+            await conn.execute(select(func.max(e.seq)).where(e.workspace_id == workspace_id))
+        ).scalar() or 0
+    if done >= upto:
+        return
+    await fold_rooms(conn, appender, workspace_id, done, upto, clock)
+    await weigh_spend(conn, appender, workspace_id, done, upto)
+    stmt = pg_insert(referee_checkpoints).values(workspace_id=workspace_id, seq=upto)
+    await conn.execute(
+        stmt.on_conflict_do_update(index_elements=["workspace_id"], set_={"seq": upto})
+    )
+
+
+async def weigh_spend(
+    conn: AsyncConnection, appender: Appender, workspace_id: str, done: int, upto: int
+) -> None:
+    """After usage in a room, what its job calls for (docs/adr/0083)."""
+    e = t.events.c
+    rooms = (
+        await conn.execute(
+            select(e.space_id)
+            .where(
+                and_(
+                    e.workspace_id == workspace_id,
+                    e.seq > done,
+                    e.seq <= upto,
+                    e.type == "usage",
+                    e.space_id.is_not(None),
                 )
-            ).scalar() or 0
-            if done >= seq:
-                return
-            e = t.events.c
-            rooms = (
-                await conn.execute(
-                    select(e.space_id)
-                    .where(
-                        and_(
-                            e.workspace_id == workspace_id,
-                            e.seq > done,
-                            e.seq <= seq,
-                            e.type.in_(WANTED),
-                            e.space_id.is_not(None),
-                        )
-                    )
-                    .group_by(e.space_id)
-                )
-            ).scalars()
-            for space_id in sorted(rooms):
-                # The job as it stands now: one a person has since ended is not weighed.
-                read = await read_job(conn, workspace_id, space_id)
-                crossing = crossing_events(space_id, read)
-                if crossing is None:
-                    continue
-                key, events = crossing
-                answer = await appender.append(workspace_id, key, events)
-                if not answer.ok:
-                    log.warning(
-                        "the referee's %s in %s was refused: %s %s",
-                        key,
-                        workspace_id,
-                        answer.code,
-                        answer.message,
-                    )
-            stmt = pg_insert(referee_checkpoints).values(workspace_id=workspace_id, seq=seq)
-            await conn.execute(
-                stmt.on_conflict_do_update(index_elements=["workspace_id"], set_={"seq": seq})
+            )
+            .group_by(e.space_id)
+        )
+    ).scalars()
+    for space_id in sorted(rooms):
+        # The job as it stands now: one a person has since ended is not weighed.
+        read = await read_job(conn, workspace_id, space_id)
+        crossing = crossing_events(space_id, read)
+        if crossing is None:
+            continue
+        key, events = crossing
+        answer = await appender.append(workspace_id, key, events)
+        if not answer.ok:
+            log.warning(
+                "the referee's %s in %s was refused: %s %s",
+                key,
+                workspace_id,
+                answer.code,
+                answer.message,
             )
 
+
+def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock) -> Handler:
+    async def handle(workspace_id: str, seq: int) -> None:
+        async with engine.begin() as conn:
+            await catch_up(conn, appender, workspace_id, seq, clock)
+
     return handle
+
+
+def build_tick(
+    engine: AsyncEngine, appender: Appender, clock: Clock
+) -> Callable[[], Awaitable[int]]:
+    """One look at every workspace with a room whose moment has come; how many it saw."""
+
+    async def tick() -> int:
+        r = referee_rooms.c
+        async with engine.connect() as conn:
+            due = (
+                await conn.execute(
+                    select(r.workspace_id).where(r.due_at <= now_utc()).group_by(r.workspace_id)
+                )
+            ).scalars()
+            workspaces = sorted(due)
+        for workspace_id in workspaces:
+            async with engine.begin() as conn:
+                await catch_up(conn, appender, workspace_id, None, clock)
+                await look_again(conn, appender, workspace_id, clock)
+        return len(workspaces)
+
+    return tick
+
+
+async def run_clock(tick: Callable[[], Awaitable[int]], every: float, stop: asyncio.Event) -> None:
+    """Tick until ``stop``; a failed look is logged and tried again at the next."""
+    while not stop.is_set():
+        try:
+            await tick()
+        except Exception:
+            log.exception("the referee's clock failed a look; trying again")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=every)

@@ -2,12 +2,27 @@
 
 ``referee_checkpoints``: how far the referee has read each workspace's log. What it decides
 it writes through the eventlog under deterministic idempotency keys, so its checkpoint is
-all it needs to keep: its clocks and counters are rebuilt from the log.
+all it needs to keep for the money: a job is read from the log as it stands.
+
+``referee_rooms``: what it folded of each room (``rules/lead.py``'s ``Room``: the lead, the
+turns going, the last words) and when the next thing is due there (a hand-off, or a turn
+falling silent), written in the transaction that moves its checkpoint. Its clocks are
+these ``due_at`` moments: a referee that was down finds what fell due meanwhile and does
+it once (docs/adr/0090).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, PrimaryKeyConstraint, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Index,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 
 from chips_common.db.tables import metadata
@@ -29,4 +44,16 @@ door_exchanges = Table(
     Column("space_id", Text, nullable=False),
     Column("body", JSONB, nullable=False),
     PrimaryKeyConstraint("workspace_id", "space_id"),
+)
+
+
+referee_rooms = Table(
+    "referee_rooms",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("space_id", Text, nullable=False),
+    Column("body", JSONB, nullable=False),
+    Column("due_at", DateTime(timezone=True)),
+    PrimaryKeyConstraint("workspace_id", "space_id"),
+    Index("referee_rooms_due", "due_at", postgresql_where=text("due_at IS NOT NULL")),
 )

@@ -43,6 +43,14 @@ events = Table(
     Column("traceparent", Text),
     PrimaryKeyConstraint("workspace_id", "seq"),
     Index("events_space_seq", "workspace_id", "space_id", "seq"),
+    # A room's lead and who works in it, as of a message (docs/adr/0090).
+    Index(
+        "events_room_referee",
+        "workspace_id",
+        "space_id",
+        "seq",
+        postgresql_where=text("type IN ('space.lead_set', 'room.working', 'room.idle')"),
+    ),
 )
 
 outbox = Table(
@@ -294,6 +302,8 @@ rm_spaces = Table(
     Column("asked_of", Text),
     Column("parent_space_id", Text),
     Column("root_message_id", Text),
+    # The room's lead (space.lead_set; docs/adr/0090).
+    Column("lead_id", Text),
 )
 
 # Which harness opened (or claimed) which space by key: GET /v1/harnesses/:id/spaces.

@@ -3,7 +3,9 @@
 What a workspace's referee counts to (``workspace.referee_set``), what a room allows a job
 (``space.spend_ceiling_set``), a room's agents being paused or let carry on
 (``exchange.set``), and the warnings Chips gives as a job's spend nears its ceiling
-(``budget.warning``).
+(``budget.warning``); a room's lead (``space.lead_set``), who of its agents is working
+(``room.working`` / ``room.idle``) and what nobody's turn the lead was handed
+(``lead.handed``): docs/adr/0090.
 """
 
 from __future__ import annotations
@@ -103,9 +105,90 @@ class BudgetWarning(EventBody):
     since_seq: int | None = Field(default=None, ge=0)
 
 
+@register
+class SpaceLeadSet(EventBody):
+    """A person in the room chose its lead: the agent that hands out the work there and is
+    handed what is nobody's turn (``agent_id`` null: no lead). A room asked of a harness is
+    led, from its claim, by who claimed it (spec/websocket.md, Who leads)."""
+
+    type: Literal["space.lead_set"] = "space.lead_set"
+    space_id: str
+    agent_id: Annotated[str, Field(max_length=100)] | None = None
+
+
+class Working(BaseModel):
+    """An agent with a turn going: since when, the last step it said it was on, and when
+    anything was last heard from the turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent_id: str
+    run_id: str
+    since: str
+    heard_at: str
+    last_step: str | None = None
+
+
+class Resting(BaseModel):
+    """An agent with no turn going, and since when (its last turn's end, or its joining)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent_id: str
+    since: str
+
+
+@register
+class RoomWorking(EventBody):
+    """Who of the room's agents has a turn going, and how long the rest have been without
+    one, each time that changes while somebody works (a turn silent ten minutes is not
+    counted). Chips's own, written by the referee."""
+
+    client_writable: ClassVar[bool] = False
+
+    type: Literal["room.working"] = "room.working"
+    space_id: str
+    working: list[Working] = Field(min_length=1)
+    idle: list[Resting] = Field(default_factory=list)
+
+
+@register
+class RoomIdle(EventBody):
+    """Nobody in the room is working any more (``since``: the moment the last turn ended or
+    went silent), with how long each agent has been without a turn."""
+
+    client_writable: ClassVar[bool] = False
+
+    type: Literal["room.idle"] = "room.idle"
+    space_id: str
+    since: str
+    idle: list[Resting] = Field(default_factory=list)
+
+
+@register
+class LeadHanded(EventBody):
+    """Chips handed the lead an agent's words that reached nobody, once nobody had worked
+    in the room for the quiet spell (``quiet_seconds``). The room shows one quiet line
+    under them; the lead's harness is sent the words as ``message.new`` with ``handed``
+    and ``lead`` (spec/websocket.md, Who leads, and who is working)."""
+
+    client_writable: ClassVar[bool] = False
+
+    type: Literal["lead.handed"] = "lead.handed"
+    space_id: str
+    message_id: str
+    agent_id: str
+    said_by: str
+    quiet_seconds: int = Field(ge=0)
+
+
 REFEREE_EVENTS = (
     "workspace.referee_set",
     "space.spend_ceiling_set",
     "exchange.set",
     "budget.warning",
+    "space.lead_set",
+    "room.working",
+    "room.idle",
+    "lead.handed",
 )

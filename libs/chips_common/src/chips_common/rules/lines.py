@@ -18,6 +18,8 @@ LINE_TYPES = frozenset(
         "membership.removed",
         "space.updated",
         "space.lock_set",
+        "space.lead_set",
+        "lead.handed",
     }
 )
 
@@ -37,6 +39,14 @@ def system_line(event: dict[str, Any], name_of: Callable[[str], str]) -> str | N
         if event["participant_id"] == actor.get("id"):
             return f"{who} left"
         return f"{who} removed {name_of(event['participant_id'])}"
+    if kind == "lead.handed":
+        # One quiet line under the words (spec/websocket.md, Who leads; docs/adr/0090).
+        return f"{name_of(event['agent_id'])} took it as the lead: it was nobody’s turn"
+    if kind == "space.lead_set":
+        lead = event.get("agent_id")
+        if lead is None:
+            return f"{who} left the room without a lead"
+        return f"{who} made {name_of(lead)} the room’s lead"
     if kind == "space.lock_set":
         return f"{who} {'locked' if event['locked'] else 'unlocked'} the room's changes"
     title, state = event.get("title"), event.get("state")

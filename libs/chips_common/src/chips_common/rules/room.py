@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from chips_common.rules.handles import Member, display_handle, handles_of, resolve_mentions
+from chips_common.rules.lead import lead_sentence, working_sentence
 from chips_common.rules.scope import opened_with
 
 RULE_READ = "Everyone here reads what you write."
@@ -72,7 +73,17 @@ def harness_shown(member: Member) -> str | None:
     return member.harness
 
 
-def room_members(members: Sequence[Member]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Led:
+    """Who leads the room (None: nobody) and the last room.working / room.idle before the
+    message (None: never told), as of the message at ``at`` (docs/adr/0090)."""
+
+    lead: str | None = None
+    told: dict[str, Any] | None = None
+    at: str = ""
+
+
+def room_members(members: Sequence[Member], lead: str | None = None) -> list[dict[str, Any]]:
     out = []
     for member in ordered(members):
         entry: dict[str, Any] = {
@@ -87,6 +98,8 @@ def room_members(members: Sequence[Member]) -> list[dict[str, Any]]:
         handle = display_handle(member.name)
         if handle:
             entry["handle"] = handle
+        if lead is not None and member.id == lead:
+            entry["lead"] = True
         out.append(entry)
     return out
 
@@ -160,15 +173,30 @@ def news_of(news: TurnNews) -> list[str]:
     return said
 
 
-def note_for(taker_id: str, members: Sequence[Member], news: TurnNews | None = None) -> str:
+def note_for(
+    taker_id: str,
+    members: Sequence[Member],
+    news: TurnNews | None = None,
+    led: Led | None = None,
+) -> str:
     """The note for one taker: what is news to it, who is here (the taker named as you,
-    last), then the rules."""
+    last), who leads and who is working (``led``), then the rules."""
     others = [describe(m, you=False) for m in ordered(members) if m.id != taker_id]
     taker = next((m for m in members if m.id == taker_id), None)
     names = [*others, describe(taker, you=True)] if taker else others
-    here = f"In this space: {listed(names)}. {rules_for(taker_id, members)}"
+    said = [f"In this space: {listed(names)}."]
+    if led is not None:
+        agents = {m.id: m.name for m in members if m.kind != "person"}
+        said += [
+            s
+            for s in (
+                lead_sentence(taker_id, led.lead, agents),
+                working_sentence(taker_id, led.told, agents, led.at) if led.at else None,
+            )
+            if s
+        ]
     opening = news_of(news) if news is not None else []
-    return " ".join([*opening, here])
+    return " ".join([*opening, *said, rules_for(taker_id, members)])
 
 
 def reach_of(
@@ -202,12 +230,16 @@ def speaker(event: dict[str, Any], members: Sequence[Member]) -> dict[str, Any]:
 
 
 def room_for(
-    takers: Sequence[str], members: Sequence[Member], news: dict[str, TurnNews] | None = None
+    takers: Sequence[str],
+    members: Sequence[Member],
+    news: dict[str, TurnNews] | None = None,
+    led: Led | None = None,
 ) -> dict[str, Any]:
     """The ``room`` a message.new carries for the harnesses taking the turn."""
+    lead = led.lead if led is not None else None
     return {
-        "members": room_members(members),
-        "notes": {t: note_for(t, members, (news or {}).get(t)) for t in takers},
+        "members": room_members(members, lead),
+        "notes": {t: note_for(t, members, (news or {}).get(t), led) for t in takers},
         "rules": {t: rules_for(t, members) for t in takers},
     }
 

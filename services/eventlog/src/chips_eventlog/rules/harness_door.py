@@ -13,7 +13,13 @@ from dataclasses import replace
 
 from chips_common.append import Actor
 from chips_common.commands import OpenSpace
-from chips_common.events import MembershipAdded, SpaceClaimed, SpaceCreated, SpaceUpdated
+from chips_common.events import (
+    MembershipAdded,
+    SpaceClaimed,
+    SpaceCreated,
+    SpaceLeadSet,
+    SpaceUpdated,
+)
 from chips_common.ids import new_id
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import Ctx, Step
@@ -89,6 +95,11 @@ def claim(
     changes: list[Change] = [PutSpace(claimed), AddOpener(space.id, harness.id, ctx.seq)]
     body = SpaceClaimed(space_id=space.id, key=command.key, shared=command.shared)
     steps.append(Step(body, me, Decision(changes=changes)))
+    # The room is led, from the claim, by who claimed it: the harness's agent there, or
+    # the harness itself where it is its own one agent (spec/websocket.md; docs/adr/0090).
+    mine = [m.id for m in s.room_members(space.id) if harness.id in (m.id, m.harness_id)]
+    if mine:
+        steps.append(Step(SpaceLeadSet(space_id=space.id, agent_id=mine[0]), me, Decision()))
     if command.title is not None and command.title != space.title and not space.title_held:
         retitled = replace(claimed, title=command.title)
         update = SpaceUpdated(space_id=space.id, title=command.title)

@@ -14,7 +14,11 @@ from chips_common.events import (
     BudgetWarning,
     EventBody,
     ExchangeSet,
+    LeadHanded,
     MessagePost,
+    RoomIdle,
+    RoomWorking,
+    SpaceLeadSet,
     SpaceSpendCeilingSet,
     WorkspaceRefereeSet,
 )
@@ -83,6 +87,52 @@ def check_budget_warning(s: DoorState, body: BudgetWarning, actor: Actor, ctx: C
         refuse("forbidden", "budget warnings are Chips's to give")
     if s.space(body.space_id) is None:
         refuse("not_found", "no such space", "space_id")
+    return Decision()
+
+
+def check_lead_set(s: DoorState, body: SpaceLeadSet, actor: Actor, ctx: Ctx) -> Decision:
+    """A person in the room chooses its lead: one of the agents in it, or none (docs/adr/0090).
+
+    A harness in a room is its one agent there until it has agents (ADR 0070), so a
+    harness shown in the room may lead it too.
+    """
+    check_member(s, body.space_id, actor)
+    if actor.kind != "person":
+        refuse("forbidden", "a room's lead is chosen by a person in it")
+    if body.agent_id is not None:
+        here = {m.id: m for m in s.room_members(body.space_id)}
+        member = here.get(body.agent_id)
+        if member is None or not speaks_for_itself(member.kind):
+            refuse(
+                "invalid_event",
+                "a room's lead is one of the agents in it, and that is not one",
+                "agent_id",
+            )
+    return Decision()
+
+
+def check_room_working(
+    s: DoorState, body: RoomWorking | RoomIdle, actor: Actor, ctx: Ctx
+) -> Decision:
+    """Who is working in a room is Chips's to say (the referee writes it)."""
+    if actor.kind != "system":
+        refuse("forbidden", "who is working in a room is Chips's to say")
+    if s.space(body.space_id) is None:
+        refuse("not_found", "no such space", "space_id")
+    return Decision()
+
+
+def check_lead_handed(s: DoorState, body: LeadHanded, actor: Actor, ctx: Ctx) -> Decision:
+    """Chips hands the lead what is nobody's turn: never in a paused room, and only to an
+    agent still in it (spec/websocket.md, Who leads; docs/adr/0090)."""
+    if actor.kind != "system":
+        refuse("forbidden", "handing the lead what is nobody's turn is Chips's")
+    if s.space(body.space_id) is None:
+        refuse("not_found", "no such space", "space_id")
+    if s.exchange(body.space_id).paused is not None:
+        refuse("invalid_event", "the room is paused: the lead is handed nothing", "space_id")
+    if body.agent_id not in {m.id for m in s.room_members(body.space_id)}:
+        refuse("invalid_event", "the lead is no longer in the room", "agent_id")
     return Decision()
 
 

@@ -104,6 +104,8 @@ async def room_sheet(
                     "name": row.name,
                     "kind": row.kind,
                     "standing": row.standing,
+                    # The room's lead says so (spec/websocket.md, Who leads).
+                    **({"lead": True} if row.participant_id == space["lead_id"] else {}),
                 }
                 for row in members
             ],
@@ -394,6 +396,25 @@ async def set_spend_ceiling(
     return await append_event(ctx, caller, event, idempotency_key)
 
 
+class LeadIn(BaseModel):
+    # Null (or left out): the room has no lead.
+    agent_id: str | None = None
+
+
+@router.post("/spaces/{space_id}/lead")
+async def set_lead(
+    space_id: str,
+    body: LeadIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Choose the room's lead, or none: ``space.lead_set`` (spec/websocket.md, Who leads;
+    docs/adr/0090). A person's, and one of the agents in the room."""
+    event = {"type": "space.lead_set", "space_id": space_id, "agent_id": body.agent_id}
+    return await append_event(ctx, caller, event, idempotency_key)
+
+
 @router.get("/spaces/{space_id}/spend")
 async def room_spend(space_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """What the room's job has spent as of now, against its ceiling (docs/adr/0083), and
@@ -441,4 +462,5 @@ def space_fields(space: Any) -> dict[str, Any]:
         "moved_seq": space["moved_seq"],
         "parent_space_id": space["parent_space_id"],
         "root_message_id": space["root_message_id"],
+        "lead_id": space["lead_id"],
     }

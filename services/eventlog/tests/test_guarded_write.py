@@ -1,0 +1,223 @@
+"""A batch decided from memory is one guarded statement, against a real Postgres.
+
+docs/adr/0105. The replica holding the lease decides a message post from the door state
+in memory and writes it with one statement that moves the head row only from the seq the
+state was decided at. When something else moved the head (a writer the state did not
+see), nothing is written by that statement and the batch is decided again from the state
+as committed; a key already in the table (a re-send older than the window in memory) is
+answered as the duplicate it is.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from opentelemetry.trace import INVALID_SPAN
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from chips_common.append import Actor, AppendRequest, IssuedCredential
+from chips_common.nats.streams import Names
+from chips_eventlog.consumer import Appender, Pending
+from chips_eventlog.leases import Held, Leases
+
+pytestmark = pytest.mark.integration
+
+ADMIN = os.environ.get(
+    "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _plain(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    name = f"chips_guarded_{secrets.token_hex(4)}"
+    try:
+        with psycopg.connect(_plain(ADMIN), autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no Postgres to test against: {exc}")
+    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "chips_common.db.migrate"],
+            env={**os.environ, "CHIPS_DATABASE_URL": url},
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        yield url
+    finally:
+        with psycopg.connect(_plain(ADMIN), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    built = create_async_engine(database_url)
+    yield built
+    await built.dispose()
+
+
+def request(ws: str, key: str, actor: Actor, *events: dict[str, Any], **more: Any) -> Pending:
+    req = AppendRequest(
+        request_id=key,
+        workspace_id=ws,
+        credential_id=f"crd_{actor.id}",
+        actor=actor,
+        idempotency_key=key,
+        events=list(events),
+        **more,
+    )
+    return Pending(msg=None, request=req, span=INVALID_SPAN)  # type: ignore[arg-type]
+
+
+async def rows(engine: AsyncEngine, sql: str, **params: Any) -> list[Any]:
+    async with engine.connect() as conn:
+        return [tuple(r) for r in await conn.execute(text(sql), params)]
+
+
+class Opened:
+    """A workspace of its own with a room, created through a leased appender."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        tag = secrets.token_hex(3)
+        self.ws = f"ws_{tag}"
+        self.owner = Actor(kind="person", id=f"usr_{tag}")
+        self.appender = Appender(engine, None, None, Names("CHIPS", "chips", 1))  # type: ignore[arg-type]
+        self.leases = Leases(engine, 1, ttl=30)
+        self.held = Held(partition=0)
+        self.room = ""
+
+    async def open(self) -> None:
+        await self.leases.open()
+        held = await self.leases.take(0)
+        assert held is not None
+        self.held = held
+        created = [
+            request(
+                self.ws,
+                "create",
+                Actor(kind="operator", id="operator"),
+                {"type": "workspace.created", "name": "Guarded"},
+                {
+                    "type": "participant.joined",
+                    "participant_id": self.owner.id,
+                    "kind": "person",
+                    "name": "Arjun",
+                    "role": "owner",
+                },
+                credentials=[
+                    IssuedCredential(
+                        credential_id=f"crd_{self.owner.id}",
+                        participant_id=self.owner.id,
+                        token_hash=f"h{self.ws}",
+                    )
+                ],
+            ),
+            request(
+                self.ws,
+                "room",
+                self.owner,
+                {"type": "space.created", "kind": "group", "title": "R"},
+            ),
+        ]
+        await self.append(created)
+        self.room = created[1].answer.events[0]["space_id"]  # type: ignore[union-attr]
+
+    def post(self, key: str, words: str) -> Pending:
+        return request(
+            self.ws, key, self.owner, {"type": "message.post", "space_id": self.room, "text": words}
+        )
+
+    async def append(self, items: list[Pending], held: Held | None = None) -> None:
+        await self.appender.append_group(self.ws, items, held or self.held)
+
+
+@pytest.fixture
+async def w(engine: AsyncEngine) -> AsyncIterator[Opened]:
+    opened = Opened(engine)
+    await opened.open()
+    yield opened
+    await opened.leases.close()
+
+
+async def test_a_post_decided_from_memory_is_one_statement(engine: AsyncEngine, w: Opened) -> None:
+    sent: list[str] = []
+
+    def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        one = [w.post("p1", "hello")]
+        await w.append(one)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", count)
+    assert one[0].answer is not None and one[0].answer.ok
+    seq = one[0].answer.seqs[0]
+    assert len(sent) == 1 and sent[0].lstrip().startswith("WITH guard AS")
+    ws = {"ws": w.ws, "seq": seq}
+    assert await rows(engine, "SELECT head_seq FROM workspaces WHERE id = :ws", **ws) == [(seq,)]
+    assert await rows(
+        engine, "SELECT type FROM events WHERE workspace_id = :ws AND seq = :seq", **ws
+    ) == [("message.post",)]
+    assert await rows(
+        engine, "SELECT seq FROM outbox WHERE workspace_id = :ws AND seq = :seq", **ws
+    ) == [(seq,)]
+    assert await rows(
+        engine, "SELECT seqs FROM idempotency WHERE workspace_id = :ws AND key = 'p1'", **ws
+    ) == [([seq],)]
+
+
+async def test_a_head_moved_by_another_writer_is_decided_again(
+    engine: AsyncEngine, w: Opened
+) -> None:
+    before = w.held.states[w.ws].head_seq
+    # Another writer's post, which this replica's memory never saw.
+    other = Appender(engine, None, None, Names("CHIPS", "chips", 1))  # type: ignore[arg-type]
+    theirs = [w.post("theirs", "from elsewhere")]
+    await other.append_group(w.ws, theirs, Held(partition=0))
+    assert theirs[0].answer is not None and theirs[0].answer.seqs == [before + 1]
+
+    mine = [w.post("mine", "from here")]
+    await w.append(mine)
+    assert mine[0].answer is not None and mine[0].answer.ok
+    assert mine[0].answer.seqs == [before + 2], "decided after the other writer's event"
+    assert await rows(
+        engine,
+        "SELECT seq, body->>'text' FROM events WHERE workspace_id = :ws AND seq > :seq"
+        " ORDER BY seq",
+        ws=w.ws,
+        seq=before,
+    ) == [(before + 1, "from elsewhere"), (before + 2, "from here")]
+    assert w.held.states[w.ws].head_seq == before + 2
+
+
+async def test_a_key_already_in_the_table_is_a_duplicate(engine: AsyncEngine, w: Opened) -> None:
+    first = [w.post("again", "once")]
+    await w.append(first)
+    assert first[0].answer is not None
+    seqs = first[0].answer.seqs
+    # The key leaves the window in memory (as an old one, or one sent before the lease).
+    w.held.states[w.ws].keys.clear()
+    head_before = w.held.states[w.ws].head_seq
+
+    again = [w.post("again", "once")]
+    await w.append(again)
+    assert again[0].answer is not None and again[0].answer.duplicate
+    assert again[0].answer.seqs == seqs
+    assert await rows(engine, "SELECT head_seq FROM workspaces WHERE id = :ws", ws=w.ws) == [
+        (head_before,)
+    ]
+    assert w.held.resent_at > float("-inf"), "the partition reads its keys first for a while"
