@@ -263,3 +263,70 @@ async def test_words_the_referee_held_say_so_until_a_person_speaks(
     await expect(arjun.line("part 3").get_by_test_id("held-note")).to_contain_text(
         "Arjun Rao's message let them go on."
     )
+
+
+async def test_a_person_chooses_the_lead_and_the_room_says_what_it_took(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    atlas, _ = await api.connect_harness(owner, "Atlas")
+    room = await api.open_space(owner, "Alphabet", [scout.participant_id, atlas.participant_id])
+    arjun = await sign_in(browser, stack.gateway_a, owner, bypass_csp=True)
+    await arjun.open_room(room)
+    page = arjun.page
+    facts = page.get_by_test_id("room-facts")
+    await expect(facts).not_to_contain_text("leads")
+
+    # The room sheet chooses the lead; the sheet, the room's facts and a quiet line say so.
+    await page.get_by_test_id("room-name").click()
+    sheet = page.get_by_role("dialog")
+    await sheet.get_by_label("Lead").select_option(label="Atlas")
+    members = sheet.get_by_test_id("members")
+    await expect(members.locator("li").filter(has_text="Atlas")).to_contain_text("leads")
+    await expect(members.locator("li").filter(has_text="Scout")).not_to_contain_text("leads")
+    assert await axe_violations(page) == []
+    await arjun.shot("room-sheet-lead")
+    await sheet.get_by_role("button", name="Close").click()
+    await expect(facts).to_contain_text("Atlas leads")
+    await expect(quiet(arjun, "Arjun Rao made Atlas the room’s lead")).to_be_visible()
+
+    # Who is working is said while a turn goes.
+    await api.append(
+        scout, {"type": "run.started", "run_id": "run_draw", "space_id": room, "goal": "A-Z"}
+    )
+    await api.append(
+        scout,
+        {
+            "type": "step.log",
+            "run_id": "run_draw",
+            "step_id": "s1",
+            "status": "started",
+            "title": "Editing ascii-alphabet.html",
+        },
+    )
+    working = page.get_by_test_id("working")
+    await expect(working).to_have_text(
+        "Working now: Scout, less than a minute in (last step: Editing ascii-alphabet.html)",
+        timeout=20_000,
+    )
+    await api.append(scout, {"type": "run.completed", "run_id": "run_draw", "summary": "A-Z"})
+    await expect(working).to_have_count(0, timeout=20_000)
+
+    # Words that reached nobody go to the lead after the quiet spell: the room says so.
+    await api.say(scout, room, "The alphabet is drawn, A to Z.")
+    took = quiet(arjun, "Atlas took it as the lead: it was nobody’s turn")
+    await expect(took).to_be_visible(timeout=30_000)
+    await arjun.shot("room-lead-took-it")
+    # Read back, the same.
+    await page.reload()
+    await expect(took).to_be_visible()
+    await expect(facts).to_contain_text("Atlas leads")
+
+    # No lead.
+    await page.get_by_test_id("room-name").click()
+    await sheet.get_by_label("Lead").select_option(label="No lead")
+    await expect(members).not_to_contain_text("leads")
+    await sheet.get_by_role("button", name="Close").click()
+    await expect(quiet(arjun, "Arjun Rao left the room without a lead")).to_be_visible()
+    await expect(facts).not_to_contain_text("leads")

@@ -171,7 +171,7 @@ describe("who is working", () => {
     const working = foldWork([], ev("room.working", "sys", { working: [{ agent_id: "agt_j1", run_id: "run_1", since: "2026-12-01T10:00:00.000Z", heard_at: "2026-12-01T10:02:00.000Z", last_step: "Editing ascii-alphabet.html" }], idle: [] }));
     expect(workingWords(working, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html)");
     const two = foldWork(working, ev("room.working", "sys", { working: [...working, { agent_id: "agt_j2", run_id: "run_2", since: "2026-12-01T10:02:10.000Z", heard_at: "2026-12-01T10:02:10.000Z" }] }));
-    expect(workingWords(two, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, under a minute in");
+    expect(workingWords(two, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, less than a minute in");
     expect(foldWork(two, ev("message.post", "usr_a", { text: "hi" }))).toBe(two);
     expect(workingWords(foldWork(two, ev("room.idle", "sys", { since: "2026-12-01T10:03:00.000Z", idle: [] })), nameOf, now)).toBeNull();
   });

@@ -281,7 +281,7 @@ export function foldWork(work: Turn[], e: AnyEvent): Turn[] {
 
 function minutesIn(since: string, now: number): string {
   const minutes = Math.floor((now - Date.parse(since)) / 60_000);
-  return minutes < 1 ? "under a minute in" : minutes === 1 ? "1 minute in" : `${minutes} minutes in`;
+  return minutes < 1 ? "less than a minute in" : minutes === 1 ? "1 minute in" : `${minutes} minutes in`;
 }
 
 /** "Working now: Scout, 2 minutes in (last step: Editing ascii-alphabet.html)", or null. */
