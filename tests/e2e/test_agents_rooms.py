@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.client import Api, Identity, key
+from chips_devstack.stack import Stack
+from tests.e2e.client import Api, Identity, Socket, key
 from tests.e2e.test_runs import start, step
 
 
@@ -161,6 +162,41 @@ async def test_adding_and_removing_an_agent_with_its_runs_stopped_first(api: Api
     ]
     assert events[1]["reason"] == "removed"
     await api.refused(scout, step(run), "invalid_event", "cancelled")
+
+
+async def test_an_agent_attached_brings_the_room_s_last_lines(stack: Stack, api: Api) -> None:
+    """Its harness is sent agent.attached with catch_up: the room's last lines before the
+    agent joined, in context's shape, the same live and replayed."""
+    owner, maya, scout, _ = await workspace(api)
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    room = await api.open_space(owner, "Planning", [maya.participant_id])
+    await api.say(maya, room, "The PO is due Friday")
+    await api.say(owner, room, "Northwind holds the slot")
+    live = await Socket.open(stack.gateway_a, scout)
+    await live.subscribe(owner.workspace_id)
+    await live.attached()
+
+    def attached(frame: dict[str, Any]) -> bool:
+        event = frame.get("event") or {}
+        return event.get("type") == "agent.attached" and event.get("agent_id") == agent
+
+    await api.append(owner, added(room, agent))
+    told = (await live.wait_for(attached))["event"]
+    catch_up = told["catch_up"]
+    said = [(line["from"]["id"], line["text"]) for line in catch_up["lines"]]
+    assert said == [
+        (maya.participant_id, "The PO is due Friday"),
+        (owner.participant_id, "Northwind holds the slot"),
+    ], catch_up
+    assert (catch_up["since_seq"], catch_up["truncated"]) == (0, False)
+    replayed = await Socket.open(stack.gateway_b, scout)
+    await replayed.subscribe(owner.workspace_id, since=0)
+    assert (await replayed.wait_for(attached))["event"] == told
+    # A person is told the agent came, with no lines: they are the agent's next turn's.
+    r = await api.read(owner, since=told["seq"] - 1, limit=1)
+    assert "catch_up" not in r[0]
+    for sock in (live, replayed):
+        await sock.close()
 
 
 async def test_a_person_adding_an_agent_that_is_elsewhere_is_told_where(api: Api) -> None:
