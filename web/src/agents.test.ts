@@ -16,6 +16,7 @@ import {
   refereeWords,
   spendWords,
   statusWords,
+  whereWords,
   workingWords,
 } from "./agents";
 import { lineOf } from "./lines";
@@ -45,6 +46,15 @@ describe("faces", () => {
     expect(statusWords("trouble")).toBe("In trouble");
     expect(statusWords("connected")).toBeNull();
     expect(statusWords(undefined)).toBeNull();
+  });
+
+  it("say where an agent is, and how many of a free agent's words wait", () => {
+    const title = (id: string) => (id === "spc_a" ? "Alpha" : null);
+    expect(whereWords({ space_id: "spc_a" }, title)).toBe("in Alpha");
+    expect(whereWords({ space_id: "spc_x" }, title)).toBe("in another room");
+    expect(whereWords({ space_id: null, held: 0 }, title)).toBe("free");
+    expect(whereWords({ space_id: null, held: 1 }, title)).toBe("free, 1 message waits");
+    expect(whereWords({ space_id: null, held: 3 }, title)).toBe("free, 3 messages wait");
   });
 
   it("let the harness's owner, or a workspace owner or admin, ask", () => {

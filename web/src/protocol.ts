@@ -159,6 +159,8 @@ export interface Participant {
   state?: "active" | "archived";
   main?: boolean;
   space_id?: string | null;
+  /** How many of a free agent's words wait for the next room it joins (never the words). */
+  held?: number;
   /** A harness's face (an agent's, its harness's): connected, disconnected, restarting, trouble. */
   status?: string;
   restart_asked_at?: string;
