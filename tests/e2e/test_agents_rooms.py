@@ -9,6 +9,7 @@ the agent's work there first; a free agent's words are held for the next room it
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -447,6 +448,9 @@ async def test_what_a_free_agent_says_is_posted_where_it_next_joins(api: Api) ->
     await api.append(scout, {"type": "message.post", "space_id": a, "text": "second", "actor": me})
     held = [e for e in await api.read(scout, since=first - 1) if e["type"] == "message.held"]
     assert [(e["text"], e["left_space_id"]) for e in held] == [("first", a), ("second", a)]
+    # People see how many of its words wait, never the words: those are its harness's.
+    assert await waiting(api, maya, agent) == 2
+    assert not [e for e in await api.read(maya, since=first - 1) if e["type"] == "message.held"]
     before = await api.head(owner)
     await api.append(owner, added(b, agent))
     events = await since(api, owner, before, b)
@@ -454,3 +458,13 @@ async def test_what_a_free_agent_says_is_posted_where_it_next_joins(api: Api) ->
     posts = events[-2:]
     assert [p["text"] for p in posts] == ["first", "second"]
     assert all(p["actor"]["id"] == agent and p.get("held_since") for p in posts)
+    assert await waiting(api, maya, agent) == 0
+
+
+async def waiting(api: Api, who: Identity, agent: str) -> int:
+    """How many of an agent's words wait, as the directory tells ``who``."""
+    r = await api.http.get("/v1/participants", headers=api.auth(who))
+    assert r.status_code == 200, r.text
+    listed = {p["participant_id"]: p for p in r.json()["participants"]}
+    assert "while free" not in r.text and "first" not in json.dumps(listed[agent])
+    return int(listed[agent]["held"])
