@@ -9,11 +9,13 @@ the agent's work there first; a free agent's words are held for the next room it
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
 
-from tests.e2e.client import Api, Identity, key
+from chips_devstack.stack import Stack
+from tests.e2e.client import Api, Identity, Socket, key
 from tests.e2e.test_runs import start, step
 
 
@@ -161,6 +163,41 @@ async def test_adding_and_removing_an_agent_with_its_runs_stopped_first(api: Api
     ]
     assert events[1]["reason"] == "removed"
     await api.refused(scout, step(run), "invalid_event", "cancelled")
+
+
+async def test_an_agent_attached_brings_the_room_s_last_lines(stack: Stack, api: Api) -> None:
+    """Its harness is sent agent.attached with catch_up: the room's last lines before the
+    agent joined, in context's shape, the same live and replayed."""
+    owner, maya, scout, _ = await workspace(api)
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    room = await api.open_space(owner, "Planning", [maya.participant_id])
+    await api.say(maya, room, "The PO is due Friday")
+    await api.say(owner, room, "Northwind holds the slot")
+    live = await Socket.open(stack.gateway_a, scout)
+    await live.subscribe(owner.workspace_id)
+    await live.attached()
+
+    def attached(frame: dict[str, Any]) -> bool:
+        event = frame.get("event") or {}
+        return event.get("type") == "agent.attached" and event.get("agent_id") == agent
+
+    await api.append(owner, added(room, agent))
+    told = (await live.wait_for(attached))["event"]
+    catch_up = told["catch_up"]
+    said = [(line["from"]["id"], line["text"]) for line in catch_up["lines"]]
+    assert said == [
+        (maya.participant_id, "The PO is due Friday"),
+        (owner.participant_id, "Northwind holds the slot"),
+    ], catch_up
+    assert (catch_up["since_seq"], catch_up["truncated"]) == (0, False)
+    replayed = await Socket.open(stack.gateway_b, scout)
+    await replayed.subscribe(owner.workspace_id, since=0)
+    assert (await replayed.wait_for(attached))["event"] == told
+    # A person is told the agent came, with no lines: they are the agent's next turn's.
+    r = await api.read(owner, since=told["seq"] - 1, limit=1)
+    assert "catch_up" not in r[0]
+    for sock in (live, replayed):
+        await sock.close()
 
 
 async def test_a_person_adding_an_agent_that_is_elsewhere_is_told_where(api: Api) -> None:
@@ -411,6 +448,9 @@ async def test_what_a_free_agent_says_is_posted_where_it_next_joins(api: Api) ->
     await api.append(scout, {"type": "message.post", "space_id": a, "text": "second", "actor": me})
     held = [e for e in await api.read(scout, since=first - 1) if e["type"] == "message.held"]
     assert [(e["text"], e["left_space_id"]) for e in held] == [("first", a), ("second", a)]
+    # People see how many of its words wait, never the words: those are its harness's.
+    assert await waiting(api, maya, agent) == 2
+    assert not [e for e in await api.read(maya, since=first - 1) if e["type"] == "message.held"]
     before = await api.head(owner)
     await api.append(owner, added(b, agent))
     events = await since(api, owner, before, b)
@@ -418,3 +458,13 @@ async def test_what_a_free_agent_says_is_posted_where_it_next_joins(api: Api) ->
     posts = events[-2:]
     assert [p["text"] for p in posts] == ["first", "second"]
     assert all(p["actor"]["id"] == agent and p.get("held_since") for p in posts)
+    assert await waiting(api, maya, agent) == 0
+
+
+async def waiting(api: Api, who: Identity, agent: str) -> int:
+    """How many of an agent's words wait, as the directory tells ``who``."""
+    r = await api.http.get("/v1/participants", headers=api.auth(who))
+    assert r.status_code == 200, r.text
+    listed = {p["participant_id"]: p for p in r.json()["participants"]}
+    assert "while free" not in r.text and "first" not in json.dumps(listed[agent])
+    return int(listed[agent]["held"])

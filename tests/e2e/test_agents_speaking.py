@@ -133,6 +133,68 @@ async def test_a_harness_as_itself_is_its_one_agent_in_the_room(api: Api) -> Non
     assert said["actor"] == {"kind": "agent", "id": r.j1, "harness_id": r.scout.participant_id}
 
 
+async def test_a_member_harness_beside_its_own_agent_speaks_as_that_agent(api: Api) -> None:
+    """A harness that is a member of a room itself, with one of its agents added there: the
+    room shows the agent in its place, so what the harness says as itself is the agent's,
+    and the agent's next turn starts after those words. Beside two of its agents it names
+    one. Taking its agents out leaves it a member; taking it out takes its agent along."""
+    r = await room(api, two=False)
+    scout = r.scout.participant_id
+    shared = await api.open_space(r.owner, "Shared", [r.maya.participant_id, scout])
+    await api.append(
+        r.owner, {"type": "membership.removed", "space_id": r.space_id, "participant_id": r.j1}
+    )
+    added = {"type": "membership.added", "space_id": shared, "participant_id": r.j1}
+    await api.append(r.owner, added)
+    sheet = await api.sheet(r.owner, shared, await api.head(r.owner))
+    assert [m["participant_id"] for m in sheet["members"]] == [
+        r.owner.participant_id,
+        r.maya.participant_id,
+        r.j1,
+    ]
+    sock = await listening(api, r.scout)
+    first = await api.say(r.maya, shared, "What is on the list?")
+    heard = (await sock.wait_for(at(first)))["event"]
+    assert (heard["type"], heard["for"]) == ("message.new", [r.j1])
+    answered = await api.append(r.scout, post(shared, "F to O."))
+    said = (await sock.wait_for(at(answered)))["event"]
+    assert said["actor"] == {"kind": "agent", "id": r.j1, "harness_id": scout}
+    again = await api.say(r.maya, shared, "And after that?")
+    turn = (await sock.wait_for(at(again)))["event"]
+    # Its context starts after its own last turn: Maya's first question, which it answered,
+    # is not handed it again (it would be, were those words the harness's).
+    assert first not in [line["seq"] for line in turn["context"]["lines"]], turn["context"]
+
+    await api.append(r.owner, {**added, "participant_id": r.j2})
+    await api.refused(r.scout, post(shared, "which of us?"), "which_agent", "name the one")
+    before = await api.head(r.owner)
+    for agent in (r.j1, r.j2):
+        await api.append(
+            r.owner, {"type": "membership.removed", "space_id": shared, "participant_id": agent}
+        )
+    left = [e for e in await api.read(r.owner, since=before, space_id=shared)]
+    assert [e.get("participant_id") for e in left if e["type"] == "membership.removed"] == [
+        r.j1,
+        r.j2,
+    ]  # it stays, a member itself, and speaks as itself again
+    alone = await api.append(r.scout, post(shared, "Just me now."))
+    said = (await sock.wait_for(at(alone)))["event"]
+    assert said["actor"] == {"kind": "harness", "id": scout}
+
+    await api.append(r.owner, added)
+    before = await api.head(r.owner)
+    await api.append(
+        r.owner, {"type": "membership.removed", "space_id": shared, "participant_id": scout}
+    )
+    gone = await api.read(r.owner, since=before, space_id=shared)
+    assert [(e["type"], e.get("participant_id") or e.get("agent_id")) for e in gone] == [
+        ("agent.released", r.j1),
+        ("membership.removed", r.j1),
+        ("membership.removed", scout),
+    ]
+    await sock.close()
+
+
 # --- being spoken to ---------------------------------------------------------------------
 
 

@@ -281,6 +281,13 @@ async def test_a_turn_silent_too_long_is_not_counted(stack, api: Api) -> None:
         event = idle["event"] if idle["frame"] == "event" else None
         assert event is not None
         await c.socks["atlas"].wait_for(handed_to_lead(words), timeout=30)
+        # The notes say so too: Scout is not working.
+        seq = await api.say(c.owner, room.id, "@Ledger anything new?")
+        await c.socks["ledger"].wait_for_seq(seq)
+        (turn,) = [e for e in c.socks["ledger"].events() if e["seq"] == seq]
+        (note,) = turn["room"]["notes"].values()
+        assert "Working now" not in note, note
+        assert "Not working: Atlas for less than a minute, Scout for less than a minute." in note
     finally:
         stack.extra_env["referee"] = {
             k: v for k, v in stack.extra_env["referee"].items() if k != "CHIPS_TURN_SILENT_SECONDS"

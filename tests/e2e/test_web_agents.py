@@ -48,7 +48,8 @@ async def test_a_paused_room_s_banner_goes_live_and_the_sheet_sets_the_ceiling(
     room = await api.open_space(owner, "Planning", [maya.participant_id, scout.participant_id])
     arjun = await sign_in(browser, stack.gateway_a, owner)
     # bypass_csp only so that axe-core can be put into Maya's page (test_web_app.py).
-    other = await sign_in(browser, stack.gateway_b, maya, bypass_csp=True)
+    # Maya is on a phone-sized screen.
+    other = await sign_in(browser, stack.gateway_b, maya, viewport=web.PHONE, bypass_csp=True)
     for person in (arjun, other):
         await person.open_room(room)
 
@@ -87,6 +88,7 @@ async def test_a_paused_room_s_banner_goes_live_and_the_sheet_sets_the_ceiling(
         quiet(arjun, "Chips paused the agents: this job reached the $3.00")
     ).to_be_visible()
     await arjun.shot("room-paused-at-the-ceiling")
+    await other.shot("room-paused-at-the-ceiling-phone")
 
     # The sheet says what the job spent, and sets the ceiling with clear errors.
     page = arjun.page
@@ -113,8 +115,10 @@ async def test_a_paused_room_s_banner_goes_live_and_the_sheet_sets_the_ceiling(
     assert (r.json()["ceiling_usd"], r.json()["paused"]) == (3.0, None)
     # Read back, the room draws the referee's lines as it did live.
     await page.reload()
+    await expect(arjun.page.get_by_test_id("composer")).to_be_visible()
     for words in (
         "Arjun Rao paused the agents",
+        "Maya Chen let the agents carry on",
         "This job has spent $2.50 of the $3.00",
         "Chips paused the agents: this job reached the $3.00",
         "set this room's spend ceiling to $5.00 a job",
@@ -259,3 +263,70 @@ async def test_words_the_referee_held_say_so_until_a_person_speaks(
     await expect(arjun.line("part 3").get_by_test_id("held-note")).to_contain_text(
         "Arjun Rao's message let them go on."
     )
+
+
+async def test_a_person_chooses_the_lead_and_the_room_says_what_it_took(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    atlas, _ = await api.connect_harness(owner, "Atlas")
+    room = await api.open_space(owner, "Alphabet", [scout.participant_id, atlas.participant_id])
+    arjun = await sign_in(browser, stack.gateway_a, owner, bypass_csp=True)
+    await arjun.open_room(room)
+    page = arjun.page
+    facts = page.get_by_test_id("room-facts")
+    await expect(facts).not_to_contain_text("leads")
+
+    # The room sheet chooses the lead; the sheet, the room's facts and a quiet line say so.
+    await page.get_by_test_id("room-name").click()
+    sheet = page.get_by_role("dialog")
+    await sheet.get_by_label("Lead").select_option(label="Atlas")
+    members = sheet.get_by_test_id("members")
+    await expect(members.locator("li").filter(has_text="Atlas")).to_contain_text("leads")
+    await expect(members.locator("li").filter(has_text="Scout")).not_to_contain_text("leads")
+    assert await axe_violations(page) == []
+    await arjun.shot("room-sheet-lead")
+    await sheet.get_by_role("button", name="Close").click()
+    await expect(facts).to_contain_text("Atlas leads")
+    await expect(quiet(arjun, "Arjun Rao made Atlas the room’s lead")).to_be_visible()
+
+    # Who is working is said while a turn goes.
+    await api.append(
+        scout, {"type": "run.started", "run_id": "run_draw", "space_id": room, "goal": "A-Z"}
+    )
+    await api.append(
+        scout,
+        {
+            "type": "step.log",
+            "run_id": "run_draw",
+            "step_id": "s1",
+            "status": "started",
+            "title": "Editing ascii-alphabet.html",
+        },
+    )
+    working = page.get_by_test_id("working")
+    await expect(working).to_have_text(
+        "Working now: Scout, less than a minute in (last step: Editing ascii-alphabet.html)",
+        timeout=20_000,
+    )
+    await api.append(scout, {"type": "run.completed", "run_id": "run_draw", "summary": "A-Z"})
+    await expect(working).to_have_count(0, timeout=20_000)
+
+    # Words that reached nobody go to the lead after the quiet spell: the room says so.
+    await api.say(scout, room, "The alphabet is drawn, A to Z.")
+    took = quiet(arjun, "Atlas took it as the lead: it was nobody’s turn")
+    await expect(took).to_be_visible(timeout=30_000)
+    await arjun.shot("room-lead-took-it")
+    # Read back, the same.
+    await page.reload()
+    await expect(took).to_be_visible()
+    await expect(facts).to_contain_text("Atlas leads")
+
+    # No lead.
+    await page.get_by_test_id("room-name").click()
+    await sheet.get_by_label("Lead").select_option(label="No lead")
+    await expect(members).not_to_contain_text("leads")
+    await sheet.get_by_role("button", name="Close").click()
+    await expect(quiet(arjun, "Arjun Rao left the room without a lead")).to_be_visible()
+    await expect(facts).not_to_contain_text("leads")

@@ -16,6 +16,7 @@ import {
   refereeWords,
   spendWords,
   statusWords,
+  whereWords,
   workingWords,
 } from "./agents";
 import { lineOf } from "./lines";
@@ -45,6 +46,15 @@ describe("faces", () => {
     expect(statusWords("trouble")).toBe("In trouble");
     expect(statusWords("connected")).toBeNull();
     expect(statusWords(undefined)).toBeNull();
+  });
+
+  it("say where an agent is, and how many of a free agent's words wait", () => {
+    const title = (id: string) => (id === "spc_a" ? "Alpha" : null);
+    expect(whereWords({ space_id: "spc_a" }, title)).toBe("in Alpha");
+    expect(whereWords({ space_id: "spc_x" }, title)).toBe("in another room");
+    expect(whereWords({ space_id: null, held: 0 }, title)).toBe("free");
+    expect(whereWords({ space_id: null, held: 1 }, title)).toBe("free, 1 message waits");
+    expect(whereWords({ space_id: null, held: 3 }, title)).toBe("free, 3 messages wait");
   });
 
   it("let the harness's owner, or a workspace owner or admin, ask", () => {
@@ -171,7 +181,7 @@ describe("who is working", () => {
     const working = foldWork([], ev("room.working", "sys", { working: [{ agent_id: "agt_j1", run_id: "run_1", since: "2026-12-01T10:00:00.000Z", heard_at: "2026-12-01T10:02:00.000Z", last_step: "Editing ascii-alphabet.html" }], idle: [] }));
     expect(workingWords(working, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html)");
     const two = foldWork(working, ev("room.working", "sys", { working: [...working, { agent_id: "agt_j2", run_id: "run_2", since: "2026-12-01T10:02:10.000Z", heard_at: "2026-12-01T10:02:10.000Z" }] }));
-    expect(workingWords(two, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, under a minute in");
+    expect(workingWords(two, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, less than a minute in");
     expect(foldWork(two, ev("message.post", "usr_a", { text: "hi" }))).toBe(two);
     expect(workingWords(foldWork(two, ev("room.idle", "sys", { since: "2026-12-01T10:03:00.000Z", idle: [] })), nameOf, now)).toBeNull();
   });

@@ -39,6 +39,16 @@ export function faceLabel(p: Pick<Participant, "kind" | "name"> & { harness?: st
   return p.kind === "agent" ? `${p.name} (${kindWords(p)})` : p.name;
 }
 
+/** Where an agent is, for the sheet's Add: "in Alpha", "free", "free, 2 messages wait". */
+export function whereWords(p: Pick<Participant, "space_id" | "held">, roomTitle: (id: string) => string | null): string {
+  if (p.space_id) {
+    const title = roomTitle(p.space_id);
+    return title ? `in ${title}` : "in another room";
+  }
+  const n = p.held ?? 0;
+  return n ? `free, ${n === 1 ? "1 message waits" : `${n} messages wait`}` : "free";
+}
+
 /** What a harness's face reads beside an agent, or null when there is nothing to say. */
 export function statusWords(status: string | null | undefined): string | null {
   switch (status) {
@@ -281,7 +291,7 @@ export function foldWork(work: Turn[], e: AnyEvent): Turn[] {
 
 function minutesIn(since: string, now: number): string {
   const minutes = Math.floor((now - Date.parse(since)) / 60_000);
-  return minutes < 1 ? "under a minute in" : minutes === 1 ? "1 minute in" : `${minutes} minutes in`;
+  return minutes < 1 ? "less than a minute in" : minutes === 1 ? "1 minute in" : `${minutes} minutes in`;
 }
 
 /** "Working now: Scout, 2 minutes in (last step: Editing ascii-alphabet.html)", or null. */

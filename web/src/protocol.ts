@@ -136,6 +136,9 @@ export interface Line {
   exchange?: { count: number; stop?: number | null; allowance?: number | null; circle?: boolean | null };
   /** Said by a free agent while it was in no room, at this time (ADR 0071). */
   held_since?: string;
+  /** A quiet line drawn from a referee or agent event: its words are said as it is drawn,
+   * so the names in them are the directory's as it stands (ADR 0100). */
+  drawn?: AnyEvent;
   /** What Chips did with the person's own words while a run was live. */
   receipt?: "queued" | "steered";
   /** Words sent and not yet acknowledged (the outbox). */
@@ -156,6 +159,8 @@ export interface Participant {
   state?: "active" | "archived";
   main?: boolean;
   space_id?: string | null;
+  /** How many of a free agent's words wait for the next room it joins (never the words). */
+  held?: number;
   /** A harness's face (an agent's, its harness's): connected, disconnected, restarting, trouble. */
   status?: string;
   restart_asked_at?: string;

@@ -434,6 +434,7 @@ export class Store {
           deleted: false,
           pinned: false,
           feedback: [],
+          drawn: e,
         });
       }
     }

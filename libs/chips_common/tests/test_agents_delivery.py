@@ -246,3 +246,21 @@ def test_a_turn_that_ended_is_named_no_more() -> None:
     turns = WorkingTurns("hrn_jacobian", {"run_1": ("spc_1", "agt_ascii")})
     turns.fold({"type": "run.completed", "run_id": "run_1", "space_id": "spc_1"})
     assert turns.named_by(post(PERSON, []), []) == []
+
+
+def test_a_turn_silent_ten_minutes_is_named_no_more() -> None:
+    """spec/websocket.md: "A turn nothing has been heard from for ten minutes is not
+    counted" (docs/adr/0090); the message is said at 18:02."""
+    turns = WorkingTurns("hrn_jacobian", silent=600)
+    turns.fold({**started("run_1", "agt_ascii", "hrn_jacobian"), "ts": "2026-10-02T17:50:00Z"})
+    turns.fold({**started("run_2", "agt_prep", "hrn_jacobian"), "ts": "2026-10-02T17:50:00Z"})
+    turns.fold({"type": "step.log", "run_id": "run_2", "ts": "2026-10-02T17:55:00Z"})
+    assert turns.named_by(post(PERSON, []), []) == [{"agent_id": "agt_prep", "run_id": "run_2"}]
+    # Read from the log at subscribe: the same answer.
+    again = WorkingTurns(
+        "hrn_jacobian",
+        {"run_1": ("spc_1", "agt_ascii"), "run_2": ("spc_1", "agt_prep")},
+        {"run_1": "2026-10-02T17:50:00Z", "run_2": "2026-10-02T17:55:00Z"},
+        silent=600,
+    )
+    assert again.named_by(post(PERSON, []), []) == [{"agent_id": "agt_prep", "run_id": "run_2"}]

@@ -251,6 +251,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
                 "run_id": "run_7",
                 "since": "2026-10-02T18:00:00.000Z",
                 "heard_at": "2026-10-02T18:01:00.000Z",
+                "silent_at": "2026-10-02T18:11:00.000Z",
                 "last_step": "Editing ascii-alphabet.html",
             }
         ],

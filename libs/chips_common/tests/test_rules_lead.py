@@ -158,6 +158,7 @@ def test_the_note_says_who_works_and_who_does_not() -> None:
     told = {
         "working": [
             {"agent_id": O1, "run_id": "r", "since": ts_of(T0), "heard_at": ts_of(T0),
+             "silent_at": ts_of(T0 + timedelta(minutes=10)),
              "last_step": "Editing ascii-alphabet.html"},
         ],
         "idle": [{"agent_id": J1, "since": ts_of(T0 - timedelta(minutes=1))}],

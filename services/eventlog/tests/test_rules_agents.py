@@ -291,8 +291,8 @@ def test_a_harness_row_of_standing_agents_is_not_taken_out_itself(w: World) -> N
 
 def test_taking_a_harness_out_takes_its_agents_with_it(w: World) -> None:
     agent = new_agent(w, "a", "Oc", harness_id=w.H2)
+    w.run("run_9", w.room, who=w.H2)  # its own, begun before any agent of its was here
     w.ok(w.p(w.OWN), added(w.room, agent))
-    w.run("run_9", w.room, who=w.H2)
     logged = w.ok(w.p(w.OWN), removed(w.room, w.H2))
     assert types(logged) == [
         "agent.released",

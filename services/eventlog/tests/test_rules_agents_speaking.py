@@ -109,6 +109,33 @@ def test_a_harness_that_is_a_member_itself_speaks_as_itself(a: Any) -> None:
     assert logged["actor"] == {"kind": "harness", "id": a.H1}
 
 
+def test_a_member_harness_beside_its_one_agent_is_that_agent(a: Any) -> None:
+    """The room shows a member harness as its agents there (as_shown), so its words are
+    theirs: beside one agent it is that agent (docs/adr/0096)."""
+    a.ok(a.p(a.OWN), {"type": "membership.removed", "space_id": a.solo, "participant_id": OC})
+    a.ok(a.p(a.OWN), {"type": "membership.added", "space_id": a.room, "participant_id": OC})
+    logged = a.ok(a.h(a.H2), post(a.room))[0]
+    assert logged["actor"] == {"kind": "agent", "id": OC, "harness_id": a.H2}
+    assert a.state.standing(a.room, a.H2) == "member"  # still a member itself
+
+
+def test_a_member_harness_beside_several_of_its_agents_names_one(a: Any) -> None:
+    a.ok(a.p(a.OWN), {"type": "harness.declared", "harness_id": a.H1, "capabilities": ["agents"]})
+    for aid in (J1, J2):
+        a.ok(a.p(a.OWN), {"type": "membership.removed", "space_id": a.pair, "participant_id": aid})
+        a.ok(a.p(a.OWN), {"type": "membership.added", "space_id": a.room, "participant_id": aid})
+    a.says_no(a.h(a.H1), post(a.room), "which_agent", "2 of your agents are in this room")
+
+
+def test_a_harness_before_agents_beside_several_of_them_speaks_as_itself(a: Any) -> None:
+    """It cannot name an agent, so it is not asked to: it speaks as itself, as before."""
+    for aid in (J1, J2):
+        a.ok(a.p(a.OWN), {"type": "membership.removed", "space_id": a.pair, "participant_id": aid})
+        a.ok(a.p(a.OWN), {"type": "membership.added", "space_id": a.room, "participant_id": aid})
+    logged = a.ok(a.h(a.H1), post(a.room))[0]
+    assert logged["actor"] == {"kind": "harness", "id": a.H1}
+
+
 def test_a_person_is_never_read_as_anybody_else(a: Any) -> None:
     logged = a.ok(a.p(a.MEM), post(a.pair))[0]
     assert logged["actor"] == {"kind": "person", "id": a.MEM}

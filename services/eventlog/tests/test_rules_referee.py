@@ -150,7 +150,9 @@ def test_only_chips_says_who_works_and_hands_the_lead_words(w: Any) -> None:
     working = {
         "type": "room.working",
         "space_id": w.room,
-        "working": [{"agent_id": w.H1, "run_id": "run_1", "since": "t", "heard_at": "t"}],
+        "working": [
+            {"agent_id": w.H1, "run_id": "run_1", "since": "t", "heard_at": "t", "silent_at": "t"}
+        ],
     }
     idle = {"type": "room.idle", "space_id": w.room, "since": "t", "idle": []}
     handed = {

@@ -957,8 +957,9 @@ export interface RoomWorkingResting {
   since: string;
 }
 /**
- * An agent with a turn going: since when, the last step it said it was on, and when
- * anything was last heard from the turn.
+ * An agent with a turn going: since when, the last step it said it was on, when
+ * anything was last heard from the turn, and when it stops being counted if nothing more
+ * is heard (``silent_at``: ten minutes after, as the referee is set).
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "Working".
@@ -968,6 +969,7 @@ export interface Working {
   heard_at: string;
   last_step?: string | null;
   run_id: string;
+  silent_at: string;
   since: string;
 }
 /**

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { heardLine, reactionsOf } from "../lines";
-import { kindWords } from "../agents";
+import { kindWords, refereeWords } from "../agents";
 import { renderMarkdown } from "../markdown";
 import type { Line } from "../protocol";
 import type { Room } from "../store";
@@ -47,7 +47,7 @@ export function LineView(props: {
   if (line.kind === "system") {
     return (
       <div class="system-line" id={`line-${line.id}`} data-seq={line.seq}>
-        {line.text}
+        {(line.drawn && refereeWords(line.drawn, store.nameOf)) || line.text}
       </div>
     );
   }

@@ -4,7 +4,7 @@
 // new agent, and the job's spend against the room's ceiling (spec/websocket.md; ADR 0100).
 import { useState } from "preact/hooks";
 import { ApiError } from "../api";
-import { dollars, kindWords, mayAsk, parseCeiling, spendWords, statusWords } from "../agents";
+import { dollars, kindWords, mayAsk, parseCeiling, spendWords, statusWords, whereWords } from "../agents";
 import type { Participant } from "../protocol";
 import type { Elsewhere } from "../store";
 import { useStore } from "./hooks";
@@ -51,8 +51,10 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
   const closed = sheet.state === "closed";
   const where = (p: Participant) => {
     if (p.kind !== "agent") return p.kind;
-    const room = p.space_id ? store.spaces.get(p.space_id) : undefined;
-    const at = p.space_id ? (room ? `in ${store.title(room)}` : "in another room") : "free";
+    const at = whereWords(p, (id) => {
+      const room = store.spaces.get(id);
+      return room ? store.title(room) : null;
+    });
     return `${kindWords(p)}, ${at}`;
   };
   return (
@@ -68,7 +70,8 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
           const p = store.participants.get(m.participant_id);
           const harness = p?.kind === "agent" ? store.participants.get(p.harness_id ?? "") : p?.kind === "harness" ? p : undefined;
           const face = statusWords(p?.status);
-          const restartable = harness && harness.capabilities?.includes("restarts") && mayAsk(store.me, harness) && p?.status !== "restarting";
+          // Only a harness with something connected can be asked (spec: "Chips says so … with no button").
+          const restartable = harness && harness.capabilities?.includes("restarts") && mayAsk(store.me, harness) && (p?.status === "connected" || p?.status === "trouble");
           return (
             <li key={m.participant_id} data-participant={m.participant_id}>
               <span>

@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     ws_silence_timeout_seconds: float = 60.0
     ws_max_queued_frames: int = 1000
     replay_batch_size: int = 500
+    # A turn nothing was heard from this long is not counted as working (spec/websocket.md:
+    # ten minutes): the referee's room.working / room.idle, and a message's working_turns.
+    turn_silent_seconds: float = 600.0
 
     append_timeout_seconds: float = 10.0
     log_level: str = "INFO"

@@ -206,12 +206,13 @@ class Tokens(TypedDict, total=False):
 
 
 class Working(TypedDict, total=False):
-    """An agent with a turn going: since when, the last step it said it was on, and when"""
+    """An agent with a turn going: since when, the last step it said it was on, when"""
 
     agent_id: Required[str]
     heard_at: Required[str]
     last_step: str | None
     run_id: Required[str]
+    silent_at: Required[str]
     since: Required[str]
 
 

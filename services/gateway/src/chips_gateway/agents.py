@@ -7,7 +7,7 @@ read's view as of a seq, and, for reads of the present, a harness's agents now.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import and_, select
@@ -66,6 +66,15 @@ async def shown(reader: LogReader, principal: Principal, answer: dict[str, Any])
     itself, on every read route (``tests/e2e/test_agents_view_reads.py`` holds each to it)."""
     translate = await present_view(reader, principal)
     return answer if translate is None else (translate(answer) or answer)
+
+
+def shown_in_room(rows: Sequence[Any]) -> list[Any]:
+    """A room's member rows (each with ``participant_id``, ``kind`` and ``owner_id``) as the
+    room shows them: a harness with any of its agents there is shown as those agents, a
+    member itself or not, as ``chips_common.rules.handles.as_shown`` says for the room
+    note and addressing (docs/adr/0070, 0096)."""
+    behind = {r.owner_id for r in rows if r.kind == "agent" and r.owner_id}
+    return [r for r in rows if not (r.kind == "harness" and r.participant_id in behind)]
 
 
 async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str, Any]]:

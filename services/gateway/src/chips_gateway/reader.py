@@ -304,9 +304,10 @@ class LogReader:
 
     async def working_turns(
         self, workspace_id: str, harness_id: str, seq: int
-    ) -> dict[str, tuple[str, str]]:
+    ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
         """The runs a harness's agents had going once event ``seq`` was applied: each
-        run's id with its room and its agent, in the order they started."""
+        run's id with its room and its agent, in the order they started; and when each was
+        last heard from (the ts of the newest event in its room naming it)."""
         e = t.events.c
         ends = t.events.alias("ends")
         ended = (
@@ -337,7 +338,27 @@ class LogReader:
             .order_by(e.seq)
         )
         async with self.engine.connect() as conn:
-            return {row[0]: (row[1], row[2]) for row in await conn.execute(query)}
+            runs = {row[0]: (row[1], row[2]) for row in await conn.execute(query)}
+            heard: dict[str, str] = {}
+            for run_id, (space_id, _) in runs.items():
+                last = (
+                    await conn.execute(
+                        select(e.body["ts"].astext)
+                        .where(
+                            and_(
+                                e.workspace_id == workspace_id,
+                                e.space_id == space_id,
+                                e.seq <= seq,
+                                e.body["run_id"].astext == run_id,
+                            )
+                        )
+                        .order_by(e.seq.desc())
+                        .limit(1)
+                    )
+                ).scalar()
+                if last:
+                    heard[run_id] = str(last)
+        return runs, heard
 
     async def participants(self, ids: list[str]) -> dict[str, dict[str, str]]:
         if not ids:

@@ -147,6 +147,8 @@ class Shaper:
                     shaped["from"] = speaker(event, as_shown(members))
         if event.get("attachments"):
             self.fileless.discard(event.get("space_id", ""))
+        if shaped["type"] == "agent.attached" and event.get("harness_id") == me:
+            return self.signed(await self.with_catch_up(shaped, event))
         if shaped["type"] != "message.new":
             return self.signed(shaped)
         if extras is not None:
@@ -159,6 +161,26 @@ class Shaper:
             shaped = await self.with_files(shaped, event)
         shaped = await self.with_spend(shaped, event)
         return self.signed(shaped)
+
+    async def with_catch_up(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+        """``agent.attached`` to its harness with ``catch_up``: the room's last lines before
+        the agent joined, in context's shape and the harness's budget, for its next turn
+        there (spec/websocket.md, One room at a time). Read from the log as of the event,
+        so a replay hands over the same lines; nothing when the budget is no lines."""
+        if self.budget.lines <= 0 or not event.get("space_id"):
+            return shaped
+        agent_id = event["agent_id"]
+        catch_up = await build_context(
+            self.reader, self.principal.workspace_id, agent_id, event, self.budget, 0
+        )
+        # The steps that put it there (its harness's row, its own) are not what was said
+        # before it came: the lines end where it joined.
+        lines = list(catch_up["lines"])
+        entering = {agent_id, self.principal.participant_id}
+        while lines and lines[-1]["kind"] == "joined" and lines[-1]["from"]["id"] in entering:
+            lines.pop()
+        before = lines[0]["seq"] if lines else catch_up["before"]
+        return {**shaped, "catch_up": {**catch_up, "lines": lines, "before": before}}
 
     def takers(self, event: dict[str, Any]) -> list[str]:
         """Who of this harness takes a turn on ``event`` (``for``); none for a person."""

@@ -453,12 +453,14 @@ class Session:
         if p.kind == "harness":
             # Read from the log only for a harness with agents: none has turns to name.
             has_agents = p.participant_id in feed.owners.values()
-            runs = (
+            runs, heard = (
                 await self.ctx.reader.working_turns(p.workspace_id, p.participant_id, start)
                 if has_agents
-                else {}
+                else ({}, {})
             )
-            self.shaper.turns = WorkingTurns(p.participant_id, runs)
+            self.shaper.turns = WorkingTurns(
+                p.participant_id, runs, heard, self.ctx.settings.turn_silent_seconds
+            )
         placeholder.view = await view_as_of(self.ctx.reader, p, start)
         # Told ``for`` from the first event on, as the view is shown agents (ADR 0075).
         self.shaper.speaks_agents = placeholder.view.speaks_agents

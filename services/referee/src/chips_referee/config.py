@@ -12,7 +12,5 @@ class RefereeSettings(Settings):
     # Nobody working this long after an agent's words that reached nobody, and the room's
     # lead is handed them (spec/websocket.md: twenty seconds).
     lead_handoff_seconds: float = Field(default=20.0, gt=0)
-    # A turn nothing was heard from this long is not counted as working (ten minutes).
-    turn_silent_seconds: float = Field(default=600.0, gt=0)
     # How often the referee's clock looks for rooms whose moment has come.
     clock_seconds: float = Field(default=0.5, gt=0)

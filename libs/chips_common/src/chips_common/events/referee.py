@@ -117,8 +117,9 @@ class SpaceLeadSet(EventBody):
 
 
 class Working(BaseModel):
-    """An agent with a turn going: since when, the last step it said it was on, and when
-    anything was last heard from the turn."""
+    """An agent with a turn going: since when, the last step it said it was on, when
+    anything was last heard from the turn, and when it stops being counted if nothing more
+    is heard (``silent_at``: ten minutes after, as the referee is set)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -126,6 +127,7 @@ class Working(BaseModel):
     run_id: str
     since: str
     heard_at: str
+    silent_at: str
     last_step: str | None = None
 
 

@@ -12,6 +12,7 @@ message is delivered to the connection once however many of its agents it is for
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Literal
 
 RecipientKind = Literal["person", "harness"]
@@ -89,26 +90,41 @@ RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancel"})
 class WorkingTurns:
     """The turns one harness's agents have going, by room, folded from the events its
     connection is delivered in seq order (each run's ``run.started`` said as an agent, and
-    its end). ``runs`` starts as the log says as of the subscription's start.
+    its end). ``runs`` starts as the log says as of the subscription's start, ``heard``
+    with when each was last heard from (any event naming it). A turn nothing was heard
+    from for ``silent`` seconds before a message is not named (docs/adr/0090).
 
     A message said in a room where another of the harness's agents is working names that
     turn in ``working_turns``, so the words are handed to it at its next step
     (spec/websocket.md, What a harness hears when someone speaks; ADR 0106).
     """
 
-    def __init__(self, harness_id: str, runs: dict[str, tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        harness_id: str,
+        runs: dict[str, tuple[str, str]] | None = None,
+        heard: dict[str, str] | None = None,
+        silent: float | None = None,
+    ) -> None:
         self.harness_id = harness_id
         # run_id -> (space_id, agent_id), in the order the runs started.
         self.runs: dict[str, tuple[str, str]] = dict(runs or {})
+        # run_id -> the ts of the last event naming it.
+        self.heard: dict[str, str] = dict(heard or {})
+        self.silent = silent
 
     def fold(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        run_id = event.get("run_id")
+        if isinstance(run_id, str) and (run_id in self.runs or kind == "run.started"):
+            self.heard[run_id] = str(event.get("ts", ""))
         if kind == "run.started":
             actor = event.get("actor") or {}
             if actor.get("kind") == "agent" and actor.get("harness_id") == self.harness_id:
                 self.runs[event["run_id"]] = (event["space_id"], actor["id"])
         elif kind in RUN_ENDS:
             self.runs.pop(event.get("run_id", ""), None)
+            self.heard.pop(event.get("run_id", ""), None)
         elif kind == "space.erased":
             gone = {event.get("space_id"), *(event.get("threads") or ())}
             self.runs = {r: w for r, w in self.runs.items() if w[0] not in gone}
@@ -121,5 +137,17 @@ class WorkingTurns:
         return [
             {"agent_id": agent_id, "run_id": run_id}
             for run_id, (where, agent_id) in self.runs.items()
-            if where == space_id and agent_id != sender and agent_id not in taking
+            if where == space_id
+            and agent_id != sender
+            and agent_id not in taking
+            and not self.fell_silent(run_id, str(event.get("ts", "")))
         ]
+
+    def fell_silent(self, run_id: str, at: str) -> bool:
+        """Whether nothing was heard from the run for ``silent`` seconds before ``at``."""
+        heard = self.heard.get(run_id)
+        if self.silent is None or not heard or not at:
+            return False
+        then = datetime.fromisoformat(heard.replace("Z", "+00:00"))
+        now = datetime.fromisoformat(at.replace("Z", "+00:00"))
+        return (now - then).total_seconds() >= self.silent

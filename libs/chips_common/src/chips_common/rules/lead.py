@@ -328,6 +328,7 @@ def facts(
                     "run_id": t.run_id,
                     "since": t.since,
                     "heard_at": t.heard_at,
+                    "silent_at": ts_of(parse_ts(t.heard_at) + timedelta(seconds=silent)),
                     **({"last_step": t.last_step} if t.last_step else {}),
                 }
                 for t in going
@@ -388,13 +389,13 @@ def working_sentence(
     told: dict[str, Any] | None,
     name_of: dict[str, str],
     at: str,
-    silent: float = SILENT_SECONDS,
 ) -> str | None:
     """ "Working now: O1, 2 minutes in (last step: …). Not working: J1 for 3 minutes." for
     the agents in the room other than the taker, from the last room.working / room.idle
-    before the message (``told``), as of the message's ``at``. A turn not heard from for
-    ``silent`` seconds by then is not counted; an agent the room has not told of yet is
-    left out. None when there is nobody to tell of."""
+    before the message (``told``), as of the message's ``at``. A turn past its
+    ``silent_at`` by then (nothing heard from it for ten minutes, as the referee counts) is
+    not counted; an agent the room has not told of yet is left out. None when there is
+    nobody to tell of."""
     if told is None:
         return None
     now = parse_ts(at)
@@ -404,7 +405,7 @@ def working_sentence(
         pid = w["agent_id"]
         if pid == taker_id or pid not in name_of:
             continue
-        fell_silent = parse_ts(w["heard_at"]) + timedelta(seconds=silent)
+        fell_silent = parse_ts(w["silent_at"])
         if now >= fell_silent:
             rest.append((pid, ts_of(fell_silent)))
             continue

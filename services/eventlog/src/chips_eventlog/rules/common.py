@@ -96,6 +96,12 @@ def agents_here(s: DoorState, space_id: str, harness_id: str) -> list[str]:
     return [pid for _, pid in sorted(mine)]
 
 
+def speaks_agents(s: DoorState, harness_id: str) -> bool:
+    """Whether a harness has declared the capability ``agents``."""
+    harness = s.participant(harness_id)
+    return harness is not None and "agents" in harness.capabilities
+
+
 def room_named(s: DoorState, raw: Any) -> str | None:
     """The room an event is said in: its ``space_id``, or its run's."""
     if not isinstance(raw, dict):
@@ -120,10 +126,13 @@ def check_speaker(s: DoorState, raw: Any, actor: Actor) -> Actor:
 
     An agent named as the actor must be the sending harness's own, and active. A harness
     sending as itself about a run one of its agents started is read as that agent; and in
-    a room where it stands only behind its agents (standing ``agents``), as its one agent
-    there, or refused ``which_agent`` when it has several there. A harness that is a
-    member itself speaks as itself, as before; and so does a harness doing to a room what
-    is its own to do (:data:`THE_HARNESS_S`).
+    a room where any of its agents is, as its one agent there, or refused ``which_agent``
+    when it has several there. That holds where the harness is a member itself too: the
+    room shows it as its agents (``rules.handles.as_shown``), so its words are theirs
+    (docs/adr/0096). Only a harness before agents, a member itself beside several of its
+    agents, cannot name one, and speaks as itself there. A harness in a room with none of
+    its agents speaks as itself, as before; and so does a harness doing to a room what is
+    its own to do (:data:`THE_HARNESS_S`).
     """
     if actor.kind == "agent":
         agent = s.participant(actor.id)
@@ -145,12 +154,13 @@ def check_speaker(s: DoorState, raw: Any, actor: Actor) -> Actor:
     if run is not None and run.agent_id is not None and run.harness_id == actor.id:
         return Actor(kind="agent", id=run.agent_id, harness_id=actor.id)
     room = room_named(s, raw)
-    if room is None or s.standing(room, actor.id) != "agents":
+    standing = s.standing(room, actor.id) if room is not None else None
+    if room is None or standing is None:
         return actor
     mine = agents_here(s, room, actor.id)
     if len(mine) == 1:
         return Actor(kind="agent", id=mine[0], harness_id=actor.id)
-    if len(mine) > 1:
+    if len(mine) > 1 and (standing == "agents" or speaks_agents(s, actor.id)):
         refuse(
             "which_agent",
             f"{len(mine)} of your agents are in this room: name the one that speaks as the "

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel
 from redis.exceptions import RedisError
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 
 from chips_common.db import tables as t
 from chips_gateway.agents import present_view
@@ -59,12 +59,23 @@ async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
                 select(m.c.space_id, m.c.participant_id).where(m.c.workspace_id == ws_id)
             )
         ).all()
+        # How many of each free agent's words wait (the door's held_words), never the words:
+        # those are its harness's alone (spec/websocket.md, A message is said in a room).
+        h = t.held_words.c
+        waiting = {
+            row.agent_id: int(row.n)
+            for row in await conn.execute(
+                select(h.agent_id, func.jsonb_array_length(h.words).label("n")).where(
+                    h.workspace_id == ws_id
+                )
+            )
+        }
     rooms_of: dict[str, set[str]] = {}
     for room in rooms:
         rooms_of.setdefault(room.participant_id, set()).add(room.space_id)
     names = {row["id"]: row["name"] for row in rows}
     listed = [row for row in rows if shown_to(caller, row, rooms_of)]
-    people = [entry(row, names, rooms_of) for row in listed]
+    people = [entry(row, names, rooms_of, waiting) for row in listed]
     await add_faces(ctx, people)
     await add_last_seen(ctx, people)
     answer = {"as_of_seq": as_of, "participants": people}
@@ -86,7 +97,9 @@ def shown_to(caller: Principal, row: Any, rooms_of: dict[str, set[str]]) -> bool
     return row["owner_id"] == caller.participant_id or bool(rooms_of.get(pid, set()) & mine)
 
 
-def entry(row: Any, names: dict[str, str], rooms_of: dict[str, set[str]]) -> dict[str, Any]:
+def entry(
+    row: Any, names: dict[str, str], rooms_of: dict[str, set[str]], waiting: dict[str, int]
+) -> dict[str, Any]:
     found: dict[str, Any] = {
         "participant_id": row["id"],
         "kind": row["kind"],
@@ -105,6 +118,7 @@ def entry(row: Any, names: dict[str, str], rooms_of: dict[str, set[str]]) -> dic
             state=facts.get("state", "active"),
             main=bool(facts.get("main")),
             space_id=room[0] if room else None,
+            held=waiting.get(row["id"], 0),
         )
         if facts.get("name_by"):
             found["name_by"] = facts["name_by"]

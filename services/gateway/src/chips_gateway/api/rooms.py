@@ -16,7 +16,7 @@ from sqlalchemy import and_, select
 from chips_common.db import tables as t
 from chips_common.db.spend_reads import read_job, read_pause
 from chips_common.events import canonical
-from chips_gateway.agents import shown
+from chips_gateway.agents import shown, shown_in_room
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.auth import Principal
@@ -81,13 +81,14 @@ async def room_sheet(
         room = space["parent_space_id"] if space and space["parent_space_id"] else space_id
         members = (
             await conn.execute(
-                select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind)
+                select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind, p.c.owner_id)
                 .select_from(m.outerjoin(p, m.c.participant_id == p.c.id))
-                # A harness behind its agents is shown as them (docs/adr/0070).
                 .where(and_(m.c.space_id == room, m.c.standing != "agents"))
                 .order_by(m.c.since_seq, m.c.participant_id)
             )
         ).all()
+        # A harness with its agents here is shown as them (docs/adr/0070, 0096).
+        members = shown_in_room(members)
     if space is None:
         raise ChipsError(
             "not_found", "that space is not in the read models yet; retry with after_seq"

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from sqlalchemy import ColumnElement, and_, func, or_, select
 
 from chips_common.db import tables as t
+from chips_gateway.agents import shown_in_room
 from chips_gateway.api import agents, directory, harnesses, rooms
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
@@ -69,8 +70,15 @@ async def list_spaces(
                         t.rm_members.c.space_id,
                         t.rm_members.c.participant_id,
                         t.rm_members.c.standing,
+                        t.rm_participants.c.kind,
+                        t.rm_participants.c.owner_id,
                     )
-                    # A harness behind its agents is shown as them (docs/adr/0070).
+                    .select_from(
+                        t.rm_members.outerjoin(
+                            t.rm_participants,
+                            t.rm_members.c.participant_id == t.rm_participants.c.id,
+                        )
+                    )
                     .where(
                         and_(
                             t.rm_members.c.space_id.in_(ids),
@@ -83,11 +91,17 @@ async def list_spaces(
             if ids
             else []
         )
-    by_space: dict[str, list[dict[str, str]]] = {}
+    rows_of: dict[str, list[Any]] = {}
     for m in members:
-        by_space.setdefault(m.space_id, []).append(
+        rows_of.setdefault(m.space_id, []).append(m)
+    # A harness with its agents in a room is shown as them (docs/adr/0070, 0096).
+    by_space = {
+        space_id: [
             {"participant_id": m.participant_id, "standing": m.standing}
-        )
+            for m in shown_in_room(rows)
+        ]
+        for space_id, rows in rows_of.items()
+    }
     answer = {
         "as_of_seq": as_of,
         "archived_count": archived_count,
