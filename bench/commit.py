@@ -141,12 +141,14 @@ async def measure(url: str, posts: int, batches: int) -> dict[str, Any]:
             print(" ".join(statement.split())[:160], file=sys.stderr)
     loaded: list[float] = []
     started_all = time.perf_counter()
+    loaded_cpu_started = time.process_time()
     for b in range(batches):
         items = [post(b * 64 + i) for i in range(64)]
         started = time.perf_counter()
         await append(items)
         loaded.append((time.perf_counter() - started) * 1000)
     elapsed = time.perf_counter() - started_all
+    loaded_cpu = (time.process_time() - loaded_cpu_started) * 1000 / (64 * batches)
     await engine.dispose()
     return {
         "idle_p50_ms": round(statistics.median(idle), 2),
@@ -156,6 +158,7 @@ async def measure(url: str, posts: int, batches: int) -> dict[str, Any]:
         "idle_statements": round(idle_statements, 2),
         "loaded_batch_p50_ms": round(statistics.median(loaded), 2),
         "loaded_appends_per_second": round(64 * batches / elapsed, 1),
+        "loaded_cpu_ms_per_append": round(loaded_cpu, 3),
     }
 
 
@@ -209,10 +212,11 @@ def main() -> None:
                 env["PYTHONPATH"] = tree_path(Path(args.versus))
             command = [sys.executable, __file__, "--one", "--posts", str(args.posts)]
             command += ["--batches", str(args.batches)]
-            out = subprocess.run(
-                command, env=env, check=True, capture_output=True, text=True
-            ).stdout
-            runs[which].append(json.loads(out.strip().splitlines()[-1]))
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            if done.returncode != 0:  # a round that failed (on a loaded machine) is said
+                print(which, "round failed:", done.stderr.strip().splitlines()[-1:], flush=True)
+                continue
+            runs[which].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(which, runs[which][-1], flush=True)
     summary: dict[str, Any] = {
         "benchmark": "commit",

@@ -8,15 +8,16 @@ Starts the whole system on free ports (127.0.0.1 only), then
 2. runs a load for SECONDS while py-spy samples the processes of ``--procs`` (the gateway
    and the eventlog unless told), and prints each one's top functions by own time and by
    total time, and the CPU each process spent per message during the load. The load is
-   ``pipe`` (bench/fastpath.py: 16 sockets x 8 in flight) or ``seq`` (one HTTP post at a
-   time, the idle append's cost).
+   ``pipe`` (bench/fastpath.py: 16 sockets x 8 in flight), ``seq`` (one HTTP post at a
+   time, the idle append's cost) or ``seen`` (a person's socket posts, a harness's socket
+   sees it, one at a time).
 
 Writes bench/results/<label>trace.txt and bench/results/<label>profile-<service>.txt (the
 top lists), and keeps py-spy's raw stacks next to the stack's logs. Needs py-spy
 (``uvx py-spy`` is used when it is not on PATH).
 
     .venv/bin/python bench/profile.py [--seconds 15] [--posts 100] [--label before-]
-        [--load pipe|seq] [--procs gateway_a,eventlog,projector,search] [--no-trace]
+        [--load pipe|seq|seen] [--procs gateway_a,eventlog,projector,search] [--no-trace]
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fastpath import Ws, cpu_seconds, pipe, post, postgres_cpu
+from fastpath import Ws, cpu_seconds, pipe, post, postgres_cpu, seen
 
 from chips_cli import trace
 from chips_devstack.stack import UNLIMITED, local_stack
@@ -145,12 +146,12 @@ async def seq_load(base: str, who: Any, space: str, seconds: float) -> dict[str,
     }
 
 
-async def workspace(base: str) -> tuple[Any, str]:
+async def workspace(base: str) -> tuple[Any, Any, str]:
     api = Api(base)
     owner = await api.create_workspace(name="Profile")
-    _, space = await api.connect_harness(owner, "Profile harness")
+    harness, space = await api.connect_harness(owner, "Profile harness")
     await api.close()
-    return owner, space
+    return owner, harness, space
 
 
 def top(raw: Path, n: int = 25) -> str:
@@ -182,15 +183,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--label", default="")
     parser.add_argument("--posts", type=int, default=100, help="idle posts for the breakdown")
-    parser.add_argument("--load", choices=["pipe", "seq"], default="pipe")
+    parser.add_argument("--load", choices=["pipe", "seq", "seen"], default="pipe")
     parser.add_argument("--procs", default="gateway_a,eventlog", help="processes to sample")
     parser.add_argument("--no-trace", action="store_true", help="skip the idle trace")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     with local_stack(prefix="chips-bench-", gateways=1, env=UNLIMITED) as stack:
         trace_file = Path(stack.env["CHIPS_TRACE_FILE"])
-        if args.no_trace:
-            owner, space = asyncio.run(workspace(stack.gateway_a))
+        if args.no_trace or args.load == "seen":
+            owner, harness, space = asyncio.run(workspace(stack.gateway_a))
         else:
             text, breakdown, owner, space = asyncio.run(
                 idle_trace(stack.gateway_a, trace_file, args.posts)
@@ -232,6 +233,8 @@ def main() -> None:
             )
         if args.load == "pipe":
             load = asyncio.run(pipe(url, [owner], space, 100_000, args.seconds + 2))
+        elif args.load == "seen":
+            load = asyncio.run(seen(url, owner, harness, space, 100_000, args.seconds + 2))
         else:
             load = asyncio.run(seq_load(stack.gateway_a, owner, space, args.seconds + 2))
         cpu = {n: cpu_seconds(p) - cpu_before[n] for n, p in pids.items()}

@@ -46,8 +46,15 @@ def seen(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     ]
 
 
+# What the referee says of a room's turns, in its own time (docs/adr/0090): not a step of
+# what the door logged for an operation.
+REFEREE_S = {"room.working", "room.idle"}
+
+
 async def since(api: Api, who: Identity, seq: int, room: str) -> list[dict[str, Any]]:
-    return await api.read(who, since=seq, space_id=room)
+    """The room's events after ``seq``, without the referee's (they come when they come)."""
+    events = await api.read(who, since=seq, space_id=room)
+    return [e for e in events if e["type"] not in REFEREE_S]
 
 
 async def workspace(api: Api) -> tuple[Identity, Identity, Identity, str]:
@@ -459,6 +466,32 @@ async def test_what_a_free_agent_says_is_posted_where_it_next_joins(api: Api) ->
     assert [p["text"] for p in posts] == ["first", "second"]
     assert all(p["actor"]["id"] == agent and p.get("held_since") for p in posts)
     assert await waiting(api, maya, agent) == 0
+
+
+async def test_an_agent_never_in_a_room_opens_one_with_the_owner(api: Api) -> None:
+    """Its first words open a room with its harness's owner, and are said there."""
+    owner, _, scout, _ = await workspace(api)
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    me = {"kind": "agent", "id": agent}
+    seq = await api.append(scout, {"type": "message.post", "text": "Hello, Arjun", "actor": me})
+    events = await api.read(owner, since=seq - 4)
+    assert [e["type"] for e in events][-4:] == [
+        "space.created",
+        "membership.added",
+        "agent.attached",
+        "message.post",
+    ]
+    room = events[-1]["space_id"]
+    assert (events[-1]["text"], events[-1]["actor"]["id"]) == ("Hello, Arjun", agent)
+    sheet = await api.sheet(owner, room, seq)
+    assert {m["participant_id"]: m["standing"] for m in sheet["members"]} == {
+        owner.participant_id: "owner",
+        agent: "member",
+    }
+    # From then on a post naming no room is said there.
+    again = await api.append(scout, {"type": "message.post", "text": "Still here", "actor": me})
+    said = await api.read(owner, since=again - 1, limit=1)
+    assert (said[0]["type"], said[0]["space_id"]) == ("message.post", room)
 
 
 async def waiting(api: Api, who: Identity, agent: str) -> int:
