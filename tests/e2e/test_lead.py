@@ -19,6 +19,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from tests.e2e.client import Api, Identity, Socket
 
 QUIET = 2  # the stack's CHIPS_LEAD_HANDOFF_SECONDS
@@ -259,6 +261,7 @@ async def test_who_is_working_is_told_and_the_note_says_it(stack, api: Api) -> N
     assert not handed_of(c.socks["atlas"], answer)
 
 
+@pytest.mark.timeout(300)  # the referee is restarted twice
 async def test_a_turn_silent_too_long_is_not_counted(stack, api: Api) -> None:
     """The ten minutes are four seconds here: the referee is restarted with them."""
     stack.extra_env["referee"] = {
@@ -295,6 +298,7 @@ async def test_a_turn_silent_too_long_is_not_counted(stack, api: Api) -> None:
         stack.restart("referee")
 
 
+@pytest.mark.timeout(300)  # the referee is killed and started twice
 async def test_a_hand_off_due_while_the_referee_was_killed_happens_once(stack, api: Api) -> None:
     c = await crew(stack, api)
     room = await led_room(api, c, "Restart")

@@ -263,3 +263,13 @@ def test_turns_long_silent_are_forgotten() -> None:
     log.by(O1, "run.started", run_id="run_1", goal="draw")
     assert forget_silent(log.room, log.at + timedelta(seconds=10), 620).turns
     assert not forget_silent(log.room, log.at + timedelta(seconds=621), 620).turns
+
+
+def test_a_harness_behind_its_agents_is_not_an_agent_of_its_own() -> None:
+    log = Log()
+    log.by(PERSON, "space.created", members=[])
+    log.by(PERSON, "membership.added", participant_id="hrn_S", standing="agents")
+    log.by(PERSON, "membership.added", participant_id=J1)
+    assert set(log.room.agents) == {J1}
+    log.by(J1, "run.started", run_id="run_1", goal="g")
+    assert facts(log.room, log.at) is None  # one agent: nobody else's note needs it

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chips_common.ids import message_id_for
-from chips_common.rules.scope import opened_with
+from chips_common.rules.scope import standings_of
 
 QUIET_SECONDS = 20  # nobody working this long before the lead is handed the words
 SILENT_SECONDS = 600  # a turn nothing was heard from this long is not counted
@@ -152,7 +152,9 @@ def fold(room: Room, event: dict[str, Any]) -> Room:
     if actor.get("kind") == "person" and room.paused == "spend":
         room = replace(room, paused=None)  # a person's act ends a pause for spend
     if kind in ("space.created", "membership.added"):
-        came = opened_with(event) if kind == "space.created" else [event["participant_id"]]
+        # A harness standing behind its agents in the room (standing "agents") is them,
+        # not an agent of its own (docs/adr/0070).
+        came = [p for p, standing in standings_of(event).items() if standing != "agents"]
         agents = {**room.agents, **{p: at for p in came if is_agent(p)}}
         return replace(room, agents=agents)
     if kind == "membership.removed":
