@@ -238,14 +238,17 @@ async def setup(
 
 async def patiently(call: Callable[[], Awaitable[T]]) -> T:
     """An API call the log answered ``unavailable`` (a loaded machine: it did not answer in
-    time) is made again after a backoff, at most five times. The setup's writes are made
-    again with new keys: one the log did take meanwhile leaves an extra workspace, person
-    or room that the seed never writes into, which changes no figure."""
+    time), or failed inside (Postgres refusing a connection: the machine's Postgres is shared
+    and at times has no connection to spare), is made again after a backoff, at most five
+    times. The setup's writes are made again with new keys: one the log did take meanwhile
+    leaves an extra workspace, person or room that the seed never writes into, which
+    changes no figure."""
     for attempt in range(5):
         try:
             return await call()
         except AssertionError as refused:
-            if '"unavailable"' not in str(refused) or attempt == 4:
+            transient = '"unavailable"' in str(refused) or "Internal Server Error" in str(refused)
+            if not transient or attempt == 4:
                 raise
             await asyncio.sleep(1.0 + attempt)
     raise AssertionError("unreachable")

@@ -310,6 +310,8 @@ async def test_a_person_chooses_the_lead_and_the_room_says_what_it_took(
         "Working now: Scout, less than a minute in (last step: Editing ascii-alphabet.html)",
         timeout=20_000,
     )
+    await page.reload()  # read back, too
+    await expect(working).to_contain_text("Working now: Scout", timeout=20_000)
     await api.append(scout, {"type": "run.completed", "run_id": "run_draw", "summary": "A-Z"})
     await expect(working).to_have_count(0, timeout=20_000)
 

@@ -692,10 +692,11 @@ export class Store {
       const known = new Set(room.lines.map((l) => l.id));
       room.lines = [...page.messages.filter((l) => !known.has(l.id)), ...room.lines];
       room.start = page.messages.length < PAGE;
-      // Older asks and referee lines; the pause stands as read when the room opened.
-      const pause = room.pause;
+      // Older asks and referee lines; the pause and who is working stand as they are now.
+      const { pause, work } = room;
       for (const e of page.events ?? []) this.foldBeside(room, e);
       room.pause = pause;
+      room.work = work;
     } finally {
       room.loadingOlder = false;
       this.changed();

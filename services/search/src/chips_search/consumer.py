@@ -75,6 +75,43 @@ async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None
     return (await apply_batch(conn, {workspace_id: upto}))[workspace_id]
 
 
+async def fold_posts(
+    conn: AsyncConnection, upto: Mapping[str, int | None]
+) -> tuple[dict[str, int], set[str]]:
+    """Index the workspaces whose next page is posts alone (and the events that only move
+    the checkpoint) in two autocommit statements, without a lock: read each checkpoint and
+    the page after it, then write every post and move every checkpoint still at what was
+    read (docs/adr/0110). Returns the checkpoints reached and the workspaces left to the
+    locked fold (``apply_batch``): those with an edit, a step, a thread or an erasure, a
+    full page, or whose checkpoint moved meanwhile."""
+    conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+    index = store.Index(conn)
+    read = await store.read_unlocked(index, upto, PAGE)
+    by_workspace: dict[str, list[tuple[dict[str, Any], str | None]]] = {}
+    for event, traceparent in read.events:
+        by_workspace.setdefault(event["workspace_id"], []).append((event, traceparent))
+    reached = {w: seq for w, seq in read.checkpoints.items() if w not in by_workspace}
+    locked = {
+        w
+        for w, page in by_workspace.items()
+        if len(page) == PAGE or any(event["type"] in store.APPLY for event, _ in page)
+    }
+    moves: dict[str, tuple[int, int]] = {}
+    for w, page in by_workspace.items():
+        if w in locked:
+            continue
+        for event, traceparent in page:
+            if event["type"] == "message.post":
+                with applying(tracer, "search.apply", event, traceparent):
+                    await store.apply_message_post(index, event)
+        moves[w] = (read.checkpoints[w], page[-1][0]["seq"])
+    if moves:
+        moved = await store.write_if_still(index, moves, read.absent)
+        reached.update({w: moves[w][1] for w in moved})
+        locked.update(set(moves) - moved)
+    return reached, locked
+
+
 def build_handler(engine: AsyncEngine) -> BatchHandler:
     # What this process has committed, per workspace: a message at or below it has been
     # indexed already (the checkpoint only moves on), so it costs no transaction.
@@ -87,11 +124,20 @@ def build_handler(engine: AsyncEngine) -> BatchHandler:
 
         # Up to the head, not only to ``seq``: what the log holds past the message is
         # committed (seqs of a workspace commit in order), so it is indexed without
-        # waiting for its own message, which then finds the checkpoint past it. Every
-        # workspace of the batch in one transaction.
+        # waiting for its own message, which then finds the checkpoint past it. Posts
+        # alone in two autocommit statements for every workspace of the batch; what else
+        # there is, every such workspace in one locked transaction.
+        async def posts(conn: AsyncConnection) -> tuple[dict[str, int], set[str]]:
+            return await fold_posts(conn, dict.fromkeys(wanted))
+
+        reached, rest = await once_more(engine, posts)
+        indexed.update(reached)
+        if not rest:
+            return
+
         async def fold(conn: AsyncConnection) -> dict[str, int]:
             async with conn.begin():
-                return await apply_batch(conn, dict.fromkeys(wanted))
+                return await apply_batch(conn, dict.fromkeys(rest))
 
         indexed.update(await once_more(engine, fold))
 

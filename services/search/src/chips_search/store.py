@@ -142,21 +142,25 @@ def _tsv(words: str, extra: str) -> str:
 
 
 # Every post of a batch in one statement: the rows as arrays, unnested, each tsvector made
-# by the one expression every row's is.
-_POSTS = (
-    "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
-    " message_kind, message_id, author_id, ts, words, extra, tsv)"
-    " SELECT u.workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
-    " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
-    f" {_tsv('u.words', 'u.extra')}"
-    " FROM unnest(CAST(:workspace_id AS text[]), CAST(:doc_id AS text[]),"
-    " CAST(:seq AS bigint[]), CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
-    " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
-    " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
-    " AS u(workspace_id, doc_id, seq, space_id, room_id, message_kind, author_id,"
-    " ts, words, extra)"
-    " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
-)
+# by the one expression every row's is; ``where`` keeps some of them (``u`` is a row).
+def _posts(where: str = "true") -> str:
+    return (
+        "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
+        " message_kind, message_id, author_id, ts, words, extra, tsv)"
+        " SELECT u.workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
+        " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
+        f" {_tsv('u.words', 'u.extra')}"
+        " FROM unnest(CAST(:workspace_id AS text[]), CAST(:doc_id AS text[]),"
+        " CAST(:seq AS bigint[]), CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
+        " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
+        " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
+        " AS u(workspace_id, doc_id, seq, space_id, room_id, message_kind, author_id,"
+        f" ts, words, extra) WHERE {where}"
+        " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
+    )
+
+
+_POSTS = _posts()
 _SAVE = (
     "UPDATE search_checkpoints c SET seq = u.seq"
     " FROM unnest(CAST(:checkpoint_ws AS text[]), CAST(:checkpoint_seq AS bigint[]))"
@@ -357,3 +361,103 @@ async def lock_and_read(index: Index, upto: Mapping[str, int | None], limit: int
         if event["type"] in SAID_IN and event["space_id"] not in index.rooms:
             index.rooms[event["space_id"]] = str(row.thread_room or event["space_id"])
     return page
+
+
+# --- posts alone, without a lock (docs/adr/0110) ------------------------------------------
+
+# Each workspace's next page of events after its checkpoint, read without locking it (an
+# autocommit statement, one snapshot): the checkpoint (0 and ``absent`` when it has no row
+# yet), and each event with the room of the thread it is said in, if it is one.
+_READ = text(
+    "SELECT u.w AS workspace_id, coalesce(c.seq, 0) AS checkpoint,"
+    " c.workspace_id IS NULL AS absent, e.body, e.traceparent, t.room_id AS thread_room"
+    " FROM unnest(CAST(:workspaces AS text[]), CAST(:upto AS bigint[])) AS u(w, upto)"
+    " LEFT JOIN search_checkpoints c ON c.workspace_id = u.w"
+    " LEFT JOIN LATERAL (SELECT body, traceparent, seq, space_id FROM events"
+    " WHERE workspace_id = u.w AND seq > coalesce(c.seq, 0) AND seq <= u.upto"
+    " ORDER BY seq LIMIT :limit) AS e ON true"
+    " LEFT JOIN search_threads t ON t.space_id = e.space_id"
+    " ORDER BY u.w, e.seq"
+)
+
+# Every post of the batch and every checkpoint, in one autocommit statement, each
+# workspace's only if its checkpoint is still the one read: the checkpoints still at what
+# was read are locked in the order of their ids (as every fold locks them) and moved, the
+# workspaces that had none get theirs (a race for it is lost to whoever inserted first),
+# and the posts of the workspaces moved are written. The statement answers which moved.
+_POSTS_IF_STILL = text(
+    "WITH wanted AS (SELECT * FROM unnest(CAST(:checkpoint_ws AS text[]),"
+    " CAST(:checkpoint_from AS bigint[]), CAST(:checkpoint_seq AS bigint[]))"
+    " AS w(workspace_id, from_seq, seq)),"
+    " still AS (SELECT c.workspace_id, w.seq FROM search_checkpoints c"
+    " JOIN wanted w ON w.workspace_id = c.workspace_id AND c.seq = w.from_seq"
+    " ORDER BY c.workspace_id FOR UPDATE OF c),"
+    " moved AS (UPDATE search_checkpoints c SET seq = s.seq FROM still s"
+    " WHERE c.workspace_id = s.workspace_id RETURNING c.workspace_id),"
+    " created AS (INSERT INTO search_checkpoints (workspace_id, seq)"
+    " SELECT w.workspace_id, w.seq FROM wanted w"
+    " WHERE w.workspace_id = ANY(CAST(:absent AS text[])) ORDER BY w.workspace_id"
+    " ON CONFLICT (workspace_id) DO NOTHING RETURNING workspace_id),"
+    " done AS (SELECT workspace_id FROM moved UNION ALL SELECT workspace_id FROM created),"
+    f" posted AS ({_posts('u.workspace_id IN (SELECT workspace_id FROM done)')})"
+    " SELECT workspace_id FROM done"
+)
+
+
+@dataclass
+class Read:
+    """What ``read_unlocked`` read: each workspace's checkpoint, those that had no row, and
+    the page of events after it, each with its trace, in seq order."""
+
+    checkpoints: dict[str, int]
+    absent: set[str]
+    events: list[tuple[dict[str, Any], str | None]]
+
+
+async def read_unlocked(index: Index, upto: Mapping[str, int | None], limit: int) -> Read:
+    """Read each workspace's checkpoint and the page after it (at most ``limit`` events, up
+    to its ``upto``, the head when None) in one statement, locking nothing; the rooms of
+    the spaces the page speaks in become known to ``index``."""
+    names = sorted(set(upto))
+    rows = await index.conn.execute(
+        _READ,
+        {
+            "workspaces": names,
+            "upto": [_NO_END if upto[w] is None else upto[w] for w in names],
+            "limit": limit,
+        },
+    )
+    read = Read({}, set(), [])
+    for row in rows:
+        if row.workspace_id not in read.checkpoints:
+            read.checkpoints[row.workspace_id] = int(row.checkpoint)
+            if row.absent:
+                read.absent.add(row.workspace_id)
+        if row.body is None:
+            continue
+        event = canonical(row.body)
+        read.events.append((event, row.traceparent))
+        if event["type"] in SAID_IN and event["space_id"] not in index.rooms:
+            index.rooms[event["space_id"]] = str(row.thread_room or event["space_id"])
+    return read
+
+
+async def write_if_still(
+    index: Index, moves: Mapping[str, tuple[int, int]], absent: Iterable[str]
+) -> set[str]:
+    """Write the posts gathered and move each checkpoint ``{workspace: (read, reached)}``, in
+    one statement, only for the workspaces whose checkpoint is still what was read (or,
+    for one of ``absent``, still has no row); the posts of the others are not written.
+    Returns the workspaces moved."""
+    names = sorted(moves)
+    rows = await index.conn.execute(
+        _POSTS_IF_STILL,
+        {
+            **index._posts(),
+            "checkpoint_ws": names,
+            "checkpoint_from": [moves[w][0] for w in names],
+            "checkpoint_seq": [moves[w][1] for w in names],
+            "absent": sorted(set(absent) & set(names)),
+        },
+    )
+    return {row.workspace_id for row in rows}

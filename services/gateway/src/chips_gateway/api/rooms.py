@@ -218,8 +218,8 @@ async def room_lines(
 
 
 # The events a person's room draws beside its lines: agents coming and going, asks of a
-# harness for an agent, the room paused or let carry on, spend warnings and ceilings
-# (docs/adr/0100).
+# harness for an agent, the room paused or let carry on, spend warnings and ceilings, and
+# who is working (docs/adr/0100).
 DRAWN_BESIDE = (
     "agent.attached",
     "agent.released",
@@ -228,13 +228,16 @@ DRAWN_BESIDE = (
     "exchange.set",
     "budget.warning",
     "space.spend_ceiling_set",
+    "room.working",
+    "room.idle",
 )
 
 
 async def _room_events(
     conn: Any, workspace_id: str, space_id: str, start: int, end: int
 ) -> list[dict[str, Any]]:
-    """The room's events of the kinds in :data:`DRAWN_BESIDE` with ``start <= seq < end``."""
+    """The room's events of the kinds in :data:`DRAWN_BESIDE` with ``start <= seq < end``,
+    oldest first: the newest 500 of them, since what stands now matters most."""
     e = t.events.c
     rows = await conn.execute(
         select(e.body)
@@ -247,10 +250,10 @@ async def _room_events(
                 e.type.in_(DRAWN_BESIDE),
             )
         )
-        .order_by(e.seq)
+        .order_by(e.seq.desc())
         .limit(500)
     )
-    return [canonical(row.body) for row in rows]
+    return [canonical(row.body) for row in reversed(rows.all())]
 
 
 async def _posted_with(conn: Any, workspace_id: str, seqs: list[int]) -> dict[int, dict[str, Any]]:
