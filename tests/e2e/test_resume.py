@@ -92,7 +92,9 @@ async def test_without_since_posts_sent_right_after_the_subscribe_are_delivered(
     long history (bench/fastpath.py's seen figure, after its seq figure's 500 posts)."""
     owner = await api.create_workspace()
     harness, space_id = await api.connect_harness(owner, "Scout")
-    writer = await Socket.open(stack.gateway_a, owner)
+    # The writer on the harness's gateway: the order in which one gateway reads two
+    # sockets' frames is an order; two gateways' reads have none between them.
+    writer = await Socket.open(stack.gateway_b, owner)
     keys = [
         await writer.write({"type": "message.post", "space_id": space_id, "text": f"old {i}"})
         for i in range(500)

@@ -427,9 +427,17 @@ class Session:
         # Without since, "from now" is the log's head as this frame is read, not the attach
         # point: a post another socket sends just after this subscribe may be appended
         # while the feed is being opened and attached, and it is this socket's all the
-        # same. Read so, it is replayed like any since.
+        # same. Read so, it is replayed like any since; writes this gateway is sent
+        # meanwhile wait for the read, so none of them is taken for the past.
         from_now = since is None
-        start = int(since) if since is not None else await self.ctx.reader.head(p.workspace_id)
+        if since is not None:
+            start = int(since)
+        else:
+            release = self.ctx.appender.hold(p.workspace_id)
+            try:
+                start = await self.ctx.reader.head(p.workspace_id)
+            finally:
+                release()
         # Attach first, so that everything after the attach point comes live; then replay
         # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
         placeholder = Subscription(self, MembershipView(p.participant_id, kind=p.kind), 0)
