@@ -132,8 +132,11 @@ def machine() -> str:
 class Ws:
     """One socket with the person's or harness's token, hello done."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, head_seq: int = 0) -> None:
         self.conn = conn
+        # The log's head as the hello was answered: subscribing with it as since, what is
+        # posted next is the socket's whatever the server's "now" (older trees, --versus).
+        self.head_seq = head_seq
 
     @classmethod
     async def open(cls, url: str, who: Identity) -> Ws:
@@ -144,8 +147,8 @@ class Ws:
             ping_interval=None,  # an overloaded server must not end the run by a missed pong
         )
         await conn.send(HELLO)
-        await conn.recv()
-        return cls(conn)
+        hello = orjson.loads(await conn.recv())
+        return cls(conn, int(hello.get("head_seq") or 0))
 
 
 # -- a. one HTTP post at a time ----------------------------------------------------------
@@ -288,7 +291,11 @@ async def seen(
 ) -> dict[str, Any]:
     person = await Ws.open(url, owner)
     bot = await Ws.open(url, harness)
-    await bot.conn.send(json.dumps({"frame": "subscribe", "workspace_id": owner.workspace_id}))
+    await bot.conn.send(
+        json.dumps(
+            {"frame": "subscribe", "workspace_id": owner.workspace_id, "since": bot.head_seq}
+        )
+    )
     waiting: dict[str, asyncio.Future[float]] = {}
     latencies: list[float] = []
     stop = asyncio.Event()

@@ -84,6 +84,44 @@ async def test_without_since_the_stream_starts_from_now(stack, api: Api) -> None
     await bot.close()
 
 
+async def test_without_since_posts_sent_right_after_the_subscribe_are_delivered(
+    stack, api: Api
+) -> None:
+    """From now is when the subscribe is read: posts another socket sends right after it
+    (not waiting for the subscription to be in place) reach the harness, in a room with a
+    long history (bench/fastpath.py's seen figure, after its seq figure's 500 posts)."""
+    owner = await api.create_workspace()
+    harness, space_id = await api.connect_harness(owner, "Scout")
+    # The writer on the harness's gateway: the order in which one gateway reads two
+    # sockets' frames is an order; two gateways' reads have none between them.
+    writer = await Socket.open(stack.gateway_b, owner)
+    keys = [
+        await writer.write({"type": "message.post", "space_id": space_id, "text": f"old {i}"})
+        for i in range(500)
+    ]
+    assert (await writer.answer(keys[-1], timeout=60))["frame"] == "ack"
+    # Gateway B has no feed of this workspace yet: the subscribe opens one.
+    bot = await Socket.open(stack.gateway_b, harness)
+    await bot.subscribe(owner.workspace_id)
+    texts = [f"new {i}" for i in range(20)]
+    sent = [
+        await writer.write({"type": "message.post", "space_id": space_id, "text": text})
+        for text in texts
+    ]
+    assert (await writer.answer(sent[-1], timeout=60))["frame"] == "ack"
+    for text in texts:
+        await bot.wait_for(
+            lambda f, text=text: any(
+                e["type"] == "message.new" and e.get("text") == text
+                for e in ([f["event"]] if f["frame"] == "event" else f.get("events", []))
+            ),
+            timeout=60,
+        )
+    assert not any(e.get("text", "").startswith("old ") for e in bot.events())
+    await bot.close()
+    await writer.close()
+
+
 async def test_replay_without_accepts_is_one_frame_per_event(stack, api: Api) -> None:
     """websocket.md, ADR 0043: a client that says nothing is sent one frame per event."""
     owner = await api.create_workspace()

@@ -11,6 +11,7 @@ another into the stream in the order it sent them, with no round trip in between
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from nats.aio.client import Client as NATS
@@ -44,6 +45,34 @@ class AppendClient:
         self.sent_at: dict[str, float] = {}
         self.stored: dict[str, asyncio.Future[Any]] = {}
         self.sub: Subscription | None = None
+        # Workspaces whose head a subscribe without since is reading, with how many such
+        # reads are under way and what opens once none is (hold).
+        self.held: dict[str, tuple[int, asyncio.Event]] = {}
+
+    def hold(self, workspace_id: str) -> Callable[[], None]:
+        """Hold the workspace's writes sent from now until the returned release is called.
+
+        A subscribe without since starts at the log's head as it is read: a write this
+        gateway is sent after that subscribe waits for the read, so its seq is beyond it
+        and the subscriber is sent it, whatever the machine's load.
+        """
+        count, opened = self.held.get(workspace_id, (0, asyncio.Event()))
+        self.held[workspace_id] = (count + 1, opened)
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            left, _ = self.held[workspace_id]
+            if left > 1:
+                self.held[workspace_id] = (left - 1, opened)
+            else:
+                del self.held[workspace_id]
+                opened.set()
+
+        return release
 
     async def start(self) -> None:
         self.sub = await self.nc.subscribe(f"{self.reply_prefix}.*", cb=self._on_reply)
@@ -97,6 +126,8 @@ class AppendClient:
         requests a caller sends one after another enter the stream in that order; the
         stream's ack and the answer are awaited separately.
         """
+        if (held := self.held.get(workspace_id)) is not None:
+            await held[1].wait()
         try:
             request = AppendRequest(
                 request_id=new_id("req"),

@@ -56,9 +56,13 @@ class Feed:
         # sent the event as it is (docs/adr/0024): seq -> (the event, its frame's JSON).
         self.frames: OrderedDict[int, tuple[dict[str, Any], str]] = OrderedDict()
 
-    async def start(self) -> None:
+    async def start(self, first: Listener) -> int:
+        """Listen on the workspace's subject with ``first`` attached; the last seq it will
+        not be offered (as :meth:`attach`)."""
         # Hold the lock while subscribing and reading the head, so that an event arriving
-        # in between waits and is then judged against the head (no loss, no repeat).
+        # in between waits and is then judged against the head (no loss, no repeat). The
+        # first listener is attached under the same hold: an event that came meanwhile is
+        # offered to it, not to nobody before it is on.
         async with self.lock:
             self.sub = await self.nc.subscribe(
                 self.names.events_subject(self.workspace_id), cb=self._on_msg
@@ -66,6 +70,7 @@ class Feed:
             self.last = await self.reader.head(self.workspace_id)
             self.people = await self.reader.workspace_participants(self.workspace_id)
             self.owners = await self.reader.agent_owners(self.workspace_id)
+            return self.attach(first)
 
     async def stop(self) -> None:
         if self.sub is not None:
@@ -222,8 +227,9 @@ class Feeds:
             feed = self.feeds.get(workspace_id)
             if feed is None:
                 feed = Feed(workspace_id, self.reader, self.nc, self.names)
-                await feed.start()
+                boundary = await feed.start(listener)
                 self.feeds[workspace_id] = feed
+                return feed, boundary
             async with feed.lock:
                 return feed, feed.attach(listener)
 

@@ -424,6 +424,20 @@ class Session:
         if since is not None and not is_count(since):
             self.push(self.error("invalid_frame", "since is the last seq you saw, a whole number"))
             return
+        # Without since, "from now" is the log's head as this frame is read, not the attach
+        # point: a post another socket sends just after this subscribe may be appended
+        # while the feed is being opened and attached, and it is this socket's all the
+        # same. Read so, it is replayed like any since; writes this gateway is sent
+        # meanwhile wait for the read, so none of them is taken for the past.
+        from_now = since is None
+        if since is not None:
+            start = int(since)
+        else:
+            release = self.ctx.appender.hold(p.workspace_id)
+            try:
+                start = await self.ctx.reader.head(p.workspace_id)
+            finally:
+                release()
         # Attach first, so that everything after the attach point comes live; then replay
         # (since, attach point] from Postgres. Nothing is missed and nothing repeats.
         placeholder = Subscription(self, MembershipView(p.participant_id, kind=p.kind), 0)
@@ -431,9 +445,9 @@ class Session:
         # The feed may not have seen what the log already holds (an ack goes out at the
         # commit, before the stream carries the event): only the log's head says "ahead".
         head = boundary
-        if since is not None and since > boundary:
+        if start > boundary:
             head = max(boundary, await self.ctx.reader.head(p.workspace_id))
-        if since is not None and since > head:
+        if not from_now and start > head:
             # A seq the log has not reached: the client's seqs are from another log (a
             # restored or another workspace's). Say so rather than wait in silence.
             await self.ctx.feeds.detach(feed, placeholder)
@@ -449,7 +463,6 @@ class Session:
             return
         self.feed = feed
         self.shaper.owner_of = feed.owner_of
-        start = boundary if since is None else since
         if p.kind == "harness":
             # Read from the log only for a harness with agents: none has turns to name.
             has_agents = p.participant_id in feed.owners.values()
