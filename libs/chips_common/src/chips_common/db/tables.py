@@ -51,6 +51,14 @@ events = Table(
         "seq",
         postgresql_where=text("type IN ('space.lead_set', 'room.working', 'room.idle')"),
     ),
+    # A room's spend ceiling and its pauses, as of a delivery (docs/adr/0083; migration 1570).
+    Index(
+        "events_room_spend",
+        "workspace_id",
+        "space_id",
+        "seq",
+        postgresql_where=text("type IN ('space.spend_ceiling_set', 'exchange.set')"),
+    ),
 )
 
 outbox = Table(
