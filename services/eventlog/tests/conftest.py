@@ -7,11 +7,18 @@ would, with no Postgres and no NATS, and asks what the door says to the next one
 
 from __future__ import annotations
 
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from itertools import count
 from typing import Any
 
+import psycopg
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.append import Actor, AppendRequest, IssuedCredential
 from chips_eventlog.door import Door
@@ -216,3 +223,45 @@ def snapshot(state: DoorState) -> tuple[Any, ...]:
 @pytest.fixture
 def w() -> World:
     return World()
+
+
+# --- a migrated database of its own, for the tests that write through Postgres ---------
+
+ADMIN = os.environ.get(
+    "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _plain(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    """A fresh database migrated to the head, dropped after the module."""
+    name = f"chips_eventlog_{secrets.token_hex(4)}"
+    try:
+        with psycopg.connect(_plain(ADMIN), autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no Postgres to test against: {exc}")
+    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "chips_common.db.migrate"],
+            env={**os.environ, "CHIPS_DATABASE_URL": url},
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        yield url
+    finally:
+        with psycopg.connect(_plain(ADMIN), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    built = create_async_engine(database_url)
+    yield built
+    await built.dispose()

@@ -10,18 +10,12 @@ B then appends, deciding from the state as committed.
 from __future__ import annotations
 
 import asyncio
-import os
-import secrets
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import psycopg
 import pytest
 from opentelemetry.trace import INVALID_SPAN
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.append import Actor, AppendRequest, IssuedCredential
 from chips_common.nats.streams import Names
@@ -29,44 +23,6 @@ from chips_eventlog.consumer import Appender, Pending
 from chips_eventlog.leases import Fenced, Held, Leases
 
 pytestmark = pytest.mark.integration
-
-ADMIN = os.environ.get(
-    "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
-
-
-def _plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
-
-
-@pytest.fixture(scope="module")
-def database_url() -> Iterator[str]:
-    name = f"chips_fence_{secrets.token_hex(4)}"
-    try:
-        with psycopg.connect(_plain(ADMIN), autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no Postgres to test against: {exc}")
-    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "chips_common.db.migrate"],
-            env={**os.environ, "CHIPS_DATABASE_URL": url},
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        yield url
-    finally:
-        with psycopg.connect(_plain(ADMIN), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    built = create_async_engine(database_url)
-    yield built
-    await built.dispose()
 
 
 def request(key: str, actor: Actor, *events: dict[str, Any], **more: Any) -> Pending:
