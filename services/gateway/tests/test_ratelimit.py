@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chips_gateway.ratelimit import Bucket, refill
+from chips_gateway.ratelimit import Bucket, refill, retry_after
 
 pytestmark = pytest.mark.unit
 
@@ -22,3 +22,14 @@ def test_a_bucket_refills_no_further_than_its_burst() -> None:
     assert refill(0, 0, 1000, rate=10, burst=5) == 5
     assert refill(1, 0, 0.2, rate=10, burst=5) == pytest.approx(3)
     assert refill(4, 10, 5, rate=10, burst=5) == 4  # a clock that went back adds nothing
+
+
+def test_a_wait_is_told_rounded_up_to_the_millisecond_and_never_as_none() -> None:
+    bucket = Bucket(rate=50, burst=1)
+    assert bucket.take(10.0) == 0.0
+    almost = bucket.take(10.0199999)  # a ten-thousandth of a token short
+    assert 0.0 < almost < 0.0005
+    assert retry_after(almost) == 0.001
+    assert retry_after(0.0) == 0.001
+    assert retry_after(0.0201) == 0.021
+    assert retry_after(0.5) == 0.5

@@ -16,7 +16,7 @@ from chips_gateway.config import GatewaySettings
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
-from chips_gateway.ratelimit import CredentialLimiter
+from chips_gateway.ratelimit import CredentialLimiter, retry_after
 from chips_gateway.reader import LogReader
 from chips_gateway.restarts import Restarts
 from chips_gateway.search import SearchReader
@@ -65,6 +65,6 @@ async def check_write_rate(ctx: Context, caller: Principal) -> None:
         metrics.RATE_LIMITED.labels("http").inc()
         raise ChipsError(
             "rate_limited",
-            f"too many writes; send this one again in {wait:.3f} s",
-            retry_after=round(wait, 3),
+            f"too many writes; send this one again in {retry_after(wait):.3f} s",
+            retry_after=retry_after(wait),
         )

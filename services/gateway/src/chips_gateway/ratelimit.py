@@ -27,6 +27,15 @@ def refill(tokens: float, at: float, now: float, rate: float, burst: float) -> f
     return min(burst, tokens + max(0.0, now - at) * rate)
 
 
+def retry_after(wait: float) -> float:
+    """The seconds a client is told to wait: ``wait`` rounded up to the millisecond.
+
+    Never 0: a bucket a ten-thousandth of a token short would otherwise be reported as
+    "send again in 0 s", which a client reads as "now".
+    """
+    return max(0.001, math.ceil(wait * 1000.0) / 1000.0)
+
+
 @dataclass
 class Bucket:
     """A token bucket: ``burst`` at once, ``rate`` per second after that."""

@@ -50,7 +50,7 @@ from chips_gateway.context import Context
 from chips_gateway.edge import MAX_INT, has_nul
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feed
-from chips_gateway.ratelimit import Bucket
+from chips_gateway.ratelimit import Bucket, retry_after
 from chips_gateway.shaping import Shaper
 from chips_gateway.sockets import disconnected_why, seen_key
 from chips_gateway.windows import ReplayWindows
@@ -644,9 +644,9 @@ class Session:
         self.push(
             self.error(
                 "rate_limited",
-                f"too many writes; send this one again in {wait:.3f} s",
+                f"too many writes; send this one again in {retry_after(wait):.3f} s",
                 idempotency_key=key,
-                retry_after=round(wait, 3),
+                retry_after=retry_after(wait),
             )
         )
         if self.strikes.take(now) > 0.0:
@@ -907,7 +907,7 @@ async def serve_socket(ws: WebSocket, ctx: Context) -> None:
             "code": "rate_limited",
             "message": "this credential's last socket went on writing after it was told to "
             f"wait; come back in {wait:.0f} s",
-            "retry_after": round(wait, 3),
+            "retry_after": retry_after(wait),
         }
         headers = {"Retry-After": str(max(1, math.ceil(wait)))}
         await ws.send_denial_response(JSONResponse(body, status_code=429, headers=headers))
