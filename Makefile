@@ -39,7 +39,7 @@ test-e2e: install ## Only the end-to-end tests
 
 test-web: install web browser ## Only the people's app: its unit tests, then its browser tests
 	@cd web && npm run --silent typecheck && npm test --silent
-	@$(VENV)/pytest tests/e2e/test_web_app.py
+	@$(VENV)/pytest tests/e2e/test_web_app.py tests/e2e/test_web_agents.py
 
 smoke: install ## On moved ports, as on a bare machine: up, the README's steps, down, nothing left
 	@$(VENV)/python scripts/smoke_bare.py

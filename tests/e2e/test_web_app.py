@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from io import BytesIO
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -122,6 +123,7 @@ async def test_sign_in_post_and_a_harness_replies_live(
     owner = await api.create_workspace(owner="Arjun Rao")
     scout, direct = await api.connect_harness(owner, "Scout")
     ops = await room_with(api, owner, "Ops", scout)
+    aside = await room_with(api, owner, "Aside")  # opened after Ops: first until Ops moves
     harness = await harness_socket(stack, scout)
 
     context = await browser.new_context(viewport=DESKTOP)
@@ -170,8 +172,12 @@ async def test_sign_in_post_and_a_harness_replies_live(
         "Arjun Rao said this is not right: the PO is 4472"
     )
     # The harness says something in another room: it comes first in its section, unread.
+    rooms = page.locator('section[aria-labelledby="sec-Rooms"] a[data-space]')
+    await expect(rooms.first).to_have_attribute("data-space", aside)
     await harness.write({"type": "message.post", "space_id": ops, "text": "Ops news"})
     await expect(page.locator(f'a[data-space="{ops}"] .unread')).to_have_text("1")
+    await expect(rooms.first).to_have_attribute("data-space", ops)
+    await expect(rooms.nth(1)).to_have_attribute("data-space", aside)
     await arjun.shot("room-desktop")
     await page.locator(f'a[data-space="{ops}"]').click()
     await expect(arjun.line("Ops news")).to_be_visible()
@@ -330,6 +336,15 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     await page.get_by_role("menuitem", name="Pin").click()
     await expect(page.get_by_label("Pinned", exact=True)).to_contain_text("the plan is ready")
 
+    # A reply from the line's menu carries the quote of the line it answers.
+    await arjun.line_menu("the plan is ready")
+    await page.get_by_role("menuitem", name="Reply", exact=True).click()
+    await expect(page.get_by_text("Replying to")).to_contain_text("the plan is ready")
+    await arjun.say("ship it Friday")
+    await expect(arjun.line("ship it Friday").locator(".quote")).to_contain_text(
+        "the plan is ready"
+    )
+
     await arjun.say("only for me")
     await arjun.line_menu("only for me")
     await page.get_by_role("menuitem", name="Delete for me").click()
@@ -351,7 +366,8 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     assert said["the plan is ready"]["feedback"] == [
         {"from": owner.participant_id, "kind": "reaction", "emoji": "🎉"}
     ]
-    assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, False, True]
+    assert said["ship it Friday"]["reply_to"] == said["the plan is ready"]["id"]
+    assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, False, False, True]
 
 
 # --- threads, and the room's life: rename, lock, archive, delete, the sheet --------------
@@ -381,10 +397,19 @@ async def test_rename_lock_archive_and_find_it_in_archived(
     stack: Stack, api: Api, browser: Browser
 ) -> None:
     owner = await api.create_workspace(owner="Arjun Rao")
-    room = await room_with(api, owner, "Q3 planning")
     arjun = await sign_in(browser, stack.gateway_a, owner)
-    await arjun.open_room(room)
     page = arjun.page
+    # Opened from the list's New room: the app goes into it.
+    await page.get_by_role("button", name="+ New room").click()
+    await page.get_by_role("dialog").get_by_label("Title").fill("Q3 planning")
+    await page.get_by_role("button", name="Open the room").click()
+    await expect(page.get_by_role("heading", name="Q3 planning")).to_be_visible()
+    await expect(page.get_by_test_id("composer")).to_be_visible()
+    room = unquote(page.url.rsplit("#/room/", 1)[1])
+    await expect(page.locator(f'a[data-space="{room}"]')).to_contain_text("Q3 planning")
+    listed = (await api.spaces(owner))["spaces"]
+    groups = [(s["id"], s["title"]) for s in listed if s["kind"] == "group"]
+    assert groups == [(room, "Q3 planning")]
 
     await page.get_by_test_id("room-actions").click()
     await page.get_by_role("menuitem", name="Rename…").click()
