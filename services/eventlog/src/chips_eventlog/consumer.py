@@ -808,12 +808,16 @@ class Appender:
                 await asyncio.wait_for(stop.wait(), every)
 
     async def load_states(self, held: Held) -> None:
-        """Read the door state of every workspace of a partition just taken (ADR 0021).
+        """Read ahead the door state of every workspace of a partition just taken (ADR 0021).
 
-        Read outside any append's transaction: a batch still checks the state's head seq
-        against the head row it locks, and reads the state again when they differ (a
-        commit of the previous holder that landed after this read). A failure here only
-        leaves a workspace to be read by its first batch.
+        Runs beside the partition's appends, never in front of them: a partition of many
+        workspaces takes seconds to read on a loaded machine, and a request must not wait
+        for workspaces it does not write to (a batch whose workspace is not read yet reads
+        it itself). Read outside any append's transaction: a batch still checks the
+        state's head seq against the head row it locks, and reads the state again when
+        they differ (a commit of the previous holder, or of a batch of this lease, that
+        landed after this read); and a state a batch put in place first is kept. A
+        failure here only leaves a workspace to be read by its first batch.
         """
         started = time.monotonic()
         try:
@@ -824,7 +828,8 @@ class Appender:
                     if held.fenced or held.lost:
                         return
                     if workspace_id not in held.states:
-                        held.states[workspace_id] = await state_store.load(conn, workspace_id)
+                        state = await state_store.load(conn, workspace_id)
+                        held.states.setdefault(workspace_id, state)
         except Exception:
             log.exception("partition %d: door state not read ahead", held.partition)
             return
@@ -859,8 +864,8 @@ class Appender:
         lag = LagProbe(self.names.append_stream, durable)
         # The door state of this partition's workspaces lives in ``held`` while the lease
         # does, and goes with it (docs/adr/0021).
+        reading = asyncio.create_task(self.load_states(held))
         try:
-            await self.load_states(held)
             while not done.is_set() and not (held.fenced or held.lost):
                 if not held.fresh():
                     await asyncio.sleep(0.05)
@@ -872,6 +877,8 @@ class Appender:
                     continue
                 await self.handle_batch(msgs, held)
         finally:
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
             await sub.unsubscribe()
 
     async def _drop_unpartitioned_consumer(self) -> None:
