@@ -355,6 +355,46 @@ async def test_deleting_a_room_releases_its_agents_and_the_harness_hears_it(api:
     assert free.json()["space_id"] is None
 
 
+async def test_its_owner_deleting_a_followed_room_archives_the_agent_in_it(api: Api) -> None:
+    """A harness that follows rooms deletes its side of a room its owner deletes: its agent
+    there is released with delete, and Chips archives it. When an admin who is not the
+    harness's owner deletes one, the agent is only released: free, and still active."""
+    owner, maya, scout, _ = await workspace(api)
+    await declare(api, owner, scout, "agents", "follows_rooms")
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    room = await api.open_space(owner, "Planning", [maya.participant_id])
+    await api.append(owner, added(room, agent))
+    run = await start(api, scout, room)
+    erased = await api.append(owner, {"type": "space.erased", "space_id": room})
+    heard = [e for e in await api.read(scout, since=erased - 4) if e["type"] != "room.idle"]
+    assert seen(heard) == [
+        ("run.cancel", run),
+        ("agent.released", agent),
+        ("agent.updated", agent),
+        ("space.erased", None),
+    ]
+    assert (heard[1]["reason"], heard[1]["delete"]) == ("deleted", True)
+    assert heard[2]["state"] == "archived"
+    assert heard[3]["follows"] == [{"harness_id": scout.participant_id, "delete": True}]
+    again = await register(api, scout, key="oc", name="OpenClaw", state="archived")
+    assert (again.status_code, again.json()["state"], again.json()["seq"]) == (
+        200,
+        "archived",
+        None,
+    )
+
+    ada = await api.add_person(owner, "Ada Park", role="admin")
+    other = await new_agent(api, scout, "oc2", "Other")
+    room = await api.open_space(ada, "Launch", [maya.participant_id])
+    await api.append(ada, added(room, other))
+    erased = await api.append(ada, {"type": "space.erased", "space_id": room})
+    heard = [e for e in await api.read(scout, since=erased - 2) if e["type"] != "room.idle"]
+    assert seen(heard) == [("agent.released", other), ("space.erased", None)]
+    assert "delete" not in heard[0] or heard[0]["delete"] is None
+    free = await register(api, scout, key="oc2", name="Other")
+    assert (free.json()["state"], free.json()["space_id"]) == ("active", None)
+
+
 async def test_archiving_an_agent_archives_the_room_it_was_alone_in(api: Api) -> None:
     owner, maya, scout, _ = await workspace(api)
     agent = await new_agent(api, scout, "oc", "OpenClaw")
