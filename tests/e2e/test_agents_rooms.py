@@ -96,6 +96,9 @@ async def test_the_same_key_is_the_same_agent_and_names_are_numbered(api: Api) -
     assert again.status_code == 200, again.text
     assert (again.json()["id"], again.json()["name"]) == (agent["id"], "OpenClaw 2")
     assert again.json()["seq"] is None  # nothing changed, nothing logged
+    # Case and spaces aside, "open claw" is taken twice over (the harness, and the agent).
+    spaced = await register(api, scout, key="oc-2", name="open claw")
+    assert (spaced.status_code, spaced.json()["name"]) == (201, "open claw 3")
     # A person's rename holds over the harness's.
     r = await api.http.patch(
         f"/v1/agents/{agent['id']}", json={"name": "Clawdia"}, headers=api.auth(owner)
@@ -113,7 +116,7 @@ async def test_the_same_key_is_the_same_agent_and_names_are_numbered(api: Api) -
     assert (r.status_code, r.json()["code"]) == (403, "forbidden")
     events = await api.read(owner, since=0)
     registered = [e for e in events if e["type"] == "agent.registered"]
-    assert [e["agent_id"] for e in registered] == [agent["id"]]
+    assert [e["agent_id"] for e in registered] == [agent["id"], spaced.json()["id"]]
 
 
 async def test_the_main_agent_stays_in_its_main_room(api: Api) -> None:

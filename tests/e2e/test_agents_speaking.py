@@ -228,6 +228,38 @@ async def test_a_mention_of_an_agent_s_handle_is_for_that_agent(api: Api) -> Non
     await scout.close()
 
 
+async def test_a_numbered_agent_is_reached_by_its_numbered_handle(api: Api) -> None:
+    """ "OpenClaw" was taken, so the agent is "OpenClaw 2", and @OpenClaw2 is for it alone."""
+    r = await room(api, two=False)
+    ledger = await new_agent(api, r.scout, "oc", "Ledger")  # the harness has the name
+    await api.append(
+        r.owner, {"type": "membership.added", "space_id": r.space_id, "participant_id": ledger}
+    )
+    scout = await listening(api, r.scout)
+    seq = await api.say(r.owner, r.space_id, "@Ledger2 the totals, please")
+    heard = (await scout.wait_for(at(seq)))["event"]
+    assert (heard["addressed_to"], heard["for"]) == ([ledger], [ledger])
+    members = {m["participant_id"]: m for m in heard["room"]["members"]}
+    assert (members[ledger]["name"], members[ledger]["handle"]) == ("Ledger 2", "@Ledger2")
+    await scout.close()
+
+
+async def test_for_names_the_harness_itself_where_the_room_holds_it(api: Api) -> None:
+    """A harness that speaks agents, in a room as itself with no agent of its own there:
+    a message for it names the harness's own id in for."""
+    r = await room(api)
+    shared = await api.open_space(r.owner, "Shared", [r.scout.participant_id])
+    scout = await listening(api, r.scout)
+    seq = await api.say(r.owner, shared, "Anything new?")
+    heard = (await scout.wait_for(at(seq)))["event"]
+    assert heard["type"] == "message.new"
+    assert (heard["addressed_to"], heard["for"]) == (
+        [r.scout.participant_id],
+        [r.scout.participant_id],
+    )
+    await scout.close()
+
+
 async def test_a_message_for_another_harness_s_agent_is_overheard(api: Api) -> None:
     r = await room(api)
     added = {"type": "membership.added", "space_id": r.space_id, "participant_id": r.oc}
