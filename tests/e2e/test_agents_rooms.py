@@ -344,6 +344,22 @@ async def test_archiving_releases_and_unarchiving_brings_back(api: Api) -> None:
     ]
 
 
+async def test_unarchiving_brings_back_no_agent_that_is_elsewhere_by_now(api: Api) -> None:
+    """Released by the archive, then added to another room: the unarchive leaves it there."""
+    owner, maya, scout, _ = await workspace(api)
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    room = await api.open_space(owner, "Planning", [maya.participant_id])
+    elsewhere = await api.open_space(owner, "Launch", [maya.participant_id])
+    await api.append(owner, added(room, agent))
+    await api.append(owner, {"type": "space.updated", "space_id": room, "state": "closed"})
+    await api.append(owner, added(elsewhere, agent))
+    before = await api.head(owner)
+    await api.append(owner, {"type": "space.updated", "space_id": room, "state": "open"})
+    assert seen(await since(api, owner, before, room)) == [("space.updated", None)]
+    r = await register(api, scout, key="oc", name="OpenClaw")
+    assert r.json()["space_id"] == elsewhere
+
+
 async def test_deleting_a_room_releases_its_agents_and_the_harness_hears_it(api: Api) -> None:
     owner, maya, scout, _ = await workspace(api)
     agent = await new_agent(api, scout, "oc", "OpenClaw")

@@ -385,6 +385,27 @@ async def test_a_message_names_the_turns_of_the_other_agents_working_there(api: 
     await scout.close()
 
 
+async def test_words_for_the_people_name_the_turns_working_there(api: Api) -> None:
+    """A message for somebody else is overheard, and names the turns of the harness's
+    agents working in the room (the words are theirs to hear, not a turn to take); the
+    turn of the one that said them is never named."""
+    r = await room(api)
+    scout = await listening(api, r.scout)
+    started = {"type": "run.started", "run_id": "run_j1", "space_id": r.space_id, "goal": "F–J"}
+    k = await scout.write({**started, "actor": as_agent(r.j1)})
+    assert (await scout.answer(k))["frame"] == "ack"
+    seq = await api.say(r.maya, r.space_id, "@Arjun coffee?")
+    heard = (await scout.wait_for(at(seq)))["event"]
+    assert heard["type"] == "message.overheard"
+    assert heard["working_turns"] == [{"agent_id": r.j1, "run_id": "run_j1"}]
+    # J1's own words to the people, while it works: its own turn is not named.
+    k = await scout.write({**post(r.space_id, "F is drawn."), "actor": as_agent(r.j1)})
+    ack = await scout.answer(k)
+    own = (await scout.wait_for(at(ack["seq"])))["event"]
+    assert own["type"] == "message.post" and "working_turns" not in own, own
+    await scout.close()
+
+
 # --- the SDK -------------------------------------------------------------------------------
 
 
