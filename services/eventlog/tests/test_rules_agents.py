@@ -550,6 +550,22 @@ def test_a_copy_made_after_a_minute_is_free_and_says_why(w: World) -> None:
     assert copy.agent is not None and "more than a minute" in (copy.agent.why or "")
 
 
+def test_a_copy_for_a_room_archived_meanwhile_is_free_and_says_why(w: World) -> None:
+    """A fork's copy enters its room by the one rule: archived since the ask, the room
+    takes no agent, so the copy is registered free."""
+    declare(w, "forks")
+    agent = new_agent(w, "a", "Oc", harness_id=w.H2)
+    room = group(w, [w.MEM])
+    w.ok(w.p(w.OWN), {"type": "agent.fork", "space_id": room, "agent_id": agent})
+    w.ok(w.p(w.OWN), {"type": "space.updated", "space_id": room, "state": "closed"})
+    logged = register(w, w.H2, key="copy", name="Oc copy", forked_from=agent, space_id=room)
+    assert types(logged) == ["agent.registered"]
+    copy = w.state.participants[logged[0]["agent_id"]]
+    assert copy.agent is not None and "could not join" in (copy.agent.why or "")
+    assert "archived" in (copy.agent.why or "")
+    assert w.state.room_of_agent(copy.id) is None
+
+
 def test_a_new_agent_made_for_an_ask_joins_its_room(w: World) -> None:
     declare(w, "new_agents")
     asked = w.ok(
