@@ -155,3 +155,16 @@ async def test_a_new_agent_in_time_joins_and_a_late_one_is_free(api: Api) -> Non
     await api.append(
         owner, {"type": "membership.added", "space_id": room, "participant_id": late["id"]}
     )
+
+
+async def test_a_copy_for_a_room_archived_since_the_ask_is_free(api: Api) -> None:
+    """The copy enters its room by the one rule: an archived room takes no agent."""
+    owner, _, _, scout, room = await workspace(api)
+    await declare(api, owner, scout, "agents", "forks")
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    await api.append(owner, fork(room, agent))
+    await api.append(owner, {"type": "space.updated", "space_id": room, "state": "closed"})
+    r = await register(api, scout, key="oc-1", name="OpenClaw", forked_from=agent, space_id=room)
+    assert r.status_code == 201, r.text
+    copy = r.json()
+    assert copy["space_id"] is None and "could not join" in copy["why"], copy

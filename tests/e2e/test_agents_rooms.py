@@ -96,6 +96,9 @@ async def test_the_same_key_is_the_same_agent_and_names_are_numbered(api: Api) -
     assert again.status_code == 200, again.text
     assert (again.json()["id"], again.json()["name"]) == (agent["id"], "OpenClaw 2")
     assert again.json()["seq"] is None  # nothing changed, nothing logged
+    # Case and spaces aside, "open claw" is taken twice over (the harness, and the agent).
+    spaced = await register(api, scout, key="oc-2", name="open claw")
+    assert (spaced.status_code, spaced.json()["name"]) == (201, "open claw 3")
     # A person's rename holds over the harness's.
     r = await api.http.patch(
         f"/v1/agents/{agent['id']}", json={"name": "Clawdia"}, headers=api.auth(owner)
@@ -113,7 +116,7 @@ async def test_the_same_key_is_the_same_agent_and_names_are_numbered(api: Api) -
     assert (r.status_code, r.json()["code"]) == (403, "forbidden")
     events = await api.read(owner, since=0)
     registered = [e for e in events if e["type"] == "agent.registered"]
-    assert [e["agent_id"] for e in registered] == [agent["id"]]
+    assert [e["agent_id"] for e in registered] == [agent["id"], spaced.json()["id"]]
 
 
 async def test_the_main_agent_stays_in_its_main_room(api: Api) -> None:
@@ -341,6 +344,22 @@ async def test_archiving_releases_and_unarchiving_brings_back(api: Api) -> None:
     ]
 
 
+async def test_unarchiving_brings_back_no_agent_that_is_elsewhere_by_now(api: Api) -> None:
+    """Released by the archive, then added to another room: the unarchive leaves it there."""
+    owner, maya, scout, _ = await workspace(api)
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    room = await api.open_space(owner, "Planning", [maya.participant_id])
+    elsewhere = await api.open_space(owner, "Launch", [maya.participant_id])
+    await api.append(owner, added(room, agent))
+    await api.append(owner, {"type": "space.updated", "space_id": room, "state": "closed"})
+    await api.append(owner, added(elsewhere, agent))
+    before = await api.head(owner)
+    await api.append(owner, {"type": "space.updated", "space_id": room, "state": "open"})
+    assert seen(await since(api, owner, before, room)) == [("space.updated", None)]
+    r = await register(api, scout, key="oc", name="OpenClaw")
+    assert r.json()["space_id"] == elsewhere
+
+
 async def test_deleting_a_room_releases_its_agents_and_the_harness_hears_it(api: Api) -> None:
     owner, maya, scout, _ = await workspace(api)
     agent = await new_agent(api, scout, "oc", "OpenClaw")
@@ -353,6 +372,46 @@ async def test_deleting_a_room_releases_its_agents_and_the_harness_hears_it(api:
     assert heard[1]["reason"] == "deleted"
     free = await register(api, scout, key="oc", name="OpenClaw")
     assert free.json()["space_id"] is None
+
+
+async def test_its_owner_deleting_a_followed_room_archives_the_agent_in_it(api: Api) -> None:
+    """A harness that follows rooms deletes its side of a room its owner deletes: its agent
+    there is released with delete, and Chips archives it. When an admin who is not the
+    harness's owner deletes one, the agent is only released: free, and still active."""
+    owner, maya, scout, _ = await workspace(api)
+    await declare(api, owner, scout, "agents", "follows_rooms")
+    agent = await new_agent(api, scout, "oc", "OpenClaw")
+    room = await api.open_space(owner, "Planning", [maya.participant_id])
+    await api.append(owner, added(room, agent))
+    run = await start(api, scout, room)
+    erased = await api.append(owner, {"type": "space.erased", "space_id": room})
+    heard = [e for e in await api.read(scout, since=erased - 4) if e["type"] != "room.idle"]
+    assert seen(heard) == [
+        ("run.cancel", run),
+        ("agent.released", agent),
+        ("agent.updated", agent),
+        ("space.erased", None),
+    ]
+    assert (heard[1]["reason"], heard[1]["delete"]) == ("deleted", True)
+    assert heard[2]["state"] == "archived"
+    assert heard[3]["follows"] == [{"harness_id": scout.participant_id, "delete": True}]
+    again = await register(api, scout, key="oc", name="OpenClaw", state="archived")
+    assert (again.status_code, again.json()["state"], again.json()["seq"]) == (
+        200,
+        "archived",
+        None,
+    )
+
+    ada = await api.add_person(owner, "Ada Park", role="admin")
+    other = await new_agent(api, scout, "oc2", "Other")
+    room = await api.open_space(ada, "Launch", [maya.participant_id])
+    await api.append(ada, added(room, other))
+    erased = await api.append(ada, {"type": "space.erased", "space_id": room})
+    heard = [e for e in await api.read(scout, since=erased - 2) if e["type"] != "room.idle"]
+    assert seen(heard) == [("agent.released", other), ("space.erased", None)]
+    assert "delete" not in heard[0] or heard[0]["delete"] is None
+    free = await register(api, scout, key="oc2", name="Other")
+    assert (free.json()["state"], free.json()["space_id"]) == ("active", None)
 
 
 async def test_archiving_an_agent_archives_the_room_it_was_alone_in(api: Api) -> None:

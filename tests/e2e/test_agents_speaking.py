@@ -228,6 +228,38 @@ async def test_a_mention_of_an_agent_s_handle_is_for_that_agent(api: Api) -> Non
     await scout.close()
 
 
+async def test_a_numbered_agent_is_reached_by_its_numbered_handle(api: Api) -> None:
+    """ "OpenClaw" was taken, so the agent is "OpenClaw 2", and @OpenClaw2 is for it alone."""
+    r = await room(api, two=False)
+    ledger = await new_agent(api, r.scout, "oc", "Ledger")  # the harness has the name
+    await api.append(
+        r.owner, {"type": "membership.added", "space_id": r.space_id, "participant_id": ledger}
+    )
+    scout = await listening(api, r.scout)
+    seq = await api.say(r.owner, r.space_id, "@Ledger2 the totals, please")
+    heard = (await scout.wait_for(at(seq)))["event"]
+    assert (heard["addressed_to"], heard["for"]) == ([ledger], [ledger])
+    members = {m["participant_id"]: m for m in heard["room"]["members"]}
+    assert (members[ledger]["name"], members[ledger]["handle"]) == ("Ledger 2", "@Ledger2")
+    await scout.close()
+
+
+async def test_for_names_the_harness_itself_where_the_room_holds_it(api: Api) -> None:
+    """A harness that speaks agents, in a room as itself with no agent of its own there:
+    a message for it names the harness's own id in for."""
+    r = await room(api)
+    shared = await api.open_space(r.owner, "Shared", [r.scout.participant_id])
+    scout = await listening(api, r.scout)
+    seq = await api.say(r.owner, shared, "Anything new?")
+    heard = (await scout.wait_for(at(seq)))["event"]
+    assert heard["type"] == "message.new"
+    assert (heard["addressed_to"], heard["for"]) == (
+        [r.scout.participant_id],
+        [r.scout.participant_id],
+    )
+    await scout.close()
+
+
 async def test_a_message_for_another_harness_s_agent_is_overheard(api: Api) -> None:
     r = await room(api)
     added = {"type": "membership.added", "space_id": r.space_id, "participant_id": r.oc}
@@ -350,6 +382,27 @@ async def test_a_message_names_the_turns_of_the_other_agents_working_there(api: 
     own = (await scout.wait_for(at(ack["seq"])))["event"]
     assert own["working_turns"] == [{"agent_id": r.j1, "run_id": "run_j1"}]
     assert (own["type"], own["from"]["id"], own["from"]["name"]) == ("message.post", r.j2, "J2")
+    await scout.close()
+
+
+async def test_words_for_the_people_name_the_turns_working_there(api: Api) -> None:
+    """A message for somebody else is overheard, and names the turns of the harness's
+    agents working in the room (the words are theirs to hear, not a turn to take); the
+    turn of the one that said them is never named."""
+    r = await room(api)
+    scout = await listening(api, r.scout)
+    started = {"type": "run.started", "run_id": "run_j1", "space_id": r.space_id, "goal": "F–J"}
+    k = await scout.write({**started, "actor": as_agent(r.j1)})
+    assert (await scout.answer(k))["frame"] == "ack"
+    seq = await api.say(r.maya, r.space_id, "@Arjun coffee?")
+    heard = (await scout.wait_for(at(seq)))["event"]
+    assert heard["type"] == "message.overheard"
+    assert heard["working_turns"] == [{"agent_id": r.j1, "run_id": "run_j1"}]
+    # J1's own words to the people, while it works: its own turn is not named.
+    k = await scout.write({**post(r.space_id, "F is drawn."), "actor": as_agent(r.j1)})
+    ack = await scout.answer(k)
+    own = (await scout.wait_for(at(ack["seq"])))["event"]
+    assert own["type"] == "message.post" and "working_turns" not in own, own
     await scout.close()
 
 

@@ -155,6 +155,84 @@ async def test_a_harness_before_agents_sees_only_itself_on_the_socket_and_over_h
         await sock.close()
 
 
+async def test_a_harness_before_agents_hears_its_agents_move_speak_free_and_attach_as_itself(
+    stack: Stack, api: Api
+) -> None:
+    """Its agent moved, taken out, speaking while free and brought back, and another put
+    in its own place: it is sent no agent.attached, agent.released, message.held or
+    membership.replaced, on the socket (live and replayed) or over HTTP, and what its
+    agents said, held or not, reads as its own."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    scout, _ = await api.connect_harness(owner, "Scout")  # written before agents
+    a = await api.open_space(owner, "A", [maya.participant_id])
+    b = await api.open_space(owner, "B", [maya.participant_id])
+    c = await api.open_space(owner, "C", [scout.participant_id])
+    live = await Socket.open(stack.gateway_a, scout, accepts=["events"])
+    await live.subscribe(owner.workspace_id)
+    await live.attached()
+    start = await api.head(owner)
+
+    oc = await new_agent(api, scout, "oc", "OpenClaw")
+    other = await new_agent(api, scout, "o2", "Other")
+    await add(api, owner, a, oc)
+    r = await api.http.post(f"/v1/agents/{oc}/move", json={"space_id": b}, headers=api.auth(owner))
+    assert r.status_code == 200, r.text
+    await api.append(owner, {"type": "membership.removed", "space_id": b, "participant_id": oc})
+    me = {"kind": "agent", "id": oc}
+    await api.append(scout, {"type": "message.post", "text": "while free", "actor": me})
+    back = await add(api, owner, a, oc)  # its held words are posted in A
+    r = await api.http.post(
+        f"/v1/agents/{other}/attach",
+        json={"space_id": c, "replacing": scout.participant_id},
+        headers=api.auth(scout),
+    )
+    assert r.status_code == 200, r.text
+    said = await api.say(owner, c, "Morning")
+    logged = await api.read(owner, since=start)
+    assert {"agent.attached", "agent.released", "membership.replaced"} <= {
+        e["type"] for e in logged
+    }
+    # Its words were held (message.held, told to its harness alone), then posted in A.
+    assert [e.get("held_since") is not None for e in logged if e.get("text") == "while free"] == [
+        True
+    ]
+    await live.wait_for_seq(said)
+
+    replayed = await Socket.open(stack.gateway_b, scout)
+    await replayed.subscribe(owner.workspace_id, since=start)
+    await replayed.wait_for_seq(said)
+    over_http = await api.read(scout, since=start)
+    for events in (live.events(), replayed.events(), over_http):
+        assert not {e["type"] for e in events} & AGENT_EVENTS, [e["type"] for e in events]
+        assert not mentions(events, oc) and not mentions(events, other)
+        assert not mentions(events, '"agent"'), "an agent was shown as an agent"
+        held = [e for e in events if e.get("text") == "while free"]
+        assert [(e["type"], e["space_id"], e["actor"]["id"]) for e in held] == [
+            ("message.post", a, scout.participant_id)
+        ]
+        # Where it is: in A behind its agent, out of B again, and in C as it was.
+        rows = [
+            (e["type"], e["space_id"])
+            for e in events
+            if e["type"] in ("membership.added", "membership.removed")
+            and e["participant_id"] == scout.participant_id
+        ]
+        assert rows == [
+            ("membership.added", a),
+            ("membership.removed", a),
+            ("membership.added", b),
+            ("membership.removed", b),
+            ("membership.added", a),
+        ], rows
+    assert [e for e in replayed.events() if e["seq"] > start] == [
+        e for e in live.events() if e["seq"] > start
+    ]
+    assert back > start
+    for sock in (live, replayed):
+        await sock.close()
+
+
 async def test_a_harness_that_declared_agents_sees_them_and_its_hello_lists_its_own(
     stack: Stack, api: Api
 ) -> None:

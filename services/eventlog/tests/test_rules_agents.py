@@ -382,6 +382,44 @@ def test_deleting_a_room_releases_its_agents_and_their_release_outlives_it(w: Wo
     assert w.state.room_of_agent(agent) is None
 
 
+def erase(w: World, who: str, room: str) -> list[dict[str, Any]]:
+    door = Door(w.state, w.now)
+    req = AppendRequest(
+        request_id="r",
+        workspace_id=w.state.workspace_id,
+        credential_id="crd_x",
+        actor=w.p(who),
+        idempotency_key=f"del-{room}",
+        events=[{"type": "space.erased", "space_id": room}],
+    )
+    logged: list[dict[str, Any]] = door.append(req)
+    return logged
+
+
+def test_deleting_a_followed_room_as_the_harness_s_owner_archives_its_agents(w: World) -> None:
+    """Scout follows rooms (follows_rooms) and Arjun owns it: his delete deletes Scout's
+    side too, so its agent there is released with delete and archived. Ada's delete
+    archives Scout's side instead, and the agent is only released."""
+    agent = new_agent(w, "a", "Oc")
+    room = group(w, [w.MEM])
+    w.ok(w.p(w.OWN), added(room, agent))
+    logged = erase(w, w.OWN, room)
+    assert types(logged) == ["agent.released", "agent.updated", "space.erased"]
+    assert (logged[0]["reason"], logged[0]["delete"]) == ("deleted", True)
+    assert (logged[1]["agent_id"], logged[1]["state"]) == (agent, "archived")
+    assert logged[2]["follows"] == [{"harness_id": w.H1, "delete": True}]
+    assert w.state.participants[agent].agent.state == "archived"
+    assert w.state.room_of_agent(agent) is None
+
+    other = new_agent(w, "b", "Ob")
+    room = group(w, [w.MEM, w.ADM])
+    w.ok(w.p(w.OWN), added(room, other))
+    logged = erase(w, w.ADM, room)
+    assert types(logged) == ["agent.released", "space.erased"]
+    assert logged[0].get("delete") is None
+    assert w.state.participants[other].agent.state == "active"
+
+
 def test_archiving_an_agent_releases_it_and_closes_a_room_it_was_alone_in(w: World) -> None:
     agent = new_agent(w, "a", "Oc", harness_id=w.H2)
     room = group(w, [w.MEM])
@@ -510,6 +548,22 @@ def test_a_copy_made_after_a_minute_is_free_and_says_why(w: World) -> None:
     assert types(logged) == ["agent.registered"]
     copy = w.state.participants[logged[0]["agent_id"]]
     assert copy.agent is not None and "more than a minute" in (copy.agent.why or "")
+
+
+def test_a_copy_for_a_room_archived_meanwhile_is_free_and_says_why(w: World) -> None:
+    """A fork's copy enters its room by the one rule: archived since the ask, the room
+    takes no agent, so the copy is registered free."""
+    declare(w, "forks")
+    agent = new_agent(w, "a", "Oc", harness_id=w.H2)
+    room = group(w, [w.MEM])
+    w.ok(w.p(w.OWN), {"type": "agent.fork", "space_id": room, "agent_id": agent})
+    w.ok(w.p(w.OWN), {"type": "space.updated", "space_id": room, "state": "closed"})
+    logged = register(w, w.H2, key="copy", name="Oc copy", forked_from=agent, space_id=room)
+    assert types(logged) == ["agent.registered"]
+    copy = w.state.participants[logged[0]["agent_id"]]
+    assert copy.agent is not None and "could not join" in (copy.agent.why or "")
+    assert "archived" in (copy.agent.why or "")
+    assert w.state.room_of_agent(copy.id) is None
 
 
 def test_a_new_agent_made_for_an_ask_joins_its_room(w: World) -> None:

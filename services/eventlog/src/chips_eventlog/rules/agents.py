@@ -371,13 +371,15 @@ def leave(
     moved_to: str | None = None,
     cancel: bool = True,
     members: bool = True,
+    delete: bool = False,
 ) -> None:
     """The steps of an agent leaving the room it is in, free: its runs there cancelled
     first, then ``agent.released``, then its membership and, when it stood there only
     behind its agents and none is left, its harness's.
 
     ``cancel=False`` when the runs were stopped already (an archive stops every run in
-    the room); ``members=False`` for a room being deleted, whose erasure ends them all.
+    the room); ``members=False`` for a room being deleted, whose erasure ends them all;
+    ``delete`` when the agent goes in its harness too (:func:`release_for_deletion`).
     """
     agent = plan.participant(agent_id)
     assert agent is not None and agent.owner_id is not None
@@ -399,6 +401,7 @@ def leave(
         harness_id=harness_id,
         reason=reason,
         moved_to=moved_to,
+        delete=True if delete else None,
     )
     plan.add(released, actor, [plan.put_agent(replace(agent, agent=facts))])
     if not members:
@@ -437,9 +440,31 @@ def bring_back(plan: Plan, space_id: str, actor: Actor) -> None:
 
 def release_for_deletion(plan: Plan, space_id: str, actor: Actor) -> None:
     """A room deleted (its runs stopped already): each agent in it released; the erasure
-    that follows ends every membership."""
+    that follows ends every membership.
+
+    An agent whose harness deletes its own side of a room it follows (it declared
+    ``follows_rooms`` and the person deleting owns it: ``space.erased``'s ``delete``) goes
+    in the harness too: its release says ``delete: true`` and Chips archives it
+    (spec/websocket.md, One room at a time: deleted).
+    """
     for agent_id in plan.agents_here(space_id, None):
-        leave(plan, agent_id, space_id, "deleted", actor, cancel=False, members=False)
+        agent = plan.participant(agent_id)
+        assert agent is not None and agent.owner_id is not None
+        harness = plan.participant(agent.owner_id)
+        delete = (
+            harness is not None
+            and "follows_rooms" in harness.capabilities
+            and harness.owner_id == actor.id
+            and not facts_of(agent).main
+        )
+        leave(
+            plan, agent_id, space_id, "deleted", actor, cancel=False, members=False, delete=delete
+        )
+        if delete:
+            now = plan.participant(agent_id) or agent
+            archived = replace(now, agent=replace(facts_of(now), state="archived"))
+            updated = AgentUpdated(agent_id=agent_id, harness_id=agent.owner_id, state="archived")
+            plan.add(updated, actor, [plan.put_agent(archived)])
 
 
 # --- registering ---------------------------------------------------------------------------
