@@ -274,9 +274,10 @@ class Session:
             frame = {"frame": "event", "event": shaped}
             beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
             beside += await self.handed(event, own, as_of)
-            if shaped is event and self.feed is not None:
-                # Sent as the feed offered it: one encoding for every such socket.
-                text = self.feed.frame_json(event)
+            if self.feed is not None:
+                # Sent as the feed offered it (or only retyped): one encoding for every
+                # such socket.
+                text = self.feed.frame_json(shaped, event)
         elif frame["frame"] == "events":
             frame["events"] = [
                 runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
