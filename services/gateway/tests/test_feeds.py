@@ -15,7 +15,7 @@ from typing import Any, cast
 import orjson
 import pytest
 
-from chips_gateway.feeds import Feeds
+from chips_gateway.feeds import Feed, Feeds
 
 pytestmark = pytest.mark.unit
 
@@ -85,3 +85,20 @@ async def test_an_event_arriving_while_the_feed_opens_is_offered_to_its_first_li
     assert boundary == 41
     assert listener.offered == [42]
     assert feed.last == 42
+
+
+def test_an_event_s_frame_is_encoded_once_for_every_socket_sent_it_as_it_is() -> None:
+    """The event as offered, and a harness's message.overheard of it (only its type
+    changed), are each encoded once for all sockets; a copy reshaped for its recipient is
+    encoded by its socket (None here)."""
+    one = Feed(WS, cast(Any, None), cast(Any, None), cast(Any, None))
+    event = {"seq": 7, "type": "message.post", "space_id": "spc", "text": "hi", "to": ["a"]}
+    as_is = one.frame_json(event, event)
+    assert as_is is not None and orjson.loads(as_is) == {"frame": "event", "event": event}
+    assert one.frame_json(event, event) is as_is
+    overheard = {**event, "type": "message.overheard"}
+    text = one.frame_json(overheard, event)
+    assert text is not None and orjson.loads(text)["event"] == overheard
+    assert one.frame_json({**event, "type": "message.overheard"}, event) is text
+    assert one.frame_json({**event, "to": list(event["to"])}, event) is None
+    assert one.frame_json({**event, "type": "message.new", "room": {}}, event) is None

@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
+from chips_common.db.spend_reads import HELD_READ, JobRead
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import lines_of
 from chips_common.rules.handles import Member
 from chips_common.rules.room import JOINING, news_for, room_for, speaker
 from chips_common.rules.scope import opened_with, standings_of
-from chips_gateway.windows import KEEP, RoomWindow, shown, who
+from chips_common.rules.spend import add_usage, ceiling_of, new_job
+from chips_gateway.windows import KEEP, JobFold, RoomWindow, shown, who
 
 pytestmark = pytest.mark.unit
 
@@ -298,3 +300,173 @@ def test_a_member_renamed_since_it_joined_is_shown_by_its_name_now() -> None:
     [member] = shown([joined], names, {"agt_1": "hrn_scout"})
     assert member.name == "OpenClaw Prime"
     assert member.harness_id == "hrn_scout"
+
+
+# --- the room's job and its held posts (docs/adr/0083) --------------------------------
+
+
+def reference_job(history: list[dict[str, Any]], space: str, upto: int) -> JobRead:
+    """The room's job as of ``upto`` as ``spend_reads.read_job`` reads it from the log: the
+    last ceiling set, the last act of a person (else the room's first event), and the
+    room's usage after it."""
+    room = [e for e in history if e.get("space_id") == space and e["seq"] <= upto]
+    ceilings = [e for e in room if e["type"] == "space.spend_ceiling_set"]
+    usd = ceilings[-1].get("usd") if ceilings else None
+    acts = [e["seq"] for e in room if e["actor"]["id"].startswith("usr_")]
+    started = acts[-1] if acts else (room[0]["seq"] if room else 0)
+    job = new_job(started)
+    for e in room:
+        if e["seq"] > started and e["type"] == "usage":
+            job = add_usage(job, str(e.get("run_id")), e.get("cost_usd"))
+    return JobRead(job, ceiling_of(usd))
+
+
+def reference_held(history: list[dict[str, Any]], space: str, seq: int) -> list[dict[str, Any]]:
+    """The held posts a person's act at ``seq`` hands on, as ``held_since_last_person``
+    reads them: after the last person's act before it, newest first, at most HELD_READ."""
+    room = [e for e in history if e.get("space_id") == space and e["seq"] < seq]
+    before = max((e["seq"] for e in room if e["actor"]["id"].startswith("usr_")), default=0)
+    held = [
+        e
+        for e in room
+        if e["seq"] > before and e["type"] == "message.post" and e.get("held") is True
+    ]
+    return list(reversed(held))[:HELD_READ]
+
+
+def spend_history(
+    rng: random.Random, count: int, opener: str = "usr_a", quiet: tuple[int, int] = (0, 0)
+) -> list[dict[str, Any]]:
+    """A room's random history of words, usage, ceilings and held posts. Between the seqs
+    of ``quiet`` no person acts, so held posts pile up past what a read hands on."""
+    harnesses = ["hrn_0", "hrn_1", "hrn_2"]
+    events: list[dict[str, Any]] = [
+        {
+            "seq": 1,
+            "ts": "t1",
+            "type": "space.created",
+            "space_id": "spc",
+            "actor": {"id": opener, "kind": PEOPLE[opener]["kind"]},
+            "members": ["usr_a", *harnesses],
+        }
+    ]
+    for seq in range(2, count + 2):
+        person_may = not (quiet[0] <= seq < quiet[1])
+        roll = rng.random()
+        bot = rng.choice(harnesses)
+        actor = {"id": bot, "kind": "harness"}
+        event: dict[str, Any] = {"seq": seq, "ts": f"t{seq}", "space_id": "spc"}
+        if roll < 0.12 and person_may:
+            who_ = rng.choice(["usr_a", "usr_m"])
+            actor = {"id": who_, "kind": "person"}
+            if rng.random() < 0.3:
+                usd = rng.choice([None, 0.25, 1, 2.5, 100])
+                event.update(type="space.spend_ceiling_set", usd=usd)
+            else:
+                event.update(type="message.post", message_id=f"msg_{seq}", text="w")
+                event["addressed_to"] = rng.sample(harnesses, rng.randint(0, 2))
+        elif roll < 0.45:
+            cost = rng.choice([None, 0.0, 0.01, 0.1, 0.333, 1.5])
+            event.update(type="usage", run_id=f"run_{rng.randint(1, 6)}", tokens_in=1)
+            event.update(tokens_out=1, cost_usd=cost)
+        elif roll < 0.75 or not person_may:
+            for_ = rng.sample([h for h in harnesses if h != bot], rng.randint(1, 2))
+            event.update(type="message.post", message_id=f"msg_{seq}", text="w")
+            event.update(addressed_to=[], held=True, held_for=for_)
+        elif roll < 0.85:
+            event.update(type="message.post", message_id=f"msg_{seq}", text="w")
+            event["addressed_to"] = rng.sample(harnesses, 1)
+        elif roll < 0.92:
+            event.update(type="turn.passed")
+        else:  # another room's usage: none of this room's
+            event.update(type="usage", space_id="other", run_id="run_9", cost_usd=5.0)
+            event.update(tokens_in=1, tokens_out=1)
+        events.append({**event, "actor": actor})
+    return events
+
+
+def assert_as_the_log(window: RoomWindow, history: list[dict[str, Any]], i: int) -> None:
+    event = history[i]
+    seq = event["seq"]
+    assert window.spend.job_at(seq) == reference_job(history, "spc", seq)
+    held = window.spend.held_at(seq)
+    assert held is not None
+    assert [e for e, _ in held] == reference_held(history, "spc", seq)
+    if event["type"] == "message.post" and event.get("held") is True and window.spend.held:
+        # Kept with the job as of it, for the turn it is handed as (read once: it is frozen).
+        newest, job = window.spend.held[-1]
+        assert newest is event and job == reference_job(history, "spc", seq)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("opener", ["usr_a", "hrn_0"])
+def test_the_window_s_job_and_held_posts_are_the_log_s(seed: int, opener: str) -> None:
+    """After every event of the room, the window's job (context.spend, the note's spend
+    sentence) and the held posts a person's act would hand on equal what the log reads
+    as of it, also once the room has outgrown the window and past HELD_READ held posts in
+    a row."""
+    rng = random.Random(300 + seed)
+    events = spend_history(rng, KEEP + 150, opener, quiet=(100, 150 + 2 * HELD_READ))
+    window = RoomWindow("spc", {}, [], True, {})
+    spent = handed = 0
+    for i, event in enumerate(events):
+        if event["space_id"] != "spc":
+            continue
+        window.apply(event, PEOPLE)
+        assert_as_the_log(window, events, i)
+        job = window.spend.job_at(event["seq"])
+        assert job is not None
+        spent += job.job.spent > 0
+        handed += len(window.spend.held_at(event["seq"]) or ())
+    # The comparisons were of jobs that spent, and of held posts handed on.
+    assert spent > 100 and handed > HELD_READ
+    assert window.spend.held_at(events[-1]["seq"] - 1) is None  # only as of the last event
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_window_loaded_mid_room_goes_on_from_the_log_s_reads(seed: int) -> None:
+    """A window loaded with part of a room (RoomWindow.load) is told the job and held
+    posts as the log read them just before, and folds on from there exactly; one told
+    nothing says it cannot tell."""
+    rng = random.Random(400 + seed)
+    events = spend_history(rng, KEEP + 300, quiet=(150, 200 + 2 * HELD_READ))
+    start = rng.randint(KEEP // 2, KEEP + 100)
+    before = events[start]["seq"]
+    read = reference_job(events, "spc", before - 1)
+    held = [(e, None) for e in reversed(reference_held(events, "spc", before))]
+    older = [e for e in events[:start] if e["space_id"] == "spc"][-KEEP:]
+    loaded = RoomWindow("spc", {}, older, False, {}, spend=JobFold(read, held))
+    blind = RoomWindow("spc", {}, older, False, {})
+    for i in range(start, len(events)):
+        event = events[i]
+        if event["space_id"] != "spc":
+            continue
+        loaded.apply(event, PEOPLE)
+        blind.apply(event, PEOPLE)
+        assert_as_the_log(loaded, events, i)
+        assert blind.spend.job_at(event["seq"]) is None
+        assert blind.spend.held_at(event["seq"]) is None
+
+
+def test_as_of_tells_a_turn_its_job_and_a_person_s_act_its_held_posts() -> None:
+    """``as_of`` gives a turn its room, context and job, a person's act the held posts it
+    hands on, and nothing else asks for either."""
+    rng = random.Random(7)
+    events = spend_history(rng, 200)
+    window = RoomWindow("spc", {}, [], True, {})
+    told = 0
+    for event in events:
+        if event["space_id"] != "spc":
+            continue
+        window.apply(event, PEOPLE)
+        for pid in ("hrn_0", "hrn_1"):
+            turn = event["type"] == "message.post" and pid in event.get("addressed_to", [])
+            got = window.as_of([pid] if turn else [], event, Budget(), PEOPLE, {})
+            assert (got.job is not None) == turn
+            if turn:
+                assert got.job == reference_job(events, "spc", event["seq"])
+            assert (got.held is not None) == (event["actor"]["kind"] == "person")
+            if got.held is not None:
+                told += 1
+                assert [e for e, _ in got.held] == reference_held(events, "spc", event["seq"])
+    assert told > 10

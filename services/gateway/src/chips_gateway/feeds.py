@@ -35,6 +35,17 @@ class Listener(Protocol):
     def offer(self, event: dict[str, Any]) -> None: ...
 
 
+def retyped(shaped: dict[str, Any], event: dict[str, Any]) -> bool:
+    """Whether ``shaped`` is ``event`` with only its type changed: every other field the
+    very same object, in the same order."""
+    if len(shaped) != len(event) or shaped.get("type") == event.get("type"):
+        return False
+    return all(
+        a == b and (a == "type" or shaped[a] is event[b])
+        for a, b in zip(shaped, event, strict=True)
+    )
+
+
 class Feed:
     def __init__(self, workspace_id: str, reader: LogReader, nc: NATS, names: Names) -> None:
         self.workspace_id = workspace_id
@@ -53,8 +64,9 @@ class Feed:
         # Each thread window's room, so a room's membership changes reach its threads' windows.
         self.parents: dict[str, str] = {}
         # The event frames of the newest events, encoded once for every socket that is
-        # sent the event as it is (docs/adr/0024): seq -> (the event, its frame's JSON).
-        self.frames: OrderedDict[int, tuple[dict[str, Any], str]] = OrderedDict()
+        # sent the event as it is, or only retyped (message.overheard), docs/adr/0024:
+        # (seq, the type it is sent as) -> (the event, its frame's JSON).
+        self.frames: OrderedDict[tuple[int, str], tuple[dict[str, Any], str]] = OrderedDict()
 
     async def start(self, first: Listener) -> int:
         """Listen on the workspace's subject with ``first`` attached; the last seq it will
@@ -89,18 +101,19 @@ class Feed:
         """An agent's harness, or None for anybody else."""
         return self.owners.get(participant_id)
 
-    def frame_json(self, event: dict[str, Any]) -> str:
-        """``{"frame": "event", "event": event}`` as JSON, encoded once per event.
-
-        Only for the very event object this feed offered (a socket that reshaped it for
-        its recipient encodes its own copy).
-        """
-        seq = event["seq"]
-        cached = self.frames.get(seq)
+    def frame_json(self, shaped: dict[str, Any], event: dict[str, Any]) -> str | None:
+        """``{"frame": "event", "event": shaped}`` as JSON, encoded once per event and type,
+        when ``shaped`` is the very event object this feed offered, or a copy of it that
+        only says another type (a harness's message.overheard); None otherwise (a socket
+        that reshaped the event for its recipient encodes its own copy)."""
+        if shaped is not event and not retyped(shaped, event):
+            return None
+        key = (event["seq"], shaped["type"])
+        cached = self.frames.get(key)
         if cached is not None and cached[0] is event:
             return cached[1]
-        text = orjson.dumps({"frame": "event", "event": event}).decode()
-        self.frames[seq] = (event, text)
+        text = orjson.dumps({"frame": "event", "event": shaped}).decode()
+        self.frames[key] = (event, text)
         while len(self.frames) > FRAMES_KEPT:
             self.frames.popitem(last=False)
         return text

@@ -29,3 +29,9 @@ RATE_LIMITED = Counter(
 RATE_LIMIT_CLOSES = Counter(
     "chips_ws_rate_limit_closes_total", "Sockets closed for writing through rate_limited"
 )
+SPEND_READS = Counter(
+    "chips_gateway_spend_reads_total",
+    "A room's job (job) and the held posts a person's act hands on (held), as shaped for a"
+    " harness, by where they came from: the feed's window or the log",
+    ["read", "source"],
+)

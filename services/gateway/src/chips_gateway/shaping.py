@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chips_common.db.spend_reads import held_since_last_person, read_job
+from chips_common.db.spend_reads import JobRead, held_since_last_person, read_job
+from chips_common.events import canonical
 from chips_common.ids import event_id_for_message
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, lines_of
@@ -29,6 +30,7 @@ from chips_gateway import metrics
 from chips_gateway.auth import Principal
 from chips_gateway.files import FileLinks, context_files
 from chips_gateway.reader import LogReader
+from chips_gateway.windows import Held
 
 
 async def lines_from(
@@ -124,10 +126,14 @@ class Shaper:
         self.fileless: set[str] = set()
 
     async def shape(
-        self, event: dict[str, Any], extras: dict[str, Any] | None = None
+        self,
+        event: dict[str, Any],
+        extras: dict[str, Any] | None = None,
+        job: JobRead | None = None,
     ) -> dict[str, Any]:
-        """The event for this socket; ``extras`` are a message.new's room and context when
-        the feed's window of the room could tell them (otherwise they are read here)."""
+        """The event for this socket; ``extras`` are a message.new's room and context, and
+        ``job`` the room's job as of it, when the feed's window of the room could tell
+        them (otherwise they are read here)."""
         me = self.principal.participant_id
         if event.get("type") == "harness.declared" and event.get("harness_id") == me:
             self.speaks_agents = "agents" in (event.get("capabilities") or ())
@@ -159,7 +165,7 @@ class Shaper:
             shaped = {**shaped, **await self.turn(event, self.takers(event))}
         if "context" in shaped:
             shaped = await self.with_files(shaped, event)
-        shaped = await self.with_spend(shaped, event)
+        shaped = await self.with_spend(shaped, event, job)
         return self.signed(shaped)
 
     async def with_catch_up(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
@@ -245,13 +251,18 @@ class Shaper:
         return {**shaped, "context": {**shaped["context"], "files": files}}
 
     async def handed(
-        self, event: dict[str, Any], own: frozenset[str] | None = None
+        self,
+        event: dict[str, Any],
+        own: frozenset[str] | None = None,
+        held: tuple[Held, ...] | None = None,
     ) -> list[dict[str, Any]]:
         """The held messages a person's act hands this harness: the newest held message
         that was for it since the person before last acted, as message.new with
         ``handed: true`` (spec/websocket.md; docs/adr/0083). Read from the log as of the
         act, so a replay hands over the same. ``own``: the harness's own agents, shown as
-        the harness itself in the pre-agents view; what was for them is its."""
+        the harness itself in the pre-agents view; what was for them is its. ``held``: the
+        held posts as the feed's window of the room read them as of the act, each with the
+        room's job as of it, when it could tell."""
         if self.kind != "harness":
             return []
         if event.get("type") == "lead.handed":
@@ -262,21 +273,27 @@ class Shaper:
         if not isinstance(space_id, str):
             return []
         pid = self.principal.participant_id
-        async with self.reader.engine.connect() as conn:
-            held = await held_since_last_person(
-                conn, self.principal.workspace_id, space_id, event["seq"]
-            )
+        if held is None:
+            metrics.SPEND_READS.labels("held", "log").inc()
+            async with self.reader.engine.connect() as conn:
+                read = await held_since_last_person(
+                    conn, self.principal.workspace_id, space_id, event["seq"]
+                )
+            held = tuple((e, None) for e in read)
+        else:
+            metrics.SPEND_READS.labels("held", "window").inc()
         mine = {pid, *(own or ())}
 
         def is_mine(who: str) -> bool:  # the harness, or one of its agents (ADR 0075)
             return who in mine or self.owner_of(who) == pid
 
-        newest = next((e for e in held if any(is_mine(h) for h in e.get("held_for") or ())), None)
-        if newest is None:
+        found = next((h for h in held if any(is_mine(w) for w in h[0].get("held_for") or ())), None)
+        if found is None:
             return []
+        newest, job = canonical(found[0]), found[1]
         takers_now = [h for h in newest.get("held_for") or () if is_mine(h)]
         turn = {**newest, "addressed_to": [pid] if own is not None else takers_now}
-        shaped = await self.shape(turn)
+        shaped = await self.shape(turn, None, job)
         return [{**shaped, "handed": True}]
 
     async def handed_to_lead(
@@ -306,13 +323,20 @@ class Shaper:
             shaped = {**shaped, "room": {**room, "notes": notes}}
         return [{**shaped, "handed": True, "lead": True}]
 
-    async def with_spend(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    async def with_spend(
+        self, shaped: dict[str, Any], event: dict[str, Any], read: JobRead | None = None
+    ) -> dict[str, Any]:
         """``context.spend`` and its sentence in the note: the room's job as of the message
-        (spec/websocket.md, What the job has spent; docs/adr/0083)."""
-        async with self.reader.engine.connect() as conn:
-            read = await read_job(
-                conn, self.principal.workspace_id, event["space_id"], event["seq"]
-            )
+        (spec/websocket.md, What the job has spent; docs/adr/0083), as the feed's window
+        folded it (``read``) or else read from the log."""
+        if read is None:
+            metrics.SPEND_READS.labels("job", "log").inc()
+            async with self.reader.engine.connect() as conn:
+                read = await read_job(
+                    conn, self.principal.workspace_id, event["space_id"], event["seq"]
+                )
+        else:
+            metrics.SPEND_READS.labels("job", "window").inc()
         if "context" in shaped:
             shaped = {**shaped, "context": {**shaped["context"], "spend": read.facts()}}
         room = shaped.get("room")

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from chips_common.db.spend_reads import (
+    HELD_READ,
+    PERSON_PREFIX,
+    JobRead,
+    held_since_last_person,
+    read_job,
+)
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import Changes, line_of, note_change, revised
 from chips_common.rules.handles import Member, as_shown
@@ -26,9 +33,82 @@ from chips_common.rules.room import (
     speaker,
 )
 from chips_common.rules.scope import opened_with, standings_of
+from chips_common.rules.spend import Job, add_usage, ceiling_of, new_job
 from chips_gateway.reader import TURN_ENDS, WORKING_TOLD, LogReader
 
 KEEP = 400  # events of one room a window holds
+
+# A held post, and the room's job as of it (None when the window did not fold it).
+Held = tuple[dict[str, Any], JobRead | None]
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """What a room's window told of one event as it was folded, for the send loop that
+    shapes the event later: each is None when the window could not tell (ask the log)."""
+
+    # A turn's room and context (RoomWindow.extras).
+    extras: dict[str, Any] | None = None
+    # The room's job as of the event (spend_reads.read_job).
+    job: JobRead | None = None
+    # The held posts a person's act at the event hands on, newest first
+    # (spend_reads.held_since_last_person).
+    held: tuple[Held, ...] | None = None
+
+
+class JobFold:
+    """A room's job and its held posts since a person last acted, folded in seq order as
+    ``read_job`` and ``held_since_last_person`` read them from the log (docs/adr/0083).
+
+    Both come from the log when the window is loaded (unless it holds the whole room), and
+    are then changed by every event of the room alone: a person's act begins a job and
+    hands the held posts on; a ceiling set, a usage and a held post add to them.
+    """
+
+    def __init__(
+        self, read: JobRead | None, held: Iterable[Held] = (), *, known: bool = True
+    ) -> None:
+        # False for a window that holds part of a room and was not told the rest.
+        self.known = known
+        # None until the room's first event (the job begins with the room).
+        self.job: Job | None = read.job if read is not None else None
+        self.ceiling = read.ceiling_usd if read is not None else ceiling_of(None)
+        self.read: JobRead | None = read
+        # Oldest first, at most HELD_READ: the newest ones are what the log's read hands on.
+        self.held: tuple[Held, ...] = tuple(held)[-HELD_READ:]
+        # The held posts as they stood before the last event folded, and its seq.
+        self.held_then: tuple[Held, ...] = ()
+        self.folded = 0
+
+    def apply(self, event: dict[str, Any]) -> None:
+        seq, kind = event["seq"], event["type"]
+        self.held_then, self.folded = self.held, seq
+        job = self.job
+        person = str((event.get("actor") or {}).get("id", "")).startswith(PERSON_PREFIX)
+        if person or job is None:
+            job = new_job(seq)
+        if kind == "space.spend_ceiling_set":
+            self.ceiling = ceiling_of(event.get("usd"))
+        elif kind == "usage" and seq > job.since_seq:
+            job = add_usage(job, str(event.get("run_id")), event.get("cost_usd"))
+        if job is not self.job or self.read is None or self.read.ceiling_usd != self.ceiling:
+            self.job = job
+            self.read = JobRead(job, self.ceiling)
+        if person:
+            self.held = ()
+        elif kind == "message.post" and event.get("held") is True:
+            self.held = (*self.held[-(HELD_READ - 1) :], (event, self.read))
+
+    def job_at(self, seq: int) -> JobRead | None:
+        """The room's job as of ``seq``, the event just folded; None otherwise."""
+        return self.read if self.known and seq == self.folded else None
+
+    def held_at(self, seq: int) -> tuple[Held, ...] | None:
+        """What ``held_since_last_person`` reads at ``seq`` (the event just folded), newest
+        first; None otherwise."""
+        if not self.known or seq != self.folded:
+            return None
+        return tuple(reversed(self.held_then))
 
 
 def who(names: dict[str, dict[str, str]], pid: str) -> dict[str, str]:
@@ -66,6 +146,7 @@ class RoomWindow:
         first_said: int | None = None,
         lead: str | None = None,
         told: dict[str, Any] | None = None,
+        spend: JobFold | None = None,
     ) -> None:
         self.space_id = space_id
         # The room's lead and the last room.working / room.idle (docs/adr/0090), as the
@@ -95,6 +176,13 @@ class RoomWindow:
         if first_said is None and complete:
             first_said = next((e["seq"] for e in events if e["type"] == "message.post"), None)
         self.first_said = first_said
+        # The room's job and held posts; folded from the events when they are the whole room.
+        if spend is None:
+            # Not the whole room, and not told what came before: the log is asked.
+            spend = JobFold(None, known=complete)
+            for event in events:
+                spend.apply(event)
+        self.spend = spend
 
     @classmethod
     async def load(
@@ -110,6 +198,13 @@ class RoomWindow:
         joined = None if complete else await reader.joinings(workspace_id, space_id, 0, before)
         first_said = None if complete else await reader.first_said(workspace_id, space_id, before)
         lead, told = await reader.led_as_of(workspace_id, space_id, before - 1)
+        spend = None
+        if not complete:
+            async with reader.engine.connect() as conn:
+                job = await read_job(conn, workspace_id, space_id, before - 1)
+                held = await held_since_last_person(conn, workspace_id, space_id, before)
+            # The job as of each held post is not known here: their spend is read if handed.
+            spend = JobFold(job, held=[(e, None) for e in reversed(held)])
         return cls(
             space_id,
             {m.id: m for m in members},
@@ -120,6 +215,7 @@ class RoomWindow:
             first_said=first_said,
             lead=lead,
             told=told,
+            spend=spend,
         )
 
     def apply(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
@@ -128,6 +224,7 @@ class RoomWindow:
             self.covers_after = self.events[0]["seq"]
             self.lines.pop(self.covers_after, None)
         self.events.append(event)
+        self.spend.apply(event)
         kind, seq = event["type"], event["seq"]
         self.lines[seq] = line_of(event, lambda p: who(names, p))
         if kind == "message.post" and self.first_said is None:
@@ -259,6 +356,26 @@ class RoomWindow:
         led = Led(self.lead, self.told, event.get("ts", ""))
         extra["room"] = room_for(takers, members, news, led)
         return extra
+
+    def as_of(
+        self,
+        takers: list[str],
+        event: dict[str, Any],
+        budget: Budget,
+        names: dict[str, dict[str, str]],
+        owners: Mapping[str, str],
+    ) -> AsOf:
+        """What the send loop needs of the room as of ``event``, the event just folded:
+        for a turn (``takers``), its room and context and the room's job; for a person's
+        act, the held posts it hands on."""
+        seq = event["seq"]
+        extras = job = held = None
+        if takers:
+            extras = self.extras(takers, event, budget, names, owners)
+            job = self.spend.job_at(seq)
+        if (event.get("actor") or {}).get("kind") == "person":
+            held = self.spend.held_at(seq)
+        return AsOf(extras, job, held)
 
     def joinings(self, pid: str, since: int, seq: int) -> tuple[list[dict[str, Any]], bool] | None:
         """The room's events that brought somebody in from ``since`` to the message, and

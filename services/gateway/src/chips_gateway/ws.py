@@ -53,7 +53,7 @@ from chips_gateway.feeds import Feed
 from chips_gateway.ratelimit import Bucket, retry_after
 from chips_gateway.shaping import Shaper
 from chips_gateway.sockets import disconnected_why, seen_key
-from chips_gateway.windows import ReplayWindows
+from chips_gateway.windows import AsOf, ReplayWindows
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.gateway")
@@ -66,7 +66,8 @@ CLOSE_RATE = 4429
 CLOSE_TRY_LATER = 1013
 # Marks a queued event frame still to be shaped for its recipient by the send loop.
 SHAPE = "_shape"
-EXTRAS = "_extras"
+# What the feed's window of the room told of the event (windows.AsOf).
+AS_OF = "_as_of"
 # The own agents a pre-agents harness is shown as itself, as of the queued event.
 VIEW = "_view"
 
@@ -119,7 +120,7 @@ class Subscription:
         self.view = view
         self.cursor = cursor
         self.replaying = True
-        self.pending: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+        self.pending: list[tuple[dict[str, Any], AsOf | None]] = []
 
     def visible(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """The event if this socket is to be sent it (not sent yet, and in scope), else None.
@@ -136,32 +137,34 @@ class Subscription:
     def offer(self, event: dict[str, Any]) -> None:
         """Called by the feed for every event of the workspace, in seq order.
 
-        A turn's room and context are worked out now, from the feed's window as of this
-        event, even while the replay runs and the event waits its turn.
+        A turn's room, context and spend, and the held posts a person's act hands on, are
+        worked out now, from the feed's window as of this event, even while the replay
+        runs and the event waits its turn.
         """
         if event["type"] == "harness.disconnected" and (
             event.get("harness_id") == self.session.principal.participant_id
         ):
             self.session.revoke(disconnected_why(self.session.principal.name))
             return
-        extras = self.session.fast_extras(event)
+        as_of = self.session.fast_extras(event)
         if self.replaying:
-            self.pending.append((event, extras))
+            self.pending.append((event, as_of))
             if len(self.pending) > self.session.max_queued:
                 self.session.fall_behind()
             return
         if self.visible(event) is not None:
-            self.session.push(queued(event, extras, self.view.pre_agents()))
+            self.session.push(queued(event, as_of, self.view.pre_agents()))
 
 
 def queued(
-    event: dict[str, Any], extras: dict[str, Any] | None, view: frozenset[str] | None = None
+    event: dict[str, Any], as_of: AsOf | None, view: frozenset[str] | None = None
 ) -> dict[str, Any]:
-    """An event frame waiting to be shaped by the send loop (with its extras, if known,
-    and the own agents of a harness shown the pre-agents view, docs/adr/0079)."""
+    """An event frame waiting to be shaped by the send loop (with what the window told of
+    it, if anything, and the own agents of a harness shown the pre-agents view,
+    docs/adr/0079)."""
     frame: dict[str, Any] = {"frame": "event", "event": event, SHAPE: True}
-    if extras is not None:
-        frame[EXTRAS] = extras
+    if as_of is not None:
+        frame[AS_OF] = as_of
     if view is not None:
         frame[VIEW] = view
     return frame
@@ -224,17 +227,18 @@ class Session:
 
     # --- writing to the client -----------------------------------------------------
 
-    def fast_extras(self, event: dict[str, Any]) -> dict[str, Any] | None:
-        """A message.new's room and context from the feed's window of the room, worked out
-        as the event goes by, or None to read them from the log when it is sent."""
-        taking = self.shaper.takers(event)
-        if not taking or self.feed is None:
+    def fast_extras(self, event: dict[str, Any]) -> AsOf | None:
+        """What a harness is sent with the event that the feed's window of the room can
+        tell, worked out as the event goes by: a message.new's room, context and spend,
+        and the held posts a person's act hands on. None (or None in it) to read them from
+        the log when the event is sent."""
+        if self.principal.kind != "harness" or self.feed is None:
             return None
-        window = self.feed.rooms.get(event["space_id"])
+        window = self.feed.rooms.get(event.get("space_id") or "")
         if window is None:
             return None
-        feed = self.feed
-        return window.extras(taking, event, self.shaper.budget, feed.people, feed.owners)
+        feed, taking = self.feed, self.shaper.takers(event)
+        return window.as_of(taking, event, self.shaper.budget, feed.people, feed.owners)
 
     def push(self, frame: dict[str, Any]) -> None:
         try:
@@ -259,7 +263,8 @@ class Session:
         text: str | None = None
         if frame.pop(SHAPE, False):
             event = frame["event"]
-            shaped = await self.shaper.shape(event, frame.pop(EXTRAS, None))
+            as_of: AsOf = frame.pop(AS_OF, None) or AsOf()
+            shaped = await self.shaper.shape(event, as_of.extras, as_of.job)
             shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
             if (own := frame.pop(VIEW, None)) is not None:
                 seen = as_seen_by(shaped, self.principal.participant_id, own)
@@ -268,10 +273,11 @@ class Session:
                 shaped = seen
             frame = {"frame": "event", "event": shaped}
             beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
-            beside += await self.handed(event, own)
-            if shaped is event and self.feed is not None:
-                # Sent as the feed offered it: one encoding for every such socket.
-                text = self.feed.frame_json(event)
+            beside += await self.handed(event, own, as_of)
+            if self.feed is not None:
+                # Sent as the feed offered it (or only retyped): one encoding for every
+                # such socket.
+                text = self.feed.frame_json(shaped, event)
         elif frame["frame"] == "events":
             frame["events"] = [
                 runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
@@ -285,14 +291,15 @@ class Session:
             metrics.FRAMES_OUT.labels("receipt").inc()
 
     async def handed(
-        self, event: dict[str, Any], own: frozenset[str] | None
+        self, event: dict[str, Any], own: frozenset[str] | None, as_of: AsOf | None
     ) -> list[dict[str, Any]]:
         """The frames of the held messages ``event`` (a person's act) hands this socket,
         as its recipient sees them (docs/adr/0083)."""
         pid = self.principal.participant_id
+        held = as_of.held if as_of is not None else None
         return [
             {"frame": "event", "event": seen}
-            for h in await self.shaper.handed(event, own)
+            for h in await self.shaper.handed(event, own, held)
             if (seen := shown_to(pid, h, own)) is not None
         ]
 
@@ -504,37 +511,41 @@ class Session:
             ReplayWindows(self.ctx.reader, ws, names) if self.principal.kind == "harness" else None
         )
         async for batch in self.ctx.reader.replay(ws, since, boundary):
-            shown: list[tuple[dict[str, Any], dict[str, Any] | None, frozenset[str] | None]] = []
+            shown: list[tuple[dict[str, Any], AsOf, frozenset[str] | None]] = []
             for event in batch:
                 window = await windows.fold(event) if windows is not None else None
                 if sub.visible(event) is None:
                     continue
-                extras = None
-                taking = self.shaper.takers(event) if window is not None else []
-                if window is not None and taking:
-                    extras = window.extras(taking, event, self.shaper.budget, names, owners)
-                shown.append((event, extras, sub.view.pre_agents()))
+                as_of = AsOf()
+                if window is not None:
+                    taking = self.shaper.takers(event)
+                    as_of = window.as_of(taking, event, self.shaper.budget, names, owners)
+                shown.append((event, as_of, sub.view.pre_agents()))
             if not shown:
                 continue
             if batched:
                 pid = self.principal.participant_id
                 shaped = [
                     seen
-                    for e, extras, own in shown
-                    if (seen := shown_to(pid, await self.shaper.shape(e, extras), own))
+                    for e, as_of, own in shown
+                    if (
+                        seen := shown_to(
+                            pid, await self.shaper.shape(e, as_of.extras, as_of.job), own
+                        )
+                    )
                 ]
                 if shaped:
                     await self.queue.put({"frame": "events", "events": shaped})
-                for e, _, own in shown:  # each held message a person's act handed over
-                    for handed in await self.handed(e, own):
+                for e, as_of, own in shown:  # each held message a person's act handed over
+                    for handed in await self.handed(e, own, as_of):
                         await self.queue.put(handed)
             else:
-                for event, extras, own in shown:
-                    await self.queue.put(queued(event, extras, own))
+                for event, as_of, own in shown:
+                    await self.queue.put(queued(event, as_of, own))
         while sub.pending:
-            event, extras = sub.pending.pop(0)
+            event, pending_as_of = sub.pending.pop(0)
             if sub.visible(event) is not None:
-                await self.queue.put(queued(event, extras, sub.view.pre_agents()))
+                await self.queue.put(queued(event, pending_as_of, sub.view.pre_agents()))
         sub.replaying = False
 
     async def on_event(self, frame: dict[str, Any]) -> None:

@@ -21,6 +21,8 @@ from chips_common.rules.spend import Job, add_usage, ceiling_of, new_job, spend_
 
 # A person's participant id begins so (DESIGN.md §7); their acts start a job.
 PERSON_PREFIX = "usr_"
+# How many held posts a person's act is read to hand on, newest first.
+HELD_READ = 200
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ async def held_since_last_person(
             )
         )
         .order_by(e.seq.desc())
-        .limit(200)
+        .limit(HELD_READ)
     )
     return [canonical(row.body) for row in rows]
 
