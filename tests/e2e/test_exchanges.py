@@ -187,6 +187,45 @@ async def test_two_agents_thanking_each_other_are_told_they_go_in_a_circle(stack
         await sock.close()
 
 
+async def test_posting_a_file_already_here_with_nothing_new_is_a_circle(stack, api: Api) -> None:
+    owner, scout, ledger, room, s, led = await two_agents(stack, api)
+    await api.say(owner, room, "@Scout @Ledger sort the PO out")
+    await say(api, scout, room, "@Ledger I am on it")
+    await say(api, ledger, room, "@Scout waiting for the PO")
+
+    async def post_file(data: bytes, text: str) -> dict[str, Any]:
+        r = await api.http.post(
+            "/v1/uploads",
+            params={"name": "po.txt"},
+            content=data,
+            headers={**api.auth(scout), "Content-Type": "text/plain"},
+        )
+        assert r.status_code == 201, r.text
+        event = {"type": "message.post", "space_id": room, "text": text}
+        r = await api.post_event(
+            scout, {**event, "upload_ids": [r.json()["upload_id"]], "idempotency_key": key()}
+        )
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    # A file new to the room is something new: the count begins again.
+    first = await post_file(b"PO 4471: 12 crates", "@Ledger here is the PO")
+    got_it = await say(api, ledger, room, "@Scout got it")
+    # The same bytes again, with nothing beside them but the @: a circle.
+    again = await post_file(b"PO 4471: 12 crates", "@Ledger")
+    # New bytes are something new again.
+    fixed = await post_file(b"PO 4471: 14 crates", "@Ledger here is the PO")
+    await led.wait_for_seq(fixed["seq"])
+    assert "exchange" not in delivered(led, first["seq"])
+    assert delivered(s, got_it["seq"]).get("exchange") is None
+    circle = delivered(led, again["seq"])["exchange"]
+    assert circle["circle"] is True and circle["count"] == 2, circle
+    assert "exchange" not in delivered(led, fixed["seq"])
+    for sock in (s, led):
+        await sock.close()
+
+
 async def test_an_owner_sets_the_referee_and_a_paused_room_holds(stack, api: Api) -> None:
     owner, scout, ledger, room, s, led = await two_agents(stack, api)
     r = await api.post_event(
