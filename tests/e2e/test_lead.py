@@ -19,6 +19,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 import pytest
 
 from tests.e2e.client import Api, Identity, Socket
@@ -322,4 +323,68 @@ async def test_a_hand_off_due_while_the_referee_was_killed_happens_once(stack, a
     await c.socks["atlas"].wait_for(handed_to_lead(later), timeout=30)
     handed = await logged(api, c.owner, "lead.handed")
     assert [e["space_id"] for e in handed] == [room.id, other.id]
+    assert len(handed_of(c.socks["atlas"], words)) == 1
+
+
+def forget_workspace(stack: Any, workspace_id: str) -> None:
+    """Drop everything the referee keeps of a workspace: its checkpoint and its rooms."""
+    url = stack.env["CHIPS_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(url) as conn:
+        for table in ("referee_rooms", "referee_checkpoints"):
+            conn.execute(f"DELETE FROM {table} WHERE workspace_id = %s", (workspace_id,))
+
+
+@pytest.mark.timeout(300)  # the referee is killed and started
+async def test_the_referee_rebuilt_from_the_log_fires_nothing_twice(stack, api: Api) -> None:
+    """What the referee keeps is rebuilt from the log when it is gone: the words already
+    handed, who was told who works and the job already warned are not told again."""
+    c = await crew(stack, api)
+    room = await led_room(api, c, "Rebuilt")
+    other = await led_room(api, c, "After")
+    await api.append(
+        c.scout, {"type": "run.started", "run_id": "run_rb", "space_id": room.id, "goal": "x"}
+    )
+    await c.socks["owner"].wait_for(of_type("room.working", room.id), timeout=20)
+    await api.append(
+        c.scout,
+        {
+            "type": "usage",
+            "run_id": "run_rb",
+            "tokens_in": 1,
+            "tokens_out": 1,
+            "cost_usd": 2.5,
+        },
+    )
+    await c.socks["owner"].wait_for(of_type("budget.warning", room.id), timeout=20)
+    await api.append(c.scout, {"type": "run.completed", "run_id": "run_rb", "summary": "x"})
+    words = await api.say(c.scout, room.id, "The alphabet is drawn.")
+    await c.socks["atlas"].wait_for(handed_to_lead(words), timeout=30)
+    told_before = [
+        e["type"]
+        for e in await logged(api, c.owner, "room.working")
+        + await logged(api, c.owner, "room.idle")
+        if e["space_id"] == room.id
+    ]
+
+    stack.kill("referee")
+    try:
+        forget_workspace(stack, c.owner.workspace_id)
+    finally:
+        stack.start("referee")
+        stack.wait_ready("referee")
+    # Something new, so it reads the workspace's log again from its start.
+    later = await api.say(c.scout, other.id, "The index page is drawn.")
+    await c.socks["atlas"].wait_for(handed_to_lead(later), timeout=30)
+
+    handed = await logged(api, c.owner, "lead.handed")
+    assert [e["space_id"] for e in handed] == [room.id, other.id]
+    warned = [e for e in await logged(api, c.owner, "budget.warning") if e["space_id"] == room.id]
+    assert [(e["threshold"], e["since_seq"]) for e in warned] == [(80, warned[0]["since_seq"])]
+    told_after = [
+        e["type"]
+        for e in await logged(api, c.owner, "room.working")
+        + await logged(api, c.owner, "room.idle")
+        if e["space_id"] == room.id
+    ]
+    assert told_after == told_before
     assert len(handed_of(c.socks["atlas"], words)) == 1

@@ -142,11 +142,21 @@ async def test_80_and_100_are_told_once_per_job_and_carrying_on_begins_a_new_one
         "uncounted_runs": 0,
         "paused": None,
     }
-    await used(api, scout, run, 2.9)
+    last = await used(api, scout, run, 2.9)
     await bot.wait_for(warning(80, since=carried_on), timeout=20)
     told = [(e["threshold"], e["since_seq"]) for e in of(bot, "budget.warning")]
     assert told == [(80, begun), (100, begun), (80, carried_on)]
     assert len(of(bot, "exchange.set")) == 2  # the pause, and the carry on
+
+    # The harness's own spend keeps counting across jobs and the pause: every report of it.
+    r = await api.http.get(
+        f"/v1/harnesses/{scout.participant_id}/usage",
+        params={"after_seq": last},
+        headers=api.auth(owner),
+    )
+    assert r.status_code == 200, r.text
+    mine = r.json()["usage"]
+    assert (mine["cost_usd"], mine["reports"], mine["uncosted"]) == (6.2, 8, 1), mine
     await bot.close()
 
 

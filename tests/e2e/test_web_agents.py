@@ -248,17 +248,34 @@ async def test_words_the_referee_held_say_so_until_a_person_speaks(
             room,
             f"@{'Ledger' if i % 2 == 0 else 'Scout'} part {i}",
         )
-    held = arjun.line("part 3")
-    await expect(held.get_by_test_id("held")).to_be_visible()
-    await expect(arjun.line("part 2").get_by_test_id("held")).to_have_count(0)
-    note = held.get_by_test_id("held-note")
+    # What Scout and Ledger say to each other is one row: faces, the count, the latest line.
+    fold = arjun.page.get_by_test_id("fold")
+    await expect(fold).to_have_count(1)
+    await expect(fold.get_by_role("button")).to_contain_text("Scout ⇄ Ledger")
+    await expect(fold.get_by_test_id("fold-count")).to_have_text("4 messages")
+    await expect(fold.get_by_test_id("fold-latest")).to_have_text("Ledger: @Scout part 3")
+    await expect(arjun.lines("part 1")).to_have_count(0)  # folded, not in the flow
+    note = fold.get_by_test_id("held-note")  # in the margin under the fold
     await expect(note).to_contain_text("have sent each other 4 messages.")
     await expect(note).to_contain_text("They'll pick up when you say something.")
     await arjun.shot("room-held")
+    # A tap opens it: every line is there, the held one marked and the note under it.
+    await fold.get_by_role("button").click()
+    held = arjun.line("part 3")
+    await expect(held.get_by_test_id("held")).to_be_visible()
+    await expect(arjun.line("part 0")).to_be_visible()
+    await expect(arjun.line("part 2").get_by_test_id("held")).to_have_count(0)
+    note = held.get_by_test_id("held-note")
+    await expect(note).to_contain_text("They'll pick up when you say something.")
     await arjun.say("Carry on, both of you")
     await expect(note).to_contain_text("Arjun Rao's message let them go on.")
-    # Read back, the held line reads as it did live.
+    # Read back, the fold and the held line read as they did live.
     await arjun.page.reload()
+    fold = arjun.page.get_by_test_id("fold")
+    await expect(fold.get_by_test_id("held-note")).to_contain_text(
+        "Arjun Rao's message let them go on."
+    )
+    await fold.get_by_role("button").click()
     await expect(arjun.line("part 3").get_by_test_id("held")).to_be_visible()
     await expect(arjun.line("part 3").get_by_test_id("held-note")).to_contain_text(
         "Arjun Rao's message let them go on."

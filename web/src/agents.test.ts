@@ -8,7 +8,9 @@ import {
   faceLabel,
   foldPause,
   foldWork,
+  foldWords,
   heldNotes,
+  isAgentTalk,
   kindWords,
   mayAsk,
   parseCeiling,
@@ -16,6 +18,7 @@ import {
   refereeWords,
   spendWords,
   statusWords,
+  talkFolds,
   whereWords,
   workingWords,
 } from "./agents";
@@ -172,6 +175,42 @@ describe("held words", () => {
     const notes = heldNotes([a, line("agt_j2", { text: "not held" }), line("usr_m", {})], isPerson, nameOf);
     expect(notes.get(a.id)).toBe("J1 and J2 have sent each other 5 messages. Maya Chen's message let them go on.");
     expect(heldNotes([line("agt_j1", {})], isPerson, nameOf).size).toBe(0);
+  });
+});
+
+describe("what agents say to each other, folded", () => {
+  const line = (actor: string, fields: Record<string, unknown>) => lineOf(ev("message.post", actor, { text: "x", ...fields }), nameOf, "usr_a") as Line;
+  const isAgent = (id: string) => id.startsWith("agt_") || id.startsWith("hrn_");
+
+  it("is an agent's words to another agent, held or not; not to the room, nor a person's", () => {
+    expect(isAgentTalk(line("agt_j1", { addressed_to: ["agt_j2"] }), isAgent)).toBe(true);
+    expect(isAgentTalk(line("agt_j1", { addressed_to: [], held: true, held_for: ["agt_j2"] }), isAgent)).toBe(true);
+    expect(isAgentTalk(line("agt_j1", { addressed_to: [] }), isAgent)).toBe(false);
+    expect(isAgentTalk(line("agt_j1", { addressed_to: ["agt_j1"] }), isAgent)).toBe(false);
+    expect(isAgentTalk(line("usr_a", { addressed_to: ["agt_j1"] }), isAgent)).toBe(false);
+  });
+
+  it("folds each stretch of two or more into one row with their faces, the count and the latest line", () => {
+    const a = line("agt_j1", { text: "@J2 part 1", addressed_to: ["agt_j2"] });
+    const b = line("agt_j2", { text: "@J1 part 2", addressed_to: ["agt_j1"] });
+    const c = line("agt_j1", { text: "@J2 part 3", addressed_to: [], held: true, held_for: ["agt_j2"] });
+    const toRoom = line("agt_j1", { text: "Done, Arjun", addressed_to: [] });
+    const lone = line("agt_j2", { text: "@J1 one more", addressed_to: ["agt_j1"] });
+    const folds = talkFolds([line("usr_a", {}), a, b, c, toRoom, lone], isAgent);
+    expect([...folds.keys()]).toEqual([a.id]);
+    const fold = folds.get(a.id)!;
+    expect(fold.lines).toEqual([a, b, c]);
+    expect(fold.faces).toEqual(["agt_j1", "agt_j2"]);
+    expect(foldWords(fold, nameOf)).toEqual({ names: "J1 ⇄ J2", count: "3 messages", latest: "J1: @J2 part 3" });
+  });
+
+  it("ends a stretch at anything else drawn between its lines", () => {
+    const a = line("agt_j1", { addressed_to: ["agt_j2"] });
+    const b = line("agt_j2", { addressed_to: ["agt_j1"] });
+    expect(talkFolds([a, null, b], isAgent).size).toBe(0);
+    const c = line("agt_j1", { addressed_to: ["agt_j2"] });
+    const d = line("agt_j2", { addressed_to: ["agt_j1"] });
+    expect([...talkFolds([a, b, null, c, d], isAgent).keys()]).toEqual([a.id, c.id]);
   });
 });
 

@@ -271,6 +271,64 @@ export function heldNotes(lines: Line[], isPerson: (id: string) => boolean, name
   return out;
 }
 
+// --- what agents say to each other, folded ------------------------------------------------
+
+/** Whether a line is an agent's words to another agent (as Chips addressed it, or as it was
+ * held for), which the room folds; what an agent says to the room stays in the flow. */
+export function isAgentTalk(line: Line, isAgent: (id: string) => boolean): boolean {
+  if (line.kind === "system" || line.deleted || !isAgent(line.author_id)) return false;
+  const to = [...(line.addressed_to ?? []), ...(line.held_for ?? [])];
+  return to.some((id) => id !== line.author_id && isAgent(id));
+}
+
+export interface TalkFold {
+  /** The lines folded, oldest first. */
+  lines: Line[];
+  /** Who talks in it: each author and agent addressed, in the order they first appear. */
+  faces: string[];
+}
+
+/**
+ * The room's folds (spec/spaces.md: "Harness-to-harness traffic is folded … one row — their
+ * faces with a two-way arrow, the count, and the latest line — open on a tap, never
+ * deleted"): each stretch of two or more agents' words to agents with nothing else drawn
+ * between them, keyed by its first line's id. ``entries`` is what the room draws, in order;
+ * ``null`` is anything drawn that is not a line (a run, an ask, a card), which ends a stretch.
+ */
+export function talkFolds(entries: (Line | null)[], isAgent: (id: string) => boolean): Map<string, TalkFold> {
+  const out = new Map<string, TalkFold>();
+  let stretch: Line[] = [];
+  const close = () => {
+    if (stretch.length >= 2) {
+      const faces: string[] = [];
+      for (const l of stretch) {
+        for (const id of [l.author_id, ...(l.addressed_to ?? []), ...(l.held_for ?? [])]) {
+          if (isAgent(id) && !faces.includes(id)) faces.push(id);
+        }
+      }
+      out.set(stretch[0]!.id, { lines: stretch, faces });
+    }
+    stretch = [];
+  };
+  for (const entry of entries) {
+    if (entry && isAgentTalk(entry, isAgent)) stretch.push(entry);
+    else close();
+  }
+  close();
+  return out;
+}
+
+/** What a fold's row says beside its faces: the count and the latest line. */
+export function foldWords(fold: TalkFold, nameOf: (id: string) => string): { names: string; count: string; latest: string } {
+  const latest = fold.lines[fold.lines.length - 1]!;
+  const text = (latest.text ?? "").replace(/\s+/g, " ").trim();
+  return {
+    names: fold.faces.map(nameOf).join(" ⇄ "),
+    count: `${fold.lines.length} messages`,
+    latest: `${nameOf(latest.author_id)}: ${text.length > 120 ? `${text.slice(0, 119)}…` : text}`,
+  };
+}
+
 // --- who leads, and who is working ---------------------------------------------------------
 
 export interface Turn {

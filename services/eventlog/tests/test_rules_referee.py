@@ -186,3 +186,20 @@ def test_a_paused_room_or_a_lead_gone_is_handed_nothing(w: Any) -> None:
     w.says_no(SYSTEM, handed, "invalid_event", "paused")
     w.ok(w.p(w.MEM), {"type": "exchange.set", "space_id": w.room, "state": "running"})
     w.says_no(SYSTEM, {**handed, "agent_id": "agt_gone"}, "invalid_event", "no longer in the room")
+
+
+def test_a_question_or_an_approval_put_to_a_person_starts_the_count_again(w: Any) -> None:
+    """spec/websocket.md: the count runs "since … an agent last made something new: … a
+    question to a person, an approval request"."""
+    w.ok(w.h(w.H1), {"type": "run.started", "run_id": "run_q", "space_id": w.room, "goal": "g"})
+    options = [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]
+    made_new = [
+        {"type": "question.ask", "question_id": "q1", "prompt": "Pay?", "options": options},
+        {"type": "approval.request", "approval_id": "ap1", "action": "pay"},
+    ]
+    for event in made_new:
+        assert between_agents(w, 9)[-1]["exchange"]["count"] >= 9
+        w.ok(w.h(w.H1), {**event, "run_id": "run_q"})
+        after = between_agents(w, 1)[0]
+        assert "exchange" not in after, event["type"]
+        assert w.state.exchange(w.room).count == 1

@@ -66,7 +66,8 @@ async def test_words_nobody_took_go_to_the_lead_under_the_message_s_key() -> Non
         }
     ]
     assert after.handed == "msg_1"
-    # Looked at again (a second replica, a restart before the row was saved): nothing.
+    # Looked at again once the row says it was handed: nothing. (A look before the row was
+    # saved appends under the same key, which the log answers duplicate: test_lead.py.)
     assert (
         await hand_off(answers.appender, "ws_1", "spc_1", after, T0 + timedelta(seconds=40), CLOCK)
         == after

@@ -7,7 +7,7 @@ import { AskCard, RunBlock } from "./Cards";
 import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { harnessesOf, routesOf } from "../composer";
-import { askState, askWords, heldNotes, pauseWords, workingWords, type Ask } from "../agents";
+import { askState, askWords, foldWords, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -67,6 +67,17 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const routes = routesOf(room.lines, harnessesOf(sheet?.members ?? [], store.nameOf));
   const held = heldNotes(room.lines, (id) => store.participants.get(id)?.kind === "person" || id === store.me?.id, store.nameOf);
   const hasAgents = (sheet?.members ?? []).some((m) => m.kind === "agent" || m.kind === "harness");
+  const isAgent = (id: string) => {
+    const kind = store.participants.get(id)?.kind;
+    return kind === "agent" || kind === "harness";
+  };
+  const folds = talkFolds(
+    items.map((i) => i.line ?? null),
+    isAgent,
+  );
+  const folded = new Map<string, string>();
+  for (const [first, fold] of folds) for (const l of fold.lines) folded.set(l.id, first);
+  const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
   const leads = (sheet?.members ?? []).filter((m) => m.lead);
   const working = workingWords(room.work, store.nameOf, Date.now());
 
@@ -112,6 +123,22 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
       store.toast((err as Error).message);
     }
   };
+
+  const lineView = (line: Line) => (
+    <LineView
+      key={line.id}
+      line={line}
+      room={room}
+      threadId={threads.get(line.id) ?? null}
+      route={routes.get(line.id) ?? null}
+      found={line.id === found}
+      canStartThread={!isThread && !closed}
+      heldNote={held.get(line.id) ?? null}
+      roomOwner={me?.standing === "owner"}
+      onReply={() => setDraft({ mode: "reply", line })}
+      onEdit={() => setDraft({ mode: "edit", line })}
+    />
+  );
 
   const closed = (sheet ?? space)?.state === "closed";
   const locked = (sheet ?? space)?.locked ?? false;
@@ -197,7 +224,12 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
         <div class="pins" aria-label="Pinned">
           <strong>Pinned</strong>
           {pins.map((p) => (
-            <a key={p.id} href={`#line-${p.id}`} class="pin" onClick={(e) => (e.preventDefault(), document.getElementById(`line-${p.id}`)?.scrollIntoView({ block: "center" }))}>
+            <a key={p.id} href={`#line-${p.id}`} class="pin" onClick={(e) => {
+                e.preventDefault();
+                const first = folded.get(p.id);
+                if (first && !opened.has(first)) setOpened(new Set([...opened, first]));
+                requestAnimationFrame(() => document.getElementById(`line-${p.id}`)?.scrollIntoView({ block: "center" }));
+              }}>
               {(p.text ?? p.kind).slice(0, 40)}
             </a>
           ))}
@@ -214,19 +246,25 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
         )}
         {items.map((item) =>
           item.line ? (
-            <LineView
-              key={item.line.id}
-              line={item.line}
-              room={room}
-              threadId={threads.get(item.line.id) ?? null}
-              route={routes.get(item.line.id) ?? null}
-              found={item.line.id === found}
-              canStartThread={!isThread && !closed}
-              heldNote={held.get(item.line.id) ?? null}
-              roomOwner={me?.standing === "owner"}
-              onReply={() => setDraft({ mode: "reply", line: item.line! })}
-              onEdit={() => setDraft({ mode: "edit", line: item.line! })}
-            />
+            folded.has(item.line.id) ? (
+              folded.get(item.line.id) === item.line.id && (
+                <FoldRow
+                  key={`fold-${item.line.id}`}
+                  fold={folds.get(item.line.id)!}
+                  open={opened.has(item.line.id) || folds.get(item.line.id)!.lines.some((l) => l.id === props.at)}
+                  onToggle={() => {
+                    const next = new Set(opened);
+                    if (!next.delete(item.line!.id)) next.add(item.line!.id);
+                    setOpened(next);
+                  }}
+                  heldNote={folds.get(item.line.id)!.lines.map((l) => held.get(l.id) ?? null).reduce((last, n) => n ?? last, null as string | null)}
+                  nameOf={store.nameOf}
+                  lineView={lineView}
+                />
+              )
+            ) : (
+              lineView(item.line)
+            )
           ) : item.ask ? (
             <div key={item.ask.id} class={`system-line ask ${askState(item.ask, Date.now())}`} data-testid="ask" role="status">
               {askWords(item.ask, Date.now(), store.nameOf)}
@@ -305,5 +343,49 @@ function Rename(props: { spaceId: string; current: string; onClose: () => void }
         </div>
       </form>
     </Modal>
+  );
+}
+
+/** Agents' words to each other, folded into one row (spec/spaces.md): their faces with a
+ * two-way arrow, the count and the latest line, open on a tap. Closed, the referee's margin
+ * note for held words is said under the row; open, under its line. */
+function FoldRow(props: {
+  fold: TalkFold;
+  open: boolean;
+  onToggle: () => void;
+  heldNote: string | null;
+  nameOf: (id: string) => string;
+  lineView: (line: Line) => preact.JSX.Element;
+}) {
+  const words = foldWords(props.fold, props.nameOf);
+  return (
+    <div class={`fold${props.open ? " open" : ""}`} data-testid="fold">
+      <button type="button" class="fold-row" aria-expanded={props.open} onClick={props.onToggle}>
+        <span class="faces" aria-hidden="true">
+          {props.fold.faces.map((id, i) => (
+            <span key={id} class="fold-face">
+              {i > 0 && <span class="fold-arrow">⇄</span>}
+              <span class="face">{(props.nameOf(id).trim()[0] ?? "?").toUpperCase()}</span>
+            </span>
+          ))}
+        </span>
+        <span class="fold-names">{words.names}</span>
+        <span class="fold-count small muted" data-testid="fold-count">
+          {words.count}
+        </span>
+        <span class="fold-latest small" data-testid="fold-latest">
+          {words.latest}
+        </span>
+      </button>
+      {props.open ? (
+        <div class="fold-lines">{props.fold.lines.map(props.lineView)}</div>
+      ) : (
+        props.heldNote && (
+          <p class="held-note small muted" data-testid="held-note">
+            {props.heldNote}
+          </p>
+        )
+      )}
+    </div>
   );
 }

@@ -9,49 +9,39 @@ redelivery or a restart logs it once.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from chips_common.db.spend_reads import JobRead
-from chips_common.rules.spend import PAUSE_AT, WARN_AT
+from chips_common.rules.spend import PAUSE_AT, standing
+
+
+def spend_key(space_id: str, since_seq: int, threshold: int) -> str:
+    """The key a job's threshold is told under: once per room, job and threshold."""
+    return f"spend:{space_id}:{since_seq}:{threshold}"
 
 
 def crossing_events(space_id: str, read: JobRead) -> tuple[str, list[dict[str, Any]]] | None:
     """What the job as read calls for (its key and events), or None below 80%."""
-    job, ceiling = read.job, read.ceiling_usd
-    limit = Decimal(str(ceiling))
-    budget = {"limit_usd": ceiling, "spent_usd": job.spent_usd}
-    if job.spent >= limit:
-        key = f"spend:{space_id}:{job.since_seq}:{PAUSE_AT}"
-        return key, [
-            {
-                "type": "exchange.set",
-                "space_id": space_id,
-                "state": "paused",
-                "why": "spend",
-                "spend": read.facts(),
-            },
-            {
-                "type": "budget.warning",
-                "space_id": space_id,
-                "budget": budget,
-                "threshold": PAUSE_AT,
-                "action": "pause",
-                "scope": "job",
-                "since_seq": job.since_seq,
-            },
-        ]
-    if job.spent * 100 >= limit * WARN_AT:
-        key = f"spend:{space_id}:{job.since_seq}:{WARN_AT}"
-        return key, [
-            {
-                "type": "budget.warning",
-                "space_id": space_id,
-                "budget": budget,
-                "threshold": WARN_AT,
-                "action": "warn",
-                "scope": "job",
-                "since_seq": job.since_seq,
-            }
-        ]
-    return None
+    crossing = standing(read.job, read.ceiling_usd)
+    if crossing is None:
+        return None
+    key = spend_key(space_id, crossing.since_seq, crossing.threshold)
+    warning = {
+        "type": "budget.warning",
+        "space_id": space_id,
+        "budget": {"limit_usd": crossing.ceiling_usd, "spent_usd": crossing.spent_usd},
+        "threshold": crossing.threshold,
+        "action": crossing.action,
+        "scope": "job",
+        "since_seq": crossing.since_seq,
+    }
+    if crossing.threshold != PAUSE_AT:
+        return key, [warning]
+    pause = {
+        "type": "exchange.set",
+        "space_id": space_id,
+        "state": "paused",
+        "why": "spend",
+        "spend": read.facts(),
+    }
+    return key, [pause, warning]

@@ -5,8 +5,10 @@ A job is the work a room's agents do after the last thing a person did there, or
 brief was handed into the room. Its spend is the cost the room's usage reports said since
 then, every harness's together; a run whose usage carried no cost counts nothing, and is
 counted as uncounted. Each room allows a job $3 unless a person in the room set another
-ceiling, from $0.25 to $100. Pure: the referee folds it to decide its warnings, and the
-gateway folds it to say ``context.spend`` and to answer ``GET /v1/spaces/:id/spend``.
+ceiling, from $0.25 to $100. Pure: the referee weighs the job as it stands
+(:func:`standing`) to decide its warnings, and the gateway folds it to say ``context.spend``
+and to answer ``GET /v1/spaces/:id/spend``; :func:`weigh` is the same rule told once per
+job, the model the referee's keyed appends are tested against.
 """
 
 from __future__ import annotations
@@ -73,22 +75,37 @@ def add_usage(job: Job, run_id: str, cost_usd: float | None) -> Job:
     )
 
 
+def standing(job: Job, ceiling_usd: float) -> Crossing | None:
+    """The highest threshold the job has reached as it stands: 100 at the ceiling, 80 from
+    80% of it, None below.
+
+    The referee tells it under a key of the room, the job and the threshold, so however
+    often it weighs the same job, each threshold is logged once (docs/adr/0083).
+    """
+    ceiling = Decimal(str(ceiling_usd))
+    if job.spent >= ceiling:
+        return Crossing(PAUSE_AT, job.spent_usd, ceiling_usd, job.since_seq)
+    if job.spent * 100 >= ceiling * WARN_AT:
+        return Crossing(WARN_AT, job.spent_usd, ceiling_usd, job.since_seq)
+    return None
+
+
 def weigh(job: Job, ceiling_usd: float) -> tuple[Job, Crossing | None]:
     """Weigh the job against the ceiling after a usage: what it crosses, once per job.
 
     At the ceiling the pause is told (and the 80% warning is not told after it: a warning to
     finish the step is no use once the room is held). Below it, 80% is told once.
     """
-    ceiling = Decimal(str(ceiling_usd))
     if job.paused:
         return job, None
-    if job.spent >= ceiling:
-        done = replace(job, paused=True, warned=True)
-        return done, Crossing(PAUSE_AT, job.spent_usd, ceiling_usd, job.since_seq)
-    if not job.warned and job.spent * 100 >= ceiling * WARN_AT:
-        done = replace(job, warned=True)
-        return done, Crossing(WARN_AT, job.spent_usd, ceiling_usd, job.since_seq)
-    return job, None
+    crossing = standing(job, ceiling_usd)
+    if crossing is None:
+        return job, None
+    if crossing.threshold == PAUSE_AT:
+        return replace(job, paused=True, warned=True), crossing
+    if job.warned:
+        return job, None
+    return replace(job, warned=True), crossing
 
 
 def ceiling_of(usd: float | None) -> float:
