@@ -12,6 +12,7 @@ test_search_rebuild.py.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -187,6 +188,32 @@ async def test_a_hit_is_never_stale(api: Api) -> None:
         data = await search(api, maya, f"zq{i}x")
         assert data["as_of_seq"] >= seq
         assert [h["message_id"] for h in data["hits"]] == [mid]
+
+
+async def test_a_search_the_index_cannot_catch_up_with_says_how_far_it_got(
+    stack, api: Api
+) -> None:
+    """The search service is held still: a search as of a later seq waits its bounded
+    while and answers as of the seq the index had, without the line (never as though it
+    were fresh). A search waiting when the service goes on answers with the line, fresh."""
+    owner, maya, room = await room_of_two(api)
+    first, _ = await said(api, owner, room, "before the pause")
+    assert len(await found(api, maya, "pause", after_seq=first)) == 1
+    stack.pause("search")
+    try:
+        later, mid = await said(api, owner, room, "while held still zq9pause")
+        r = await api.http.get(
+            "/v1/search", params={"q": "zq9pause", "after_seq": later}, headers=api.auth(maya)
+        )
+        assert r.status_code == 200, r.text
+        assert first <= r.json()["as_of_seq"] < later
+        assert r.json()["hits"] == []
+        waiting = asyncio.create_task(search(api, maya, "zq9pause", after_seq=later))
+    finally:
+        stack.resume("search")
+    data = await waiting
+    assert data["as_of_seq"] >= later
+    assert [h["message_id"] for h in data["hits"]] == [mid]
 
 
 async def test_threads_are_searched_with_their_room(api: Api) -> None:
