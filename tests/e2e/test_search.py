@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 
 from tests.e2e.client import Api, Identity
 from tests.e2e.test_changing_words import about, said
+from tests.e2e.test_erase import db_url
 from tests.e2e.test_runs import start
 
 
@@ -190,9 +192,7 @@ async def test_a_hit_is_never_stale(api: Api) -> None:
         assert [h["message_id"] for h in data["hits"]] == [mid]
 
 
-async def test_a_search_the_index_cannot_catch_up_with_says_how_far_it_got(
-    stack, api: Api
-) -> None:
+async def test_a_search_the_index_cannot_catch_up_with_says_how_far_it_got(stack, api: Api) -> None:
     """The search service is held still: a search as of a later seq waits its bounded
     while and answers as of the seq the index had, without the line (never as though it
     were fresh). A search waiting when the service goes on answers with the line, fresh."""
@@ -214,6 +214,27 @@ async def test_a_search_the_index_cannot_catch_up_with_says_how_far_it_got(
     data = await waiting
     assert data["as_of_seq"] >= later
     assert [h["message_id"] for h in data["hits"]] == [mid]
+
+
+async def test_the_index_says_when_it_has_folded_a_line(stack, api: Api) -> None:
+    """Every move of a checkpoint is notified as "<workspace> <seq>" when its fold commits
+    (docs/adr/0111): what a waiting search is woken by. Heard on a connection of the
+    test's own; a seq heard is one the index already answers as of."""
+    owner, maya, room = await room_of_two(api)
+    async with await psycopg.AsyncConnection.connect(db_url(stack), autocommit=True) as conn:
+        await conn.execute("LISTEN search_checkpoint")
+        seq, mid = await said(api, owner, room, "a notified zq7line")
+        heard = 0
+        async with asyncio.timeout(60):  # a bound on a broken index, not a speed
+            async for notice in conn.notifies():
+                workspace_id, _, at = notice.payload.partition(" ")
+                if workspace_id == owner.workspace_id:
+                    heard = int(at)
+                    if heard >= seq:
+                        break
+        data = await search(api, maya, "zq7line")
+        assert data["as_of_seq"] >= heard >= seq
+        assert [h["message_id"] for h in data["hits"]] == [mid]
 
 
 async def test_threads_are_searched_with_their_room(api: Api) -> None:
