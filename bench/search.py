@@ -586,8 +586,32 @@ async def measure_lag(
     seconds: float,
     nats_url: str | None = None,
     search_pid: int | None = None,
+    search_every: int = 0,
 ) -> dict[str, Any]:
     url = base.replace("http://", "ws://") + "/v1/ws"
+    # With ``search_every``: every so many acks, a search for the message's word as of its
+    # seq, sent the moment the ack is read (as a client that writes, then searches): from
+    # the ack to the answer, the gateway's wait for the index included.
+    probe_http = httpx.AsyncClient(base_url=base, timeout=30) if search_every else None
+    probes: list[float] = []
+    probes_missed = [0]
+    probe_tasks: set[asyncio.Task[None]] = set()
+
+    async def probe(k: str, seq: int, at: float) -> None:
+        assert probe_http is not None
+        owner, word = words[k]
+        r = await probe_http.get(
+            "/v1/search",
+            params={"q": word, "after_seq": seq},
+            headers={"Authorization": f"Bearer {owner.token}"},
+        )
+        done_at = time.perf_counter()
+        assert r.status_code == 200, r.text
+        if len(r.json()["hits"]) == 1 and r.json()["as_of_seq"] >= seq:
+            probes.append(done_at - at)
+        else:
+            probes_missed[0] += 1
+
     sent: dict[str, float] = {}
     # When each event reached CHIPS_EVENTS (heard on its subject, as the search service's
     # consumer is handed it): the log's part of the lag (it answers, then publishes) and
@@ -656,6 +680,9 @@ async def measure_lag(
                     ws_id = ws["owner"].workspace_id
                     acked[k] = (ws_id, frame["seq"], time.perf_counter())
                     heapq.heappush(waiting.setdefault(ws_id, []), (frame["seq"], k))
+                    if search_every and len(acked) % search_every == 0:
+                        task = asyncio.create_task(probe(k, frame["seq"], acked[k][2]))
+                        probe_tasks.add(task)
                 elif frame["frame"] == "error" and frame.get("code") == "unavailable":
                     # The log did not answer in time (a loaded machine): sent again with
                     # the same key, as a client does, after a backoff and at most three
@@ -711,6 +738,10 @@ async def measure_lag(
     watcher.cancel()
     for task in readers:
         task.cancel()
+    if probe_tasks:
+        await asyncio.gather(*probe_tasks)
+    if probe_http is not None:
+        await probe_http.aclose()
     for _, sock in sockets:
         await sock.close()
     found = [k for k in sent if k in searchable and k in acked]
@@ -765,6 +796,9 @@ async def measure_lag(
         "ack_to_stream": ms(ack_to_stream) if ack_to_stream else None,
         "stream_to_searchable": ms(stream_to_searchable) if stream_to_searchable else None,
         "send_to_ack": ms(acks) if acks else None,
+        # With --search-after-ack: a search sent at the ack, to its answer with the line.
+        "search_after_ack": ms(probes) if probes else None,
+        "search_after_ack_without_the_line": probes_missed[0] if search_every else None,
     }
 
 
@@ -825,6 +859,13 @@ def main() -> None:
     )
     parser.add_argument("--out", default="search", help="names bench/results/<out>.json")
     parser.add_argument("--lag-only", action="store_true", help="seed, then only the lag")
+    parser.add_argument(
+        "--search-after-ack",
+        type=int,
+        default=0,
+        metavar="N",
+        help="during the lag, every Nth acked message is searched for as of its seq at once",
+    )
     args = parser.parse_args()
     OUT[0] = args.out
     rng = random.Random(7)
@@ -939,6 +980,7 @@ async def run(
             args.seconds,
             stack.env["CHIPS_NATS_URL"],
             stack.procs["search"].pid,
+            args.search_after_ack,
         )
         print(f"  {lag}", flush=True)
         lags.append(lag)
