@@ -29,3 +29,13 @@ RATE_LIMITED = Counter(
 RATE_LIMIT_CLOSES = Counter(
     "chips_ws_rate_limit_closes_total", "Sockets closed for writing through rate_limited"
 )
+SEARCH_WAITS = Counter(
+    "chips_gateway_search_waits_total",
+    "Searches that waited for the index, by what ended the wait (docs/adr/0111)",
+    ["ended"],
+)
+SEARCH_WAIT_READS = Counter(
+    "chips_gateway_search_wait_checkpoint_reads_total",
+    "Reads of the index's checkpoint made while searches waited (no notice in time, or "
+    "not listening)",
+)

@@ -36,6 +36,7 @@ from chips_common.db.retry import once_more
 from chips_common.db.search_tables import CHECKPOINT_CHANNEL, TEXT_SEARCH_CONFIG
 from chips_common.rules.search import HEADLINE_OPTIONS
 from chips_common.tokens import hash_token
+from chips_gateway.metrics import SEARCH_WAIT_READS, SEARCH_WAITS
 
 # What a search stands on, read once in the statement's snapshot: the credential still
 # stands (as chips_common.db.principals decides it), the head, the checkpoint, the rooms
@@ -324,9 +325,11 @@ class SearchReader:
             if progress is not None and progress.listening:
                 heard, changed = progress.heard(workspace_id)
                 if heard >= seq:
+                    SEARCH_WAITS.labels("heard").inc()
                     return
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    SEARCH_WAITS.labels("timeout").inc()
                     return
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(changed.wait(), min(left, RECHECK_SECONDS))
@@ -334,9 +337,12 @@ class SearchReader:
             else:
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    SEARCH_WAITS.labels("timeout").inc()
                     return
                 await asyncio.sleep(min(left, POLL_SECONDS))
+            SEARCH_WAIT_READS.inc()
             if await self.checkpoint(workspace_id) >= seq:
+                SEARCH_WAITS.labels("read").inc()
                 return
 
     async def search(
