@@ -586,8 +586,41 @@ async def measure_lag(
     seconds: float,
     nats_url: str | None = None,
     search_pid: int | None = None,
+    search_every: int = 0,
+    gateway_pid: int | None = None,
 ) -> dict[str, Any]:
     url = base.replace("http://", "ws://") + "/v1/ws"
+    # With ``search_every``: every so many acks, a search for the message's word as of its
+    # seq, sent the moment the ack is read (as a client that writes, then searches): from
+    # the ack to the answer, the gateway's wait for the index included.
+    probe_http = httpx.AsyncClient(base_url=base, timeout=30) if search_every else None
+    probes: list[float] = []
+    probes_missed = [0]
+    probe_tasks: set[asyncio.Task[None]] = set()
+
+    async def probe(k: str, seq: int, at: float) -> None:
+        assert probe_http is not None
+        owner, word = words[k]
+        for attempt in range(2):
+            try:
+                r = await probe_http.get(
+                    "/v1/search",
+                    params={"q": word, "after_seq": seq},
+                    headers={"Authorization": f"Bearer {owner.token}"},
+                )
+                break
+            except httpx.TransportError:
+                # A kept-alive connection the gateway closed as it was reused: sent again
+                # on a new one, as a client does (its time still runs from the ack).
+                if attempt:
+                    raise
+        done_at = time.perf_counter()
+        assert r.status_code == 200, r.text
+        if len(r.json()["hits"]) == 1 and r.json()["as_of_seq"] >= seq:
+            probes.append(done_at - at)
+        else:
+            probes_missed[0] += 1
+
     sent: dict[str, float] = {}
     # When each event reached CHIPS_EVENTS (heard on its subject, as the search service's
     # consumer is handed it): the log's part of the lag (it answers, then publishes) and
@@ -656,6 +689,9 @@ async def measure_lag(
                     ws_id = ws["owner"].workspace_id
                     acked[k] = (ws_id, frame["seq"], time.perf_counter())
                     heapq.heappush(waiting.setdefault(ws_id, []), (frame["seq"], k))
+                    if search_every and len(acked) % search_every == 0:
+                        task = asyncio.create_task(probe(k, frame["seq"], acked[k][2]))
+                        probe_tasks.add(task)
                 elif frame["frame"] == "error" and frame.get("code") == "unavailable":
                     # The log did not answer in time (a loaded machine): sent again with
                     # the same key, as a client does, after a backoff and at most three
@@ -675,6 +711,9 @@ async def measure_lag(
 
     load_before = load()
     cpu_before = cpu_seconds(search_pid)
+    gateway_cpu_before = cpu_seconds(gateway_pid)
+    scans_before = checkpoint_scans(database_url)
+    waits_before = await search_waits(base)
     readers = [asyncio.create_task(read(ws, sock)) for ws, sock in sockets]
     watcher = asyncio.create_task(watch())
     started = time.perf_counter()
@@ -711,6 +750,16 @@ async def measure_lag(
     watcher.cancel()
     for task in readers:
         task.cancel()
+    if probe_tasks:
+        await asyncio.gather(*probe_tasks)
+    if probe_http is not None:
+        await probe_http.aclose()
+    gateway_cpu = cpu_seconds(gateway_pid) - gateway_cpu_before
+    # Postgres counts a backend's scans when its transaction ends, at most once a second.
+    await asyncio.sleep(1.5)
+    scans = checkpoint_scans(database_url) - scans_before
+    waits_after = await search_waits(base)
+    waits = {k: v - waits_before.get(k, 0) for k, v in waits_after.items()}
     for _, sock in sockets:
         await sock.close()
     found = [k for k in sent if k in searchable and k in acked]
@@ -758,6 +807,17 @@ async def measure_lag(
         "search_cpu_ms_per_message": round(search_cpu / max(1, len(found)) * 1000, 3)
         if search_pid is not None
         else None,
+        # The gateway's CPU over the run, per message sent (the socket relays them all;
+        # with --search-after-ack its searches and their waits for the index too).
+        "gateway_cpu_ms_per_message": round(gateway_cpu / max(1, total) * 1000, 3)
+        if gateway_pid is not None
+        else None,
+        # Every read of search_checkpoints over the run, by anyone (the search service's
+        # folds, the searches' statements, a gateway polling it while it waits).
+        "checkpoint_scans": scans,
+        # The gateway's own count (since ADR 0111) of searches that waited for the index, by
+        # what ended the wait, and of the checkpoint reads it made while they waited.
+        "search_waits": waits or None,
         "send_to_searchable": ms(lags) if lags else None,
         "ack_to_searchable": ms(after_ack) if after_ack else None,
         # The two parts of ack_to_searchable: the eventlog publishing the event after it
@@ -765,7 +825,35 @@ async def measure_lag(
         "ack_to_stream": ms(ack_to_stream) if ack_to_stream else None,
         "stream_to_searchable": ms(stream_to_searchable) if stream_to_searchable else None,
         "send_to_ack": ms(acks) if acks else None,
+        # With --search-after-ack: a search sent at the ack, to its answer with the line.
+        "search_after_ack": ms(probes) if probes else None,
+        "search_after_ack_without_the_line": probes_missed[0] if search_every else None,
     }
+
+
+async def search_waits(base: str) -> dict[str, float]:
+    """The gateway's counters of searches' waits for the index, from its /metrics (none
+    before ADR 0111)."""
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        text = (await http.get("/metrics")).text
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("chips_gateway_search_wait"):
+            name, value = line.rsplit(" ", 1)
+            if not name.endswith("_created") and "_created{" not in name:
+                counts[name] = float(value)
+    return counts
+
+
+def checkpoint_scans(database_url: str) -> int:
+    """How many scans of ``search_checkpoints`` Postgres has counted (sequential and by
+    index), whoever made them."""
+    with psycopg.connect(plain(database_url), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables"
+            " WHERE relname = 'search_checkpoints'"
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 async def where_is(
@@ -825,6 +913,13 @@ def main() -> None:
     )
     parser.add_argument("--out", default="search", help="names bench/results/<out>.json")
     parser.add_argument("--lag-only", action="store_true", help="seed, then only the lag")
+    parser.add_argument(
+        "--search-after-ack",
+        type=int,
+        default=0,
+        metavar="N",
+        help="during the lag, every Nth acked message is searched for as of its seq at once",
+    )
     args = parser.parse_args()
     OUT[0] = args.out
     rng = random.Random(7)
@@ -939,6 +1034,8 @@ async def run(
             args.seconds,
             stack.env["CHIPS_NATS_URL"],
             stack.procs["search"].pid,
+            args.search_after_ack,
+            stack.procs["gateway_a"].pid,
         )
         print(f"  {lag}", flush=True)
         lags.append(lag)

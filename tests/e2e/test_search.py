@@ -12,6 +12,7 @@ test_search_rebuild.py.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -20,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 
 from tests.e2e.client import Api, Identity
 from tests.e2e.test_changing_words import about, said
+from tests.e2e.test_erase import db_url
 from tests.e2e.test_runs import start
 
 
@@ -186,6 +189,51 @@ async def test_a_hit_is_never_stale(api: Api) -> None:
         seq, mid = await said(api, owner, room, f"fresh word zq{i}x")
         data = await search(api, maya, f"zq{i}x")
         assert data["as_of_seq"] >= seq
+        assert [h["message_id"] for h in data["hits"]] == [mid]
+
+
+async def test_a_search_the_index_cannot_catch_up_with_says_how_far_it_got(stack, api: Api) -> None:
+    """The search service is held still: a search as of a later seq waits its bounded
+    while and answers as of the seq the index had, without the line (never as though it
+    were fresh). A search waiting when the service goes on answers with the line, fresh."""
+    owner, maya, room = await room_of_two(api)
+    first, _ = await said(api, owner, room, "before the pause")
+    assert len(await found(api, maya, "pause", after_seq=first)) == 1
+    stack.pause("search")
+    try:
+        later, mid = await said(api, owner, room, "while held still zq9pause")
+        r = await api.http.get(
+            "/v1/search", params={"q": "zq9pause", "after_seq": later}, headers=api.auth(maya)
+        )
+        assert r.status_code == 200, r.text
+        assert first <= r.json()["as_of_seq"] < later
+        assert r.json()["hits"] == []
+        waiting = asyncio.create_task(search(api, maya, "zq9pause", after_seq=later))
+    finally:
+        stack.resume("search")
+    data = await waiting
+    assert data["as_of_seq"] >= later
+    assert [h["message_id"] for h in data["hits"]] == [mid]
+
+
+async def test_the_index_says_when_it_has_folded_a_line(stack, api: Api) -> None:
+    """Every move of a checkpoint is notified as "<workspace> <seq>" when its fold commits
+    (docs/adr/0111): what a waiting search is woken by. Heard on a connection of the
+    test's own; a seq heard is one the index already answers as of."""
+    owner, maya, room = await room_of_two(api)
+    async with await psycopg.AsyncConnection.connect(db_url(stack), autocommit=True) as conn:
+        await conn.execute("LISTEN search_checkpoint")
+        seq, mid = await said(api, owner, room, "a notified zq7line")
+        heard = 0
+        async with asyncio.timeout(60):  # a bound on a broken index, not a speed
+            async for notice in conn.notifies():
+                workspace_id, _, at = notice.payload.partition(" ")
+                if workspace_id == owner.workspace_id:
+                    heard = int(at)
+                    if heard >= seq:
+                        break
+        data = await search(api, maya, "zq7line")
+        assert data["as_of_seq"] >= heard >= seq
         assert [h["message_id"] for h in data["hits"]] == [mid]
 
 

@@ -3,14 +3,19 @@ is wanted."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any, cast
 
+import pytest
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
 
 from chips_common.nats.streams import Names
+from chips_common.service import consumer
 from chips_common.service.consumer import settle_batch, settle_together
 
 
@@ -96,3 +101,81 @@ async def test_together_a_failed_handler_naks_what_it_was_handed() -> None:
         cast(NATS, None), cast(Names, None), msgs, handle, "test", frozenset({"message.post"})
     )
     assert [m.settled for m in msgs] == ["nak", "ack"]
+
+
+class FakeSubscription:
+    """A pull subscription whose fetches answer from a script: a batch, or a timeout."""
+
+    def __init__(self, script: list[list[FakeMsg] | None], stop: asyncio.Event) -> None:
+        self.script = script
+        self.stop = stop
+        self.fetches = 0
+        self.unsubscribed = False
+
+    async def fetch(self, batch: int, timeout: float) -> list[FakeMsg]:
+        self.fetches += 1
+        await asyncio.sleep(0)
+        if not self.script:
+            self.stop.set()
+            raise NatsTimeout
+        answer = self.script.pop(0)
+        if answer is None:
+            raise NatsTimeout
+        return answer
+
+    async def unsubscribe(self) -> None:
+        self.unsubscribed = True
+
+
+class FakeJetStream:
+    def __init__(self, sub: FakeSubscription) -> None:
+        self.sub = sub
+
+    async def pull_subscribe(self, *args: Any, **kwargs: Any) -> FakeSubscription:
+        return self.sub
+
+
+class CountingProbe:
+    """Stands for the lag probe, which the loop calls once a turn: counts the turns, so a
+    loop that spins (awaiting a finished fetch again and again) fails rather than hangs."""
+
+    def __init__(self, *args: Any) -> None:
+        self.turns = 0
+
+    async def maybe_update(self, js: Any) -> None:
+        self.turns += 1
+        assert self.turns < 50, "the loop spins"
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+async def test_the_loop_handles_every_batch_in_order_through_timeouts(
+    prefetch: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fetches that time out (an idle stream) are fetched again, never awaited again, with
+    the next batch fetched ahead or not; every batch is handled once, in order."""
+    monkeypatch.setattr(consumer, "LagProbe", CountingProbe)
+    stop = asyncio.Event()
+    one, two, three = (FakeMsg("ws_a", n, "message.post") for n in (1, 2, 3))
+    sub = FakeSubscription([None, [one], None, None, [two, three], None], stop)
+    handled: list[dict[str, int]] = []
+
+    async def handle(highest: Mapping[str, int]) -> None:
+        handled.append(dict(highest))
+        await asyncio.sleep(0)
+
+    names = Names("CHIPS", "chips")
+    await asyncio.wait_for(
+        consumer._consume(
+            cast(JetStreamContext, FakeJetStream(sub)),
+            names,
+            "test",
+            lambda msgs: settle_together(cast(NATS, None), names, msgs, handle, "test"),
+            stop,
+            256,
+            prefetch,
+        ),
+        5,
+    )
+    assert handled == [{"ws_a": 1}, {"ws_a": 3}]
+    assert all(m.settled == "ack" for m in (one, two, three))
+    assert sub.fetches == 7 and sub.unsubscribed

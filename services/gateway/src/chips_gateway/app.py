@@ -40,7 +40,7 @@ from chips_gateway.files import FileLinks
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 from chips_gateway.restarts import Restarts
-from chips_gateway.search import SearchReader
+from chips_gateway.search import IndexProgress, SearchReader
 from chips_gateway.sockets import Sockets
 from chips_gateway.webapp import default_web_dir, mount_web, web_built
 from chips_gateway.ws import serve_socket
@@ -64,6 +64,11 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 connect_args={"prepare_threshold": None},
             )
             stack.push_async_callback(search_engine.dispose)
+            # The index's checkpoints as they commit, so a search waiting for the index
+            # ends its wait at once (docs/adr/0111).
+            progress = IndexProgress(settings.database_url)
+            await progress.start()
+            stack.push_async_callback(progress.stop)
             # Short timeouts: Redis holds tickets and rate counters only, and a write or a
             # ticket must not hang on it while it is away (DESIGN.md §3).
             redis = Redis.from_url(
@@ -112,7 +117,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_burst,
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
-                search=SearchReader(search_engine),
+                search=SearchReader(search_engine, progress),
                 restarts=restarts,
                 sockets=sockets,
             )

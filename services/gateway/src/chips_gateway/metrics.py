@@ -35,3 +35,13 @@ SPEND_READS = Counter(
     " harness, by where they came from: the feed's window or the log",
     ["read", "source"],
 )
+SEARCH_WAITS = Counter(
+    "chips_gateway_search_waits_total",
+    "Searches that waited for the index, by what ended the wait (docs/adr/0111)",
+    ["ended"],
+)
+SEARCH_WAIT_READS = Counter(
+    "chips_gateway_search_wait_checkpoint_reads_total",
+    "Reads of the index's checkpoint made while searches waited (no notice in time, or "
+    "not listening)",
+)

@@ -18,20 +18,25 @@ the credential was not withdrawn is checked by every search, in its statement.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db.principals import principal_for_token
 from chips_common.db.retry import once_more
-from chips_common.db.search_tables import TEXT_SEARCH_CONFIG
+from chips_common.db.search_tables import CHECKPOINT_CHANNEL, TEXT_SEARCH_CONFIG
 from chips_common.rules.search import HEADLINE_OPTIONS
 from chips_common.tokens import hash_token
+from chips_gateway.metrics import SEARCH_WAIT_READS, SEARCH_WAITS
 
 # What a search stands on, read once in the statement's snapshot: the credential still
 # stands (as chips_common.db.principals decides it), the head, the checkpoint, the rooms
@@ -116,6 +121,14 @@ _CREDENTIAL_STANDS = text(
 )
 _CHECKPOINT = text("SELECT seq FROM search_checkpoints WHERE workspace_id = :workspace_id")
 
+log = logging.getLogger(__name__)
+
+# A wait for the index reads the checkpoint again this often while it hears the index's
+# notifications (a net under them: one lost to a reconnection costs this much at most),
+# and every POLL_SECONDS while it does not.
+RECHECK_SECONDS = 0.1
+POLL_SECONDS = 0.005
+
 # How many callers' tokens a gateway remembers (a token's hash and who it is: ~300 bytes).
 KNOWN_TOKENS = 10_000
 
@@ -171,6 +184,73 @@ class _Answer:
     rooms_now: list[str] | None
 
 
+class IndexProgress:
+    """The search index's checkpoints as the search service commits them, heard on a
+    connection of the gateway's own that listens on ``CHECKPOINT_CHANNEL`` (docs/adr/0111).
+
+    A notification is sent when the fold that moved the checkpoint commits, so a seq heard
+    here is one a statement sent after it sees. ``listening`` is False while the
+    connection is down (being made again): a waiter then reads the checkpoint itself.
+    """
+
+    def __init__(self, database_url: str) -> None:
+        url = make_url(database_url).set(drivername="postgresql")
+        self.conninfo = url.render_as_string(hide_password=False)
+        self.listening = False
+        # The last seq heard of each workspace, and an event set (and replaced) when a
+        # newer one is heard, for whoever waits on that workspace.
+        self.seen: dict[str, int] = {}
+        self.changed: dict[str, asyncio.Event] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def heard(self, workspace_id: str) -> tuple[int, asyncio.Event]:
+        """The last seq heard of the workspace, and the event set when a newer one is: taken
+        together, so that nothing heard after the seq is missed."""
+        changed = self.changed.get(workspace_id)
+        if changed is None:
+            changed = self.changed[workspace_id] = asyncio.Event()
+        return self.seen.get(workspace_id, 0), changed
+
+    def _hear(self, payload: str) -> None:
+        workspace_id, _, seq = payload.partition(" ")
+        with contextlib.suppress(ValueError):
+            self.seen[workspace_id] = int(seq)
+        changed = self.changed.pop(workspace_id, None)
+        if changed is not None:
+            changed.set()
+
+    def _wake_everyone(self) -> None:
+        changed, self.changed = self.changed, {}
+        for event in changed.values():
+            event.set()
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {CHECKPOINT_CHANNEL}")
+                    self.listening = True
+                    async for notice in conn.notifies():
+                        self._hear(notice.payload)
+            except Exception:
+                log.warning("not hearing the search index's checkpoints; trying again in 1s")
+            finally:
+                # Whoever waits reads the checkpoint itself until the connection is back.
+                self.listening = False
+                self._wake_everyone()
+            await asyncio.sleep(1)
+
+
 class SearchReader:
     """Searches, each one statement on a connection of ``engine``.
 
@@ -179,8 +259,9 @@ class SearchReader:
     pool (a dead one is found by the statement, which goes once more on a new one).
     """
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, progress: IndexProgress | None = None) -> None:
         self.engine = engine
+        self.progress = progress
         self.tokens: OrderedDict[str, Searcher] = OrderedDict()
         # The rooms each remembered credential was last seen in: the planner's guess.
         self.rooms: dict[str, list[str]] = {}
@@ -229,14 +310,40 @@ class SearchReader:
 
         return await once_more(self.engine, read)
 
-    async def wait_for(self, workspace_id: str, seq: int, timeout: float) -> int:
-        """Wait (a bounded while) until the index has folded in ``seq``; its checkpoint."""
+    async def wait_for(self, workspace_id: str, seq: int, timeout: float) -> None:
+        """Wait (a bounded while) until the index has folded in ``seq``.
+
+        Woken by the index's notification the moment the fold that reaches ``seq`` commits;
+        without one within ``RECHECK_SECONDS`` (or while not listening, every
+        ``POLL_SECONDS``) the checkpoint is read. The search is sent again after the wait,
+        whatever ended it, and says the seq it answers as of, so a wait cut short costs
+        freshness said, never a stale answer passed off as fresh.
+        """
         deadline = time.monotonic() + timeout
-        reached = await self.checkpoint(workspace_id)
-        while reached < seq and time.monotonic() < deadline:
-            await asyncio.sleep(0.005)
-            reached = await self.checkpoint(workspace_id)
-        return reached
+        while True:
+            progress = self.progress
+            if progress is not None and progress.listening:
+                heard, changed = progress.heard(workspace_id)
+                if heard >= seq:
+                    SEARCH_WAITS.labels("heard").inc()
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    SEARCH_WAITS.labels("timeout").inc()
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), min(left, RECHECK_SECONDS))
+                    continue
+            else:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    SEARCH_WAITS.labels("timeout").inc()
+                    return
+                await asyncio.sleep(min(left, POLL_SECONDS))
+            SEARCH_WAIT_READS.inc()
+            if await self.checkpoint(workspace_id) >= seq:
+                SEARCH_WAITS.labels("read").inc()
+                return
 
     async def search(
         self,

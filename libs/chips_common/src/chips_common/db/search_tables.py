@@ -67,6 +67,10 @@ search_threads = Table(
     Index("search_threads_room", "room_id"),
 )
 
+# Every change of a checkpoint is notified on this channel as "<workspace_id> <seq>", when
+# its transaction commits (a trigger: migration 1580, docs/adr/0111).
+CHECKPOINT_CHANNEL = "search_checkpoint"
+
 search_checkpoints = Table(
     "search_checkpoints",
     metadata,
