@@ -21,7 +21,9 @@ from chips_referee.rooms import Clock
 
 async def run(settings: RefereeSettings) -> None:
     provider = setup_tracing("referee")
-    engine = build_engine(settings, pool_size=4)
+    # No ping as a connection leaves the pool: the handler sends its work again on a new
+    # connection when the first statement finds its connection dead (consumer.py).
+    engine = build_engine(settings, pool_size=4, pre_ping=False)
     nc = await build_nats(settings, name="chips-referee")
     js = jetstream(nc)
     names = Names.from_settings(settings)

@@ -19,12 +19,13 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.db.referee_tables import referee_checkpoints, referee_rooms
+from chips_common.db.retry import once_more
 from chips_common.db.spend_reads import read_job
 from chips_common.service.consumer import Handler
 from chips_referee.appender import Appender
@@ -37,54 +38,47 @@ log = logging.getLogger(__name__)
 WANTED = None
 
 
+# The statements of every event, built once (rooms.py says why).
+_c = referee_checkpoints.c
+_e = t.events.c
+LOCK_CHECKPOINT = (
+    select(_c.seq).where(_c.workspace_id == bindparam("workspace_id")).with_for_update()
+)
+HEAD = select(func.max(_e.seq)).where(_e.workspace_id == bindparam("workspace_id"))
+DUE_WORKSPACES = (
+    select(referee_rooms.c.workspace_id)
+    .where(referee_rooms.c.due_at <= bindparam("now"))
+    .group_by(referee_rooms.c.workspace_id)
+)
+_upsert = pg_insert(referee_checkpoints).values(
+    workspace_id=bindparam("workspace_id"), seq=bindparam("seq")
+)
+SAVE_CHECKPOINT = _upsert.on_conflict_do_update(
+    index_elements=["workspace_id"], set_={"seq": _upsert.excluded.seq}
+)
+
+
 async def catch_up(
     conn: AsyncConnection, appender: Appender, workspace_id: str, upto: int | None, clock: Clock
 ) -> None:
     """Read the workspace's log from the checkpoint to ``upto`` (None: its head), holding
     the checkpoint's row, and do what it calls for."""
-    done = (
-        await conn.execute(
-            select(referee_checkpoints.c.seq)
-            .where(referee_checkpoints.c.workspace_id == workspace_id)
-            .with_for_update()
-        )
-    ).scalar() or 0
-    e = t.events.c
+    at = {"workspace_id": workspace_id}
+    done = (await conn.execute(LOCK_CHECKPOINT, at)).scalar() or 0
     if upto is None:
-        upto = (
-            await conn.execute(select(func.max(e.seq)).where(e.workspace_id == workspace_id))
-        ).scalar() or 0
+        upto = (await conn.execute(HEAD, at)).scalar() or 0
     if done >= upto:
         return
-    await fold_rooms(conn, appender, workspace_id, done, upto, clock)
-    await weigh_spend(conn, appender, workspace_id, done, upto)
-    stmt = pg_insert(referee_checkpoints).values(workspace_id=workspace_id, seq=upto)
-    await conn.execute(
-        stmt.on_conflict_do_update(index_elements=["workspace_id"], set_={"seq": upto})
-    )
+    spent_in = await fold_rooms(conn, appender, workspace_id, done, upto, clock)
+    await weigh_spend(conn, appender, workspace_id, spent_in)
+    await conn.execute(SAVE_CHECKPOINT, {**at, "seq": upto})
 
 
 async def weigh_spend(
-    conn: AsyncConnection, appender: Appender, workspace_id: str, done: int, upto: int
+    conn: AsyncConnection, appender: Appender, workspace_id: str, spent_in: set[str]
 ) -> None:
     """After usage in a room, what its job calls for (docs/adr/0083)."""
-    e = t.events.c
-    rooms = (
-        await conn.execute(
-            select(e.space_id)
-            .where(
-                and_(
-                    e.workspace_id == workspace_id,
-                    e.seq > done,
-                    e.seq <= upto,
-                    e.type == "usage",
-                    e.space_id.is_not(None),
-                )
-            )
-            .group_by(e.space_id)
-        )
-    ).scalars()
-    for space_id in sorted(rooms):
+    for space_id in sorted(spent_in):
         # The job as it stands now: one a person has since ended is not weighed.
         read = await read_job(conn, workspace_id, space_id)
         crossing = crossing_events(space_id, read)
@@ -104,8 +98,14 @@ async def weigh_spend(
 
 def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock) -> Handler:
     async def handle(workspace_id: str, seq: int) -> None:
-        async with engine.begin() as conn:
+        async def work(conn: AsyncConnection) -> None:
             await catch_up(conn, appender, workspace_id, seq, clock)
+            await conn.commit()
+
+        # The engine does not ping a connection as it leaves the pool; a dead one fails
+        # the first statement, before anything is decided, and the work goes again on a
+        # new one (and what was decided twice is answered duplicate anyway).
+        await once_more(engine, work)
 
     return handle
 
@@ -115,19 +115,19 @@ def build_tick(
 ) -> Callable[[], Awaitable[int]]:
     """One look at every workspace with a room whose moment has come; how many it saw."""
 
+    async def due(conn: AsyncConnection) -> list[str]:
+        return sorted((await conn.execute(DUE_WORKSPACES, {"now": now_utc()})).scalars())
+
     async def tick() -> int:
-        r = referee_rooms.c
-        async with engine.connect() as conn:
-            due = (
-                await conn.execute(
-                    select(r.workspace_id).where(r.due_at <= now_utc()).group_by(r.workspace_id)
-                )
-            ).scalars()
-            workspaces = sorted(due)
+        workspaces = await once_more(engine, due)
         for workspace_id in workspaces:
-            async with engine.begin() as conn:
+
+            async def work(conn: AsyncConnection, workspace_id: str = workspace_id) -> None:
                 await catch_up(conn, appender, workspace_id, None, clock)
                 await look_again(conn, appender, workspace_id, clock)
+                await conn.commit()
+
+            await once_more(engine, work)
         return len(workspaces)
 
     return tick
