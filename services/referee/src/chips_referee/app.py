@@ -15,7 +15,7 @@ from chips_common.service.health import build_health_app
 from chips_common.service.runner import serve_with_health
 from chips_referee.appender import Appender
 from chips_referee.config import RefereeSettings
-from chips_referee.consumer import WANTED, build_handler, build_tick, run_clock
+from chips_referee.consumer import WANTED, Memory, build_handler, build_tick, run_clock
 from chips_referee.rooms import Clock
 
 
@@ -31,8 +31,9 @@ async def run(settings: RefereeSettings) -> None:
     appender = Appender(nc, js, names, settings.append_timeout_seconds)
     await appender.start()
     clock = Clock(quiet=settings.lead_handoff_seconds, silent=settings.turn_silent_seconds)
-    handler = build_handler(engine, appender, clock)
-    tick = build_tick(engine, appender, clock)
+    memory = Memory()
+    handler = build_handler(engine, appender, clock, memory)
+    tick = build_tick(engine, appender, clock, memory)
 
     async def db_ok() -> bool:
         async with engine.connect() as conn:

@@ -8,6 +8,13 @@ eventlog under deterministic keys; its checkpoint and rooms are saved in one tra
 after the appends are answered, so a crash in between decides the same again and logs
 nothing twice.
 
+What it read and wrote of each room's row it keeps in memory, beside the version of the
+workspace's checkpoint row that transaction wrote (its ``xmin``). Every write of a room's
+row writes that row too, in the same transaction, so when the checkpoint row it locks
+still has that version, nobody has written a room since, and it folds on what it keeps
+instead of reading the rooms again. Any other version (another replica, rows dropped, a
+transaction that failed) and it reads them from their rows.
+
 Its clock (``tick``) looks, every moment, for rooms whose moment has come, and first reads
 the workspace's log up to its head, so it never hands over words a newer event took back.
 """
@@ -18,8 +25,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Text, bindparam, func, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -29,7 +37,7 @@ from chips_common.db.retry import once_more
 from chips_common.db.spend_reads import read_job
 from chips_common.service.consumer import Handler
 from chips_referee.appender import Appender
-from chips_referee.rooms import Clock, fold_rooms, look_again, now_utc
+from chips_referee.rooms import Clock, Kept, fold_rooms, look_again, now_utc
 from chips_referee.spend import crossing_events
 
 log = logging.getLogger(__name__)
@@ -41,8 +49,16 @@ WANTED = None
 # The statements of every event, built once (rooms.py says why).
 _c = referee_checkpoints.c
 _e = t.events.c
+# The checkpoint row's version: the transaction that last wrote it.
+_version = literal_column("xmin::text", Text).label("version")
 LOCK_CHECKPOINT = (
-    select(_c.seq).where(_c.workspace_id == bindparam("workspace_id")).with_for_update()
+    select(_c.seq, _version).where(_c.workspace_id == bindparam("workspace_id")).with_for_update()
+)
+# A look that wrote rooms and not the checkpoint: a new version all the same.
+TOUCH_CHECKPOINT = (
+    update(referee_checkpoints)
+    .where(_c.workspace_id == bindparam("workspace_id"))
+    .values(seq=_c.seq)
 )
 HEAD = select(func.max(_e.seq)).where(_e.workspace_id == bindparam("workspace_id"))
 DUE_WORKSPACES = (
@@ -55,23 +71,62 @@ _upsert = pg_insert(referee_checkpoints).values(
 )
 SAVE_CHECKPOINT = _upsert.on_conflict_do_update(
     index_elements=["workspace_id"], set_={"seq": _upsert.excluded.seq}
-)
+).returning(_version)
+
+
+@dataclass(frozen=True)
+class Known:
+    """A workspace's rooms as the transaction that wrote checkpoint ``version`` left
+    their rows (None: no row)."""
+
+    version: str
+    rooms: dict[str, Kept | None]
+
+
+class Memory:
+    """What the referee knows of each workspace's rooms, and as of which version."""
+
+    def __init__(self) -> None:
+        self.workspaces: dict[str, Known] = {}
+
+    def rooms_at(self, workspace_id: str, version: str | None) -> dict[str, Kept | None]:
+        """A copy of the rooms known at ``version`` (nothing, at any other)."""
+        known = self.workspaces.get(workspace_id)
+        if known is None or version is None or known.version != version:
+            return {}
+        return dict(known.rooms)
+
+    def keep(self, workspace_id: str, known: Known | None) -> None:
+        """After a commit: what it wrote, or forget the workspace (None)."""
+        if known is None:
+            self.workspaces.pop(workspace_id, None)
+        else:
+            self.workspaces[workspace_id] = known
 
 
 async def catch_up(
-    conn: AsyncConnection, appender: Appender, workspace_id: str, upto: int | None, clock: Clock
-) -> None:
+    conn: AsyncConnection,
+    appender: Appender,
+    workspace_id: str,
+    upto: int | None,
+    clock: Clock,
+    memory: Memory,
+) -> Known | None:
     """Read the workspace's log from the checkpoint to ``upto`` (None: its head), holding
-    the checkpoint's row, and do what it calls for."""
+    the checkpoint's row, and do what it calls for; what to keep once it commits (None:
+    what is kept still holds)."""
     at = {"workspace_id": workspace_id}
-    done = (await conn.execute(LOCK_CHECKPOINT, at)).scalar() or 0
+    row = (await conn.execute(LOCK_CHECKPOINT, at)).first()
+    done, version = (row.seq, row.version) if row is not None else (0, None)
     if upto is None:
         upto = (await conn.execute(HEAD, at)).scalar() or 0
     if done >= upto:
-        return
-    spent_in = await fold_rooms(conn, appender, workspace_id, done, upto, clock)
+        return None
+    rooms = memory.rooms_at(workspace_id, version)
+    spent_in = await fold_rooms(conn, appender, workspace_id, done, upto, clock, rooms)
     await weigh_spend(conn, appender, workspace_id, spent_in)
-    await conn.execute(SAVE_CHECKPOINT, {**at, "seq": upto})
+    written = (await conn.execute(SAVE_CHECKPOINT, {**at, "seq": upto})).scalar_one()
+    return Known(written, rooms)
 
 
 async def weigh_spend(
@@ -96,11 +151,13 @@ async def weigh_spend(
             )
 
 
-def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock) -> Handler:
+def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock, memory: Memory) -> Handler:
     async def handle(workspace_id: str, seq: int) -> None:
         async def work(conn: AsyncConnection) -> None:
-            await catch_up(conn, appender, workspace_id, seq, clock)
+            known = await catch_up(conn, appender, workspace_id, seq, clock, memory)
             await conn.commit()
+            if known is not None:
+                memory.keep(workspace_id, known)
 
         # The engine does not ping a connection as it leaves the pool; a dead one fails
         # the first statement, before anything is decided, and the work goes again on a
@@ -111,7 +168,7 @@ def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock) -> Hand
 
 
 def build_tick(
-    engine: AsyncEngine, appender: Appender, clock: Clock
+    engine: AsyncEngine, appender: Appender, clock: Clock, memory: Memory
 ) -> Callable[[], Awaitable[int]]:
     """One look at every workspace with a room whose moment has come; how many it saw."""
 
@@ -123,9 +180,13 @@ def build_tick(
         for workspace_id in workspaces:
 
             async def work(conn: AsyncConnection, workspace_id: str = workspace_id) -> None:
-                await catch_up(conn, appender, workspace_id, None, clock)
-                await look_again(conn, appender, workspace_id, clock)
+                known = await catch_up(conn, appender, workspace_id, None, clock, memory)
+                wrote = await look_again(conn, appender, workspace_id, clock)
+                if wrote:  # the rooms' rows moved on: so does the checkpoint's version
+                    await conn.execute(TOUCH_CHECKPOINT, {"workspace_id": workspace_id})
                 await conn.commit()
+                # What the look wrote is read again by the next event (looks are rare).
+                memory.keep(workspace_id, None if wrote else known)
 
             await once_more(engine, work)
         return len(workspaces)

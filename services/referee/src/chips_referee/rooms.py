@@ -151,19 +151,21 @@ async def save_room(
     room: Room,
     clock: Clock,
     kept: Kept | None = None,
-) -> None:
+) -> Kept:
     """Keep the room (without turns long silent) and when the next thing is due there;
-    nothing is written when that is what its row (``kept``) already holds."""
+    nothing is written when that is what its row (``kept``) already holds. What the row
+    holds now."""
     now = now_utc()
     room = forget_silent(room, now, clock.silent + clock.quiet)
     due = due_at(room, now, clock)
     body = room.to_json()
     if kept is not None and kept.body == body and kept.due_at == due:
-        return
+        return kept
     await conn.execute(
         SAVE_ROOM,
         {"workspace_id": workspace_id, "space_id": space_id, "body": body, "due_at": due},
     )
+    return Kept(room, body, due)
 
 
 def due_at(room: Room, now: datetime, clock: Clock) -> datetime | None:
@@ -186,13 +188,20 @@ async def fold_rooms(
     after: int,
     upto: int,
     clock: Clock,
+    rooms: dict[str, Kept | None],
 ) -> set[str]:
     """Fold the rooms' events from ``after`` to ``upto`` and tell any change in who works,
     a chunk of the log at a time (the first look at a long log reads it all); the rooms
-    with usage among them."""
+    with usage among them.
+
+    ``rooms``: what the rows of the rooms already read hold (None: no row), kept up to
+    date as they are written; a room not in it is read from its row.
+    """
     spent_in: set[str] = set()
     for lo in range(after, upto, CHUNK):
-        spent_in |= await fold_chunk(conn, appender, workspace_id, lo, min(lo + CHUNK, upto), clock)
+        spent_in |= await fold_chunk(
+            conn, appender, workspace_id, lo, min(lo + CHUNK, upto), clock, rooms
+        )
     return spent_in
 
 
@@ -203,21 +212,26 @@ async def fold_chunk(
     after: int,
     upto: int,
     clock: Clock,
+    rooms: dict[str, Kept | None],
 ) -> set[str]:
     read = await read_room_events(conn, workspace_id, after, upto)
     if not read.by_room:
         return read.spent_in
-    rooms = await load_rooms(conn, workspace_id, read.by_room)
+    unread = [s for s in read.by_room if s not in rooms]
+    if unread:
+        found = await load_rooms(conn, workspace_id, unread)
+        rooms.update({s: found.get(s) for s in unread})
     for space_id, events in sorted(read.by_room.items()):
         if any(e["type"] == "space.erased" for e in events):
             await conn.execute(DELETE_ROOM, {"workspace_id": workspace_id, "space_id": space_id})
+            rooms[space_id] = None
             continue
-        kept = rooms.get(space_id)
+        kept = rooms[space_id]
         room = kept.room if kept is not None else Room()
         for event in events:
             room = fold(room, event)
         room = await tell_working(appender, workspace_id, space_id, room, now_utc(), clock)
-        await save_room(conn, workspace_id, space_id, room, clock, kept)
+        rooms[space_id] = await save_room(conn, workspace_id, space_id, room, clock, kept)
     return read.spent_in
 
 
@@ -245,16 +259,19 @@ async def tell_working(
 
 async def look_again(
     conn: AsyncConnection, appender: Appender, workspace_id: str, clock: Clock
-) -> None:
+) -> bool:
     """Each room of the workspace whose moment has come, as of now: tell a turn fallen
-    silent, and hand the lead the words nobody took."""
+    silent, and hand the lead the words nobody took. Whether it wrote any room's row."""
     now = now_utc()
     rows = await conn.execute(DUE_ROOMS, {"workspace_id": workspace_id, "now": now})
+    wrote = False
     for row in rows.all():
         kept = Kept(Room.from_json(row.body), row.body, row.due_at)
         room = await tell_working(appender, workspace_id, row.space_id, kept.room, now, clock)
         room = await hand_off(appender, workspace_id, row.space_id, room, now, clock)
-        await save_room(conn, workspace_id, row.space_id, room, clock, kept)
+        saved = await save_room(conn, workspace_id, row.space_id, room, clock, kept)
+        wrote = wrote or saved is not kept
+    return wrote
 
 
 async def hand_off(
