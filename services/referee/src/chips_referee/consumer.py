@@ -185,8 +185,10 @@ def build_tick(
                 if wrote:  # the rooms' rows moved on: so does the checkpoint's version
                     await conn.execute(TOUCH_CHECKPOINT, {"workspace_id": workspace_id})
                 await conn.commit()
-                # What the look wrote is read again by the next event (looks are rare).
-                memory.keep(workspace_id, None if wrote else known)
+                # What the look wrote is read again by the next event (looks are rare);
+                # a look that wrote nothing leaves what is kept as it was.
+                if wrote or known is not None:
+                    memory.keep(workspace_id, None if wrote else known)
 
             await once_more(engine, work)
         return len(workspaces)
