@@ -15,13 +15,15 @@ from chips_common.service.health import build_health_app
 from chips_common.service.runner import serve_with_health
 from chips_referee.appender import Appender
 from chips_referee.config import RefereeSettings
-from chips_referee.consumer import WANTED, build_handler, build_tick, run_clock
+from chips_referee.consumer import WANTED, Memory, build_handler, build_tick, run_clock
 from chips_referee.rooms import Clock
 
 
 async def run(settings: RefereeSettings) -> None:
     provider = setup_tracing("referee")
-    engine = build_engine(settings, pool_size=4)
+    # No ping as a connection leaves the pool: the handler sends its work again on a new
+    # connection when the first statement finds its connection dead (consumer.py).
+    engine = build_engine(settings, pool_size=4, pre_ping=False)
     nc = await build_nats(settings, name="chips-referee")
     js = jetstream(nc)
     names = Names.from_settings(settings)
@@ -29,8 +31,9 @@ async def run(settings: RefereeSettings) -> None:
     appender = Appender(nc, js, names, settings.append_timeout_seconds)
     await appender.start()
     clock = Clock(quiet=settings.lead_handoff_seconds, silent=settings.turn_silent_seconds)
-    handler = build_handler(engine, appender, clock)
-    tick = build_tick(engine, appender, clock)
+    memory = Memory()
+    handler = build_handler(engine, appender, clock, memory)
+    tick = build_tick(engine, appender, clock, memory)
 
     async def db_ok() -> bool:
         async with engine.connect() as conn:

@@ -8,6 +8,13 @@ eventlog under deterministic keys; its checkpoint and rooms are saved in one tra
 after the appends are answered, so a crash in between decides the same again and logs
 nothing twice.
 
+What it read and wrote of each room's row it keeps in memory, beside the version of the
+workspace's checkpoint row that transaction wrote (its ``xmin``). Every write of a room's
+row writes that row too, in the same transaction, so when the checkpoint row it locks
+still has that version, nobody has written a room since, and it folds on what it keeps
+instead of reading the rooms again. Any other version (another replica, rows dropped, a
+transaction that failed) and it reads them from their rows.
+
 Its clock (``tick``) looks, every moment, for rooms whose moment has come, and first reads
 the workspace's log up to its head, so it never hands over words a newer event took back.
 """
@@ -18,17 +25,19 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import Text, bindparam, func, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.db.referee_tables import referee_checkpoints, referee_rooms
+from chips_common.db.retry import once_more
 from chips_common.db.spend_reads import read_job
 from chips_common.service.consumer import Handler
 from chips_referee.appender import Appender
-from chips_referee.rooms import Clock, fold_rooms, look_again, now_utc
+from chips_referee.rooms import Clock, Kept, fold_rooms, look_again, now_utc
 from chips_referee.spend import crossing_events
 
 log = logging.getLogger(__name__)
@@ -37,54 +46,94 @@ log = logging.getLogger(__name__)
 WANTED = None
 
 
+# The statements of every event, built once (rooms.py says why).
+_c = referee_checkpoints.c
+_e = t.events.c
+# The checkpoint row's version: the transaction that last wrote it.
+_version = literal_column("xmin::text", Text).label("version")
+LOCK_CHECKPOINT = (
+    select(_c.seq, _version).where(_c.workspace_id == bindparam("workspace_id")).with_for_update()
+)
+# A look that wrote rooms and not the checkpoint: a new version all the same.
+TOUCH_CHECKPOINT = (
+    update(referee_checkpoints)
+    .where(_c.workspace_id == bindparam("workspace_id"))
+    .values(seq=_c.seq)
+)
+HEAD = select(func.max(_e.seq)).where(_e.workspace_id == bindparam("workspace_id"))
+DUE_WORKSPACES = (
+    select(referee_rooms.c.workspace_id)
+    .where(referee_rooms.c.due_at <= bindparam("now"))
+    .group_by(referee_rooms.c.workspace_id)
+)
+_upsert = pg_insert(referee_checkpoints).values(
+    workspace_id=bindparam("workspace_id"), seq=bindparam("seq")
+)
+SAVE_CHECKPOINT = _upsert.on_conflict_do_update(
+    index_elements=["workspace_id"], set_={"seq": _upsert.excluded.seq}
+).returning(_version)
+
+
+@dataclass(frozen=True)
+class Known:
+    """A workspace's rooms as the transaction that wrote checkpoint ``version`` left
+    their rows (None: no row)."""
+
+    version: str
+    rooms: dict[str, Kept | None]
+
+
+class Memory:
+    """What the referee knows of each workspace's rooms, and as of which version."""
+
+    def __init__(self) -> None:
+        self.workspaces: dict[str, Known] = {}
+
+    def rooms_at(self, workspace_id: str, version: str | None) -> dict[str, Kept | None]:
+        """A copy of the rooms known at ``version`` (nothing, at any other)."""
+        known = self.workspaces.get(workspace_id)
+        if known is None or version is None or known.version != version:
+            return {}
+        return dict(known.rooms)
+
+    def keep(self, workspace_id: str, known: Known | None) -> None:
+        """After a commit: what it wrote, or forget the workspace (None)."""
+        if known is None:
+            self.workspaces.pop(workspace_id, None)
+        else:
+            self.workspaces[workspace_id] = known
+
+
 async def catch_up(
-    conn: AsyncConnection, appender: Appender, workspace_id: str, upto: int | None, clock: Clock
-) -> None:
+    conn: AsyncConnection,
+    appender: Appender,
+    workspace_id: str,
+    upto: int | None,
+    clock: Clock,
+    memory: Memory,
+) -> Known | None:
     """Read the workspace's log from the checkpoint to ``upto`` (None: its head), holding
-    the checkpoint's row, and do what it calls for."""
-    done = (
-        await conn.execute(
-            select(referee_checkpoints.c.seq)
-            .where(referee_checkpoints.c.workspace_id == workspace_id)
-            .with_for_update()
-        )
-    ).scalar() or 0
-    e = t.events.c
+    the checkpoint's row, and do what it calls for; what to keep once it commits (None:
+    what is kept still holds)."""
+    at = {"workspace_id": workspace_id}
+    row = (await conn.execute(LOCK_CHECKPOINT, at)).first()
+    done, version = (row.seq, row.version) if row is not None else (0, None)
     if upto is None:
-        upto = (
-            await conn.execute(select(func.max(e.seq)).where(e.workspace_id == workspace_id))
-        ).scalar() or 0
+        upto = (await conn.execute(HEAD, at)).scalar() or 0
     if done >= upto:
-        return
-    await fold_rooms(conn, appender, workspace_id, done, upto, clock)
-    await weigh_spend(conn, appender, workspace_id, done, upto)
-    stmt = pg_insert(referee_checkpoints).values(workspace_id=workspace_id, seq=upto)
-    await conn.execute(
-        stmt.on_conflict_do_update(index_elements=["workspace_id"], set_={"seq": upto})
-    )
+        return None
+    rooms = memory.rooms_at(workspace_id, version)
+    spent_in = await fold_rooms(conn, appender, workspace_id, done, upto, clock, rooms)
+    await weigh_spend(conn, appender, workspace_id, spent_in)
+    written = (await conn.execute(SAVE_CHECKPOINT, {**at, "seq": upto})).scalar_one()
+    return Known(written, rooms)
 
 
 async def weigh_spend(
-    conn: AsyncConnection, appender: Appender, workspace_id: str, done: int, upto: int
+    conn: AsyncConnection, appender: Appender, workspace_id: str, spent_in: set[str]
 ) -> None:
     """After usage in a room, what its job calls for (docs/adr/0083)."""
-    e = t.events.c
-    rooms = (
-        await conn.execute(
-            select(e.space_id)
-            .where(
-                and_(
-                    e.workspace_id == workspace_id,
-                    e.seq > done,
-                    e.seq <= upto,
-                    e.type == "usage",
-                    e.space_id.is_not(None),
-                )
-            )
-            .group_by(e.space_id)
-        )
-    ).scalars()
-    for space_id in sorted(rooms):
+    for space_id in sorted(spent_in):
         # The job as it stands now: one a person has since ended is not weighed.
         read = await read_job(conn, workspace_id, space_id)
         crossing = crossing_events(space_id, read)
@@ -102,32 +151,46 @@ async def weigh_spend(
             )
 
 
-def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock) -> Handler:
+def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock, memory: Memory) -> Handler:
     async def handle(workspace_id: str, seq: int) -> None:
-        async with engine.begin() as conn:
-            await catch_up(conn, appender, workspace_id, seq, clock)
+        async def work(conn: AsyncConnection) -> None:
+            known = await catch_up(conn, appender, workspace_id, seq, clock, memory)
+            await conn.commit()
+            if known is not None:
+                memory.keep(workspace_id, known)
+
+        # The engine does not ping a connection as it leaves the pool; a dead one fails
+        # the first statement, before anything is decided, and the work goes again on a
+        # new one (and what was decided twice is answered duplicate anyway).
+        await once_more(engine, work)
 
     return handle
 
 
 def build_tick(
-    engine: AsyncEngine, appender: Appender, clock: Clock
+    engine: AsyncEngine, appender: Appender, clock: Clock, memory: Memory
 ) -> Callable[[], Awaitable[int]]:
     """One look at every workspace with a room whose moment has come; how many it saw."""
 
+    async def due(conn: AsyncConnection) -> list[str]:
+        return sorted((await conn.execute(DUE_WORKSPACES, {"now": now_utc()})).scalars())
+
     async def tick() -> int:
-        r = referee_rooms.c
-        async with engine.connect() as conn:
-            due = (
-                await conn.execute(
-                    select(r.workspace_id).where(r.due_at <= now_utc()).group_by(r.workspace_id)
-                )
-            ).scalars()
-            workspaces = sorted(due)
+        workspaces = await once_more(engine, due)
         for workspace_id in workspaces:
-            async with engine.begin() as conn:
-                await catch_up(conn, appender, workspace_id, None, clock)
-                await look_again(conn, appender, workspace_id, clock)
+
+            async def work(conn: AsyncConnection, workspace_id: str = workspace_id) -> None:
+                known = await catch_up(conn, appender, workspace_id, None, clock, memory)
+                wrote = await look_again(conn, appender, workspace_id, clock)
+                if wrote:  # the rooms' rows moved on: so does the checkpoint's version
+                    await conn.execute(TOUCH_CHECKPOINT, {"workspace_id": workspace_id})
+                await conn.commit()
+                # What the look wrote is read again by the next event (looks are rare);
+                # a look that wrote nothing leaves what is kept as it was.
+                if wrote or known is not None:
+                    memory.keep(workspace_id, None if wrote else known)
+
+            await once_more(engine, work)
         return len(workspaces)
 
     return tick

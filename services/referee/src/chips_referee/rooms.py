@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, select
+from sqlalchemy import and_, bindparam, delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -55,57 +55,117 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
+# The statements of every event, built once: one built per call costs more CPU (its
+# cache key walks its values) than Postgres spends running it.
+_e = t.events.c
+_r = referee_rooms.c
+ROOM_EVENTS = (
+    select(_e.space_id, _e.type, _e.body)
+    .where(
+        and_(
+            _e.workspace_id == bindparam("workspace_id"),
+            _e.seq > bindparam("after"),
+            _e.seq <= bindparam("upto"),
+            _e.space_id.is_not(None),
+        )
+    )
+    .order_by(_e.seq)
+)
+LOAD_ROOMS = (
+    select(_r.space_id, _r.body, _r.due_at)
+    .where(
+        and_(
+            _r.workspace_id == bindparam("workspace_id"),
+            _r.space_id.in_(bindparam("space_ids", expanding=True)),
+        )
+    )
+    .with_for_update()
+)
+_upsert = pg_insert(referee_rooms).values(
+    workspace_id=bindparam("workspace_id"),
+    space_id=bindparam("space_id"),
+    body=bindparam("body", type_=referee_rooms.c.body.type),
+    due_at=bindparam("due_at", type_=referee_rooms.c.due_at.type),
+)
+SAVE_ROOM = _upsert.on_conflict_do_update(
+    index_elements=["workspace_id", "space_id"],
+    set_={"body": _upsert.excluded.body, "due_at": _upsert.excluded.due_at},
+)
+DELETE_ROOM = delete(referee_rooms).where(
+    and_(_r.workspace_id == bindparam("workspace_id"), _r.space_id == bindparam("space_id"))
+)
+DUE_ROOMS = (
+    select(_r.space_id, _r.body, _r.due_at)
+    .where(and_(_r.workspace_id == bindparam("workspace_id"), _r.due_at <= bindparam("now")))
+    .with_for_update(skip_locked=True)
+)
+
+
+@dataclass
+class RoomEvents:
+    """A stretch of a workspace's log in rooms: each room's events in seq order, and the
+    rooms with usage among them (whose jobs are weighed after)."""
+
+    by_room: dict[str, list[dict[str, Any]]]
+    spent_in: set[str]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A room as its row holds it: what to fold on, and the row's own values, so that a
+    room its events left as it was is not written again."""
+
+    room: Room
+    body: dict[str, Any]
+    due_at: datetime | None
+
+
 async def read_room_events(
     conn: AsyncConnection, workspace_id: str, after: int, upto: int
-) -> dict[str, list[dict[str, Any]]]:
+) -> RoomEvents:
     """The workspace's events in rooms from ``after`` (exclusive) to ``upto``, by room."""
-    e = t.events.c
     rows = await conn.execute(
-        select(e.space_id, e.body)
-        .where(
-            and_(
-                e.workspace_id == workspace_id,
-                e.seq > after,
-                e.seq <= upto,
-                e.space_id.is_not(None),
-            )
-        )
-        .order_by(e.seq)
+        ROOM_EVENTS, {"workspace_id": workspace_id, "after": after, "upto": upto}
     )
-    found: dict[str, list[dict[str, Any]]] = {}
+    found = RoomEvents({}, set())
     for row in rows:
-        found.setdefault(row.space_id, []).append(canonical(row.body))
+        found.by_room.setdefault(row.space_id, []).append(canonical(row.body))
+        if row.type == "usage":
+            found.spent_in.add(row.space_id)
     return found
 
 
 async def load_rooms(
     conn: AsyncConnection, workspace_id: str, space_ids: Iterable[str]
-) -> dict[str, Room]:
-    r = referee_rooms.c
+) -> dict[str, Kept]:
     rows = await conn.execute(
-        select(r.space_id, r.body)
-        .where(and_(r.workspace_id == workspace_id, r.space_id.in_(sorted(space_ids))))
-        .with_for_update()
+        LOAD_ROOMS, {"workspace_id": workspace_id, "space_ids": sorted(space_ids)}
     )
-    return {row.space_id: Room.from_json(row.body) for row in rows}
+    return {row.space_id: Kept(Room.from_json(row.body), row.body, row.due_at) for row in rows}
 
 
 async def save_room(
-    conn: AsyncConnection, workspace_id: str, space_id: str, room: Room, clock: Clock
-) -> None:
-    """Keep the room (without turns long silent) and when the next thing is due there."""
+    conn: AsyncConnection,
+    workspace_id: str,
+    space_id: str,
+    room: Room,
+    clock: Clock,
+    kept: Kept | None = None,
+) -> Kept:
+    """Keep the room (without turns long silent) and when the next thing is due there;
+    nothing is written when that is what its row (``kept``) already holds. What the row
+    holds now."""
     now = now_utc()
     room = forget_silent(room, now, clock.silent + clock.quiet)
     due = due_at(room, now, clock)
-    stmt = pg_insert(referee_rooms).values(
-        workspace_id=workspace_id, space_id=space_id, body=room.to_json(), due_at=due
-    )
+    body = room.to_json()
+    if kept is not None and kept.body == body and kept.due_at == due:
+        return kept
     await conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=["workspace_id", "space_id"],
-            set_={"body": stmt.excluded.body, "due_at": stmt.excluded.due_at},
-        )
+        SAVE_ROOM,
+        {"workspace_id": workspace_id, "space_id": space_id, "body": body, "due_at": due},
     )
+    return Kept(room, body, due)
 
 
 def due_at(room: Room, now: datetime, clock: Clock) -> datetime | None:
@@ -128,11 +188,21 @@ async def fold_rooms(
     after: int,
     upto: int,
     clock: Clock,
-) -> None:
+    rooms: dict[str, Kept | None],
+) -> set[str]:
     """Fold the rooms' events from ``after`` to ``upto`` and tell any change in who works,
-    a chunk of the log at a time (the first look at a long log reads it all)."""
+    a chunk of the log at a time (the first look at a long log reads it all); the rooms
+    with usage among them.
+
+    ``rooms``: what the rows of the rooms already read hold (None: no row), kept up to
+    date as they are written; a room not in it is read from its row.
+    """
+    spent_in: set[str] = set()
     for lo in range(after, upto, CHUNK):
-        await fold_chunk(conn, appender, workspace_id, lo, min(lo + CHUNK, upto), clock)
+        spent_in |= await fold_chunk(
+            conn, appender, workspace_id, lo, min(lo + CHUNK, upto), clock, rooms
+        )
+    return spent_in
 
 
 async def fold_chunk(
@@ -142,25 +212,27 @@ async def fold_chunk(
     after: int,
     upto: int,
     clock: Clock,
-) -> None:
-    by_room = await read_room_events(conn, workspace_id, after, upto)
-    if not by_room:
-        return
-    rooms = await load_rooms(conn, workspace_id, by_room)
-    r = referee_rooms.c
-    for space_id, events in sorted(by_room.items()):
+    rooms: dict[str, Kept | None],
+) -> set[str]:
+    read = await read_room_events(conn, workspace_id, after, upto)
+    if not read.by_room:
+        return read.spent_in
+    unread = [s for s in read.by_room if s not in rooms]
+    if unread:
+        found = await load_rooms(conn, workspace_id, unread)
+        rooms.update({s: found.get(s) for s in unread})
+    for space_id, events in sorted(read.by_room.items()):
         if any(e["type"] == "space.erased" for e in events):
-            await conn.execute(
-                delete(referee_rooms).where(
-                    and_(r.workspace_id == workspace_id, r.space_id == space_id)
-                )
-            )
+            await conn.execute(DELETE_ROOM, {"workspace_id": workspace_id, "space_id": space_id})
+            rooms[space_id] = None
             continue
-        room = rooms.get(space_id) or Room()
+        kept = rooms[space_id]
+        room = kept.room if kept is not None else Room()
         for event in events:
             room = fold(room, event)
         room = await tell_working(appender, workspace_id, space_id, room, now_utc(), clock)
-        await save_room(conn, workspace_id, space_id, room, clock)
+        rooms[space_id] = await save_room(conn, workspace_id, space_id, room, clock, kept)
+    return read.spent_in
 
 
 async def tell_working(
@@ -187,21 +259,19 @@ async def tell_working(
 
 async def look_again(
     conn: AsyncConnection, appender: Appender, workspace_id: str, clock: Clock
-) -> None:
+) -> bool:
     """Each room of the workspace whose moment has come, as of now: tell a turn fallen
-    silent, and hand the lead the words nobody took."""
-    r = referee_rooms.c
+    silent, and hand the lead the words nobody took. Whether it wrote any room's row."""
     now = now_utc()
-    rows = await conn.execute(
-        select(r.space_id, r.body)
-        .where(and_(r.workspace_id == workspace_id, r.due_at <= now))
-        .with_for_update(skip_locked=True)
-    )
+    rows = await conn.execute(DUE_ROOMS, {"workspace_id": workspace_id, "now": now})
+    wrote = False
     for row in rows.all():
-        room = Room.from_json(row.body)
-        room = await tell_working(appender, workspace_id, row.space_id, room, now, clock)
+        kept = Kept(Room.from_json(row.body), row.body, row.due_at)
+        room = await tell_working(appender, workspace_id, row.space_id, kept.room, now, clock)
         room = await hand_off(appender, workspace_id, row.space_id, room, now, clock)
-        await save_room(conn, workspace_id, row.space_id, room, clock)
+        saved = await save_room(conn, workspace_id, row.space_id, room, clock, kept)
+        wrote = wrote or saved is not kept
+    return wrote
 
 
 async def hand_off(
