@@ -69,7 +69,10 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
 
 
 def _among(column: Any, ids: list[str]) -> Any:
-    """``column = ANY(:ids)``: one parameter, one plan, whatever the chunk's size."""
+    """``column = ANY(:ids)``: one parameter, one plan, whatever the chunk's size; for
+    one workspace (a batch reading its own) the plain ``column = :id``, planned as such."""
+    if len(ids) == 1:
+        return column == ids[0]
     return column == any_(bindparam(None, ids, type_=ARRAY(Text)))
 
 
