@@ -18,9 +18,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from opentelemetry.trace import INVALID_SPAN
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.append import Actor, AppendRequest, IssuedCredential
+from chips_eventlog.consumer import Pending
 from chips_eventlog.door import Door
 from chips_eventlog.refused import Refused
 from chips_eventlog.state import DoorState
@@ -64,38 +66,38 @@ class World:
     def __init__(self) -> None:
         self.state = DoorState("ws_test")
         self.ok(OPERATOR, {"type": "workspace.created", "name": "Acme"})
-        self.join(OPERATOR, OWN, "person", "Arjun", "owner")
-        self.join(person(OWN), ADM, "person", "Ada", "admin")
-        self.join(person(OWN), MEM, "person", "Maya", "member")
-        self.join(person(OWN), GST, "person", "Gus", "guest")
-        self.join(person(OWN), OUT, "person", "Otto", "member")
-        self.join(person(OWN), H1, "harness", "Scout", "member", owner_id=OWN)
-        self.join(person(OWN), H2, "harness", "Ledger", "member", owner_id=OWN)
+        self.join(OPERATOR, self.OWN, "person", "Arjun", "owner")
+        self.join(person(self.OWN), self.ADM, "person", "Ada", "admin")
+        self.join(person(self.OWN), self.MEM, "person", "Maya", "member")
+        self.join(person(self.OWN), self.GST, "person", "Gus", "guest")
+        self.join(person(self.OWN), self.OUT, "person", "Otto", "member")
+        self.join(person(self.OWN), self.H1, "harness", "Scout", "member", owner_id=self.OWN)
+        self.join(person(self.OWN), self.H2, "harness", "Ledger", "member", owner_id=self.OWN)
         self.ok(
-            person(OWN),
+            person(self.OWN),
             {
                 "type": "harness.declared",
-                "harness_id": H1,
+                "harness_id": self.H1,
                 "capabilities": ["new_spaces", "follows_rooms"],
             },
         )
-        self.room = self.space(OWN, [ADM, MEM, H1, H2], title="Room")
+        self.room = self.space(self.OWN, [self.ADM, self.MEM, self.H1, self.H2], title="Room")
         self.ok(
-            person(OWN),
+            person(self.OWN),
             {
                 "type": "membership.added",
                 "space_id": self.room,
-                "participant_id": GST,
+                "participant_id": self.GST,
                 "standing": "guest",
             },
         )
-        self.other = self.space(OWN, [H1], title="Other")
+        self.other = self.space(self.OWN, [self.H1], title="Other")
         self.home = self.created(
-            person(OWN),
-            {"type": "space.created", "kind": "direct", "members": [H1], "home_of": H1},
+            person(self.OWN),
+            {"type": "space.created", "kind": "direct", "members": [self.H1], "home_of": self.H1},
         )
-        self.said_by_maya = self.say(MEM, self.room, "hello")
-        self.said_by_scout = self.say(H1, self.room, "the total is 42")
+        self.said_by_maya = self.say(self.MEM, self.room, "hello")
+        self.said_by_scout = self.say(self.H1, self.room, "the total is 42")
 
     # --- sending ----------------------------------------------------------------------
 
@@ -265,3 +267,59 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     built = create_async_engine(database_url)
     yield built
     await built.dispose()
+
+
+# --- the same workspace, appended through the real eventlog into Postgres ---------------
+
+
+class Appended(World):
+    """A :class:`World` whose every request goes through the eventlog's :class:`Appender`
+    into Postgres, as a partition's batches do, rather than through a door in memory.
+
+    The World's helpers are synchronous, so the appender runs on a loop of its own in
+    another thread; :attr:`state` is the appender's door state of the workspace, and the
+    people and harnesses have ids of this workspace's own."""
+
+    def __init__(self, workspace_id: str, appender: Any, held: Any, on_loop: Any) -> None:
+        self.workspace_id = workspace_id
+        # Participant and credential ids are unique across workspaces.
+        tail = workspace_id.removeprefix("ws_")
+        self.OWN, self.ADM, self.MEM, self.GST, self.OUT, self.H1, self.H2 = (
+            f"{pid}{tail}" for pid in (OWN, ADM, MEM, GST, OUT, H1, H2)
+        )
+        self.appender = appender
+        self.held = held
+        self.on_loop = on_loop
+        super().__init__()
+
+    @property
+    def state(self) -> DoorState:
+        found: DoorState | None = self.held.states.get(self.workspace_id)
+        return found if found is not None else DoorState(self.workspace_id)
+
+    @state.setter
+    def state(self, _: DoorState) -> None:
+        """The World's own in-memory state: here the appender's stands in for it."""
+
+    def send(self, actor: Actor, *events: Any, request: AppendRequest | None = None) -> list[Any]:
+        req = request or AppendRequest(
+            request_id="req",
+            workspace_id=self.workspace_id,
+            credential_id=f"crd_{actor.id}",
+            actor=actor,
+            idempotency_key=f"k{next(_keys)}",
+            events=list(events),
+        )
+        item = Pending(msg=None, request=req, span=INVALID_SPAN)  # type: ignore[arg-type]
+        self.on_loop(self.appender.append_group(self.workspace_id, [item], self.held))
+        answer = item.answer
+        assert answer is not None
+        if not answer.ok:
+            raise Refused(answer.code or "", answer.message or "", answer.field, answer.data)
+        return list(answer.events)
+
+
+@pytest.fixture(scope="module")
+def appended() -> type[Appended]:
+    """The :class:`Appended` world, for a module to build workspaces in Postgres with."""
+    return Appended

@@ -1,9 +1,10 @@
 """The door state's SQL: read a workspace's state once, write each batch's changes together.
 
-:func:`load` reads every door-state table of a workspace when this replica first needs
-it under a lease; :func:`prefetch` reads the few things a batch names that the snapshot
-does not hold (messages older than its window, a room's last harness message for
-``/wrong``, space ids of other workspaces); :func:`flush` writes what the batch changed,
+:func:`load_many` reads every door-state table once for a chunk of workspaces when this
+replica takes a partition's lease (:func:`load` reads one, for a batch whose workspace is
+not read yet); :func:`prefetch` reads the few things a batch names that the snapshot does
+not hold (messages older than its window, a room's last harness message for ``/wrong``,
+space ids of other workspaces); :func:`flush` writes what the batch changed,
 one statement per table (two when rows went away). docs/adr/0021.
 """
 
@@ -13,7 +14,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, select, true, tuple_, update
+from sqlalchemy import (
+    Text,
+    and_,
+    any_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    true,
+    tuple_,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -51,17 +65,42 @@ from chips_eventlog.state import (
 
 async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
     """Everything the door decides a workspace's requests against."""
-    ws = workspace_id
+    return (await load_many(conn, [workspace_id]))[workspace_id]
+
+
+def _among(column: Any, ids: list[str]) -> Any:
+    """``column = ANY(:ids)``: one parameter, one plan, whatever the chunk's size; for
+    one workspace (a batch reading its own) the plain ``column = :id``, planned as such."""
+    if len(ids) == 1:
+        return column == ids[0]
+    return column == any_(bindparam(None, ids, type_=ARRAY(Text)))
+
+
+async def load_many(conn: AsyncConnection, workspace_ids: list[str]) -> dict[str, DoorState]:
+    """The door state of each of these workspaces, reading each table once for them all.
+
+    A partition taken over reads its workspaces in chunks of a few hundred (docs/adr/0021);
+    each row goes to its workspace's state. The head seq is read first: a commit landing
+    during the reads leaves the state's seq behind the head row, and the first batch of
+    the workspace reads it again. A workspace with no row gets an empty state at seq 0.
+    """
+    ids = list(dict.fromkeys(workspace_ids))
+    if not ids:
+        return {}
+    w = t.workspaces.c
+    heads = {
+        row.id: row
+        for row in await conn.execute(select(w.id, w.head_seq, w.name).where(_among(w.id, ids)))
+    }
+    states = {
+        ws: DoorState(ws, heads[ws].head_seq, heads[ws].name) if ws in heads else DoorState(ws)
+        for ws in ids
+    }
     row: Any
-    head = (
-        await conn.execute(
-            select(t.workspaces.c.head_seq, t.workspaces.c.name).where(t.workspaces.c.id == ws)
-        )
-    ).first()
-    state = DoorState(ws, head.head_seq if head else 0, head.name if head else "")
     p = t.participants.c
     for row in await conn.execute(
         select(
+            p.workspace_id,
             p.id,
             p.kind,
             p.role,
@@ -71,9 +110,9 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             p.capabilities,
             p.autonomy,
             p.agent,
-        ).where(p.workspace_id == ws)
+        ).where(_among(p.workspace_id, ids))
     ):
-        state.participants[row.id] = Participant(
+        states[row.workspace_id].participants[row.id] = Participant(
             row.id,
             row.kind,
             row.role,
@@ -85,7 +124,8 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             AgentFacts(**row.agent) if row.agent else None,
         )
     s = t.spaces.c
-    for row in await conn.execute(select(t.spaces).where(s.workspace_id == ws)):
+    for row in await conn.execute(select(t.spaces).where(_among(s.workspace_id, ids))):
+        state = states[row.workspace_id]
         space = Space(
             row.id,
             row.kind,
@@ -111,8 +151,11 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             state.roots[space.root_message_id] = space.id
     m = t.memberships.c
     for row in await conn.execute(
-        select(m.space_id, m.participant_id, m.standing, m.since_seq).where(m.workspace_id == ws)
+        select(m.workspace_id, m.space_id, m.participant_id, m.standing, m.since_seq).where(
+            _among(m.workspace_id, ids)
+        )
     ):
+        state = states[row.workspace_id]
         state.members.setdefault(row.space_id, {})[row.participant_id] = Membership(
             row.standing, row.since_seq
         )
@@ -120,31 +163,39 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             state.where[row.participant_id] = row.space_id
     o = t.space_openers.c
     for row in await conn.execute(
-        select(o.space_id, o.harness_id, o.since_seq).where(o.workspace_id == ws)
+        select(o.workspace_id, o.space_id, o.harness_id, o.since_seq).where(
+            _among(o.workspace_id, ids)
+        )
     ):
-        state.openers[(row.space_id, row.harness_id)] = row.since_seq
+        states[row.workspace_id].openers[(row.space_id, row.harness_id)] = row.since_seq
     x = door_exchanges.c
-    for row in await conn.execute(select(x.space_id, x.body).where(x.workspace_id == ws)):
+    for row in await conn.execute(
+        select(x.workspace_id, x.space_id, x.body).where(_among(x.workspace_id, ids))
+    ):
+        state = states[row.workspace_id]
         if row.space_id == "":
             state.referee = ExchangeSettings.from_body(row.body)
         else:
             state.exchanges[row.space_id] = exchange_from_json(row.body)
     c = t.address_choices.c
     for row in await conn.execute(
-        select(c.space_id, c.participant_id, c.kind, c.ids)
+        select(t.spaces.c.workspace_id, c.space_id, c.participant_id, c.kind, c.ids)
         .select_from(t.address_choices.join(t.spaces, t.spaces.c.id == c.space_id))
-        .where(t.spaces.c.workspace_id == ws)
+        .where(_among(t.spaces.c.workspace_id, ids))
     ):
-        state.choices[(row.space_id, row.participant_id)] = Choice(row.kind, tuple(row.ids))
+        states[row.workspace_id].choices[(row.space_id, row.participant_id)] = Choice(
+            row.kind, tuple(row.ids)
+        )
     r = rt.runs.c
-    for row in await conn.execute(select(rt.runs).where(r.workspace_id == ws)):
+    for row in await conn.execute(select(rt.runs).where(_among(r.workspace_id, ids))):
+        state = states[row.workspace_id]
         run = Run(row.id, row.space_id, row.harness_id, row.state, row.started_seq, row.agent_id)
         state.runs[run.id] = run
         if run.state in ("running", "paused"):
             state.live.setdefault(run.space_id, {})[run.id] = None
     k = rt.run_cards.c
-    for row in await conn.execute(select(rt.run_cards).where(k.workspace_id == ws)):
-        state.cards[(row.kind, row.id)] = Card(
+    for row in await conn.execute(select(rt.run_cards).where(_among(k.workspace_id, ids))):
+        states[row.workspace_id].cards[(row.kind, row.id)] = Card(
             row.kind,
             row.id,
             row.run_id,
@@ -159,8 +210,8 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             row.answered_seq,
         )
     la = rt.lanes.c
-    for row in await conn.execute(select(rt.lanes).where(la.workspace_id == ws)):
-        state.lanes[row.id] = Lane(
+    for row in await conn.execute(select(rt.lanes).where(_among(la.workspace_id, ids))):
+        states[row.workspace_id].lanes[row.id] = Lane(
             row.id,
             row.run_id,
             row.from_space_id,
@@ -171,28 +222,29 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             row.opened_seq,
         )
     mm = t.message_marks.c
-    for row in await conn.execute(select(t.message_marks).where(mm.workspace_id == ws)):
-        state.marks[row.message_id] = Mark(
+    for row in await conn.execute(select(t.message_marks).where(_among(mm.workspace_id, ids))):
+        states[row.workspace_id].marks[row.message_id] = Mark(
             row.space_id, row.deleted_seq, row.edited_seq, row.pinned
         )
     # Hidden messages and reactions are kept with their message's space, so an erasure
     # finds them without reading the log.
-    for table, into in ((t.message_hidden, state.hidden), (t.reactions, state.reactions)):
+    for table, into in ((t.message_hidden, "hidden"), (t.reactions, "reactions")):
         e = t.events.c
         said = e.id == func.concat("evt_", func.substr(table.c.message_id, 5))
         keys = [table.c.message_id, table.c.participant_id]
         if table is t.reactions:
             keys.append(table.c.emoji)
         rows = await conn.execute(
-            select(*keys, e.space_id)
-            .select_from(table.join(t.events, and_(said, e.workspace_id == ws)))
-            .where(table.c.workspace_id == ws)
+            select(table.c.workspace_id, *keys, e.space_id)
+            .select_from(table.join(t.events, and_(said, e.workspace_id == table.c.workspace_id)))
+            .where(_among(table.c.workspace_id, ids))
         )
         for row in rows:
-            into[tuple(row[: len(keys)])] = row.space_id
+            found: dict[Any, str] = getattr(states[row.workspace_id], into)
+            found[tuple(row[1 : len(keys) + 1])] = row.space_id
     aa = t.agent_asks.c
-    for row in await conn.execute(select(t.agent_asks).where(aa.workspace_id == ws)):
-        state.asks[row.id] = Ask(
+    for row in await conn.execute(select(t.agent_asks).where(_among(aa.workspace_id, ids))):
+        states[row.workspace_id].asks[row.id] = Ask(
             row.id,
             row.kind,
             row.harness_id,
@@ -202,12 +254,14 @@ async def load(conn: AsyncConnection, workspace_id: str) -> DoorState:
             row.answered_by,
         )
     hw = t.held_words.c
-    for row in await conn.execute(select(hw.agent_id, hw.words).where(hw.workspace_id == ws)):
-        state.held[row.agent_id] = tuple(
+    for row in await conn.execute(
+        select(hw.workspace_id, hw.agent_id, hw.words).where(_among(hw.workspace_id, ids))
+    ):
+        states[row.workspace_id].held[row.agent_id] = tuple(
             HeldWords(w["seq"], w["at"], w["text"], tuple(w.get("upload_ids", ())))
             for w in row.words
         )
-    return state
+    return states
 
 
 async def find_messages(
