@@ -19,18 +19,15 @@ import argparse
 import asyncio
 import json
 import os
-import secrets
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-import psycopg
 from sqlalchemy import event, insert
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from chips_common.db import tables as t
+from chips_common.db.scratch import scratch_database
 from chips_referee.appender import Appender
 from chips_referee.consumer import build_handler
 from chips_referee.rooms import Clock
@@ -134,23 +131,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--ping", action="store_true", help="ping each checkout (main's engine)")
     args = parser.parse_args()
-    plain = ADMIN.replace("postgresql+psycopg://", "postgresql://", 1)
-    name = f"chips_referee_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "chips_common.db.migrate"],
-            env={**os.environ, "CHIPS_DATABASE_URL": url},
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+    with scratch_database(ADMIN, "chips_referee_bench") as url:
         print(json.dumps(asyncio.run(measure(url, args.count, args.ping))))
-    finally:
-        with psycopg.connect(plain, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

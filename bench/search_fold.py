@@ -26,18 +26,17 @@ import json
 import os
 import platform
 import secrets
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from chips_common.db.retry import once_more
+from chips_common.db.scratch import scratch_database
 from chips_search.consumer import apply_batch, build_handler
 
 RESULTS = Path(__file__).parent / "results"
@@ -45,10 +44,6 @@ ADMIN = os.environ.get(
     "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 TS = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
-
-
-def plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -171,17 +166,7 @@ def main() -> None:
     parser.add_argument("--workspaces", type=int, default=20, help="per mode")
     parser.add_argument("--out", default="search-fold")
     args = parser.parse_args()
-    name = f"chips_fold_{secrets.token_hex(4)}"
-    with psycopg.connect(plain(ADMIN), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "chips_common.db.migrate"],
-            env={**os.environ, "CHIPS_DATABASE_URL": url},
-            check=True,
-            capture_output=True,
-        )
+    with scratch_database(ADMIN, "chips_fold") as url:
         figures = {
             "benchmark": "search_fold",
             "command": "python bench/search_fold.py " + " ".join(sys.argv[1:]),
@@ -190,9 +175,6 @@ def main() -> None:
             "batches_per_mode": args.batches,
             **asyncio.run(measure(url, args)),
         }
-    finally:
-        with psycopg.connect(plain(ADMIN), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(json.dumps(figures, indent=2) + "\n")
     print(json.dumps(figures, indent=2))

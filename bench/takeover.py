@@ -29,9 +29,7 @@ import argparse
 import asyncio
 import json
 import os
-import secrets
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,10 +39,6 @@ RESULTS = Path(__file__).parent / "results"
 ADMIN = os.environ.get(
     "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
-
-
-def _plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
 async def build(appender: Any, held: Any, n: int) -> None:
@@ -226,7 +220,7 @@ async def measure(url: str, workspaces: int, rounds: int, versus: str) -> dict[s
 
 
 def main() -> None:
-    import psycopg
+    from chips_common.db.scratch import scratch_database
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workspaces", type=int, default=200)
@@ -235,22 +229,8 @@ def main() -> None:
     parser.add_argument("--versus", default="", help="an exported tree of another version")
     args = parser.parse_args()
     load_before = [round(x, 2) for x in os.getloadavg()]
-    name = f"chips_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(_plain(ADMIN), autocommit=True, connect_timeout=3) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "chips_common.db.migrate"],
-            env={**os.environ, "CHIPS_DATABASE_URL": url},
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+    with scratch_database(ADMIN, "chips_bench") as url:
         figures = asyncio.run(measure(url, args.workspaces, args.rounds, args.versus))
-    finally:
-        with psycopg.connect(_plain(ADMIN), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     summary = {
         "benchmark": "takeover",
         "workspaces": args.workspaces,

@@ -8,9 +8,6 @@ would, with no Postgres and no NATS, and asks what the door says to the next one
 from __future__ import annotations
 
 import os
-import secrets
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from itertools import count
@@ -22,6 +19,7 @@ from opentelemetry.trace import INVALID_SPAN
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.append import Actor, AppendRequest, IssuedCredential
+from chips_common.db.scratch import scratch_database
 from chips_eventlog.consumer import Pending
 from chips_eventlog.door import Door
 from chips_eventlog.refused import Refused
@@ -234,32 +232,18 @@ ADMIN = os.environ.get(
 )
 
 
-def _plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
-
-
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
     """A fresh database migrated to the head, dropped after the module."""
-    name = f"chips_eventlog_{secrets.token_hex(4)}"
+    database = scratch_database(ADMIN, "chips_eventlog", migrate_timeout=120)
     try:
-        with psycopg.connect(_plain(ADMIN), autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+        url = database.__enter__()
     except psycopg.OperationalError as exc:
         pytest.skip(f"no Postgres to test against: {exc}")
-    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
     try:
-        subprocess.run(
-            [sys.executable, "-m", "chips_common.db.migrate"],
-            env={**os.environ, "CHIPS_DATABASE_URL": url},
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
         yield url
     finally:
-        with psycopg.connect(_plain(ADMIN), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        database.__exit__(None, None, None)
 
 
 @pytest.fixture

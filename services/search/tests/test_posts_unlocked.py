@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -23,6 +21,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from chips_common.db.scratch import scratch_database
 from chips_search import consumer
 
 pytestmark = pytest.mark.integration
@@ -33,31 +32,17 @@ ADMIN = os.environ.get(
 TS = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
-def _plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
-
-
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
-    name = f"chips_search_{secrets.token_hex(4)}"
+    database = scratch_database(ADMIN, "chips_search", migrate_timeout=120)
     try:
-        with psycopg.connect(_plain(ADMIN), autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+        url = database.__enter__()
     except psycopg.OperationalError as exc:
         pytest.skip(f"no Postgres to test against: {exc}")
-    url = ADMIN.rsplit("/", 1)[0] + f"/{name}"
     try:
-        subprocess.run(
-            [sys.executable, "-m", "chips_common.db.migrate"],
-            env={**os.environ, "CHIPS_DATABASE_URL": url},
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
         yield url
     finally:
-        with psycopg.connect(_plain(ADMIN), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        database.__exit__(None, None, None)
 
 
 @pytest.fixture
