@@ -56,9 +56,8 @@ LOCK_CHECKPOINT = (
 )
 # A look that wrote rooms and not the checkpoint: a new version all the same.
 TOUCH_CHECKPOINT = (
-    update(referee_checkpoints)
-    .where(_c.workspace_id == bindparam("workspace_id"))
-    .values(seq=_c.seq)
+    # (An update's bound names may not be its columns' own.)
+    update(referee_checkpoints).where(_c.workspace_id == bindparam("ws")).values(seq=_c.seq)
 )
 HEAD = select(func.max(_e.seq)).where(_e.workspace_id == bindparam("workspace_id"))
 DUE_WORKSPACES = (
@@ -183,7 +182,7 @@ def build_tick(
                 known = await catch_up(conn, appender, workspace_id, None, clock, memory)
                 wrote = await look_again(conn, appender, workspace_id, clock)
                 if wrote:  # the rooms' rows moved on: so does the checkpoint's version
-                    await conn.execute(TOUCH_CHECKPOINT, {"workspace_id": workspace_id})
+                    await conn.execute(TOUCH_CHECKPOINT, {"ws": workspace_id})
                 await conn.commit()
                 # What the look wrote is read again by the next event (looks are rare);
                 # a look that wrote nothing leaves what is kept as it was.
