@@ -9,15 +9,16 @@ Starts the whole system on free ports (127.0.0.1 only), then
    and the eventlog unless told), and prints each one's top functions by own time and by
    total time, and the CPU each process spent per message during the load. The load is
    ``pipe`` (bench/fastpath.py: 16 sockets x 8 in flight), ``seq`` (one HTTP post at a
-   time, the idle append's cost) or ``seen`` (a person's socket posts, a harness's socket
-   sees it, one at a time).
+   time, the idle append's cost), ``seen`` (a person's socket posts, a harness's socket
+   sees it, one at a time) or ``loaded`` (``seen`` while ``--rate`` msg/s more go in).
 
 Writes bench/results/<label>trace.txt and bench/results/<label>profile-<service>.txt (the
 top lists), and keeps py-spy's raw stacks next to the stack's logs. Needs py-spy
 (``uvx py-spy`` is used when it is not on PATH).
 
     .venv/bin/python bench/profile.py [--seconds 15] [--posts 100] [--label before-]
-        [--load pipe|seq|seen] [--procs gateway_a,eventlog,projector,search] [--no-trace]
+        [--load pipe|seq|seen|loaded] [--rate 200] [--no-trace]
+        [--procs gateway_a,eventlog,projector,search]
 """
 
 from __future__ import annotations
@@ -183,14 +184,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--label", default="")
     parser.add_argument("--posts", type=int, default=100, help="idle posts for the breakdown")
-    parser.add_argument("--load", choices=["pipe", "seq", "seen"], default="pipe")
+    parser.add_argument("--load", choices=["pipe", "seq", "seen", "loaded"], default="pipe")
+    parser.add_argument("--rate", type=int, default=200, help="background msg/s of loaded")
     parser.add_argument("--procs", default="gateway_a,eventlog", help="processes to sample")
     parser.add_argument("--no-trace", action="store_true", help="skip the idle trace")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     with local_stack(prefix="chips-bench-", gateways=1, env=UNLIMITED) as stack:
         trace_file = Path(stack.env["CHIPS_TRACE_FILE"])
-        if args.no_trace or args.load == "seen":
+        if args.no_trace or args.load in ("seen", "loaded"):
             owner, harness, space = asyncio.run(workspace(stack.gateway_a))
         else:
             text, breakdown, owner, space = asyncio.run(
@@ -235,6 +237,10 @@ def main() -> None:
             load = asyncio.run(pipe(url, [owner], space, 100_000, args.seconds + 2))
         elif args.load == "seen":
             load = asyncio.run(seen(url, owner, harness, space, 100_000, args.seconds + 2))
+        elif args.load == "loaded":
+            load = asyncio.run(
+                seen(url, owner, harness, space, 100_000, args.seconds + 2, rate=args.rate)
+            )
         else:
             load = asyncio.run(seq_load(stack.gateway_a, owner, space, args.seconds + 2))
         cpu = {n: cpu_seconds(p) - cpu_before[n] for n, p in pids.items()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import uvloop
 
 from chips_attachments.app import run
 from chips_attachments.config import AttachmentsSettings
@@ -12,7 +12,7 @@ from chips_common.service.logs import setup_logging
 def main() -> None:
     settings = AttachmentsSettings()
     setup_logging("attachments", settings.log_level)
-    asyncio.run(run(settings))
+    uvloop.run(run(settings))
 
 
 if __name__ == "__main__":

@@ -64,6 +64,10 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 connect_args={"prepare_threshold": None},
             )
             stack.push_async_callback(search_engine.dispose)
+            # Who a token is, on every request: one statement in autocommit, with no ping
+            # on checkout (a dead connection is tried once more): one round trip, not four.
+            auth_engine = build_engine(settings, pool_size=5, pre_ping=False, autocommit=True)
+            stack.push_async_callback(auth_engine.dispose)
             # The index's checkpoints as they commit, so a search waiting for the index
             # ends its wait at once (docs/adr/0111).
             progress = IndexProgress(settings.database_url)
@@ -105,6 +109,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
+                auth=auth_engine,
                 redis=redis,
                 appender=appender,
                 reader=reader,

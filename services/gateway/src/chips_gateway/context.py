@@ -27,6 +27,8 @@ from chips_gateway.sockets import Sockets
 class Context:
     settings: GatewaySettings
     engine: AsyncEngine
+    # Who a token is, asked on every request: autocommit, no ping (chips_common.db.principals).
+    auth: AsyncEngine
     redis: Redis
     appender: AppendClient
     reader: LogReader
@@ -52,7 +54,7 @@ Ctx = Annotated[Context, Depends(get_context)]
 async def get_principal(
     ctx: Ctx, authorization: Annotated[str | None, Header()] = None
 ) -> Principal:
-    return await require_principal(ctx.engine, authorization)
+    return await require_principal(ctx.auth, authorization)
 
 
 Caller = Annotated[Principal, Depends(get_principal)]

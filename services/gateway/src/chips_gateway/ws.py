@@ -94,7 +94,7 @@ async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
             raise ChipsError(
                 "unauthorized", "that ticket was used already, expired, or never issued"
             )
-        principal = await principal_for_credential(ctx.engine, credential_id)
+        principal = await principal_for_credential(ctx.auth, credential_id)
         if principal is None:
             raise ChipsError("unauthorized", "the ticket's token was withdrawn")
         return principal
@@ -106,7 +106,7 @@ async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
         raise ChipsError(
             "unauthorized", "send Authorization: Bearer <token>, or open with ?ticket="
         )
-    principal = await principal_for_token(ctx.engine, token)
+    principal = await principal_for_token(ctx.auth, token)
     if principal is None:
         raise ChipsError("unauthorized", "that token is not known or was withdrawn")
     return principal

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+import uvloop
+
 from chips_common.db.engine import build_engine
 from chips_common.service.logs import setup_logging
 from chips_projector.app import run
@@ -31,7 +33,7 @@ def main() -> None:
     settings = ProjectorSettings()
     setup_logging("projector", settings.log_level)
     if args.command == "run":
-        asyncio.run(run(settings))
+        uvloop.run(run(settings))
     else:
         asyncio.run(one_shot(settings, args.command))
 

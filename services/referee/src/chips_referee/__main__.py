@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import uvloop
 
 from chips_common.service.logs import setup_logging
 from chips_referee.app import run
@@ -12,7 +12,7 @@ from chips_referee.config import RefereeSettings
 def main() -> None:
     settings = RefereeSettings()
     setup_logging("referee", settings.log_level)
-    asyncio.run(run(settings))
+    uvloop.run(run(settings))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,10 @@ The gateway and the attachments service both answer requests that carry a token 
 gateway's HTTP and sockets; an upload, a fetch by the caller's own token or by the
 credential a signed URL names), and both decide the same way: a credential that was
 withdrawn is nobody. One query, here, so the two cannot drift.
+
+It is asked on every HTTP request, so it is one round trip on an engine in autocommit
+without a ping on checkout (the gateway's ``auth`` engine): no BEGIN, ping and ROLLBACK
+around it. A connection found dead is tried once more (``once_more``).
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
+from chips_common.db.retry import once_more
 from chips_common.tokens import hash_token
 
 
@@ -60,8 +65,11 @@ async def principal_where(engine: AsyncEngine, condition: Any) -> Principal | No
         .select_from(t.credentials.join(t.participants, c.participant_id == p.id))
         .where(and_(condition, c.revoked_at.is_(None)))
     )
-    async with engine.connect() as conn:
-        row = (await conn.execute(query)).first()
+
+    async def read(conn: AsyncConnection) -> Any:
+        return (await conn.execute(query)).first()
+
+    row = await once_more(engine, read)
     if row is None:
         return None
     return Principal(row.id, row.workspace_id, row.pid, row.kind, row.name, row.role, row.owner_id)
