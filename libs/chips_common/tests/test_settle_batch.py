@@ -103,25 +103,30 @@ async def test_together_a_failed_handler_naks_what_it_was_handed() -> None:
     assert [m.settled for m in msgs] == ["nak", "ack"]
 
 
-class FakeSubscription:
-    """A pull subscription whose fetches answer from a script: a batch, or a timeout."""
+class FakeFlow:
+    """Stands for the consumer's flow of messages: each ``next`` answers from a script, a
+    batch or a timeout; when the script runs out it stops the loop."""
 
     def __init__(self, script: list[list[FakeMsg] | None], stop: asyncio.Event) -> None:
         self.script = script
         self.stop = stop
-        self.fetches = 0
-        self.unsubscribed = False
+        self.turns = 0
 
-    async def fetch(self, batch: int, timeout: float) -> list[FakeMsg]:
-        self.fetches += 1
+    async def next(self, timeout: float) -> list[FakeMsg]:
+        self.turns += 1
         await asyncio.sleep(0)
         if not self.script:
             self.stop.set()
-            raise NatsTimeout
+            raise TimeoutError
         answer = self.script.pop(0)
         if answer is None:
             raise NatsTimeout
         return answer
+
+
+class FakeSubscription:
+    def __init__(self) -> None:
+        self.unsubscribed = False
 
     async def unsubscribe(self) -> None:
         self.unsubscribed = True
@@ -137,7 +142,7 @@ class FakeJetStream:
 
 class CountingProbe:
     """Stands for the lag probe, which the loop calls once a turn: counts the turns, so a
-    loop that spins (awaiting a finished fetch again and again) fails rather than hangs."""
+    loop that spins fails rather than hangs."""
 
     def __init__(self, *args: Any) -> None:
         self.turns = 0
@@ -147,16 +152,17 @@ class CountingProbe:
         assert self.turns < 50, "the loop spins"
 
 
-@pytest.mark.parametrize("prefetch", [False, True])
 async def test_the_loop_handles_every_batch_in_order_through_timeouts(
-    prefetch: bool, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Fetches that time out (an idle stream) are fetched again, never awaited again, with
-    the next batch fetched ahead or not; every batch is handled once, in order."""
+    """Turns that time out (an idle stream) are waited out again; every batch is handled
+    once, in order, and the subscription is let go when the loop stops."""
     monkeypatch.setattr(consumer, "LagProbe", CountingProbe)
     stop = asyncio.Event()
     one, two, three = (FakeMsg("ws_a", n, "message.post") for n in (1, 2, 3))
-    sub = FakeSubscription([None, [one], None, None, [two, three], None], stop)
+    flow = FakeFlow([None, [one], None, None, [two, three], None], stop)
+    monkeypatch.setattr(consumer, "Flow", lambda sub, batch: flow)
+    sub = FakeSubscription()
     handled: list[dict[str, int]] = []
 
     async def handle(highest: Mapping[str, int]) -> None:
@@ -172,10 +178,9 @@ async def test_the_loop_handles_every_batch_in_order_through_timeouts(
             lambda msgs: settle_together(cast(NATS, None), names, msgs, handle, "test"),
             stop,
             256,
-            prefetch,
         ),
         5,
     )
     assert handled == [{"ws_a": 1}, {"ws_a": 3}]
     assert all(m.settled == "ack" for m in (one, two, three))
-    assert sub.fetches == 7 and sub.unsubscribed
+    assert flow.turns == 7 and sub.unsubscribed

@@ -94,7 +94,4 @@ async def run(settings: SearchSettings) -> None:
             "pre_ping": False,
             "connect_args": {"options": "-c synchronous_commit=off"},
         },
-        # The handler folds up to the log's head, so the next batch can be on its way
-        # while one is folded: the next fold starts as the last one commits.
-        prefetch=True,
     )

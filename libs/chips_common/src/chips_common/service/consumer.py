@@ -28,6 +28,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from opentelemetry.trace import SpanKind
 
 from chips_common import otel
+from chips_common.nats.pull import Flow
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.metrics import LagProbe
 
@@ -73,22 +74,14 @@ async def consume_batches(
     *,
     batch_size: int = 256,
     wanted: Collection[str] | None = None,
-    prefetch: bool = False,
 ) -> None:
     """As ``consume_events``, with ``handle`` called once per fetched batch, for every
-    workspace in it together: one transaction for the batch, not one per workspace.
-
-    ``prefetch``: the next batch is fetched from NATS while the current one is handled,
-    so a handler that folds up to the log's head (not only the batch's messages) starts its
-    next fold as soon as the last one ends, without a round trip to NATS between them.
-    Nothing else changes: batches are still handled one at a time and in order, and each
-    message is acked after the handling of its own batch.
-    """
+    workspace in it together: one transaction for the batch, not one per workspace."""
 
     async def settle(msgs: list[Msg]) -> None:
         await settle_together(nc, names, msgs, handle, service, wanted)
 
-    await _consume_until(js, names, service, settle, stop, batch_size, prefetch)
+    await _consume_until(js, names, service, settle, stop, batch_size)
 
 
 async def _consume_until(
@@ -98,11 +91,10 @@ async def _consume_until(
     settle: Settle,
     stop: asyncio.Event,
     batch_size: int,
-    prefetch: bool = False,
 ) -> None:
     while not stop.is_set():
         try:
-            await _consume(js, names, service, settle, stop, batch_size, prefetch)
+            await _consume(js, names, service, settle, stop, batch_size)
         except Exception:
             log.exception("%s lost its consumer; declaring it again", service)
             await asyncio.sleep(1)
@@ -119,7 +111,6 @@ async def _consume(
     settle: Settle,
     stop: asyncio.Event,
     batch_size: int,
-    prefetch: bool = False,
 ) -> None:
     sub = await js.pull_subscribe(
         names.events_wildcard,
@@ -135,29 +126,20 @@ async def _consume(
     )
     log.info("%s consuming %s", service, names.events_stream)
     lag = LagProbe(names.events_stream, names.consumer(service))
-    # With ``prefetch``, the fetch of the next batch, already under way.
-    ahead: asyncio.Task[list[Msg]] | None = None
+    # The consumer's pull requests stay open: the next events arrive while a batch is
+    # handled, and a batch handled costs no request of its own (docs/adr/0116).
+    flow = Flow(sub, batch_size)
     try:
         while not stop.is_set():
             await lag.maybe_update(js)
             try:
-                if ahead is None:
-                    msgs = await sub.fetch(batch_size, timeout=1)
-                else:
-                    # Taken before it is awaited: a fetch that timed out is not awaited
-                    # again (a finished task re-raises at once, and the loop would spin).
-                    fetching, ahead = ahead, None
-                    msgs = await fetching
+                msgs = await flow.next(timeout=1)
             except (TimeoutError, NatsTimeout):
                 continue
-            if prefetch:
-                ahead = asyncio.create_task(sub.fetch(batch_size, timeout=1))
             await settle(msgs)
     finally:
-        if ahead is not None:
-            ahead.cancel()
-            with contextlib.suppress(BaseException):
-                await ahead
+        with contextlib.suppress(Exception):  # the connection may be gone already
+            await flow.give_back()
         await sub.unsubscribe()
 
 

@@ -38,7 +38,6 @@ async def run_worker(
     about: Callable[[AsyncEngine], About] | None = None,
     beside: Callable[[AsyncEngine, asyncio.Event], Awaitable[None]] | None = None,
     engine_options: dict[str, Any] | None = None,
-    prefetch: bool = False,
 ) -> None:
     """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
 
@@ -47,9 +46,8 @@ async def run_worker(
     checks of the service's own, and ``about`` what it says on ``/readyz`` of what it has
     built; each is given the engine. ``beside`` is more work run alongside the consumer
     until the same stop. ``build_batch_handler``, instead of ``build_handler``: a handler
-    of each fetched batch's workspaces together (``consume_batches``; with ``prefetch``,
-    the next batch fetched while one is handled). ``engine_options`` are
-    ``build_engine``'s.
+    of each fetched batch's workspaces together (``consume_batches``). ``engine_options``
+    are ``build_engine``'s.
     """
     provider = setup_tracing(service)
     engine = build_engine(settings, **{"pool_size": 4, **(engine_options or {})})
@@ -62,7 +60,7 @@ async def run_worker(
         batch_handler = build_batch_handler(engine)
 
         async def consume(stop: asyncio.Event) -> None:
-            await consume_batches(nc, js, names, service, batch_handler, stop, prefetch=prefetch)
+            await consume_batches(nc, js, names, service, batch_handler, stop)
     else:
         assert build_handler is not None, "a worker needs a handler"
         handler = build_handler(engine)

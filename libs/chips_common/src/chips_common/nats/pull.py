@@ -1,0 +1,150 @@
+"""A durable pull consumer's messages as they come, with its pull requests kept open.
+
+nats-py's ``fetch`` asks twice for every batch it returns: a ``no_wait`` request, whose
+"no messages" answer comes back at once when the consumer is caught up, then a lingering
+one that the next message ends. On a consumer that keeps up (every service here, most of
+the time) that is three protocol messages more per event and per consumer, each one a
+write on a socket for the client and for the server (docs/adr/0116).
+
+:class:`Flow` asks once for up to ``batch`` messages that may come over the next
+``expires`` seconds and asks again when fewer than ``batch`` are still asked for; the
+messages land in the subscription's queue as they are published, and :meth:`Flow.next`
+hands out what is there (at least one, at most ``batch``). An idle consumer costs one
+request and one "request timeout" answer per ``expires``.
+
+What was asked for is counted by :class:`Asks`, a pure ledger: a message uses up the
+oldest open request's credit (the server fills requests in the order they came), a 408 or
+404 answer ends the oldest, any other status ends them all (the server forgot them: a
+leader changed, the consumer was deleted; for a deleted one, or a request nobody serves,
+the loop is told so, and declares its consumer again), and a request past its expiry is forgotten
+here too, in case its answer was lost (a reconnect). Counting too little asks again
+(harmless: a few more messages buffered); counting too much could only wait out an
+expiry, which is why it is short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+
+import orjson
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import Header
+
+# Status headers JetStream answers a pull request with (no payload, no reply subject).
+STATUS = "Status"
+HEARTBEAT = "100"
+ENDS_OLDEST = ("404", "408")  # no messages (no_wait) / request expired
+NO_RESPONDERS = "503"  # nobody serves the request's subject: the consumer is not there
+
+
+class ConsumerGone(Exception):
+    """The server said the consumer is no more (409 Consumer Deleted): declare it again."""
+
+
+class Asks:
+    """What the open pull requests may still bring, oldest first."""
+
+    def __init__(self, batch: int, expires: float, clock: Callable[[], float] = time.monotonic):
+        self.batch = batch
+        self.expires = expires
+        self.clock = clock
+        self.open: deque[list[float]] = deque()  # [credit left, expiry]
+
+    def credit(self) -> int:
+        now = self.clock()
+        while self.open and self.open[0][1] <= now:
+            self.open.popleft()
+        return int(sum(a[0] for a in self.open))
+
+    def wanted(self) -> int:
+        """How many to ask for now: ``batch`` when fewer than that are still asked for."""
+        return self.batch if self.credit() < self.batch else 0
+
+    def asked(self, n: int) -> None:
+        self.open.append([float(n), self.clock() + self.expires])
+
+    def delivered(self) -> None:
+        if self.open:
+            self.open[0][0] -= 1
+            if self.open[0][0] <= 0:
+                self.open.popleft()
+
+    def status(self, code: str, description: str = "") -> None:
+        """A status answer: what it ends. Raises ConsumerGone when the consumer is gone."""
+        if code == HEARTBEAT:
+            return
+        if code in ENDS_OLDEST:
+            if self.open:
+                self.open.popleft()
+            return
+        self.open.clear()
+        if code == NO_RESPONDERS or "consumer deleted" in description.lower():
+            raise ConsumerGone(description.strip() or f"status {code}")
+
+
+class Flow:
+    """Messages of a pull subscription as they arrive, pull requests kept open."""
+
+    def __init__(
+        self, sub: JetStreamContext.PullSubscription, batch: int, expires: float = 2.0
+    ) -> None:
+        self.sub = sub
+        self.asks = Asks(batch, expires)
+        # nats-py's own: the subscription's queue, the request subject and the inbox its
+        # answers come to (``fetch`` uses the same three).
+        self.queue: asyncio.Queue[Msg] = sub._sub._pending_queue
+        self.subject: str = sub._nms
+        self.inbox: str = sub._deliver
+
+    async def ask(self) -> None:
+        n = self.asks.wanted()
+        if n:
+            request = {"batch": n, "expires": int(self.asks.expires * 1e9)}
+            await self.sub._nc.publish(self.subject, orjson.dumps(request), reply=self.inbox)
+            self.asks.asked(n)
+
+    async def next(self, timeout: float) -> list[Msg]:
+        """At least one message and at most ``batch``, or TimeoutError after ``timeout``."""
+        msgs: list[Msg] = []
+        deadline = time.monotonic() + timeout
+        while not msgs:
+            await self.ask()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                async with asyncio.timeout(min(left, self.asks.expires)):
+                    first = await self.queue.get()
+            except TimeoutError:
+                continue  # the deadline, or an expiry passed: ask again, or give up
+            self.take(first, msgs)
+            while len(msgs) < self.asks.batch and not self.queue.empty():
+                self.take(self.queue.get_nowait(), msgs)
+        return msgs
+
+    async def give_back(self) -> int:
+        """Nak what arrived and was not handed out (on the way out), so the server hands it
+        out again at once rather than after its ack wait. Returns how many."""
+        given = 0
+        while not self.queue.empty():
+            msgs: list[Msg] = []
+            self.take(self.queue.get_nowait(), msgs)
+            for msg in msgs:
+                await msg.nak()
+                given += 1
+        return given
+
+    def take(self, msg: Msg, into: list[Msg]) -> None:
+        self.sub._sub._pending_size -= len(msg.data)
+        status = msg.headers.get(STATUS) if msg.headers else None
+        if status is None:
+            self.asks.delivered()
+            into.append(msg)
+        else:
+            # nats-py keys the description by its own enum member, not the plain string.
+            headers = msg.headers or {}
+            self.asks.status(status, headers.get(Header.DESCRIPTION) or "")
