@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from chips_common.rules import agents_view
 from chips_common.rules.agents_view import as_seen_by
 
 pytestmark = pytest.mark.unit
@@ -130,3 +133,52 @@ def test_a_context_line_by_an_own_agent_reads_as_the_harness() -> None:
     assert shown is not None
     assert shown["lines"][0]["from"] == {"id": ME, "kind": "harness", "name": "J2"}
     assert shown["lines"][1] is event["lines"][1]
+
+
+# -- the shortcut: an event the translation cannot change is not walked -------------------
+
+_words = st.sampled_from(
+    ["agt_j1", "agt_j2", "agt_oc", ME, "agent", "harness", "person", "kind", "id", "hello"]
+)
+_json = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _words, st.text(max_size=8)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(_words, st.text(max_size=6)), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+@given(
+    st.dictionaries(st.one_of(_words, st.text(max_size=6)), _json, max_size=6),
+    st.sets(st.sampled_from(["agt_j1", "agt_j2", "agt_zz"]), max_size=3),
+)
+def test_the_shortcut_changes_nothing_the_walk_would_change(
+    body: dict[str, Any], own: set[str]
+) -> None:
+    event = {"type": "message.new", **body}
+    mine = frozenset(own)
+    walked = agents_view._translate(event, ME, mine)
+    if agents_view.untouched(event, mine):
+        assert walked is event
+    assert as_seen_by(event, ME, mine) == walked
+
+
+def test_a_harness_event_with_its_room_s_lines_and_no_agent_is_not_walked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    walks: list[object] = []
+    walk = agents_view._translate
+    monkeypatch.setattr(agents_view, "_translate", lambda *a: walks.append(a[0]) or walk(*a))
+    event = {
+        "type": "message.new",
+        "actor": {"kind": "person", "id": "usr_arjun"},
+        "context": [
+            {"actor": {"kind": "person", "id": f"usr_{i}"}, "text": "hi"} for i in range(40)
+        ],
+    }
+    assert seen(event) is event and not walks
+    event["context"].append({"actor": {"kind": "agent", "id": "agt_j1", "harness_id": ME}})
+    changed = seen(event)
+    assert walks and changed is not None and changed["context"][-1]["actor"]["id"] == ME

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+import orjson
+
 from chips_common.events.agents import AGENT_EVENTS
 
 # What a pre-agents harness is never sent (websocket.md, Saying you speak agents).
@@ -42,8 +44,30 @@ def as_seen_by(
         return None
     if event.get("type") == "membership.added" and event.get("standing") == "agents":
         event = {**event, "standing": "member"}
-    seen: dict[str, Any] = _translate(event, harness_id, frozenset(own_agent_ids))
+    own = frozenset(own_agent_ids)
+    if untouched(event, own):
+        return event
+    seen: dict[str, Any] = _translate(event, harness_id, own)
     return seen
+
+
+def untouched(event: dict[str, Any], own: frozenset[str]) -> bool:
+    """Whether the translation would leave ``event`` as it is, decided on its JSON.
+
+    The walk below changes a value only where a string is an own agent's id (as a key or a
+    value) or a mapping's ``kind`` is ``"agent"``; in JSON each of those is a quoted string
+    of its own, so an event whose encoding holds neither ``"agent"`` nor any ``"<own id>"``
+    comes out the very same object. Encoding is one call in C; the walk is Python over
+    every value, and a harness's event carries its room's recent lines (most of the
+    gateway's time per harness socket went on it). Anything JSON cannot say is walked.
+    """
+    try:
+        data = orjson.dumps(event)
+    except TypeError:
+        return False
+    if b'"agent"' in data:
+        return False
+    return not any(b'"' + agent.encode() + b'"' in data for agent in own)
 
 
 def hidden_from(event: dict[str, Any], own_agent_ids: Collection[str]) -> bool:
