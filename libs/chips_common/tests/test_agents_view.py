@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from chips_common.rules import agents_view
@@ -163,6 +164,23 @@ def test_the_shortcut_changes_nothing_the_walk_would_change(
     if agents_view.untouched(event, mine):
         assert walked is event
     assert as_seen_by(event, ME, mine) == walked
+
+
+@given(
+    st.dictionaries(st.one_of(_words, st.text(max_size=6)), _json, max_size=6),
+    st.sets(st.sampled_from(["agt_j1", "agt_j2", "agt_zz"]), max_size=3),
+)
+def test_the_feed_s_encoding_of_the_frame_decides_as_the_event_s_own(
+    body: dict[str, Any], own: set[str]
+) -> None:
+    event = {"type": "message.new", **body}
+    mine = frozenset(own)
+    try:
+        frame = orjson.dumps({"frame": "event", "event": event}).decode()
+    except TypeError:  # what JSON cannot say (an integer past 64 bits) the feed never has
+        assume(False)
+    assert agents_view.untouched(event, mine, frame) == agents_view.untouched(event, mine)
+    assert as_seen_by(event, ME, mine, frame) == as_seen_by(event, ME, mine)
 
 
 def test_a_harness_event_with_its_room_s_lines_and_no_agent_is_not_walked(

@@ -267,7 +267,10 @@ class Session:
             shaped = await self.shaper.shape(event, as_of.extras, as_of.job)
             shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
             if (own := frame.pop(VIEW, None)) is not None:
-                seen = as_seen_by(shaped, self.principal.participant_id, own)
+                # The feed's encoding of the event, when it is the feed's own, made once
+                # for every socket: the view decides on it without encoding it again.
+                shared = self.feed.frame_json(shaped, event) if self.feed is not None else None
+                seen = as_seen_by(shaped, self.principal.participant_id, own, shared)
                 if seen is None:
                     return
                 shaped = seen

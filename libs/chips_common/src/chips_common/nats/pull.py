@@ -16,8 +16,8 @@ What was asked for is counted by :class:`Asks`, a pure ledger: a message uses up
 oldest open request's credit (the server fills requests in the order they came), a 408 or
 404 answer ends the oldest, any other status ends them all (the server forgot them: a
 leader changed, the consumer was deleted; for a deleted one, or a request nobody serves,
-the loop is told so, and declares its consumer again), and a request past its expiry is forgotten
-here too, in case its answer was lost (a reconnect). Counting too little asks again
+the loop is told so and declares its consumer again), and a request past its expiry is
+forgotten here too, in case its answer was lost (a reconnect). Counting too little asks again
 (harmless: a few more messages buffered); counting too much could only wait out an
 expiry, which is why it is short.
 """
@@ -42,7 +42,8 @@ NO_RESPONDERS = "503"  # nobody serves the request's subject: the consumer is no
 
 
 class ConsumerGone(Exception):
-    """The server said the consumer is no more (409 Consumer Deleted): declare it again."""
+    """The server said the consumer is no more (409 Consumer Deleted, or 503: nobody serves
+    its requests): declare it again."""
 
 
 class Asks:

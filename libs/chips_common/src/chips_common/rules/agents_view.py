@@ -27,7 +27,10 @@ HARNESS_OF_AGENT = ("harness_id", "harness")
 
 
 def as_seen_by(
-    event: dict[str, Any], harness_id: str, own_agent_ids: Collection[str]
+    event: dict[str, Any],
+    harness_id: str,
+    own_agent_ids: Collection[str],
+    encoded: str | bytes | None = None,
 ) -> dict[str, Any] | None:
     """``event`` as a harness that has not declared ``agents`` sees it, or None when it is
     not sent it at all.
@@ -42,16 +45,19 @@ def as_seen_by(
     """
     if hidden_from(event, own_agent_ids):
         return None
+    given = event
     if event.get("type") == "membership.added" and event.get("standing") == "agents":
         event = {**event, "standing": "member"}
     own = frozenset(own_agent_ids)
-    if untouched(event, own):
+    if untouched(event, own, encoded if event is given else None):
         return event
     seen: dict[str, Any] = _translate(event, harness_id, own)
     return seen
 
 
-def untouched(event: dict[str, Any], own: frozenset[str]) -> bool:
+def untouched(
+    event: dict[str, Any], own: frozenset[str], encoded: str | bytes | None = None
+) -> bool:
     """Whether the translation would leave ``event`` as it is, decided on its JSON.
 
     The walk below changes a value only where a string is an own agent's id (as a key or a
@@ -60,11 +66,20 @@ def untouched(event: dict[str, Any], own: frozenset[str]) -> bool:
     comes out the very same object. Encoding is one call in C; the walk is Python over
     every value, and a harness's event carries its room's recent lines (most of the
     gateway's time per harness socket went on it). Anything JSON cannot say is walked.
+
+    ``encoded``: JSON already made of the event, or of a frame that holds it and only
+    ``"frame"`` and ``"event"`` besides (the feed's encoding, shared by every socket), so
+    that each socket does not encode the same event again.
     """
-    try:
-        data = orjson.dumps(event)
-    except TypeError:
-        return False
+    if isinstance(encoded, str):
+        data = encoded.encode()
+    elif encoded is not None:
+        data = encoded
+    else:
+        try:
+            data = orjson.dumps(event)
+        except TypeError:
+            return False
     if b'"agent"' in data:
         return False
     return not any(b'"' + agent.encode() + b'"' in data for agent in own)
