@@ -149,12 +149,11 @@ _json = st.recursive(
     ),
     max_leaves=20,
 )
+_bodies = st.dictionaries(st.one_of(_words, st.text(max_size=6)), _json, max_size=6)
+_owns = st.sets(st.sampled_from(["agt_j1", "agt_j2", "agt_zz"]), max_size=3)
 
 
-@given(
-    st.dictionaries(st.one_of(_words, st.text(max_size=6)), _json, max_size=6),
-    st.sets(st.sampled_from(["agt_j1", "agt_j2", "agt_zz"]), max_size=3),
-)
+@given(_bodies, _owns)
 def test_the_shortcut_changes_nothing_the_walk_would_change(
     body: dict[str, Any], own: set[str]
 ) -> None:
@@ -166,10 +165,7 @@ def test_the_shortcut_changes_nothing_the_walk_would_change(
     assert as_seen_by(event, ME, mine) == walked
 
 
-@given(
-    st.dictionaries(st.one_of(_words, st.text(max_size=6)), _json, max_size=6),
-    st.sets(st.sampled_from(["agt_j1", "agt_j2", "agt_zz"]), max_size=3),
-)
+@given(_bodies, _owns)
 def test_the_feed_s_encoding_of_the_frame_decides_as_the_event_s_own(
     body: dict[str, Any], own: set[str]
 ) -> None:
