@@ -99,6 +99,34 @@ async def test_a_client_may_bring_its_own_trace(stack, api: Api, otlp: OtlpRecei
     await sock.close()
 
 
+async def test_an_http_post_makes_only_chips_own_spans(stack, api: Api, otlp: OtlpReceiver) -> None:
+    """FastAPI's own telemetry is off: a post over HTTP traces the message, and makes no
+    trace of its own for the request, its dependencies or its serialization."""
+    owner = await api.create_workspace()
+    _, space_id = await api.connect_harness(owner, "Scout")
+    trace_ids = []
+    for n in range(2):
+        r = await api.post_event(
+            owner,
+            {
+                "type": "message.post",
+                "space_id": space_id,
+                "text": f"plain {n}",
+                "idempotency_key": f"plain-http-{n}",
+            },
+        )
+        assert r.status_code == 200, r.text
+        trace_ids.append(r.json()["trace_id"])
+    # Spans are exported in the order they end: once the second post's gateway span is
+    # here, any span the first request made around it (it ended before) is here too.
+    await wait_for_spans(otlp, trace_ids[1], {("gateway.receive event", None)})
+    assert otlp.trace(trace_ids[1]), "the second post's spans never came"
+    with otlp.lock:
+        names = {s.name for s in otlp.spans}
+    assert "gateway.receive event" in names
+    assert not {n for n in names if n.startswith(("fastapi.", "POST ", "GET "))}, names
+
+
 async def test_every_service_serves_health_readiness_and_metrics(stack, api: Api) -> None:
     owner = await api.create_workspace()
     _, space_id = await api.connect_harness(owner, "Scout")

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
+from fastapi.telemetry import TelemetryConfig
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -35,6 +36,19 @@ WORKSPACE_ID = "chips.workspace_id"
 SEQ = "chips.seq"
 EVENT_TYPE = "chips.event_type"
 MESSAGE_ID = "chips.message_id"
+
+# FastAPI's own telemetry (on by default wherever the OpenTelemetry SDK is installed) made
+# four spans of every request (the request, its dependencies, its endpoint, its
+# serialization), each the root of a trace of its own that no message's trace reaches,
+# and counted every request in metrics nobody reads: a tenth of the gateway's CPU per
+# post. The services trace what they do themselves (DESIGN.md §8) and count requests in
+# their Prometheus metrics, so every app is built with it off.
+FASTAPI_TELEMETRY_OFF: TelemetryConfig = {
+    "tracing": False,
+    "metrics": False,
+    "logs": False,
+    "operation_spans": False,
+}
 
 
 class JsonLinesExporter(SpanExporter):

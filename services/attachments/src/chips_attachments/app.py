@@ -17,6 +17,7 @@ from chips_attachments.appender import Appender
 from chips_attachments.config import AttachmentsSettings
 from chips_attachments.consumer import build_handler
 from chips_attachments.store import Blobs
+from chips_common import otel
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
@@ -42,7 +43,13 @@ BUILT = (
 
 
 def build_app(service: Service, nats_ok: object) -> FastAPI:
-    app = FastAPI(title="Chips attachments", openapi_url=None, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="Chips attachments",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+        telemetry=otel.FASTAPI_TELEMETRY_OFF,
+    )
 
     async def db_ok() -> bool:
         async with service.engine.connect() as conn:

@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from chips_common import otel
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
@@ -129,7 +130,12 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             app.state.nc = nc
             yield
 
-    app = FastAPI(title="Chips gateway", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="Chips gateway",
+        version="0.1.0",
+        lifespan=lifespan,
+        telemetry=otel.FASTAPI_TELEMETRY_OFF,
+    )
     # Innermost: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
     app.add_middleware(JsonBodies)
     # Last added runs first: the edge checks come before CORS, routing and authentication.

@@ -18,6 +18,8 @@ from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from chips_common import otel
+
 Check = Callable[[], Awaitable[bool]]
 # What a service says it has built, shown beside its checks on ``/readyz``.
 About = Callable[[], Awaitable[dict[str, Any]]]
@@ -77,6 +79,8 @@ def add_health_routes(
 def build_health_app(
     checks: Mapping[str, Check], work: str = BUILT, about: About | None = None
 ) -> FastAPI:
-    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        openapi_url=None, docs_url=None, redoc_url=None, telemetry=otel.FASTAPI_TELEMETRY_OFF
+    )
     add_health_routes(app, checks, work, about)
     return app
