@@ -120,9 +120,12 @@ def backoff(delivered: int) -> float:
     return float(min(0.05 * 2 ** max(0, delivered - 1), 0.5))
 
 
+# The rows as one JSON document, not two arrays: psycopg adapts arrays element by element
+# in Python (ADR 0117).
 _CLEAR = text(
-    "DELETE FROM outbox o USING unnest(CAST(:workspaces AS text[]), CAST(:seqs AS bigint[]))"
-    " AS d(workspace_id, seq) WHERE o.workspace_id = d.workspace_id AND o.seq = d.seq"
+    "DELETE FROM outbox o USING jsonb_to_recordset(CAST(:rows AS jsonb))"
+    " AS d(workspace_id text, seq bigint)"
+    " WHERE o.workspace_id = d.workspace_id AND o.seq = d.seq"
 )
 
 
@@ -141,11 +144,10 @@ async def clear_outbox(
     if not keys:
         return
     if unsynced is not None:
+        rows = orjson.dumps([{"workspace_id": w, "seq": s} for w, s in keys]).decode()
 
         async def delete_them(conn: AsyncConnection) -> None:
-            await conn.execute(
-                _CLEAR, {"workspaces": [k[0] for k in keys], "seqs": [k[1] for k in keys]}
-            )
+            await conn.execute(_CLEAR, {"rows": rows})
 
         await once_more(unsynced, delete_them)
         return

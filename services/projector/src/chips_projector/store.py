@@ -335,27 +335,32 @@ class Fold:
         if not self.posts and not names:
             return
         posts, self.posts = self.posts, []
-        kinds = [e.get("kind", "text") for e in posts]
+        rows = []
+        for e in posts:
+            kind = e.get("kind", "text")
+            rows.append(
+                {
+                    "id": e["message_id"],
+                    "workspace_id": e["workspace_id"],
+                    "space_id": e["space_id"],
+                    "seq": e["seq"],
+                    "author_id": e["actor"]["id"],
+                    "kind": kind,
+                    "text": words_of(e),
+                    "reply_to": e.get("reply_to"),
+                    "ts": e["ts"],
+                    # JSON's null when there is no card, as the row-by-row insert wrote it.
+                    "card": e.get(kind) if kind in CARD_FIELDS else None,
+                    "run_id": e.get("run_id"),
+                }
+            )
         await self.conn.execute(
             _FLUSH,
             {
-                "ids": [e["message_id"] for e in posts],
-                "workspaces": [e["workspace_id"] for e in posts],
-                "spaces": [e["space_id"] for e in posts],
-                "seqs": [e["seq"] for e in posts],
-                "authors": [e["actor"]["id"] for e in posts],
-                "kinds": kinds,
-                "texts": [words_of(e) for e in posts],
-                "reply_tos": [e.get("reply_to") for e in posts],
-                "tss": [ts_of(e) for e in posts],
-                # None as JSON's null, as the row-by-row insert wrote it.
-                "cards": [
-                    orjson.dumps(e.get(kind) if kind in CARD_FIELDS else None).decode()
-                    for e, kind in zip(posts, kinds, strict=True)
-                ],
-                "runs": [e.get("run_id") for e in posts],
-                "checkpoint_ws": names,
-                "checkpoint_seq": [(checkpoints or {})[w] for w in names],
+                "posts": orjson.dumps(rows).decode(),
+                "checkpoints": orjson.dumps(
+                    [{"workspace_id": w, "seq": (checkpoints or {})[w]} for w in names]
+                ).decode(),
             },
         )
 
@@ -365,13 +370,11 @@ class Fold:
 # one by one, each post set its space's (and its thread's room's) last seq to its own
 # seq, in seq order: the greatest of them is what stands.
 _FLUSH = text(
-    "WITH posts AS (SELECT * FROM unnest("
-    " CAST(:ids AS text[]), CAST(:workspaces AS text[]), CAST(:spaces AS text[]),"
-    " CAST(:seqs AS bigint[]), CAST(:authors AS text[]), CAST(:kinds AS text[]),"
-    " CAST(:texts AS text[]), CAST(:reply_tos AS text[]), CAST(:tss AS timestamptz[]),"
-    " CAST(:cards AS jsonb[]), CAST(:runs AS text[]))"
-    " AS p(id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card,"
-    " run_id)),"
+    "WITH posts AS (SELECT p.id, p.workspace_id, p.space_id, p.seq, p.author_id, p.kind,"
+    " p.text, p.reply_to, p.ts, coalesce(p.card, 'null'::jsonb) AS card, p.run_id"
+    " FROM jsonb_to_recordset(CAST(:posts AS jsonb)) AS p(id text, workspace_id text,"
+    " space_id text, seq bigint, author_id text, kind text, text text, reply_to text,"
+    " ts timestamptz, card jsonb, run_id text)),"
     " inserted AS (INSERT INTO rm_messages"
     " (id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card, run_id)"
     " SELECT id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card,"
@@ -386,23 +389,24 @@ _FLUSH = text(
     " FROM (SELECT space_id, max(seq) AS seq, sum(n) AS n FROM touched"
     " GROUP BY space_id) AS t WHERE r.id = t.space_id)"
     " UPDATE projector_checkpoints c SET seq = n.seq"
-    " FROM unnest(CAST(:checkpoint_ws AS text[]), CAST(:checkpoint_seq AS bigint[]))"
-    " AS n(workspace_id, seq) WHERE c.workspace_id = n.workspace_id"
+    " FROM jsonb_to_recordset(CAST(:checkpoints AS jsonb)) AS n(workspace_id text, seq bigint)"
+    " WHERE c.workspace_id = n.workspace_id"
 )
 
 # Lock the checkpoints of a batch's workspaces (made at 0 when missing; in the order of
 # their ids, so two folds never wait on each other in a circle) and read each one's first
 # page of events after it, in one statement.
 _LOCK_AND_READ = text(
-    "WITH locked AS ("
+    "WITH wanted AS (SELECT * FROM jsonb_to_recordset(CAST(:wanted AS jsonb))"
+    " AS u(w text, upto bigint)),"
+    " locked AS ("
     " INSERT INTO projector_checkpoints (workspace_id, seq)"
-    " SELECT w, 0 FROM unnest(CAST(:workspaces AS text[])) AS w ORDER BY w"
+    " SELECT w, 0 FROM wanted ORDER BY w"
     " ON CONFLICT (workspace_id) DO UPDATE SET seq = projector_checkpoints.seq"
     " RETURNING workspace_id, seq)"
     " SELECT l.workspace_id, l.seq AS checkpoint, e.body, e.traceparent"
     " FROM locked l"
-    " JOIN unnest(CAST(:workspaces AS text[]), CAST(:upto AS bigint[])) AS u(w, upto)"
-    " ON u.w = l.workspace_id"
+    " JOIN wanted AS u ON u.w = l.workspace_id"
     " LEFT JOIN LATERAL (SELECT body, traceparent, seq FROM events"
     " WHERE workspace_id = l.workspace_id AND seq > l.seq AND seq <= u.upto"
     " ORDER BY seq LIMIT :limit) AS e ON true"
@@ -421,8 +425,9 @@ async def lock_and_read(
     rows = await conn.execute(
         _LOCK_AND_READ,
         {
-            "workspaces": names,
-            "upto": [_NO_END if upto[w] is None else upto[w] for w in names],
+            "wanted": orjson.dumps(
+                [{"w": w, "upto": _NO_END if upto[w] is None else upto[w]} for w in names]
+            ).decode(),
             "limit": limit,
         },
     )

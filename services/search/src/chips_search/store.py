@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import and_, delete, insert, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -91,9 +92,13 @@ class Index:
             self.rooms[space_id] = str(room) if room else space_id
         return self.rooms[space_id]
 
-    def _posts(self) -> dict[str, list[Any]]:
+    def _posts(self) -> dict[str, str]:
         rows, self.pending = self.pending, []
-        return {name: [row[name] for row in rows] for name in POST_COLUMNS}
+        return {
+            "posts": orjson.dumps(
+                [{name: row[name] for name in POST_COLUMNS} for row in rows]
+            ).decode()
+        }
 
     async def flush(self) -> None:
         """Write the posts gathered so far (before an event of another type is applied)."""
@@ -141,8 +146,9 @@ def _tsv(words: str, extra: str) -> str:
     )
 
 
-# Every post of a batch in one statement: the rows as arrays, unnested, each tsvector made
-# by the one expression every row's is; ``where`` keeps some of them (``u`` is a row).
+# Every post of a batch in one statement: the rows as one JSON document (psycopg adapts
+# array parameters element by element in Python, ADR 0117), each tsvector made by the one
+# expression every row's is; ``where`` keeps some of them (``u`` is a row).
 def _posts(where: str = "true") -> str:
     return (
         "INSERT INTO search_docs (workspace_id, doc_id, seq, space_id, room_id, kind,"
@@ -150,12 +156,9 @@ def _posts(where: str = "true") -> str:
         " SELECT u.workspace_id, u.doc_id, u.seq, u.space_id, u.room_id, 'message',"
         " u.message_kind, u.doc_id, u.author_id, u.ts, u.words, u.extra,"
         f" {_tsv('u.words', 'u.extra')}"
-        " FROM unnest(CAST(:workspace_id AS text[]), CAST(:doc_id AS text[]),"
-        " CAST(:seq AS bigint[]), CAST(:space_id AS text[]), CAST(:room_id AS text[]),"
-        " CAST(:message_kind AS text[]), CAST(:author_id AS text[]),"
-        " CAST(:ts AS timestamptz[]), CAST(:words AS text[]), CAST(:extra AS text[]))"
-        " AS u(workspace_id, doc_id, seq, space_id, room_id, message_kind, author_id,"
-        f" ts, words, extra) WHERE {where}"
+        " FROM jsonb_to_recordset(CAST(:posts AS jsonb)) AS u(workspace_id text,"
+        " doc_id text, seq bigint, space_id text, room_id text, message_kind text,"
+        f" author_id text, ts timestamptz, words text, extra text) WHERE {where}"
         " ON CONFLICT (workspace_id, doc_id) DO NOTHING"
     )
 
