@@ -115,6 +115,12 @@ def give_up(delivered: int, max_deliver: int, age: float, cap: float) -> str | N
     return None
 
 
+# How long a published event's outbox row may wait to be cleared with later ones, and how
+# many may wait (ADR 0118): one statement a quarter second at most, not one per round.
+CLEAR_EVERY = 0.25
+CLEAR_AT_MOST = 1000
+
+
 def backoff(delivered: int) -> float:
     """How long a failed request waits before its next delivery: 50 ms, doubling, ≤ 0.5 s."""
     return float(min(0.05 * 2 ** max(0, delivered - 1), 0.5))
@@ -175,6 +181,8 @@ class Appender:
         ask_wait: timedelta = ASK_WAIT,
         fast_engine: AsyncEngine | None = None,
         outbox_engine: AsyncEngine | None = None,
+        clear_every: float = CLEAR_EVERY,
+        clear_at_most: int = CLEAR_AT_MOST,
     ) -> None:
         self.engine = engine
         # Autocommit, no pre-ping: a batch decided from memory is one statement on it.
@@ -195,6 +203,12 @@ class Appender:
         self.publish_wanted = asyncio.Event()
         self.publish_idle = asyncio.Event()
         self.publish_idle.set()
+        # Published events whose outbox rows wait to be cleared together (ADR 0118), and
+        # when the oldest of them is due.
+        self.to_clear: list[dict[str, Any]] = []
+        self.clear_due: float | None = None
+        self.clear_every = clear_every
+        self.clear_at_most = clear_at_most
 
     # --- one workspace's batch -----------------------------------------------------
 
@@ -604,25 +618,54 @@ class Appender:
         """Confirm what was published since the last round, until cancelled.
 
         A round awaits the stream's acks of everything written while the last one was in
-        flight, together, and clears their outbox rows in one statement. What the stream
-        did not take stays in the outbox for the sweeper.
+        flight, together. What the stream did not take stays in the outbox for the sweeper.
+        The outbox rows of what it took are cleared in one statement once the oldest has
+        waited ``clear_every`` seconds, or once ``clear_at_most`` are waiting (ADR 0118).
         """
+        loop = asyncio.get_running_loop()
         while True:
-            await self.publish_wanted.wait()
+            if self.clear_due is None:
+                await self.publish_wanted.wait()
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self.publish_wanted.wait(), max(0.0, self.clear_due - loop.time())
+                    )
             self.publish_wanted.clear()
             while self.to_confirm:
                 sent, self.to_confirm = self.to_confirm, []
                 try:
                     async with self.outbox_lock:
-                        await self.confirm(sent)
+                        await self.confirm(sent, clear=False)
                 except Exception:
                     log.exception("confirming %d events failed; the sweeper retries", len(sent))
             self.publish_idle.set()
+            if self.to_clear and (
+                len(self.to_clear) >= self.clear_at_most
+                or (self.clear_due is not None and loop.time() >= self.clear_due)
+            ):
+                async with self.outbox_lock:
+                    await self.clear_waiting()
+
+    async def clear_waiting(self) -> None:
+        """Clear the outbox rows of the published events waiting for it, now.
+
+        If the statement fails, the rows stay and the sweeper publishes them again (the
+        stream drops the copies by ``Nats-Msg-Id``) and clears them.
+        """
+        rows, self.to_clear, self.clear_due = self.to_clear, [], None
+        try:
+            await clear_outbox(self.engine, rows, self.outbox_engine)
+        except Exception:
+            log.exception("clearing %d outbox rows failed; the sweeper retries", len(rows))
 
     async def drain_publisher(self, timeout: float) -> None:
-        """Let the publisher finish what was handed to it (on the way out)."""
+        """Let the publisher finish what was handed to it, and clear what it published
+        (on the way out)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.publish_idle.wait(), timeout)
+        async with self.outbox_lock:
+            await self.clear_waiting()
 
     async def send_events(self, traced: list[tuple[dict[str, Any], str | None]]) -> list[Sent]:
         """Write committed events to ``CHIPS_EVENTS`` (``Nats-Msg-Id`` = event id), each with
@@ -641,8 +684,9 @@ class Appender:
             sent.append((e, future))
         return sent
 
-    async def confirm(self, sent: list[Sent]) -> int:
-        """Await the stream's acks of written events together, then clear their outbox rows.
+    async def confirm(self, sent: list[Sent], clear: bool = True) -> int:
+        """Await the stream's acks of written events together, then clear their outbox rows
+        (or, with ``clear`` False, leave them to be cleared with the next ones: ADR 0118).
 
         Returns how many the stream took; the others stay in the outbox for the sweeper.
         """
@@ -666,7 +710,12 @@ class Appender:
             log.warning(
                 "%d events left in the outbox for the sweeper: %r", len(events) - len(done), failure
             )
-        await clear_outbox(self.engine, done, self.outbox_engine)
+        if clear:
+            await clear_outbox(self.engine, done, self.outbox_engine)
+        elif done:
+            if self.clear_due is None:
+                self.clear_due = asyncio.get_running_loop().time() + self.clear_every
+            self.to_clear.extend(done)
         await purge.after_publish(self.js, self.names, self.engine, events, results)
         return len(done)
 
@@ -706,6 +755,8 @@ class Appender:
     async def sweep_outbox(self) -> int:
         """Publish whatever the outbox holds (events committed but not yet published)."""
         async with self.outbox_lock:
+            # Published rows waiting to be cleared are cleared first, not published again.
+            await self.clear_waiting()
             total = 0
             while True:
                 traced = await store.unpublished(self.engine)
