@@ -8,9 +8,9 @@ harness and its direct space) under one idempotency key.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from chips_common.events.base import ENVELOPE_FIELDS
@@ -62,7 +62,7 @@ def brief(event: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str | int | float | bool) or value is None:
             small = not isinstance(value, str) or len(value) <= ANSWER_FIELD_BYTES // 4
         else:
-            small = len(json.dumps(value, separators=(",", ":"))) <= ANSWER_FIELD_BYTES
+            small = len(orjson.dumps(value)) <= ANSWER_FIELD_BYTES
         if small or name in ENVELOPE_FIELDS:
             kept[name] = value
     return kept

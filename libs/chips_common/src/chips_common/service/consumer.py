@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
+import orjson
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
@@ -160,9 +160,9 @@ async def sort_batch(
     batch = Sorted()
     for msg in msgs:
         try:
-            event = json.loads(msg.data)
+            event = orjson.loads(msg.data)
             workspace_id, seq = str(event["workspace_id"]), int(event["seq"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):  # orjson.JSONDecodeError is a ValueError
             log.error("dead-lettering an undecodable event from %s", msg.subject)
             await nc.publish(
                 names.dead_letter_subject,
