@@ -7,10 +7,13 @@ report of a test that fails.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from chips_devstack.procs import free_port, nats_proc, wait_until
 from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from tests.e2e.client import Api
 from tests.e2e.otlp import OtlpReceiver
@@ -21,6 +24,23 @@ def otlp() -> Iterator[OtlpReceiver]:
     receiver = OtlpReceiver().start()
     yield receiver
     receiver.stop()
+
+
+@pytest.fixture(scope="module")
+def own_nats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A nats-server with JetStream of the module's own, not the stack's: its URL."""
+    root = tmp_path_factory.mktemp("own-nats")
+    port = free_port()
+    proc = nats_proc(port, root / "store", root / "logs").start()
+
+    def answers() -> bool:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return True
+        return False
+
+    wait_until(answers, 20, "nats-server", proc)
+    yield f"nats://127.0.0.1:{port}"
+    proc.stop()
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import nats
 import pytest
@@ -19,30 +18,11 @@ from nats.aio.client import Client as NATS
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 from chips_common.nats.pull import ConsumerGone, Flow
-from chips_devstack.procs import Proc, free_port, nats_proc, wait_until
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root: Path = tmp_path_factory.mktemp("pull-flow")
-    port = free_port()
-    proc: Proc = nats_proc(port, root / "store", root / "logs").start()
-
-    def answers() -> bool:
-        import socket
-
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return True
-        return False
-
-    wait_until(answers, 20, "nats-server", proc)
-    yield f"nats://127.0.0.1:{port}"
-    proc.stop()
 
 
 @pytest.fixture
-async def nc(server: str) -> AsyncIterator[NATS]:
-    client = await nats.connect(server)
+async def nc(own_nats: str) -> AsyncIterator[NATS]:
+    client = await nats.connect(own_nats)
     js = client.jetstream()
     with contextlib.suppress(Exception):
         await js.delete_stream("FLOW")

@@ -43,6 +43,7 @@ from chips_common.append import AppendAnswer, AppendRequest, brief
 from chips_common.clock import utcnow
 from chips_common.db import tables as t
 from chips_common.db.retry import once_more
+from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, purge, state_store, store
@@ -191,6 +192,7 @@ class Appender:
         self.outbox_engine = outbox_engine
         self.nc = nc
         self.js = js
+        self.stored = StoredPublisher(nc)
         self.names = names
         self.outbox_lock = asyncio.Lock()
         self.max_deliver = max_deliver
@@ -673,7 +675,7 @@ class Appender:
         sent: list[Sent] = []
         for e, tp in traced:
             try:
-                future = await self.js.publish_async(
+                future = await self.stored.publish(
                     self.names.events_subject(e["workspace_id"]),
                     orjson.dumps(e),
                     headers={HDR_MSG_ID: e["id"], **({HDR_TRACEPARENT: tp} if tp else {})},

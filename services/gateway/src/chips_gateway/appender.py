@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from chips_common.append import Actor, AppendAnswer, AppendRequest, IssuedCredential
 from chips_common.ids import new_id
+from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import HDR_REPLY, Names
 from chips_common.otel import inject
 from chips_gateway import metrics
@@ -38,6 +39,7 @@ class AppendClient:
     ):
         self.nc = nc
         self.js = js
+        self.stored_publisher = StoredPublisher(nc)
         self.names = names
         self.reply_prefix = names.reply_subject(replica_id)
         self.timeout = timeout
@@ -155,7 +157,7 @@ class AppendClient:
         future.add_done_callback(lambda _: self._forget(request.request_id))
         try:
             # The current span's trace context travels with the request (DESIGN.md §8).
-            stored = await self.js.publish_async(
+            stored = await self.stored_publisher.publish(
                 self.names.append_subject(workspace_id),
                 payload,
                 headers=inject({HDR_REPLY: f"{self.reply_prefix}.{request.request_id}"}),
