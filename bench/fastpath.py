@@ -33,7 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,9 @@ import orjson
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lean import LeanHttp
 
 from chips_devstack.stack import UNLIMITED, local_stack
 from tests.e2e.client import Api, Identity
@@ -151,69 +154,123 @@ class Ws:
         return cls(conn, int(hello.get("head_seq") or 0))
 
 
+class HttpxPost:
+    """The same calls as LeanHttp, on httpx (what the benches used before bench/lean.py)."""
+
+    def __init__(self, base: str) -> None:
+        self.http = httpx.AsyncClient(base_url=base, timeout=30)
+
+    async def post(
+        self, path: str, body: Any, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        r = await self.http.post(path, json=body, headers=headers)
+        return r.status_code, r.content
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
+async def open_client(base: str, client: str) -> LeanHttp | HttpxPost:
+    return await LeanHttp.open(base) if client == "lean" else HttpxPost(base)
+
+
+@contextlib.asynccontextmanager
+async def http_client(base: str, client: str) -> AsyncIterator[LeanHttp | HttpxPost]:
+    http = await open_client(base, client)
+    try:
+        yield http
+    finally:
+        await http.close()
+
+
 # -- a. one HTTP post at a time ----------------------------------------------------------
 
 
-async def seq(base: str, who: Identity, space: str, count: int, cap: float) -> dict[str, Any]:
+async def seq(
+    base: str, who: Identity, space: str, count: int, cap: float, client: str = "lean"
+) -> dict[str, Any]:
     latencies: list[float] = []
     headers = {"Authorization": f"Bearer {who.token}"}
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+    async with http_client(base, client) as http:
         for i in range(20):  # warm the connection and the caches
-            r = await http.post(
-                "/v1/events", json=post(space, f"warm {i}", key("w")), headers=headers
+            status, body = await http.post(
+                "/v1/events", post(space, f"warm {i}", key("w")), headers
             )
-            r.raise_for_status()
+            assert status == 200, body
         started = time.perf_counter()
+        cpu_started = time.process_time()
         for i in range(count):
             t = time.perf_counter()
-            r = await http.post(
-                "/v1/events", json=post(space, f"seq {i}", key("a")), headers=headers
-            )
+            status, body = await http.post("/v1/events", post(space, f"seq {i}", key("a")), headers)
             latencies.append(time.perf_counter() - t)
-            r.raise_for_status()
+            assert status == 200, body
             if time.perf_counter() - started > cap:
                 break
         elapsed = time.perf_counter() - started
-    return {"msg_per_second": round(len(latencies) / elapsed, 1), **summary(latencies)}
+        client_cpu = time.process_time() - cpu_started
+    return {
+        "client": client,
+        "msg_per_second": round(len(latencies) / elapsed, 1),
+        **summary(latencies),
+        "client_cpu_ms_per_message": round(client_cpu / max(1, len(latencies)) * 1000, 3),
+    }
 
 
 # -- b. 8 HTTP posts in flight -----------------------------------------------------------
 
 
 async def http8(
-    base: str, writers: list[Identity], space: str, count: int, cap: float, inflight: int = 8
+    base: str,
+    writers: list[Identity],
+    space: str,
+    count: int,
+    cap: float,
+    inflight: int = 8,
+    client: str = "lean",
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
-    headers = {"Authorization": f"Bearer {writers[0].token}"}
-    limits = httpx.Limits(max_connections=inflight, max_keepalive_connections=inflight)
-    async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as http:
+    conns = [await open_client(base, client) for _ in range(inflight)]
+    try:
         await asyncio.gather(
             *(
-                http.post("/v1/events", json=post(space, f"warm {i}", key("w")), headers=headers)
-                for i in range(inflight)
+                c.post(
+                    "/v1/events",
+                    post(space, f"warm {i}", key("w")),
+                    {"Authorization": f"Bearer {writers[i % len(writers)].token}"},
+                )
+                for i, c in enumerate(conns)
             )
         )
         started = time.perf_counter()
+        cpu_started = time.process_time()
         left = itertools.count()
 
-        async def worker(who: Identity) -> None:
+        async def worker(who: Identity, http: Any) -> None:
             nonlocal errors
             mine = {"Authorization": f"Bearer {who.token}"}
             while next(left) < count and time.perf_counter() - started < cap:
                 t = time.perf_counter()
-                r = await http.post("/v1/events", json=post(space, "http8", key("b")), headers=mine)
+                status, _ = await http.post("/v1/events", post(space, "http8", key("b")), mine)
                 latencies.append(time.perf_counter() - t)
-                if r.status_code != 200:
+                if status != 200:
                     errors += 1
 
-        await asyncio.gather(*(worker(writers[n % len(writers)]) for n in range(inflight)))
+        await asyncio.gather(
+            *(worker(writers[n % len(writers)], conns[n]) for n in range(inflight))
+        )
         elapsed = time.perf_counter() - started
+        client_cpu = time.process_time() - cpu_started
+    finally:
+        for c in conns:
+            await c.close()
     return {
+        "client": client,
         "in_flight": inflight,
         "msg_per_second": round(len(latencies) / elapsed, 1),
         "errors": errors,
         **summary(latencies),
+        "client_cpu_ms_per_message": round(client_cpu / max(1, len(latencies)) * 1000, 3),
     }
 
 
@@ -385,6 +442,7 @@ async def run(
     label: str,
     pids: dict[str, int],
     code: str = "",
+    client: str = "lean",
 ) -> dict[str, dict[str, Any]]:
     api = Api(base)
     owner = await api.create_workspace(name="Fastpath bench")
@@ -399,8 +457,8 @@ async def run(
     url = base.replace("http://", "ws://") + "/v1/ws"
     n = lambda x: max(1, int(x * scale))  # noqa: E731
     plans: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
-        "seq": lambda: seq(base, owner, space, n(1000), 60),
-        "http8": lambda: http8(base, writers, room, n(3000), 60),
+        "seq": lambda: seq(base, owner, space, n(1000), 60, client),
+        "http8": lambda: http8(base, writers, room, n(3000), 60, client=client),
         "pipe": lambda: pipe(url, writers, room, n(400), 60),
         "seen": lambda: seen(url, owner, harness, space, n(500), 60),
         "loaded": lambda: seen(url, owner, harness, space, n(500), 30, rate=rate),
@@ -457,6 +515,12 @@ def main() -> None:
         "machine at the same moment, its results labelled versus-",
     )
     parser.add_argument("--versus-code", default="", help="what the other tree is")
+    parser.add_argument(
+        "--client",
+        choices=["lean", "httpx"],
+        default="lean",
+        help="the HTTP client of seq and http8: bench/lean.py (default), or httpx as before",
+    )
     args = parser.parse_args()
     only = [x for x in args.only.split(",") if x]
     for name in only:
@@ -488,7 +552,9 @@ def main() -> None:
                 for n, p in stack.procs.items()
                 if n != "infra-redis" and p.popen is not None
             }
-            asyncio.run(run(stack.gateway_a, only, args.rate, args.scale, label, pids, code))
+            asyncio.run(
+                run(stack.gateway_a, only, args.rate, args.scale, label, pids, code, args.client)
+            )
 
 
 if __name__ == "__main__":
