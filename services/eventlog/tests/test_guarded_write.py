@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, ClassVar
 
+import psycopg
 import pytest
 from opentelemetry.trace import INVALID_SPAN
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.append import Actor, AppendRequest, IssuedCredential
+from chips_common.db.direct import Direct
 from chips_common.nats.streams import Names
 from chips_eventlog.consumer import Appender, Pending
 from chips_eventlog.leases import Held, Leases
@@ -45,14 +47,37 @@ async def rows(engine: AsyncEngine, sql: str, **params: Any) -> list[Any]:
         return [tuple(r) for r in await conn.execute(text(sql), params)]
 
 
-class Opened:
-    """A workspace of its own with a room, created through a leased appender."""
+class Counted(psycopg.AsyncConnection[Any]):
+    """A psycopg connection that keeps what it was sent."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    sent: ClassVar[list[str]] = []
+
+    async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        Counted.sent.append(str(query))
+        return await super().execute(query, *args, **kwargs)
+
+
+class CountedDirect(Direct):
+    connection_class = Counted
+
+
+class Opened:
+    """A workspace of its own with a room, created through a leased appender: the guarded
+    statement through SQLAlchemy (``engine``) or on psycopg itself (``direct``, as the
+    eventlog runs it: docs/adr/0120)."""
+
+    def __init__(self, engine: AsyncEngine, way: str = "engine") -> None:
         tag = secrets.token_hex(3)
         self.ws = f"ws_{tag}"
         self.owner = Actor(kind="person", id=f"usr_{tag}")
-        self.appender = Appender(engine, None, None, Names("CHIPS", "chips", 1))  # type: ignore[arg-type]
+        self.direct = CountedDirect(str(engine.url.render_as_string(hide_password=False)))
+        self.appender = Appender(
+            engine,
+            None,  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+            Names("CHIPS", "chips", 1),
+            direct=self.direct if way == "direct" else None,
+        )
         self.leases = Leases(engine, 1, ttl=30)
         self.held = Held(partition=0)
         self.room = ""
@@ -102,26 +127,31 @@ class Opened:
         await self.appender.append_group(self.ws, items, held or self.held)
 
 
-@pytest.fixture
-async def w(engine: AsyncEngine) -> AsyncIterator[Opened]:
-    opened = Opened(engine)
+@pytest.fixture(params=["engine", "direct"])
+async def w(engine: AsyncEngine, request: pytest.FixtureRequest) -> AsyncIterator[Opened]:
+    opened = Opened(engine, request.param)
     await opened.open()
     yield opened
     await opened.leases.close()
+    await opened.direct.close()
 
 
 async def test_a_post_decided_from_memory_is_one_statement(engine: AsyncEngine, w: Opened) -> None:
-    sent: list[str] = []
+    sent: ClassVar[list[str]] = []
 
     def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
         sent.append(statement)
 
+    Counted.sent.clear()
     event.listen(engine.sync_engine, "before_cursor_execute", count)
     try:
         one = [w.post("p1", "hello")]
         await w.append(one)
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", count)
+    if w.appender.direct is not None:  # on psycopg itself, none through SQLAlchemy
+        sent, engine_sent = Counted.sent, sent
+        assert engine_sent == []
     assert one[0].answer is not None and one[0].answer.ok
     seq = one[0].answer.seqs[0]
     assert len(sent) == 1 and sent[0].lstrip().startswith("WITH guard AS")

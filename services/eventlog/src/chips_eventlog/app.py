@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from sqlalchemy import text
 
-from chips_common.db.engine import build_engine
+from chips_common.db.engine import build_direct, build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
@@ -34,6 +34,8 @@ async def run(settings: EventlogSettings) -> None:
     fast_engine = build_engine(
         settings, pool_size=settings.append_partitions, pre_ping=False, autocommit=True
     )
+    # That statement goes on psycopg itself, without SQLAlchemy's layers (docs/adr/0120).
+    direct = build_direct(settings, size=settings.append_partitions)
     # The outbox's deletions, which need not wait for the disk (docs/adr/0024), each one
     # statement on a session that never waits for it.
     outbox_engine = build_engine(
@@ -67,6 +69,7 @@ async def run(settings: EventlogSettings) -> None:
         ask_wait=timedelta(seconds=settings.agent_ask_wait_seconds),
         fast_engine=fast_engine,
         outbox_engine=outbox_engine,
+        direct=direct,
     )
 
     async def work(stop: asyncio.Event) -> None:
@@ -92,4 +95,5 @@ async def run(settings: EventlogSettings) -> None:
         await engine.dispose()
         await fast_engine.dispose()
         await outbox_engine.dispose()
+        await direct.close()
         provider.shutdown()

@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
+import psycopg
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
@@ -42,6 +43,7 @@ from chips_common import otel
 from chips_common.append import AppendAnswer, AppendRequest, brief
 from chips_common.clock import utcnow
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
 from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import HDR_MSG_ID, HDR_REPLY, HDR_TRACEPARENT, Names
@@ -182,12 +184,15 @@ class Appender:
         ask_wait: timedelta = ASK_WAIT,
         fast_engine: AsyncEngine | None = None,
         outbox_engine: AsyncEngine | None = None,
+        direct: Direct | None = None,
         clear_every: float = CLEAR_EVERY,
         clear_at_most: int = CLEAR_AT_MOST,
     ) -> None:
         self.engine = engine
         # Autocommit, no pre-ping: a batch decided from memory is one statement on it.
         self.fast_engine = fast_engine or engine.execution_options(isolation_level="AUTOCOMMIT")
+        # When given, that statement goes on psycopg itself instead (docs/adr/0120).
+        self.direct = direct
         # Commits that do not wait for the disk: the outbox's deletions (docs/adr/0024).
         self.outbox_engine = outbox_engine
         self.nc = nc
@@ -332,9 +337,25 @@ class Appender:
                     wrote, leased = await write(conn)
                     if wrote:
                         await state_store.flush(conn, state, now)
+            elif self.direct is not None:
+
+                async def write_direct(conn: Conn) -> tuple[bool, bool]:
+                    return await store.write_guarded_direct(
+                        conn,
+                        workspace_id,
+                        state.head_seq,
+                        door.head_seq,
+                        door.pending,
+                        door.traces,
+                        fresh_keys,
+                        now,
+                        lease,
+                    )
+
+                wrote, leased = await self.direct.run(write_direct)
             else:
                 wrote, leased = await once_more(self.fast_engine, write)
-        except IntegrityError:
+        except (IntegrityError, psycopg.IntegrityError):
             held.resent_at = time.monotonic()
             door.undo(start)
             return None

@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, compiled
 from chips_common.events import canonical
 
 
@@ -185,8 +186,11 @@ GUARDED_LEASED = text(_GUARDED.text.format(lease=_LEASE))
 GUARDED_UNLEASED = text(_GUARDED.text.format(lease="TRUE"))
 
 
-async def write_guarded(
-    conn: AsyncConnection,
+GUARDED_LEASED_DIRECT = compiled(GUARDED_LEASED)
+GUARDED_UNLEASED_DIRECT = compiled(GUARDED_UNLEASED)
+
+
+def _guarded(
     workspace_id: str,
     old_head: int,
     new_head: int,
@@ -195,10 +199,7 @@ async def write_guarded(
     keys: list[dict[str, Any]],
     now: datetime,
     lease: tuple[int, str, int] | None,
-) -> tuple[bool, bool]:
-    """Write a batch decided from memory in one statement, guarded by the head row and
-    the lease (``(partition, holder, epoch)``; None when not under one). Returns whether
-    it was written, and whether the lease still stood."""
+) -> dict[str, Any]:
     params: dict[str, Any] = {
         "workspace_id": workspace_id,
         "old_head": old_head,
@@ -225,9 +226,45 @@ async def write_guarded(
             ]
         ).decode(),
     }
-    statement = GUARDED_UNLEASED
     if lease is not None:
-        statement = GUARDED_LEASED
         params.update(partition=lease[0], holder=lease[1], epoch=lease[2])
+    return params
+
+
+async def write_guarded(
+    conn: AsyncConnection,
+    workspace_id: str,
+    old_head: int,
+    new_head: int,
+    events: list[dict[str, Any]],
+    traces: dict[int, str | None],
+    keys: list[dict[str, Any]],
+    now: datetime,
+    lease: tuple[int, str, int] | None,
+) -> tuple[bool, bool]:
+    """Write a batch decided from memory in one statement, guarded by the head row and
+    the lease (``(partition, holder, epoch)``; None when not under one). Returns whether
+    it was written, and whether the lease still stood."""
+    params = _guarded(workspace_id, old_head, new_head, events, traces, keys, now, lease)
+    statement = GUARDED_UNLEASED if lease is None else GUARDED_LEASED
     row = (await conn.execute(statement, params)).one()
+    return bool(row.wrote), bool(row.leased)
+
+
+async def write_guarded_direct(
+    conn: Conn,
+    workspace_id: str,
+    old_head: int,
+    new_head: int,
+    events: list[dict[str, Any]],
+    traces: dict[int, str | None],
+    keys: list[dict[str, Any]],
+    now: datetime,
+    lease: tuple[int, str, int] | None,
+) -> tuple[bool, bool]:
+    """:func:`write_guarded` on psycopg itself, in autocommit (docs/adr/0120)."""
+    params = _guarded(workspace_id, old_head, new_head, events, traces, keys, now, lease)
+    statement = GUARDED_UNLEASED_DIRECT if lease is None else GUARDED_LEASED_DIRECT
+    row = await (await conn.execute(statement, params)).fetchone()
+    assert row is not None
     return bool(row.wrote), bool(row.leased)

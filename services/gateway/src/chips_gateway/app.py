@@ -15,7 +15,7 @@ from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chips_common import otel
-from chips_common.db.engine import build_engine
+from chips_common.db.engine import build_direct, build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
@@ -67,8 +67,9 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             stack.push_async_callback(search_engine.dispose)
             # Who a token is, on every request: one statement in autocommit, with no ping
             # on checkout (a dead connection is tried once more): one round trip, not four.
-            auth_engine = build_engine(settings, pool_size=5, pre_ping=False, autocommit=True)
-            stack.push_async_callback(auth_engine.dispose)
+            # Who a token is, on every request: on psycopg itself (docs/adr/0120).
+            auth = build_direct(settings, size=5)
+            stack.push_async_callback(auth.close)
             # The index's checkpoints as they commit, so a search waiting for the index
             # ends its wait at once (docs/adr/0111).
             progress = IndexProgress(settings.database_url)
@@ -110,7 +111,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
-                auth=auth_engine,
+                auth=auth,
                 redis=redis,
                 appender=appender,
                 reader=reader,

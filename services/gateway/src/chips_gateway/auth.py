@@ -9,6 +9,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_common.db.direct import Direct
+
 # Who a token is, decided as the attachments service decides it (one query, shared).
 from chips_common.db.principals import (
     Principal,
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 
-async def require_principal(engine: AsyncEngine, authorization: str | None) -> Principal:
+async def require_principal(engine: AsyncEngine | Direct, authorization: str | None) -> Principal:
     token = bearer(authorization)
     if token is None:
         raise ChipsError("unauthorized", "send your token as Authorization: Bearer <token>")

@@ -9,6 +9,7 @@ from fastapi import Depends, Header, Request
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_common.db.direct import Direct
 from chips_gateway import metrics
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Principal, Tickets, require_principal
@@ -27,8 +28,8 @@ from chips_gateway.sockets import Sockets
 class Context:
     settings: GatewaySettings
     engine: AsyncEngine
-    # Who a token is, asked on every request: autocommit, no ping (chips_common.db.principals).
-    auth: AsyncEngine
+    # Who a token is, asked on every request: on psycopg itself (chips_common.db.principals).
+    auth: Direct
     redis: Redis
     appender: AppendClient
     reader: LogReader

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.config import Settings
+from chips_common.db.direct import Direct
 
 
 def build_engine(
@@ -43,3 +44,14 @@ def build_engine(
         connect_args=extra,
         **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}),
     )
+
+
+def build_direct(settings: Settings, *, size: int = 8, options: str | None = None) -> Direct:
+    """Autocommit psycopg connections for the hot statements (``chips_common.db.direct``),
+    with the same server settings as :func:`build_engine`'s."""
+    server = [f"-c synchronous_commit={settings.pg_synchronous_commit}"] * bool(
+        settings.pg_synchronous_commit
+    )
+    if options:
+        server.append(options)
+    return Direct(settings.database_url, size=size, options=" ".join(server) or None)

@@ -5,9 +5,11 @@ gateway's HTTP and sockets; an upload, a fetch by the caller's own token or by t
 credential a signed URL names), and both decide the same way: a credential that was
 withdrawn is nobody. One query, here, so the two cannot drift.
 
-It is asked on every HTTP request, so it is one round trip on an engine in autocommit
-without a ping on checkout (the gateway's ``auth`` engine): no BEGIN, ping and ROLLBACK
-around it. A connection found dead is tried once more (``once_more``).
+It is asked on every HTTP request, so it is one round trip in autocommit with no ping
+first: no BEGIN, ping and ROLLBACK around it. The gateway asks it on psycopg itself
+(``chips_common.db.direct``, docs/adr/0120), where SQLAlchemy's layers cost more than the
+round trip; a service that asks it rarely passes its engine. Either way a connection
+found dead is tried once more.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, Direct, compiled
 from chips_common.db.retry import once_more
 from chips_common.tokens import hash_token
 
@@ -48,12 +51,14 @@ def bearer(header: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-async def principal_for_token(engine: AsyncEngine, token: str) -> Principal | None:
+async def principal_for_token(engine: AsyncEngine | Direct, token: str) -> Principal | None:
     """The token's participant (only its hash is kept), unless it was withdrawn."""
     return await _principal(engine, _BY_TOKEN, hash_token(token))
 
 
-async def principal_for_credential(engine: AsyncEngine, credential_id: str) -> Principal | None:
+async def principal_for_credential(
+    engine: AsyncEngine | Direct, credential_id: str
+) -> Principal | None:
     """The credential's participant, unless the credential was withdrawn."""
     return await _principal(engine, _BY_CREDENTIAL, credential_id)
 
@@ -71,13 +76,24 @@ def _where(column: Any) -> Any:
 
 _BY_TOKEN = _where(t.credentials.c.token_hash)
 _BY_CREDENTIAL = _where(t.credentials.c.id)
+_DIRECT = {id(q): compiled(q) for q in (_BY_TOKEN, _BY_CREDENTIAL)}
 
 
-async def _principal(engine: AsyncEngine, query: Any, value: str) -> Principal | None:
-    async def read(conn: AsyncConnection) -> Any:
-        return (await conn.execute(query, {"value": value})).first()
+async def _principal(source: AsyncEngine | Direct, query: Any, value: str) -> Principal | None:
+    row: Any
+    if isinstance(source, Direct):
+        sql = _DIRECT[id(query)]
 
-    row = await once_more(engine, read)
+        async def read_direct(conn: Conn) -> Any:
+            return await (await conn.execute(sql, {"value": value})).fetchone()
+
+        row = await source.run(read_direct)
+    else:
+
+        async def read(conn: AsyncConnection) -> Any:
+            return (await conn.execute(query, {"value": value})).first()
+
+        row = await once_more(source, read)
     if row is None:
         return None
     return Principal(row.id, row.workspace_id, row.pid, row.kind, row.name, row.role, row.owner_id)

@@ -1,0 +1,140 @@
+"""The hot statements on psycopg itself, beside SQLAlchemy's engines (docs/adr/0120).
+
+A statement through SQLAlchemy's async engine pays for the pool's checkout and return,
+the greenlet that carries the call into the driver, the execution context and the result
+wrapper: measured on this project's machine, 0.45-0.7 ms of CPU more than the same
+statement on psycopg alone (``bench/floor.py``, stages ``pg`` and ``pg-direct``), and
+more than the round trip itself. The few statements every message pays for (who a token
+is, the eventlog's guarded write) go here instead. They are still written once, as
+SQLAlchemy Core or as text, and compiled once (:func:`compiled`); the tables, the
+migrations and every other statement stay with SQLAlchemy.
+
+:class:`Direct` keeps up to ``size`` autocommit connections, hands out the one used last
+(its socket and caches are warm), and opens one when none is free. A connection that
+fails broken is closed and dropped, and :meth:`Direct.run` sends the work once more on
+a new one, as ``chips_common.db.retry.once_more`` does for an engine: only what is safe
+to send twice goes through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import namedtuple_row
+from sqlalchemy import ClauseElement
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
+
+T = TypeVar("T")
+Conn = psycopg.AsyncConnection[Any]
+_DIALECT = PGDialect_psycopg()  # type: ignore[no-untyped-call]
+
+
+def plain_url(url: str) -> str:
+    """An SQLAlchemy URL (``postgresql+psycopg://``) as psycopg itself takes it."""
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def compiled(statement: ClauseElement) -> str:
+    """A Core statement or ``text()`` as psycopg's SQL, with ``%(name)s`` placeholders
+    for its bound parameters (the names SQLAlchemy gave them)."""
+    return str(statement.compile(dialect=_DIALECT))
+
+
+class Direct:
+    """A few psycopg connections in autocommit, for statements sent on every message."""
+
+    # The class its connections are made of (a test may count what they send).
+    connection_class: type[Conn] = psycopg.AsyncConnection
+
+    def __init__(self, url: str, *, size: int = 8, options: str | None = None) -> None:
+        self.url = plain_url(url)
+        self.size = size
+        self.options = options
+        self.idle: list[Conn] = []
+        self.opened = 0
+        self.freed = asyncio.Condition()
+        self.closed = False
+
+    async def _open(self) -> Conn:
+        extra: dict[str, Any] = {"options": self.options} if self.options else {}
+        return await self.connection_class.connect(
+            self.url, autocommit=True, row_factory=namedtuple_row, **extra
+        )
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Conn]:
+        """A connection of its own for the block; one that broke in it is dropped."""
+        conn = await self._take()
+        try:
+            yield conn
+        finally:
+            await self._give_back(conn)
+
+    async def run(self, work: Callable[[Conn], Awaitable[T]]) -> T:
+        """``work`` on a connection; once more on a new one if that one was found broken
+        (Postgres restarted, or closed it while it sat idle)."""
+        conn = await self._take()
+        try:
+            result = await work(conn)
+        except psycopg.OperationalError:
+            broken = conn.broken or conn.closed
+            await self._give_back(conn)
+            if not broken:
+                raise
+        except BaseException:
+            await self._give_back(conn)
+            raise
+        else:
+            await self._give_back(conn)
+            return result
+        async with self.connection() as conn:
+            return await work(conn)
+
+    async def _take(self) -> Conn:
+        async with self.freed:
+            while True:
+                if self.closed:
+                    raise RuntimeError("this Direct is closed")
+                if self.idle:
+                    return self.idle.pop()
+                if self.opened < self.size:
+                    self.opened += 1
+                    break
+                await self.freed.wait()
+        try:
+            return await self._open()
+        except BaseException:
+            async with self.freed:
+                self.opened -= 1
+                self.freed.notify()
+            raise
+
+    async def _give_back(self, conn: Conn) -> None:
+        unusable = conn.broken or conn.closed or self.closed
+        if not unusable and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            # A block left a transaction open (it failed inside one): end it, or drop it.
+            try:
+                await conn.rollback()
+            except psycopg.Error:
+                unusable = True
+        async with self.freed:
+            if unusable:
+                self.opened -= 1
+                if not conn.closed:
+                    await conn.close()
+            else:
+                self.idle.append(conn)
+            self.freed.notify()
+
+    async def close(self) -> None:
+        async with self.freed:
+            self.closed = True
+            idle, self.idle = self.idle, []
+            self.opened -= len(idle)
+            self.freed.notify_all()
+        for conn in idle:
+            await conn.close()
