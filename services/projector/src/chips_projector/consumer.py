@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common import otel
+from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
 from chips_common.service.consumer import BatchHandler
 from chips_common.service.fold import applying, pages_of_many
@@ -59,7 +60,33 @@ async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None
     return (await apply_batch(conn, {workspace_id: upto}))[workspace_id]
 
 
-def build_handler(engine: AsyncEngine) -> BatchHandler:
+class NotPostsOnly(Exception):
+    """The batch holds more than posts: it is folded on the engine instead."""
+
+
+async def fold_posts(conn: Conn, upto: Mapping[str, int | None]) -> dict[str, int]:
+    """:func:`apply_batch` on a psycopg connection (docs/adr/0120), for a batch whose first
+    page is all there is and holds nothing but posts (the common batch): lock and read,
+    then write the posts and the checkpoints, in one transaction. Raises
+    :class:`NotPostsOnly`, its transaction undone, for any other batch."""
+    async with conn.transaction():
+        checkpoints, first = await store.lock_and_read(conn, upto, PAGE)
+        counts: dict[str, int] = {}
+        for event, _ in first:
+            counts[event["workspace_id"]] = counts.get(event["workspace_id"], 0) + 1
+        if not store.posts_only(first) or PAGE in counts.values():
+            raise NotPostsOnly
+        fold = store.Fold(conn)
+        await apply_page(fold, first)
+        reached = dict(checkpoints)
+        for event, _ in first:
+            reached[event["workspace_id"]] = event["seq"]
+        await fold.flush({w: seq for w, seq in reached.items() if seq != checkpoints[w]})
+    return reached
+
+
+def build_handler(engine: AsyncEngine, direct: Direct | None = None) -> BatchHandler:
+    """The batch handler; with ``direct``, a batch of posts is folded on psycopg itself."""
     # What this process has committed, per workspace: a message at or below it has been
     # applied already (the checkpoint only moves on), so it costs no transaction.
     applied: dict[str, int] = {}
@@ -76,6 +103,15 @@ def build_handler(engine: AsyncEngine) -> BatchHandler:
             async with conn.begin():
                 return await apply_batch(conn, dict.fromkeys(wanted))
 
+        async def posts(conn: Conn) -> dict[str, int]:
+            return await fold_posts(conn, dict.fromkeys(wanted))
+
+        if direct is not None:
+            try:
+                applied.update(await direct.run(posts))
+                return
+            except NotPostsOnly:
+                pass
         applied.update(await once_more(engine, fold))
 
     return handle

@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, compiled
 from chips_common.events import canonical, words_of
 from chips_common.events.messages import CARD_FIELDS
 from chips_common.ids import message_id_for
@@ -316,7 +317,8 @@ class Fold:
     makes them (docs/adr/0106).
     """
 
-    def __init__(self, conn: AsyncConnection) -> None:
+    def __init__(self, conn: AsyncConnection | Conn) -> None:
+        # A psycopg connection (docs/adr/0120) folds only posts: see ``posts_only``.
         self.conn = conn
         self.posts: list[dict[str, Any]] = []
 
@@ -326,6 +328,7 @@ class Fold:
             return
         apply = APPLY.get(event["type"]) or RUN_APPLY.get(event["type"])
         if apply is not None:
+            assert isinstance(self.conn, AsyncConnection), "only posts fold on psycopg"
             await self.flush()
             await apply(self.conn, event)
 
@@ -354,15 +357,25 @@ class Fold:
                     "run_id": e.get("run_id"),
                 }
             )
-        await self.conn.execute(
-            _FLUSH,
-            {
-                "posts": orjson.dumps(rows).decode(),
-                "checkpoints": orjson.dumps(
-                    [{"workspace_id": w, "seq": (checkpoints or {})[w]} for w in names]
-                ).decode(),
-            },
-        )
+        params = {
+            "posts": orjson.dumps(rows).decode(),
+            "checkpoints": orjson.dumps(
+                [{"workspace_id": w, "seq": (checkpoints or {})[w]} for w in names]
+            ).decode(),
+        }
+        if isinstance(self.conn, AsyncConnection):
+            await self.conn.execute(_FLUSH, params)
+        else:
+            await self.conn.execute(_FLUSH_DIRECT, params)
+
+
+def posts_only(events: list[tuple[dict[str, Any], str | None]]) -> bool:
+    """Whether folding ``events`` writes nothing but posts (and checkpoints): the events a
+    psycopg connection can fold alone (docs/adr/0120)."""
+    return all(
+        e["type"] == "message.post" or (e["type"] not in APPLY and e["type"] not in RUN_APPLY)
+        for e, _ in events
+    )
 
 
 # The posts gathered, each space's count and last seq (a post in a thread brings the
@@ -413,24 +426,33 @@ _LOCK_AND_READ = text(
     " ORDER BY l.workspace_id, e.seq"
 )
 _NO_END = 2**63 - 1
+# The two statements of a batch of posts, for a psycopg connection (docs/adr/0120).
+_LOCK_AND_READ_DIRECT = compiled(_LOCK_AND_READ)
+_FLUSH_DIRECT = compiled(_FLUSH)
+
+
+def _wanted(upto: Mapping[str, int | None], limit: int) -> dict[str, Any]:
+    names = sorted(set(upto))
+    return {
+        "wanted": orjson.dumps(
+            [{"w": w, "upto": _NO_END if upto[w] is None else upto[w]} for w in names]
+        ).decode(),
+        "limit": limit,
+    }
 
 
 async def lock_and_read(
-    conn: AsyncConnection, upto: Mapping[str, int | None], limit: int
+    conn: AsyncConnection | Conn, upto: Mapping[str, int | None], limit: int
 ) -> tuple[dict[str, int], list[tuple[dict[str, Any], str | None]]]:
     """Lock the workspaces' checkpoints until the transaction ends and read the first page
     (at most ``limit`` events of each, up to its ``upto``, the head when None) after them:
-    the checkpoints, and the events in seq order with their traces."""
-    names = sorted(set(upto))
-    rows = await conn.execute(
-        _LOCK_AND_READ,
-        {
-            "wanted": orjson.dumps(
-                [{"w": w, "upto": _NO_END if upto[w] is None else upto[w]} for w in names]
-            ).decode(),
-            "limit": limit,
-        },
-    )
+    the checkpoints, and the events in seq order with their traces. ``conn`` is an
+    engine's connection, or a psycopg one (docs/adr/0120)."""
+    rows: Any
+    if isinstance(conn, AsyncConnection):
+        rows = await conn.execute(_LOCK_AND_READ, _wanted(upto, limit))
+    else:
+        rows = await (await conn.execute(_LOCK_AND_READ_DIRECT, _wanted(upto, limit))).fetchall()
     checkpoints: dict[str, int] = {}
     events: list[tuple[dict[str, Any], str | None]] = []
     for row in rows:
