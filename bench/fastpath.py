@@ -15,8 +15,12 @@ Each figure is bounded in count and in time and stops by itself. Each prints its
 and writes bench/results/<label><name>.json with the machine, the commit and the load
 average before and after (the machine is shared: read the load with the figures).
 
+seq and http8 post with bench/lean.py's client (``--client httpx`` for the client used
+before 3 December 2026, which cost 2-3.5 ms of CPU per request on this machine); each
+result says which, and what the client itself spent per message.
+
     .venv/bin/python bench/fastpath.py [--only seq,http8,pipe,seen,loaded]
-        [--rate 200] [--label before-] [--scale 1.0]
+        [--rate 200] [--label before-] [--scale 1.0] [--client lean|httpx]
 """
 
 from __future__ import annotations

@@ -52,6 +52,8 @@ from ulid import ULID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from fastpath import postgres_cpu
+
 from chips_common.db.search_tables import TEXT_SEARCH_CONFIG, TSV_INDEX, TSV_INDEX_DDL
 from chips_common.rules.search import HEADLINE_OPTIONS, build_tsquery, clean_text
 from chips_common.tokens import hash_token
@@ -588,7 +590,10 @@ async def measure_lag(
     search_pid: int | None = None,
     search_every: int = 0,
     gateway_pid: int | None = None,
+    pids: dict[str, int] | None = None,
 ) -> dict[str, Any]:
+    """The index's lag at ``rate``; with ``pids``, the CPU each of those processes (and all
+    of Postgres) spent per message sent."""
     url = base.replace("http://", "ws://") + "/v1/ws"
     # With ``search_every``: every so many acks, a search for the message's word as of its
     # seq, sent the moment the ack is read (as a client that writes, then searches): from
@@ -729,6 +734,8 @@ async def measure_lag(
     load_before = load()
     cpu_before = cpu_seconds(search_pid)
     gateway_cpu_before = cpu_seconds(gateway_pid)
+    every_before = {n: cpu_seconds(pid) for n, pid in (pids or {}).items()}
+    postgres_before = postgres_cpu()
     scans_before = checkpoint_scans(database_url)
     waits_before = await search_waits(base)
     readers = [asyncio.create_task(read(ws, sock)) for ws, sock in sockets]
@@ -772,6 +779,8 @@ async def measure_lag(
     if probe_http is not None:
         await probe_http.aclose()
     gateway_cpu = cpu_seconds(gateway_pid) - gateway_cpu_before
+    every = {n: cpu_seconds(pid) - every_before[n] for n, pid in (pids or {}).items()}
+    every["postgres (whole machine)"] = postgres_cpu() - postgres_before
     # Postgres counts a backend's scans when its transaction ends, at most once a second.
     await asyncio.sleep(1.5)
     scans = checkpoint_scans(database_url) - scans_before
@@ -820,6 +829,10 @@ async def measure_lag(
             len(acked) / max(1e-9, max((a[2] for a in acked.values()), default=0) - started), 1
         ),
         "sampled_words_not_found": missed,
+        # Every process's CPU over the run, per message sent.
+        "cpu_ms_per_message": {
+            n: round(c / max(1, total) * 1000, 3) for n, c in sorted(every.items())
+        },
         # The search service's CPU over the run, per message it indexed.
         "search_cpu_ms_per_message": round(search_cpu / max(1, len(found)) * 1000, 3)
         if search_pid is not None
@@ -1053,6 +1066,11 @@ async def run(
             stack.procs["search"].pid,
             args.search_after_ack,
             stack.procs["gateway_a"].pid,
+            {
+                n.removeprefix("infra-"): proc.pid
+                for n, proc in stack.procs.items()
+                if n != "infra-redis" and proc.popen is not None
+            },
         )
         print(f"  {lag}", flush=True)
         lags.append(lag)
