@@ -119,7 +119,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def postgres_cpu() -> float:
-    """CPU seconds of every postgres process on the machine (shared: read as a bound)."""
+    """CPU seconds of every postgres process on the machine (shared: read as a bound),
+    with what its backends that ended spent (the postmaster's children's times)."""
     total = 0.0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -128,7 +129,7 @@ def postgres_cpu() -> float:
             continue
         if "(postgres)" in text:
             fields = text.rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / TICK
+            total += sum(int(f) for f in fields[11:15]) / TICK
     return total
 
 

@@ -283,27 +283,10 @@ def log_process(nats_url: str, db_url: str) -> None:
 # -- the client ---------------------------------------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def postgres_cpu() -> float:
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        if "(postgres)" in text:
-            fields = text.rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
-
-
 async def measure(
     base: str, path: str, count: int, inflight: int, pids: dict[str, int]
 ) -> dict[str, Any]:
+    from fastpath import cpu_seconds, postgres_cpu
     from lean import LeanHttp
 
     latencies: list[float] = []
