@@ -14,7 +14,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_common.db.engine import build_direct
 from chips_common.db.search_tables import TEXT_SEARCH_CONFIG
+from chips_common.service.consumer import BatchHandler
 from chips_common.service.health import About, Check
 from chips_common.service.worker import run_worker
 from chips_search.config import SearchSettings
@@ -74,24 +76,35 @@ def build_about(engine: AsyncEngine) -> About:
     return about
 
 
-async def run(settings: SearchSettings) -> None:
-    async def sweeping(engine: AsyncEngine, stop: asyncio.Event) -> None:
-        await sweep(engine, stop, settings.search_sweep_seconds)
+# Commits that do not wait for the disk: the index is derived from the log and its
+# checkpoint commits with its rows, so what a crash of Postgres loses is folded again from
+# the log (docs/adr/0067). The engine's sessions and Direct's alike.
+SERVER_OPTIONS = "-c synchronous_commit=off"
 
-    await run_worker(
-        settings,
-        "search",
-        None,
-        build_batch_handler=build_handler,
-        checks=build_checks,
-        about=build_about,
-        beside=sweeping,
-        # No connection check on the way out of the pool (a batch whose connection was
-        # dead goes once more on a new one), and commits that do not wait for the disk:
-        # the index is derived from the log and its checkpoint commits with its rows, so
-        # what a crash of Postgres loses is folded again from the log (docs/adr/0067).
-        engine_options={
-            "pre_ping": False,
-            "connect_args": {"options": "-c synchronous_commit=off"},
-        },
-    )
+
+async def run(settings: SearchSettings) -> None:
+    # The two statements of every batch of posts go on psycopg itself (docs/adr/0120): one
+    # connection for the consumer, one for the sweep, which runs beside it.
+    direct = build_direct(settings, size=2, options=SERVER_OPTIONS)
+
+    def handler(engine: AsyncEngine) -> BatchHandler:
+        return build_handler(engine, direct)
+
+    async def sweeping(engine: AsyncEngine, stop: asyncio.Event) -> None:
+        await sweep(engine, stop, settings.search_sweep_seconds, direct)
+
+    try:
+        await run_worker(
+            settings,
+            "search",
+            None,
+            build_batch_handler=handler,
+            checks=build_checks,
+            about=build_about,
+            beside=sweeping,
+            # No connection check on the way out of the pool (a batch whose connection was
+            # dead goes once more on a new one).
+            engine_options={"pre_ping": False, "connect_args": {"options": SERVER_OPTIONS}},
+        )
+    finally:
+        await direct.close()

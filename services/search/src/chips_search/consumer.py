@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from sqlalchemy import func, select
@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common import otel
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
 from chips_common.db.search_tables import search_checkpoints
 from chips_common.service.consumer import BatchHandler
@@ -86,7 +87,38 @@ async def fold_posts(
     full page, or whose checkpoint moved meanwhile."""
     conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
     index = store.Index(conn)
-    read = await store.read_unlocked(index, upto, PAGE)
+
+    async def read() -> store.Read:
+        return await store.read_unlocked(index, upto, PAGE)
+
+    async def write(moves: Mapping[str, tuple[int, int]], absent: set[str]) -> set[str]:
+        return await store.write_if_still(index, moves, absent)
+
+    return await _fold_posts(index, read, write)
+
+
+async def fold_posts_direct(
+    conn: Conn, upto: Mapping[str, int | None]
+) -> tuple[dict[str, int], set[str]]:
+    """:func:`fold_posts` on an autocommit psycopg connection of ``Direct``: the same two
+    statements without SQLAlchemy's layers (docs/adr/0120)."""
+    posts = store.Posts()
+
+    async def read() -> store.Read:
+        return await store.read_unlocked_direct(conn, posts, upto, PAGE)
+
+    async def write(moves: Mapping[str, tuple[int, int]], absent: set[str]) -> set[str]:
+        return await store.write_if_still_direct(conn, posts, moves, absent)
+
+    return await _fold_posts(posts, read, write)
+
+
+async def _fold_posts(
+    posts: store.Posts,
+    read_unlocked: Callable[[], Awaitable[store.Read]],
+    write_if_still: Callable[[Mapping[str, tuple[int, int]], set[str]], Awaitable[set[str]]],
+) -> tuple[dict[str, int], set[str]]:
+    read = await read_unlocked()
     by_workspace: dict[str, list[tuple[dict[str, Any], str | None]]] = {}
     for event, traceparent in read.events:
         by_workspace.setdefault(event["workspace_id"], []).append((event, traceparent))
@@ -103,16 +135,18 @@ async def fold_posts(
         for event, traceparent in page:
             if event["type"] == "message.post":
                 with applying(tracer, "search.apply", event, traceparent):
-                    await store.apply_message_post(index, event)
+                    await store.apply_message_post(posts, event)
         moves[w] = (read.checkpoints[w], page[-1][0]["seq"])
     if moves:
-        moved = await store.write_if_still(index, moves, read.absent)
+        moved = await write_if_still(moves, read.absent)
         reached.update({w: moves[w][1] for w in moved})
         locked.update(set(moves) - moved)
     return reached, locked
 
 
-def build_handler(engine: AsyncEngine) -> BatchHandler:
+def build_handler(engine: AsyncEngine, direct: Direct | None = None) -> BatchHandler:
+    """The handler of each fetched batch's workspaces. Posts alone go on ``direct`` when
+    given (docs/adr/0120), else on ``engine``; the locked fold is always on ``engine``."""
     # What this process has committed, per workspace: a message at or below it has been
     # indexed already (the checkpoint only moves on), so it costs no transaction.
     indexed: dict[str, int] = {}
@@ -130,7 +164,13 @@ def build_handler(engine: AsyncEngine) -> BatchHandler:
         async def posts(conn: AsyncConnection) -> tuple[dict[str, int], set[str]]:
             return await fold_posts(conn, dict.fromkeys(wanted))
 
-        reached, rest = await once_more(engine, posts)
+        async def posts_direct(conn: Conn) -> tuple[dict[str, int], set[str]]:
+            return await fold_posts_direct(conn, dict.fromkeys(wanted))
+
+        if direct is not None:  # a broken connection: once more on a new one, as once_more
+            reached, rest = await direct.run(posts_direct)
+        else:
+            reached, rest = await once_more(engine, posts)
         indexed.update(reached)
         if not rest:
             return
@@ -158,7 +198,9 @@ async def behind(engine: AsyncEngine) -> dict[str, tuple[int, int]]:
         return {row.id: (int(row.head_seq), int(row.seq)) for row in await conn.execute(query)}
 
 
-async def sweep(engine: AsyncEngine, stop: asyncio.Event, every: float) -> None:
+async def sweep(
+    engine: AsyncEngine, stop: asyncio.Event, every: float, direct: Direct | None = None
+) -> None:
     """Catch up any workspace the stream left behind (its last message lost or delayed).
 
     A lost message in the middle is healed by the next one; one lost at the tail has no
@@ -168,7 +210,7 @@ async def sweep(engine: AsyncEngine, stop: asyncio.Event, every: float) -> None:
     instant, and folding them here too would only make the consumer wait for the sweep's
     locks (a while later, their messages have done it).
     """
-    handle = build_handler(engine)
+    handle = build_handler(engine, direct)
     heads: dict[str, int] = {}
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):

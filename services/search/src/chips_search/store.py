@@ -27,6 +27,7 @@ import orjson
 from sqlalchemy import and_, delete, insert, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from chips_common.db.direct import Conn, compiled
 from chips_common.db.search_tables import (
     TEXT_SEARCH_CONFIG,
     search_docs,
@@ -50,7 +51,32 @@ def step_doc_id(run_id: str, step_id: str) -> str:
     return f"step:{run_id}:{step_id}"
 
 
-class Index:
+class Posts:
+    """The posts of a batch gathered to be written in one statement, and the rooms of the
+    spaces its page of events speaks in, read with the page.
+
+    What the unlocked fold of posts alone keeps (docs/adr/0110), on either connection
+    (docs/adr/0120): every room it needs was read with its page, so it asks nothing more.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[dict[str, Any]] = []
+        self.rooms: dict[str, str] = {}
+
+    async def room_of(self, space_id: str) -> str:
+        """The room whose members see a space, as read with the page."""
+        return self.rooms[space_id]
+
+    def _posts(self) -> dict[str, str]:
+        rows, self.pending = self.pending, []
+        return {
+            "posts": orjson.dumps(
+                [{name: row[name] for name in POST_COLUMNS} for row in rows]
+            ).decode()
+        }
+
+
+class Index(Posts):
     """Writes to the index inside one transaction, for any number of workspaces.
 
     Posts are the bulk of the log; they are gathered and written in one statement,
@@ -60,9 +86,8 @@ class Index:
     """
 
     def __init__(self, conn: AsyncConnection) -> None:
+        super().__init__()
         self.conn = conn
-        self.pending: list[dict[str, Any]] = []
-        self.rooms: dict[str, str] = {}
 
     async def know_rooms(self, events: Iterable[dict[str, Any]]) -> None:
         """Read the rooms of the spaces these events are said in, that are not known yet."""
@@ -91,14 +116,6 @@ class Index:
             ).scalar()
             self.rooms[space_id] = str(room) if room else space_id
         return self.rooms[space_id]
-
-    def _posts(self) -> dict[str, str]:
-        rows, self.pending = self.pending, []
-        return {
-            "posts": orjson.dumps(
-                [{name: row[name] for name in POST_COLUMNS} for row in rows]
-            ).decode()
-        }
 
     async def flush(self) -> None:
         """Write the posts gathered so far (before an event of another type is applied)."""
@@ -175,7 +192,7 @@ _SAVE_CHECKPOINTS = text(_SAVE)
 _INSERT_POSTS_AND_SAVE = text(f"WITH posted AS ({_POSTS}) {_SAVE}")
 
 
-async def apply_message_post(index: Index, event: dict[str, Any]) -> None:
+async def apply_message_post(index: Posts, event: dict[str, Any]) -> None:
     words, extra = message_words(event), card_words(event)
     if not (words or extra).strip():
         return
@@ -406,6 +423,10 @@ _POSTS_IF_STILL = text(
     " SELECT workspace_id FROM done"
 )
 
+# The two statements of every batch of posts, for psycopg itself (docs/adr/0120).
+_READ_DIRECT = compiled(_READ)
+_POSTS_IF_STILL_DIRECT = compiled(_POSTS_IF_STILL)
+
 
 @dataclass
 class Read:
@@ -417,19 +438,16 @@ class Read:
     events: list[tuple[dict[str, Any], str | None]]
 
 
-async def read_unlocked(index: Index, upto: Mapping[str, int | None], limit: int) -> Read:
-    """Read each workspace's checkpoint and the page after it (at most ``limit`` events, up
-    to its ``upto``, the head when None) in one statement, locking nothing; the rooms of
-    the spaces the page speaks in become known to ``index``."""
+def _read_params(upto: Mapping[str, int | None], limit: int) -> dict[str, Any]:
     names = sorted(set(upto))
-    rows = await index.conn.execute(
-        _READ,
-        {
-            "workspaces": names,
-            "upto": [_NO_END if upto[w] is None else upto[w] for w in names],
-            "limit": limit,
-        },
-    )
+    return {
+        "workspaces": names,
+        "upto": [_NO_END if upto[w] is None else upto[w] for w in names],
+        "limit": limit,
+    }
+
+
+def _read_from(posts: Posts, rows: Iterable[Any]) -> Read:
     read = Read({}, set(), [])
     for row in rows:
         if row.workspace_id not in read.checkpoints:
@@ -440,9 +458,38 @@ async def read_unlocked(index: Index, upto: Mapping[str, int | None], limit: int
             continue
         event = canonical(row.body)
         read.events.append((event, row.traceparent))
-        if event["type"] in SAID_IN and event["space_id"] not in index.rooms:
-            index.rooms[event["space_id"]] = str(row.thread_room or event["space_id"])
+        if event["type"] in SAID_IN and event["space_id"] not in posts.rooms:
+            posts.rooms[event["space_id"]] = str(row.thread_room or event["space_id"])
     return read
+
+
+async def read_unlocked(index: Index, upto: Mapping[str, int | None], limit: int) -> Read:
+    """Read each workspace's checkpoint and the page after it (at most ``limit`` events, up
+    to its ``upto``, the head when None) in one statement, locking nothing; the rooms of
+    the spaces the page speaks in become known to ``index``."""
+    rows = await index.conn.execute(_READ, _read_params(upto, limit))
+    return _read_from(index, rows)
+
+
+async def read_unlocked_direct(
+    conn: Conn, posts: Posts, upto: Mapping[str, int | None], limit: int
+) -> Read:
+    """:func:`read_unlocked` on psycopg itself, in autocommit (docs/adr/0120)."""
+    cursor = await conn.execute(_READ_DIRECT, _read_params(upto, limit))
+    return _read_from(posts, await cursor.fetchall())
+
+
+def _if_still_params(
+    posts: Posts, moves: Mapping[str, tuple[int, int]], absent: Iterable[str]
+) -> dict[str, Any]:
+    names = sorted(moves)
+    return {
+        **posts._posts(),
+        "checkpoint_ws": names,
+        "checkpoint_from": [moves[w][0] for w in names],
+        "checkpoint_seq": [moves[w][1] for w in names],
+        "absent": sorted(set(absent) & set(names)),
+    }
 
 
 async def write_if_still(
@@ -452,15 +499,13 @@ async def write_if_still(
     one statement, only for the workspaces whose checkpoint is still what was read (or,
     for one of ``absent``, still has no row); the posts of the others are not written.
     Returns the workspaces moved."""
-    names = sorted(moves)
-    rows = await index.conn.execute(
-        _POSTS_IF_STILL,
-        {
-            **index._posts(),
-            "checkpoint_ws": names,
-            "checkpoint_from": [moves[w][0] for w in names],
-            "checkpoint_seq": [moves[w][1] for w in names],
-            "absent": sorted(set(absent) & set(names)),
-        },
-    )
+    rows = await index.conn.execute(_POSTS_IF_STILL, _if_still_params(index, moves, absent))
     return {row.workspace_id for row in rows}
+
+
+async def write_if_still_direct(
+    conn: Conn, posts: Posts, moves: Mapping[str, tuple[int, int]], absent: Iterable[str]
+) -> set[str]:
+    """:func:`write_if_still` on psycopg itself, in autocommit (docs/adr/0120)."""
+    cursor = await conn.execute(_POSTS_IF_STILL_DIRECT, _if_still_params(posts, moves, absent))
+    return {row.workspace_id for row in await cursor.fetchall()}
