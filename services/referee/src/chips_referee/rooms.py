@@ -19,11 +19,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from psycopg.types.json import Jsonb
 from sqlalchemy import and_, bindparam, delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, compiled
 from chips_common.db.referee_tables import referee_rooms
 from chips_common.events import canonical
 from chips_common.rules.lead import (
@@ -99,6 +101,10 @@ DUE_ROOMS = (
     .where(and_(_r.workspace_id == bindparam("workspace_id"), _r.due_at <= bindparam("now")))
     .with_for_update(skip_locked=True)
 )
+# The same statements for psycopg itself, on the handler's common case (docs/adr/0120).
+ROOM_EVENTS_DIRECT = compiled(ROOM_EVENTS)
+SAVE_ROOM_DIRECT = compiled(SAVE_ROOM)
+DELETE_ROOM_DIRECT = compiled(DELETE_ROOM)
 
 
 @dataclass
@@ -121,7 +127,8 @@ class Kept:
 
 
 class RoomRows(Protocol):
-    """Where a fold writes the rooms' rows."""
+    """Where a fold writes the rooms' rows: a connection of SQLAlchemy's, or of psycopg's
+    itself for the handler's common case (docs/adr/0120). The statements are the same."""
 
     async def save_room(
         self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
@@ -146,6 +153,30 @@ class EngineRows:
         await self.conn.execute(DELETE_ROOM, {"workspace_id": workspace_id, "space_id": space_id})
 
 
+@dataclass(frozen=True)
+class DirectRows:
+    conn: Conn
+
+    async def save_room(
+        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+    ) -> None:
+        # As SQLAlchemy binds a JSONB on psycopg: the body wrapped as Jsonb.
+        await self.conn.execute(
+            SAVE_ROOM_DIRECT,
+            {
+                "workspace_id": workspace_id,
+                "space_id": space_id,
+                "body": Jsonb(body),
+                "due_at": due,
+            },
+        )
+
+    async def delete_room(self, workspace_id: str, space_id: str) -> None:
+        await self.conn.execute(
+            DELETE_ROOM_DIRECT, {"workspace_id": workspace_id, "space_id": space_id}
+        )
+
+
 def by_room(rows: Iterable[Any]) -> RoomEvents:
     """Rows of ``ROOM_EVENTS``, by room."""
     found = RoomEvents({}, set())
@@ -164,6 +195,16 @@ async def read_room_events(
         ROOM_EVENTS, {"workspace_id": workspace_id, "after": after, "upto": upto}
     )
     return by_room(rows)
+
+
+async def read_room_events_direct(
+    conn: Conn, workspace_id: str, after: int, upto: int
+) -> RoomEvents:
+    """:func:`read_room_events` on psycopg itself."""
+    cursor = await conn.execute(
+        ROOM_EVENTS_DIRECT, {"workspace_id": workspace_id, "after": after, "upto": upto}
+    )
+    return by_room(await cursor.fetchall())
 
 
 async def load_rooms(
