@@ -7,7 +7,10 @@ as its consumer would, and prints the statements it sent and the CPU it used per
 Nothing it decides is appended: none of these events calls for anything, and the
 stand-in appender fails the run if one did.
 
-    .venv/bin/python bench/referee_events.py [--count 500] [--ping]
+    .venv/bin/python bench/referee_events.py [--count 500] [--ping] [--direct]
+
+``--direct``: the handler with a ``Direct`` beside its engine, as the service wires it
+(docs/adr/0120); the statements it sends on psycopg itself are counted too.
 
 To measure another version, put its packages first:
 ``PYTHONPATH=$(ls -d /tmp/base/libs/*/src /tmp/base/services/*/src | tr '\\n' :)``.
@@ -23,10 +26,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+import psycopg
 from sqlalchemy import event, insert
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Direct
 from chips_common.db.scratch import scratch_database
 from chips_referee.appender import Appender
 from chips_referee.consumer import build_handler
@@ -89,7 +94,7 @@ def rows(count: int) -> list[dict[str, Any]]:
     return out
 
 
-async def measure(url: str, count: int, ping: bool) -> dict[str, Any]:
+async def measure(url: str, count: int, ping: bool, direct: bool) -> dict[str, Any]:
     # As the service builds it: main's pinged each connection leaving the pool.
     engine = create_async_engine(url, pool_size=4, pool_pre_ping=ping)
     statements = 0
@@ -97,6 +102,16 @@ async def measure(url: str, count: int, ping: bool) -> dict[str, Any]:
     def counted(*_: Any) -> None:
         nonlocal statements
         statements += 1
+
+    class Counted(psycopg.AsyncConnection[Any]):
+        async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            counted()
+            return await super().execute(query, *args, **kwargs)
+
+    class CountedDirect(Direct):
+        connection_class = Counted
+
+    on_psycopg = CountedDirect(url, size=2) if direct else None
 
     async with engine.begin() as conn:
         await conn.execute(insert(t.events), rows(count))
@@ -107,7 +122,11 @@ async def measure(url: str, count: int, ping: bool) -> dict[str, Any]:
     try:  # main's handler kept nothing in memory
         from chips_referee.consumer import Memory
 
-        handle = build_handler(engine, appender, clock, Memory())
+        memory = Memory()
+        if on_psycopg is not None:
+            handle = build_handler(engine, appender, clock, memory, on_psycopg)
+        else:
+            handle = build_handler(engine, appender, clock, memory)
     except ImportError:
         handle = build_handler(engine, appender, clock)  # type: ignore[call-arg]
     await handle(WS, 1)  # the room's creation, and a connection in the pool
@@ -116,9 +135,12 @@ async def measure(url: str, count: int, ping: bool) -> dict[str, Any]:
     for seq in range(2, count + 2):
         await handle(WS, seq)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    if on_psycopg is not None:
+        await on_psycopg.close()
     await engine.dispose()
     return {
         "events": count,
+        "direct": direct,
         "statements_per_event": round(statements / count, 2),
         "cpu_ms_per_event": round(cpu / count * 1000, 3),
         "wall_ms_per_event": round(wall / count * 1000, 3),
@@ -130,9 +152,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--ping", action="store_true", help="ping each checkout (main's engine)")
+    parser.add_argument("--direct", action="store_true", help="with a Direct, as the service")
     args = parser.parse_args()
     with scratch_database(ADMIN, "chips_referee_bench") as url:
-        print(json.dumps(asyncio.run(measure(url, args.count, args.ping))))
+        print(json.dumps(asyncio.run(measure(url, args.count, args.ping, args.direct))))
 
 
 if __name__ == "__main__":

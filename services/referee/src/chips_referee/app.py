@@ -6,7 +6,7 @@ import asyncio
 
 from sqlalchemy import text
 
-from chips_common.db.engine import build_engine
+from chips_common.db.engine import build_direct, build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
@@ -24,6 +24,9 @@ async def run(settings: RefereeSettings) -> None:
     # No ping as a connection leaves the pool: the handler sends its work again on a new
     # connection when the first statement finds its connection dead (consumer.py).
     engine = build_engine(settings, pool_size=4, pre_ping=False)
+    # The handler's common case on psycopg itself (docs/adr/0120); it handles one
+    # workspace at a time.
+    direct = build_direct(settings, size=2)
     nc = await build_nats(settings, name="chips-referee")
     js = jetstream(nc)
     names = Names.from_settings(settings)
@@ -32,7 +35,7 @@ async def run(settings: RefereeSettings) -> None:
     await appender.start()
     clock = Clock(quiet=settings.lead_handoff_seconds, silent=settings.turn_silent_seconds)
     memory = Memory()
-    handler = build_handler(engine, appender, clock, memory)
+    handler = build_handler(engine, appender, clock, memory, direct)
     tick = build_tick(engine, appender, clock, memory)
 
     async def db_ok() -> bool:
@@ -59,5 +62,6 @@ async def run(settings: RefereeSettings) -> None:
     finally:
         await appender.stop()
         await nc.drain()
+        await direct.close()
         await engine.dispose()
         provider.shutdown()

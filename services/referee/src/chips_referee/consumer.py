@@ -15,6 +15,11 @@ still has that version, nobody has written a room since, and it folds on what it
 instead of reading the rooms again. Any other version (another replica, rows dropped, a
 transaction that failed) and it reads them from their rows.
 
+The common case, events that call for no row of a room to be read and no job to be
+weighed (most message posts), goes on psycopg itself (``catch_up_direct``; docs/adr/0120):
+the same statements in one transaction, without SQLAlchemy's cost per statement and per
+checkout. Any other case is undone before anything is decided and done on the engine.
+
 Its clock (``tick``) looks, every moment, for rooms whose moment has come, and first reads
 the workspace's log up to its head, so it never hands over words a newer event took back.
 """
@@ -32,12 +37,23 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, Direct, compiled
 from chips_common.db.referee_tables import referee_checkpoints, referee_rooms
 from chips_common.db.retry import once_more
 from chips_common.db.spend_reads import read_job
 from chips_common.service.consumer import Handler
 from chips_referee.appender import Appender
-from chips_referee.rooms import Clock, Kept, fold_rooms, look_again, now_utc
+from chips_referee.rooms import (
+    CHUNK,
+    Clock,
+    DirectRows,
+    Kept,
+    fold_read,
+    fold_rooms,
+    look_again,
+    now_utc,
+    read_room_events_direct,
+)
 from chips_referee.spend import crossing_events
 
 log = logging.getLogger(__name__)
@@ -71,6 +87,9 @@ _upsert = pg_insert(referee_checkpoints).values(
 SAVE_CHECKPOINT = _upsert.on_conflict_do_update(
     index_elements=["workspace_id"], set_={"seq": _upsert.excluded.seq}
 ).returning(_version)
+# The same statements for psycopg itself, on the handler's common case (docs/adr/0120).
+LOCK_CHECKPOINT_DIRECT = compiled(LOCK_CHECKPOINT)
+SAVE_CHECKPOINT_DIRECT = compiled(SAVE_CHECKPOINT)
 
 
 @dataclass(frozen=True)
@@ -128,6 +147,42 @@ async def catch_up(
     return Known(written, rooms)
 
 
+class ForTheEngine(Exception):
+    """What the events call for is done on the engine: rooms' rows to read (a room not
+    kept in memory at the checkpoint's version), a job to weigh, or more than a chunk of
+    the log. Raised before anything is appended; the transaction is undone."""
+
+
+async def catch_up_direct(
+    conn: Conn,
+    appender: Appender,
+    workspace_id: str,
+    upto: int,
+    clock: Clock,
+    memory: Memory,
+) -> Known | None:
+    """:func:`catch_up` to ``upto`` on psycopg itself, in one transaction, for events
+    whose rooms are all kept in memory and with no usage among them (docs/adr/0120): the
+    same statements, locks and writes as on the engine. Raises :class:`ForTheEngine` for
+    any other case."""
+    at = {"workspace_id": workspace_id}
+    async with conn.transaction():
+        row = await (await conn.execute(LOCK_CHECKPOINT_DIRECT, at)).fetchone()
+        done, version = (row.seq, row.version) if row is not None else (0, None)
+        if done >= upto:
+            return None
+        if upto - done > CHUNK:
+            raise ForTheEngine
+        rooms = memory.rooms_at(workspace_id, version)
+        read = await read_room_events_direct(conn, workspace_id, done, upto)
+        if read.spent_in or any(s not in rooms for s in read.by_room):
+            raise ForTheEngine
+        await fold_read(DirectRows(conn), appender, workspace_id, read, clock, rooms)
+        saved = await (await conn.execute(SAVE_CHECKPOINT_DIRECT, {**at, "seq": upto})).fetchone()
+        assert saved is not None
+    return Known(saved.version, rooms)
+
+
 async def weigh_spend(
     conn: AsyncConnection, appender: Appender, workspace_id: str, spent_in: set[str]
 ) -> None:
@@ -150,8 +205,33 @@ async def weigh_spend(
             )
 
 
-def build_handler(engine: AsyncEngine, appender: Appender, clock: Clock, memory: Memory) -> Handler:
+def build_handler(
+    engine: AsyncEngine,
+    appender: Appender,
+    clock: Clock,
+    memory: Memory,
+    direct: Direct | None = None,
+) -> Handler:
+    """``direct``: psycopg connections for the common case (``catch_up_direct``); the
+    engine does the rest, and everything when None."""
+
     async def handle(workspace_id: str, seq: int) -> None:
+        if direct is not None:
+
+            async def work_direct(conn: Conn) -> Known | None:
+                return await catch_up_direct(conn, appender, workspace_id, seq, clock, memory)
+
+            try:
+                # A connection found broken sends the work again on a new one, as
+                # once_more does below.
+                known = await direct.run(work_direct)
+            except ForTheEngine:
+                pass
+            else:
+                if known is not None:
+                    memory.keep(workspace_id, known)
+                return
+
         async def work(conn: AsyncConnection) -> None:
             known = await catch_up(conn, appender, workspace_id, seq, clock, memory)
             await conn.commit()

@@ -17,13 +17,15 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
+from psycopg.types.json import Jsonb
 from sqlalchemy import and_, bindparam, delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, compiled
 from chips_common.db.referee_tables import referee_rooms
 from chips_common.events import canonical
 from chips_common.rules.lead import (
@@ -99,6 +101,10 @@ DUE_ROOMS = (
     .where(and_(_r.workspace_id == bindparam("workspace_id"), _r.due_at <= bindparam("now")))
     .with_for_update(skip_locked=True)
 )
+# The same statements for psycopg itself, on the handler's common case (docs/adr/0120).
+ROOM_EVENTS_DIRECT = compiled(ROOM_EVENTS)
+SAVE_ROOM_DIRECT = compiled(SAVE_ROOM)
+DELETE_ROOM_DIRECT = compiled(DELETE_ROOM)
 
 
 @dataclass
@@ -120,6 +126,67 @@ class Kept:
     due_at: datetime | None
 
 
+class RoomRows(Protocol):
+    """Where a fold writes the rooms' rows: a connection of SQLAlchemy's, or of psycopg's
+    itself for the handler's common case (docs/adr/0120). The statements are the same."""
+
+    async def save_room(
+        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+    ) -> None: ...
+
+    async def delete_room(self, workspace_id: str, space_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class EngineRows:
+    conn: AsyncConnection
+
+    async def save_room(
+        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+    ) -> None:
+        await self.conn.execute(
+            SAVE_ROOM,
+            {"workspace_id": workspace_id, "space_id": space_id, "body": body, "due_at": due},
+        )
+
+    async def delete_room(self, workspace_id: str, space_id: str) -> None:
+        await self.conn.execute(DELETE_ROOM, {"workspace_id": workspace_id, "space_id": space_id})
+
+
+@dataclass(frozen=True)
+class DirectRows:
+    conn: Conn
+
+    async def save_room(
+        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+    ) -> None:
+        # As SQLAlchemy binds a JSONB on psycopg: the body wrapped as Jsonb.
+        await self.conn.execute(
+            SAVE_ROOM_DIRECT,
+            {
+                "workspace_id": workspace_id,
+                "space_id": space_id,
+                "body": Jsonb(body),
+                "due_at": due,
+            },
+        )
+
+    async def delete_room(self, workspace_id: str, space_id: str) -> None:
+        await self.conn.execute(
+            DELETE_ROOM_DIRECT, {"workspace_id": workspace_id, "space_id": space_id}
+        )
+
+
+def by_room(rows: Iterable[Any]) -> RoomEvents:
+    """Rows of ``ROOM_EVENTS``, by room."""
+    found = RoomEvents({}, set())
+    for row in rows:
+        found.by_room.setdefault(row.space_id, []).append(canonical(row.body))
+        if row.type == "usage":
+            found.spent_in.add(row.space_id)
+    return found
+
+
 async def read_room_events(
     conn: AsyncConnection, workspace_id: str, after: int, upto: int
 ) -> RoomEvents:
@@ -127,12 +194,17 @@ async def read_room_events(
     rows = await conn.execute(
         ROOM_EVENTS, {"workspace_id": workspace_id, "after": after, "upto": upto}
     )
-    found = RoomEvents({}, set())
-    for row in rows:
-        found.by_room.setdefault(row.space_id, []).append(canonical(row.body))
-        if row.type == "usage":
-            found.spent_in.add(row.space_id)
-    return found
+    return by_room(rows)
+
+
+async def read_room_events_direct(
+    conn: Conn, workspace_id: str, after: int, upto: int
+) -> RoomEvents:
+    """:func:`read_room_events` on psycopg itself."""
+    cursor = await conn.execute(
+        ROOM_EVENTS_DIRECT, {"workspace_id": workspace_id, "after": after, "upto": upto}
+    )
+    return by_room(await cursor.fetchall())
 
 
 async def load_rooms(
@@ -145,7 +217,7 @@ async def load_rooms(
 
 
 async def save_room(
-    conn: AsyncConnection,
+    rows: RoomRows,
     workspace_id: str,
     space_id: str,
     room: Room,
@@ -161,10 +233,7 @@ async def save_room(
     body = room.to_json()
     if kept is not None and kept.body == body and kept.due_at == due:
         return kept
-    await conn.execute(
-        SAVE_ROOM,
-        {"workspace_id": workspace_id, "space_id": space_id, "body": body, "due_at": due},
-    )
+    await rows.save_room(workspace_id, space_id, body, due)
     return Kept(room, body, due)
 
 
@@ -221,9 +290,23 @@ async def fold_chunk(
     if unread:
         found = await load_rooms(conn, workspace_id, unread)
         rooms.update({s: found.get(s) for s in unread})
+    await fold_read(EngineRows(conn), appender, workspace_id, read, clock, rooms)
+    return read.spent_in
+
+
+async def fold_read(
+    rows: RoomRows,
+    appender: Appender,
+    workspace_id: str,
+    read: RoomEvents,
+    clock: Clock,
+    rooms: dict[str, Kept | None],
+) -> None:
+    """Fold each room's events read onto what its row holds (``rooms``, every room of
+    ``read`` in it), tell any change in who works, and write the rows that changed."""
     for space_id, events in sorted(read.by_room.items()):
         if any(e["type"] == "space.erased" for e in events):
-            await conn.execute(DELETE_ROOM, {"workspace_id": workspace_id, "space_id": space_id})
+            await rows.delete_room(workspace_id, space_id)
             rooms[space_id] = None
             continue
         kept = rooms[space_id]
@@ -231,8 +314,7 @@ async def fold_chunk(
         for event in events:
             room = fold(room, event)
         room = await tell_working(appender, workspace_id, space_id, room, now_utc(), clock)
-        rooms[space_id] = await save_room(conn, workspace_id, space_id, room, clock, kept)
-    return read.spent_in
+        rooms[space_id] = await save_room(rows, workspace_id, space_id, room, clock, kept)
 
 
 async def tell_working(
@@ -269,7 +351,7 @@ async def look_again(
         kept = Kept(Room.from_json(row.body), row.body, row.due_at)
         room = await tell_working(appender, workspace_id, row.space_id, kept.room, now, clock)
         room = await hand_off(appender, workspace_id, row.space_id, room, now, clock)
-        saved = await save_room(conn, workspace_id, row.space_id, room, clock, kept)
+        saved = await save_room(EngineRows(conn), workspace_id, row.space_id, room, clock, kept)
         wrote = wrote or saved is not kept
     return wrote
 
