@@ -161,26 +161,27 @@ def gateway(port: int, nats_url: str, db_url: str) -> None:
             await nc.publish(subject, body, reply=reply)
         return await asyncio.wait_for(future, 5)
 
+    async def forward(request: Request, subject: str, stored: bool, direct: bool) -> Response:
+        """Parse the post, ask who sent it, and hand it on to the log process."""
+        post = Post.model_validate_json(await request.body())
+        who_ = await (principal_direct() if direct else principal())
+        fields = {"ws": who_.workspace_id, "post": post.model_dump()}
+        if direct:
+            fields["direct"] = 1
+        answer = await ask(subject, orjson.dumps(fields), stored)
+        return Response(answer, media_type="application/json")
+
     @app.post("/request")
     async def request_(request: Request) -> Response:
-        post = Post.model_validate_json(await request.body())
-        who_ = await principal()
-        body = orjson.dumps({"ws": who_.workspace_id, "post": post.model_dump()})
-        return Response(await ask("floor.echo", body, False), media_type="application/json")
+        return await forward(request, "floor.echo", stored=False, direct=False)
 
     @app.post("/commit")
     async def commit(request: Request) -> Response:
-        post = Post.model_validate_json(await request.body())
-        who_ = await principal()
-        body = orjson.dumps({"ws": who_.workspace_id, "post": post.model_dump()})
-        return Response(await ask("floor.commit", body, False), media_type="application/json")
+        return await forward(request, "floor.commit", stored=False, direct=False)
 
     @app.post("/append")
     async def append(request: Request) -> Response:
-        post = Post.model_validate_json(await request.body())
-        who_ = await principal()
-        body = orjson.dumps({"ws": who_.workspace_id, "post": post.model_dump()})
-        return Response(await ask("floor.append.ws_1", body, True), media_type="application/json")
+        return await forward(request, "floor.append.ws_1", stored=True, direct=False)
 
     @app.post("/pg-direct")
     async def pg_direct(request: Request) -> Response:
@@ -190,10 +191,7 @@ def gateway(port: int, nats_url: str, db_url: str) -> None:
 
     @app.post("/append-direct")
     async def append_direct(request: Request) -> Response:
-        post = Post.model_validate_json(await request.body())
-        who_ = await principal_direct()
-        body = orjson.dumps({"ws": who_.workspace_id, "post": post.model_dump(), "direct": 1})
-        return Response(await ask("floor.append.ws_1", body, True), media_type="application/json")
+        return await forward(request, "floor.append.ws_1", stored=True, direct=True)
 
     uvicorn.run(
         app, host="127.0.0.1", port=port, loop="uvloop", http="httptools", log_level="warning"

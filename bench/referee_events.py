@@ -26,12 +26,11 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-import psycopg
 from sqlalchemy import event, insert
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from chips_common.db import tables as t
-from chips_common.db.direct import Direct
+from chips_common.db.direct import RecordingDirect
 from chips_common.db.scratch import scratch_database
 from chips_referee.appender import Appender
 from chips_referee.consumer import build_handler
@@ -103,15 +102,7 @@ async def measure(url: str, count: int, ping: bool, direct: bool) -> dict[str, A
         nonlocal statements
         statements += 1
 
-    class Counted(psycopg.AsyncConnection[Any]):
-        async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-            counted()
-            return await super().execute(query, *args, **kwargs)
-
-    class CountedDirect(Direct):
-        connection_class = Counted
-
-    on_psycopg = CountedDirect(url, size=2) if direct else None
+    on_psycopg = RecordingDirect(url, size=2) if direct else None
 
     async with engine.begin() as conn:
         await conn.execute(insert(t.events), rows(count))
@@ -131,11 +122,14 @@ async def measure(url: str, count: int, ping: bool, direct: bool) -> dict[str, A
         handle = build_handler(engine, appender, clock)  # type: ignore[call-arg]
     await handle(WS, 1)  # the room's creation, and a connection in the pool
     statements = 0
+    if on_psycopg is not None:
+        on_psycopg.sent.clear()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     for seq in range(2, count + 2):
         await handle(WS, seq)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     if on_psycopg is not None:
+        statements += len(on_psycopg.sent)
         await on_psycopg.close()
     await engine.dispose()
     return {

@@ -7,19 +7,16 @@ would, with no Postgres and no NATS, and asks what the door says to the next one
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from itertools import count
 from typing import Any
 
-import psycopg
 import pytest
 from opentelemetry.trace import INVALID_SPAN
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.append import Actor, AppendRequest, IssuedCredential
-from chips_common.db.scratch import scratch_database
 from chips_eventlog.consumer import Pending
 from chips_eventlog.door import Door
 from chips_eventlog.refused import Refused
@@ -225,25 +222,7 @@ def w() -> World:
     return World()
 
 
-# --- a migrated database of its own, for the tests that write through Postgres ---------
-
-ADMIN = os.environ.get(
-    "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
-
-
-@pytest.fixture(scope="module")
-def database_url() -> Iterator[str]:
-    """A fresh database migrated to the head, dropped after the module."""
-    database = scratch_database(ADMIN, "chips_eventlog", migrate_timeout=120)
-    try:
-        url = database.__enter__()
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no Postgres to test against: {exc}")
-    try:
-        yield url
-    finally:
-        database.__exit__(None, None, None)
+# --- an engine on the database of its own (the root conftest's ``database_url``) -------
 
 
 @pytest.fixture

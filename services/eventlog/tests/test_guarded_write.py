@@ -14,14 +14,13 @@ import secrets
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
-import psycopg
 import pytest
 from opentelemetry.trace import INVALID_SPAN
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.append import Actor, AppendRequest, IssuedCredential
-from chips_common.db.direct import Direct
+from chips_common.db.direct import RecordingDirect
 from chips_common.nats.streams import Names
 from chips_eventlog.consumer import Appender, Pending
 from chips_eventlog.leases import Held, Leases
@@ -47,20 +46,6 @@ async def rows(engine: AsyncEngine, sql: str, **params: Any) -> list[Any]:
         return [tuple(r) for r in await conn.execute(text(sql), params)]
 
 
-class Counted(psycopg.AsyncConnection[Any]):
-    """A psycopg connection that keeps what it was sent."""
-
-    sent: ClassVar[list[str]] = []
-
-    async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-        Counted.sent.append(str(query))
-        return await super().execute(query, *args, **kwargs)
-
-
-class CountedDirect(Direct):
-    connection_class = Counted
-
-
 class Opened:
     """A workspace of its own with a room, created through a leased appender: the guarded
     statement through SQLAlchemy (``engine``) or on psycopg itself (``direct``, as the
@@ -70,7 +55,7 @@ class Opened:
         tag = secrets.token_hex(3)
         self.ws = f"ws_{tag}"
         self.owner = Actor(kind="person", id=f"usr_{tag}")
-        self.direct = CountedDirect(str(engine.url.render_as_string(hide_password=False)))
+        self.direct = RecordingDirect(engine.url.render_as_string(hide_password=False))
         self.appender = Appender(
             engine,
             None,  # type: ignore[arg-type]
@@ -142,7 +127,7 @@ async def test_a_post_decided_from_memory_is_one_statement(engine: AsyncEngine, 
     def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
         sent.append(statement)
 
-    Counted.sent.clear()
+    w.direct.sent.clear()
     event.listen(engine.sync_engine, "before_cursor_execute", count)
     try:
         one = [w.post("p1", "hello")]
@@ -150,7 +135,7 @@ async def test_a_post_decided_from_memory_is_one_statement(engine: AsyncEngine, 
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", count)
     if w.appender.direct is not None:  # on psycopg itself, none through SQLAlchemy
-        sent, engine_sent = Counted.sent, sent
+        sent, engine_sent = w.direct.sent, sent
         assert engine_sent == []
     assert one[0].answer is not None and one[0].answer.ok
     seq = one[0].answer.seqs[0]

@@ -9,40 +9,21 @@ attempt leaves nothing behind.
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
-import psycopg
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from chips_common.db.direct import Direct
-from chips_common.db.scratch import scratch_database
+from chips_common.db.direct import RecordingDirect
 from chips_projector.consumer import build_handler
 
 pytestmark = pytest.mark.integration
 
-ADMIN = os.environ.get(
-    "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 TS = "2026-12-03T08:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def database_url() -> Iterator[str]:
-    database = scratch_database(ADMIN, "chips_projector", migrate_timeout=120)
-    try:
-        url = database.__enter__()
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no Postgres to test against: {exc}")
-    try:
-        yield url
-    finally:
-        database.__exit__(None, None, None)
 
 
 @pytest.fixture
@@ -50,18 +31,6 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     built = create_async_engine(database_url)
     yield built
     await built.dispose()
-
-
-class Counted(psycopg.AsyncConnection[Any]):
-    sent: ClassVar[list[str]] = []
-
-    async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-        Counted.sent.append(str(query))
-        return await super().execute(query, *args, **kwargs)
-
-
-class CountedDirect(Direct):
-    connection_class = Counted
 
 
 class Log:
@@ -161,7 +130,7 @@ async def model(engine: AsyncEngine, ws: str) -> dict[str, Any]:
 async def test_posts_fold_on_psycopg_as_on_the_engine(
     engine: AsyncEngine, database_url: str
 ) -> None:
-    direct = CountedDirect(database_url, size=1)
+    direct = RecordingDirect(database_url, size=1)
     on_psycopg, on_engine = build_handler(engine, direct), build_handler(engine)
     sent: list[str] = []
 
@@ -174,17 +143,17 @@ async def test_posts_fold_on_psycopg_as_on_the_engine(
             # A room and a post: the room is not a post, so the engine folds the batch.
             await log.write(log.room_made())
             seq = await log.write(log.post("first"))
-            Counted.sent.clear()
+            direct.sent.clear()
             await handle({log.ws: seq})
             if handle is on_psycopg:
-                assert Counted.sent, "psycopg was tried first"
+                assert direct.sent, "psycopg was tried first"
             assert (await model(engine, log.ws))["checkpoint"] == 2
 
         for log, handle in ((a, on_psycopg), (b, on_engine)):
             # Posts alone.
             await log.write(log.post("second"))
             seq = await log.write(log.post("third"), log.post("fourth"))
-            Counted.sent.clear()
+            direct.sent.clear()
             sent.clear()
             event.listen(engine.sync_engine, "before_cursor_execute", count)
             try:
@@ -193,9 +162,9 @@ async def test_posts_fold_on_psycopg_as_on_the_engine(
                 event.remove(engine.sync_engine, "before_cursor_execute", count)
             if handle is on_psycopg:
                 assert sent == [], "nothing went through the engine"
-                assert len(Counted.sent) == 2, Counted.sent  # lock and read; posts and checkpoint
+                assert len(direct.sent) == 2, direct.sent  # lock and read; posts and checkpoint
             else:
-                assert Counted.sent == []
+                assert direct.sent == []
                 assert sent, "the engine folded it"
 
         folded_a, folded_b = await model(engine, a.ws), await model(engine, b.ws)

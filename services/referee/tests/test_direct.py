@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
-import psycopg
 import pytest
 from sqlalchemy import event, insert, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.append import AppendAnswer
 from chips_common.db import tables as t
-from chips_common.db.direct import Direct
+from chips_common.db.direct import RecordingDirect
 from chips_referee import consumer, rooms
 from chips_referee.appender import Appender
 from chips_referee.consumer import Memory, build_handler
@@ -30,20 +29,6 @@ pytestmark = pytest.mark.integration
 CLOCK = Clock(quiet=20, silent=600)
 PERSON, HARNESS, SECOND = "usr_p", "hrn_h", "hrn_s"
 ROOM, OTHER = "spc_room", "spc_other"
-
-
-class Counted(psycopg.AsyncConnection[Any]):
-    """A psycopg connection that keeps what it was sent."""
-
-    sent: ClassVar[list[str]] = []
-
-    async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-        Counted.sent.append(str(query))
-        return await super().execute(query, *args, **kwargs)
-
-
-class CountedDirect(Direct):
-    connection_class = Counted
 
 
 class Answers:
@@ -65,7 +50,7 @@ class Referee:
         self.engine = engine
         self.ws = f"ws_{secrets.token_hex(3)}"
         self.answers = Answers()
-        self.direct = CountedDirect(engine.url.render_as_string(hide_password=False), size=2)
+        self.direct = RecordingDirect(engine.url.render_as_string(hide_password=False), size=2)
         self.handle = build_handler(
             engine,
             cast(Appender, self.answers),
@@ -113,13 +98,13 @@ class Referee:
         def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
             through_engine.append(statement)
 
-        Counted.sent.clear()
+        self.direct.sent.clear()
         event.listen(self.engine.sync_engine, "before_cursor_execute", count)
         try:
             await self.handle(self.ws, seq)
         finally:
             event.remove(self.engine.sync_engine, "before_cursor_execute", count)
-        return through_engine, list(Counted.sent)
+        return through_engine, list(self.direct.sent)
 
     async def rows(self) -> dict[str, Any]:
         async with self.engine.connect() as conn:
@@ -179,9 +164,9 @@ async def test_a_post_that_changes_nothing_is_three_statements_on_psycopg(
     assert after == {**before, "checkpoint": referee.seq}
     assert referee.answers.appended == []
     # An event already caught up (a redelivery): the checkpoint locked, nothing more.
-    Counted.sent.clear()
+    referee.direct.sent.clear()
     await referee.handle(referee.ws, referee.seq - 1)
-    assert Counted.sent == [consumer.LOCK_CHECKPOINT_DIRECT]
+    assert referee.direct.sent == [consumer.LOCK_CHECKPOINT_DIRECT]
     assert await referee.rows() == after
 
 

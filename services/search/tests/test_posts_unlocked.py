@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -28,28 +27,11 @@ from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.db.direct import Direct, plain_url
-from chips_common.db.scratch import scratch_database
 from chips_search import consumer
 
 pytestmark = pytest.mark.integration
 
-ADMIN = os.environ.get(
-    "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 TS = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def database_url() -> Iterator[str]:
-    database = scratch_database(ADMIN, "chips_search", migrate_timeout=120)
-    try:
-        url = database.__enter__()
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no Postgres to test against: {exc}")
-    try:
-        yield url
-    finally:
-        database.__exit__(None, None, None)
 
 
 @pytest.fixture

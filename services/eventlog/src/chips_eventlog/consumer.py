@@ -316,7 +316,7 @@ class Appender:
                 )
         lease = (held.partition, held.holder, held.epoch) if held.holder else None
 
-        async def write(conn: AsyncConnection) -> tuple[bool, bool]:
+        async def write(conn: AsyncConnection | Conn) -> tuple[bool, bool]:
             return await store.write_guarded(
                 conn,
                 workspace_id,
@@ -338,21 +338,7 @@ class Appender:
                     if wrote:
                         await state_store.flush(conn, state, now)
             elif self.direct is not None:
-
-                async def write_direct(conn: Conn) -> tuple[bool, bool]:
-                    return await store.write_guarded_direct(
-                        conn,
-                        workspace_id,
-                        state.head_seq,
-                        door.head_seq,
-                        door.pending,
-                        door.traces,
-                        fresh_keys,
-                        now,
-                        lease,
-                    )
-
-                wrote, leased = await self.direct.run(write_direct)
+                wrote, leased = await self.direct.run(write)
             else:
                 wrote, leased = await once_more(self.fast_engine, write)
         except (IntegrityError, psycopg.IntegrityError):

@@ -232,7 +232,7 @@ def _guarded(
 
 
 async def write_guarded(
-    conn: AsyncConnection,
+    conn: AsyncConnection | Conn,
     workspace_id: str,
     old_head: int,
     new_head: int,
@@ -244,27 +244,15 @@ async def write_guarded(
 ) -> tuple[bool, bool]:
     """Write a batch decided from memory in one statement, guarded by the head row and
     the lease (``(partition, holder, epoch)``; None when not under one). Returns whether
-    it was written, and whether the lease still stood."""
+    it was written, and whether the lease still stood. ``conn`` is an engine's connection
+    (in a transaction with the door-state rows), or a psycopg one in autocommit
+    (docs/adr/0120)."""
     params = _guarded(workspace_id, old_head, new_head, events, traces, keys, now, lease)
-    statement = GUARDED_UNLEASED if lease is None else GUARDED_LEASED
-    row = (await conn.execute(statement, params)).one()
-    return bool(row.wrote), bool(row.leased)
-
-
-async def write_guarded_direct(
-    conn: Conn,
-    workspace_id: str,
-    old_head: int,
-    new_head: int,
-    events: list[dict[str, Any]],
-    traces: dict[int, str | None],
-    keys: list[dict[str, Any]],
-    now: datetime,
-    lease: tuple[int, str, int] | None,
-) -> tuple[bool, bool]:
-    """:func:`write_guarded` on psycopg itself, in autocommit (docs/adr/0120)."""
-    params = _guarded(workspace_id, old_head, new_head, events, traces, keys, now, lease)
-    statement = GUARDED_UNLEASED_DIRECT if lease is None else GUARDED_LEASED_DIRECT
-    row = await (await conn.execute(statement, params)).fetchone()
-    assert row is not None
+    row: Any
+    if isinstance(conn, AsyncConnection):
+        statement = GUARDED_UNLEASED if lease is None else GUARDED_LEASED
+        row = (await conn.execute(statement, params)).one()
+    else:
+        sql = GUARDED_UNLEASED_DIRECT if lease is None else GUARDED_LEASED_DIRECT
+        row = await (await conn.execute(sql, params)).fetchone()
     return bool(row.wrote), bool(row.leased)

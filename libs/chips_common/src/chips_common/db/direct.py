@@ -138,3 +138,30 @@ class Direct:
             self.freed.notify_all()
         for conn in idle:
             await conn.close()
+
+
+class _Recorded(psycopg.AsyncConnection[Any]):
+    """A connection that notes each statement in its Direct's ``sent``."""
+
+    sent: list[str]
+
+    async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(str(query))
+        return await super().execute(query, *args, **kwargs)
+
+
+class RecordingDirect(Direct):
+    """A :class:`Direct` whose connections note every statement they send, in order, in
+    :attr:`sent`: for the tests and benches that count what went on psycopg."""
+
+    connection_class = _Recorded
+
+    def __init__(self, url: str, *, size: int = 8, options: str | None = None) -> None:
+        super().__init__(url, size=size, options=options)
+        self.sent: list[str] = []
+
+    async def _open(self) -> Conn:
+        conn = await super()._open()
+        assert isinstance(conn, _Recorded)
+        conn.sent = self.sent
+        return conn
