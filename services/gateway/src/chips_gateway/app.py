@@ -65,9 +65,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 connect_args={"prepare_threshold": None},
             )
             stack.push_async_callback(search_engine.dispose)
-            # Who a token is, on every request: one statement in autocommit, with no ping
-            # on checkout (a dead connection is tried once more): one round trip, not four.
-            # Who a token is, on every request: on psycopg itself (docs/adr/0120).
+            # Who a token is, on every request: one statement in autocommit on psycopg
+            # itself (docs/adr/0120); a dead connection is tried once more.
             auth = build_direct(settings, size=5)
             stack.push_async_callback(auth.close)
             # The index's checkpoints as they commit, so a search waiting for the index
