@@ -177,7 +177,9 @@ async def test_two_agents_thanking_each_other_are_told_they_go_in_a_circle(stack
     first = await say(api, scout, room, "@Ledger thanks!")
     second = await say(api, ledger, room, "@Scout thanks!")
     third = await say(api, scout, room, "@Ledger Thanks.")
+    # Scout's socket is on the other gateway: it is waited for too, not assumed as far.
     await led.wait_for_seq(third["seq"])
+    await s.wait_for_seq(second["seq"])
     assert "exchange" not in delivered(led, first["seq"])
     assert "exchange" not in delivered(s, second["seq"])
     circle = delivered(led, third["seq"])["exchange"]
@@ -217,6 +219,7 @@ async def test_posting_a_file_already_here_with_nothing_new_is_a_circle(stack, a
     # New bytes are something new again.
     fixed = await post_file(b"PO 4471: 14 crates", "@Ledger here is the PO")
     await led.wait_for_seq(fixed["seq"])
+    await s.wait_for_seq(got_it["seq"])
     assert "exchange" not in delivered(led, first["seq"])
     assert delivered(s, got_it["seq"]).get("exchange") is None
     circle = delivered(led, again["seq"])["exchange"]
