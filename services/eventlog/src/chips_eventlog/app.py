@@ -30,11 +30,8 @@ async def run(settings: EventlogSettings) -> None:
     )
     # A batch decided from memory is one statement, guarded by the head row and the lease
     # (docs/adr/0105): on connections without BEGIN/COMMIT and without a pre-ping round
-    # trip (a dead connection is tried once more; the guard makes the second try safe).
-    fast_engine = build_engine(
-        settings, pool_size=settings.append_partitions, pre_ping=False, autocommit=True
-    )
-    # That statement goes on psycopg itself, without SQLAlchemy's layers (docs/adr/0120).
+    # trip (a dead connection is tried once more; the guard makes the second try safe),
+    # on psycopg itself, without SQLAlchemy's layers (docs/adr/0120).
     direct = build_direct(settings, size=settings.append_partitions)
     # The outbox's deletions, which need not wait for the disk (docs/adr/0024), each one
     # statement on a session that never waits for it.
@@ -67,7 +64,6 @@ async def run(settings: EventlogSettings) -> None:
         request_cap=settings.request_cap(),
         delivery_cap=settings.append_delivery_cap_seconds,
         ask_wait=timedelta(seconds=settings.agent_ask_wait_seconds),
-        fast_engine=fast_engine,
         outbox_engine=outbox_engine,
         direct=direct,
     )
@@ -93,7 +89,6 @@ async def run(settings: EventlogSettings) -> None:
     finally:
         await nc.drain()
         await engine.dispose()
-        await fast_engine.dispose()
         await outbox_engine.dispose()
         await direct.close()
         provider.shutdown()
