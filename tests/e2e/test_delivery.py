@@ -22,6 +22,7 @@ async def test_person_on_gateway_a_reaches_harness_on_gateway_b_as_message_new(
     bot = await Socket.open(stack.gateway_b, harness)
     await person.subscribe(owner.workspace_id)
     await bot.subscribe(owner.workspace_id)
+    await bot.attached()  # from now: the person writes on the other gateway at once
     k = await person.write({"type": "message.post", "space_id": space_id, "text": "Find the PO"})
     ack = await person.answer(k)
     assert ack["frame"] == "ack" and ack["duplicate"] is False
@@ -51,6 +52,7 @@ async def test_harness_own_post_comes_back_as_sent_and_person_hears_it_as_posted
     person = await Socket.open(stack.gateway_b, owner)
     await bot.subscribe(owner.workspace_id)
     await person.subscribe(owner.workspace_id)
+    await person.attached()  # from now: the bot writes on the other gateway at once
     k = await bot.write({"type": "message.post", "space_id": space_id, "text": "Done: PO found"})
     ack = await bot.answer(k)
     assert ack["frame"] == "ack"

@@ -25,6 +25,8 @@ async def two_agents(stack, api: Api) -> tuple[Identity, Identity, Identity, str
     await s.subscribe(scout.workspace_id)
     led = await Socket.open(stack.gateway_b, ledger)
     await led.subscribe(ledger.workspace_id)
+    await s.attached()
+    await led.attached()
     return owner, scout, ledger, room, s, led
 
 
@@ -52,6 +54,7 @@ async def three_agents(stack, api: Api) -> tuple[Identity, list[Identity], str, 
     for h, url in zip(crew, (stack.gateway_a, stack.gateway_b, stack.gateway_a), strict=True):
         sock = await Socket.open(url, h)
         await sock.subscribe(h.workspace_id)
+        await sock.attached()
         socks.append(sock)
     return owner, crew, room, socks
 

@@ -56,6 +56,7 @@ async def crew(stack: Any, api: Api) -> Crew:
     ):
         socks[name] = await Socket.open(url, who)
         await socks[name].subscribe(owner.workspace_id)
+        await socks[name].attached()
     return Crew(owner, scout, ledger, atlas, socks)
 
 
@@ -179,7 +180,10 @@ async def test_the_lead_is_handed_nobodys_words_once_and_never_the_exceptions(
         nobodys.agents["Scout"],
     )
     assert event["quiet_seconds"] == QUIET
-    # Nobody else is handed it.
+    # Nobody else is handed it: each of them has the quiet line's event by now, and a
+    # hand-off would travel beside it.
+    for name in ("scout", "ledger"):
+        await c.socks[name].wait_for(of_type("lead.handed", nobodys.id))
     assert not [e for e in c.socks["scout"].events() if e.get("lead")]
     assert not [e for e in c.socks["ledger"].events() if e.get("lead")]
 
@@ -256,9 +260,13 @@ async def test_who_is_working_is_told_and_the_note_says_it(stack, api: Api) -> N
     answer = await api.say(c.ledger, room.id, "The index page is next.")
     again = await api.say(c.scout, room.id, "The alphabet is done: A to Z.")
     await c.socks["atlas"].wait_for(handed_to_lead(again), timeout=30)
+    (to_lead,) = handed_of(c.socks["atlas"], again)
     handed = [e for e in await logged(api, c.owner, "lead.handed") if e["space_id"] == room.id]
     ended = [e for e in await logged(api, c.owner, "run.completed")]
     assert handed[0]["seq"] > ended[-1]["seq"]
+    # Only `again` was ever handed to the lead, in this room: not Ledger's words from
+    # while Scout worked, nor its answer (the log holds every hand-off up to this one).
+    assert [e["message_id"] for e in handed] == [to_lead["message_id"]]
     assert not handed_of(c.socks["atlas"], answer)
 
 

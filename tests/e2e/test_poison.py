@@ -42,6 +42,7 @@ async def test_a_request_failing_every_delivery_is_answered_and_dead_lettered(
     harness, space_id = await api.connect_harness(owner, "Scout")
     watcher = await Socket.open(stack.gateway_b, harness)
     await watcher.subscribe(owner.workspace_id)
+    await watcher.attached()
     writer = await Socket.open(stack.gateway_a, owner)
 
     nc = await nats.connect(stack.env["CHIPS_NATS_URL"])

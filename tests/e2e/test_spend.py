@@ -78,6 +78,7 @@ async def test_80_and_100_are_told_once_per_job_and_carrying_on_begins_a_new_one
     room = await api.open_space(owner, "Planning", [scout.participant_id])
     bot = await Socket.open(stack.gateway_a, scout)
     await bot.subscribe(scout.workspace_id)
+    await bot.attached()
 
     begun = await api.say(owner, room, "@Scout draw up the PO")
     assert await spend(api, owner, room) == {
@@ -167,6 +168,7 @@ async def test_a_turn_carries_the_jobs_spend_and_says_it_in_the_note(stack, api:
     room = await api.open_space(owner, "Planning", [scout.participant_id, ledger.participant_id])
     bot = await Socket.open(stack.gateway_b, scout)
     await bot.subscribe(scout.workspace_id)
+    await bot.attached()
     begun = await api.say(owner, room, "@Scout @Ledger price the PO between you")
     await api.append(
         ledger, {"type": "run.started", "run_id": "run_l1", "space_id": room, "goal": "price"}

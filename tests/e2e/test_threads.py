@@ -93,7 +93,7 @@ async def test_whoever_is_in_the_room_is_in_its_threads_and_leaves_them_with_the
     # A replay from before the thread scopes it by the room, as the live feed did.
     replay = await Socket.open(stack.gateway_a, maya)
     await replay.subscribe(maya.workspace_id, since=head)
-    await replay.wait_for_seq(left)
+    await replay.wait_for_seq(after)  # past `later`, in order
     seen = [e.get("text") for e in replay.events()]
     assert "in the thread" in seen and "after maya left" not in seen
     await replay.close()
