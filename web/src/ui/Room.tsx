@@ -142,6 +142,8 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
 
   const closed = (sheet ?? space)?.state === "closed";
   const locked = (sheet ?? space)?.locked ?? false;
+  // A harness's home is never archived or deleted, so neither is offered there (ADR 0069).
+  const home = ((sheet ?? space)?.home_of ?? null) !== null;
   return (
     <div class="room">
       <header class="room-head">
@@ -180,9 +182,11 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("rename"))}>
                 Rename…
               </button>
-              <button role="menuitem" type="button" onClick={() => act(() => store.api!.change(props.spaceId, { state: closed ? "open" : "closed" }))}>
-                {closed ? "Unarchive" : "Archive"}
-              </button>
+              {(closed || !home) && (
+                <button role="menuitem" type="button" onClick={() => act(() => store.api!.change(props.spaceId, { state: closed ? "open" : "closed" }))}>
+                  {closed ? "Unarchive" : "Archive"}
+                </button>
+              )}
               <button role="menuitem" type="button" onClick={() => act(() => store.api!.lock(props.spaceId, !locked))}>
                 {locked ? "Unlock changes" : "Lock changes"}
               </button>
@@ -198,7 +202,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setSheetOpen(true))}>
                 People…
               </button>
-              {!isThread && (
+              {!isThread && !home && (
                 <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
                   Delete…
                 </button>
