@@ -432,7 +432,8 @@ async def test_rename_lock_archive_and_find_it_in_archived(
     await expect(page.get_by_test_id("room-facts")).not_to_contain_text("Locked")
 
     await page.get_by_test_id("room-actions").click()
-    await page.get_by_role("menuitem", name="Archive").click()
+    await page.get_by_role("menuitem", name="Archive…").click()
+    await page.get_by_role("dialog").get_by_role("button", name="Archive the room").click()
     await expect(page.get_by_text("This room is archived.")).to_be_visible()
     await expect(
         page.locator(f'nav section:not([aria-label="Archived"]) a[data-space="{room}"]')
