@@ -26,6 +26,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity, Socket, key
+from tests.e2e.test_agents_rooms import added, declare, new_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "web" / "dist"
@@ -432,7 +433,8 @@ async def test_rename_lock_archive_and_find_it_in_archived(
     await expect(page.get_by_test_id("room-facts")).not_to_contain_text("Locked")
 
     await page.get_by_test_id("room-actions").click()
-    await page.get_by_role("menuitem", name="Archive").click()
+    await page.get_by_role("menuitem", name="Archive…").click()
+    await page.get_by_role("dialog").get_by_role("button", name="Archive the room").click()
     await expect(page.get_by_text("This room is archived.")).to_be_visible()
     await expect(
         page.locator(f'nav section:not([aria-label="Archived"]) a[data-space="{room}"]')
@@ -495,6 +497,90 @@ async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
     await page.get_by_role("menuitem", name="Delete…").click()
     await page.get_by_role("dialog").get_by_role("button", name="Delete the room").click()
     await expect(page.locator(f'a[data-space="{room}"]')).to_have_count(0)
+
+
+def frame_events(frame: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events a socket frame carries: one, a batch, or none."""
+    if frame["frame"] == "event":
+        return [frame["event"]]
+    return list(frame.get("events", [])) if frame["frame"] == "events" else []
+
+
+async def test_archive_and_delete_ask_first_and_say_what_a_following_harness_does(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """spec/spaces.md, Retitling and archiving: "Archive asks first; Unarchive only puts a
+    room back"; Deleting one: the sheet that asks first promises what a harness does on its
+    side only for one that declared follows_rooms, "and says nothing on behalf of one that
+    did not", and a harness's home "is never deleted or archived". Scout follows rooms and is
+    here as its agent S1 (the sheet shows the agent; its harness is what follows); Ledger
+    declared nothing."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, scout_home = await api.connect_harness(owner, "Scout")
+    ledger, _ = await api.connect_harness(owner, "Ledger")
+    await declare(api, owner, scout, "follows_rooms", "agents")
+    s1 = await new_agent(api, scout, "s1", "S1")
+    room = await room_with(api, owner, "Suppliers", ledger)
+    await api.append(owner, added(room, s1))
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+    dialog = page.get_by_role("dialog")
+    follows = dialog.get_by_test_id("follows")
+
+    # Archive from the menu asks first, and says what Scout does; Cancel leaves it open.
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Archive…").click()
+    await expect(dialog).to_contain_text("Archive Suppliers?")
+    await expect(follows).to_have_text(
+        "Scout archives its side too, and brings it back if the room is unarchived."
+    )
+    await expect(dialog).not_to_contain_text("Ledger")
+    assert (await api.sheet(owner, room))["state"] == "open"
+    await dialog.get_by_role("button", name="Cancel").click()
+    await expect(dialog).to_have_count(0)
+    await expect(page.get_by_test_id("composer")).to_be_visible()
+
+    # /archive from the composer asks the same; confirming archives the room.
+    await arjun.say("/archive")
+    await expect(follows).to_contain_text("Scout archives its side too")
+    assert (await api.sheet(owner, room))["state"] == "open"
+    await dialog.get_by_role("button", name="Archive the room").click()
+    await expect(page.get_by_text("This room is archived.")).to_be_visible()
+    assert (await api.sheet(owner, room))["state"] == "closed"
+    # Unarchive only puts it back.
+    await page.get_by_role("button", name="Unarchive").click()
+    await expect(page.get_by_test_id("composer")).to_be_visible()
+    assert (await api.sheet(owner, room))["state"] == "open"
+
+    # Delete names Scout alone: Arjun owns it, so it deletes its side too. The log's
+    # space.erased says the same of it.
+    head = await api.head(owner)
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Delete…").click()
+    await expect(dialog).to_contain_text("cannot be undone")
+    await expect(follows).to_have_text("Scout deletes its side too.")
+    await expect(dialog).not_to_contain_text("Ledger")
+    await arjun.shot("delete-asks-first")
+    await dialog.get_by_role("button", name="Delete the room").click()
+    await expect(page.locator(f'a[data-space="{room}"]')).to_have_count(0)
+    told = await Socket.open(stack.gateway_a, scout)
+    await told.subscribe(scout.workspace_id, since=head)
+    await told.wait_for(lambda f: any(e["type"] == "space.erased" for e in frame_events(f)))
+    erased = next(e for e in told.events() if e["type"] == "space.erased")
+    assert erased["follows"] == [{"harness_id": scout.participant_id, "delete": True}]
+    await told.close()
+
+    # Scout's home is offered neither; /archive there is the door's refusal.
+    await arjun.open_room(scout_home)
+    await page.get_by_test_id("room-actions").click()
+    await expect(page.get_by_role("menuitem", name="Rename…")).to_be_visible()
+    await expect(page.get_by_role("menuitem", name="Archive…")).to_have_count(0)
+    await expect(page.get_by_role("menuitem", name="Delete…")).to_have_count(0)
+    await page.get_by_test_id("room-actions").click()
+    await arjun.say("/archive")
+    await expect(page.locator("form.composer [role=alert]")).to_contain_text("never archived")
+    await expect(dialog).to_have_count(0)
 
 
 # --- files, search, and who a message is for ---------------------------------------------

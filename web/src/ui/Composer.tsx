@@ -26,7 +26,9 @@ let chosenId = 0;
 
 export type Draft = { mode: "new" } | { mode: "reply"; line: Line } | { mode: "edit"; line: Line };
 
-export function Composer(props: { spaceId: string; title: string; draft: Draft; setDraft: (d: Draft) => void }) {
+/** `onArchive` asks first (the room's Archive sheet) when /archive is typed; without it the
+ * command goes to the door, as it does in a harness's home, which the door refuses. */
+export function Composer(props: { spaceId: string; title: string; draft: Draft; setDraft: (d: Draft) => void; onArchive?: (() => void) | undefined }) {
   const store = useStore();
   const [text, setText] = useState("");
   const [caret, setCaret] = useState(0);
@@ -115,6 +117,15 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
     const words = text.trim();
     if ((!words && !ready.length) || uploading) return;
     setError(null);
+    // Archive asks first (spec/spaces.md, Retitling and archiving): /archive, as the door
+    // reads it, opens the same sheet as the room's menu; /unarchive goes straight through.
+    if (draft.mode !== "edit" && props.onArchive && !chosen.length && /^\/archive$/i.test(words)) {
+      setText("");
+      setCaret(0);
+      props.setDraft({ mode: "new" });
+      props.onArchive();
+      return;
+    }
     setText("");
     setCaret(0);
     const files = takeReady();

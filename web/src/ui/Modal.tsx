@@ -28,18 +28,28 @@ export function Modal(props: { title: string; onClose: () => void; children: Com
   );
 }
 
-/** Asks before something that cannot be undone. */
-export function Confirm(props: { title: string; body: string; action: string; onConfirm: () => void; onClose: () => void }) {
+/** Asks first: before something that cannot be undone, or that others carry over to their
+ * side. `follows` are the sentences for what the harnesses that follow the room will do. */
+export function Confirm(props: {
+  title: string;
+  body: string;
+  follows?: string[];
+  action: string;
+  tone?: "danger" | "primary";
+  onConfirm: () => void;
+  onClose: () => void;
+}) {
   return (
     <Modal title={props.title} onClose={props.onClose}>
       <p>{props.body}</p>
+      {props.follows && props.follows.length > 0 && <p data-testid="follows">{props.follows.join(" ")}</p>}
       <div class="row end">
         <button type="button" onClick={props.onClose}>
           Cancel
         </button>
         <button
           type="button"
-          class="danger"
+          class={props.tone ?? "danger"}
           onClick={() => {
             props.onConfirm();
             props.onClose();

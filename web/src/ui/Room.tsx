@@ -8,6 +8,7 @@ import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { harnessesOf, routesOf } from "../composer";
 import { askState, askWords, foldWords, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
+import { followersOf, followerSides, followWords } from "../follows";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -20,7 +21,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const [draft, setDraft] = useState<Draft>({ mode: "new" });
   const [sheetOpen, setSheetOpen] = useState(false);
   const [menu, setMenu] = useState(false);
-  const [dialog, setDialog] = useState<"rename" | "delete" | null>(null);
+  const [dialog, setDialog] = useState<"rename" | "archive" | "delete" | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const nearBottom = useRef(true);
   const lastHeight = useRef(0);
@@ -142,6 +143,11 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
 
   const closed = (sheet ?? space)?.state === "closed";
   const locked = (sheet ?? space)?.locked ?? false;
+  // A harness's home is never archived or deleted, so neither is offered there (ADR 0069).
+  const home = ((sheet ?? space)?.home_of ?? null) !== null;
+  // What the sheet that asks first promises for the harnesses that follow the room.
+  const follows = (action: "delete" | "archive") =>
+    followWords(followerSides(action, followersOf(sheet?.members ?? [], store.participants), store.me?.id ?? null), (id) => store.participants.get(id)?.name ?? null);
   return (
     <div class="room">
       <header class="room-head">
@@ -180,9 +186,17 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("rename"))}>
                 Rename…
               </button>
-              <button role="menuitem" type="button" onClick={() => act(() => store.api!.change(props.spaceId, { state: closed ? "open" : "closed" }))}>
-                {closed ? "Unarchive" : "Archive"}
-              </button>
+              {closed ? (
+                <button role="menuitem" type="button" onClick={() => act(() => store.api!.change(props.spaceId, { state: "open" }))}>
+                  Unarchive
+                </button>
+              ) : (
+                !home && (
+                  <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("archive"))}>
+                    Archive…
+                  </button>
+                )
+              )}
               <button role="menuitem" type="button" onClick={() => act(() => store.api!.lock(props.spaceId, !locked))}>
                 {locked ? "Unlock changes" : "Lock changes"}
               </button>
@@ -198,7 +212,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setSheetOpen(true))}>
                 People…
               </button>
-              {!isThread && (
+              {!isThread && !home && (
                 <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
                   Delete…
                 </button>
@@ -287,14 +301,26 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           </button>
         </p>
       ) : (
-        <Composer spaceId={props.spaceId} title={title} draft={draft} setDraft={setDraft} />
+        <Composer spaceId={props.spaceId} title={title} draft={draft} setDraft={setDraft} onArchive={home ? undefined : () => setDialog("archive")} />
       )}
       {sheetOpen && <RoomSheet spaceId={props.spaceId} onClose={() => setSheetOpen(false)} />}
       {dialog === "rename" && <Rename spaceId={props.spaceId} current={title} onClose={() => setDialog(null)} />}
+      {dialog === "archive" && (
+        <Confirm
+          title={`Archive ${title}?`}
+          body="It leaves everybody's list for the Archived row at its foot. Its history and its people stay, and anyone in it can unarchive it."
+          follows={follows("archive")}
+          action="Archive the room"
+          tone="primary"
+          onClose={() => setDialog(null)}
+          onConfirm={() => void act(() => store.api!.change(props.spaceId, { state: "closed" }))}
+        />
+      )}
       {dialog === "delete" && (
         <Confirm
           title={`Delete ${title}?`}
           body="The room, its threads and everything said in them are erased for everybody. This cannot be undone."
+          follows={follows("delete")}
           action="Delete the room"
           onClose={() => setDialog(null)}
           onConfirm={() =>
