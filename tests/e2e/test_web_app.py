@@ -583,6 +583,36 @@ async def test_archive_and_delete_ask_first_and_say_what_a_following_harness_doe
     await expect(dialog).to_have_count(0)
 
 
+async def test_deleting_a_direct_room_nobody_could_open_again_says_it_archives_it(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """spec/spaces.md, Deleting one: "a direct space nobody can open again ... is archived
+    instead", so its sheet does not say it is erased."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    seq = await api.append(
+        owner, {"type": "space.created", "kind": "direct", "members": [maya.participant_id]}
+    )
+    dm = (await api.read(owner, since=seq - 1, limit=1))[0]["space_id"]
+    await api.say(maya, dm, "between us")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(dm)
+    page = arjun.page
+    dialog = page.get_by_role("dialog")
+    await page.get_by_test_id("room-actions").click()
+    await page.get_by_role("menuitem", name="Delete…").click()
+    await expect(dialog).to_contain_text("archived rather than deleted")
+    await expect(dialog).not_to_contain_text("cannot be undone")
+    await dialog.get_by_role("button", name="Archive the room").click()
+    await expect(page.get_by_text("This room is archived.")).to_be_visible()
+    assert (await api.sheet(owner, dm))["state"] == "closed"
+    assert "between us" in [e.get("text") for e in await api.read(maya, space_id=dm)]
+    # Archived, it is offered no Delete: there is nothing more it could do.
+    await page.get_by_test_id("room-actions").click()
+    await expect(page.get_by_role("menuitem", name="Rename…")).to_be_visible()
+    await expect(page.get_by_role("menuitem", name="Delete…")).to_have_count(0)
+
+
 # --- files, search, and who a message is for ---------------------------------------------
 
 

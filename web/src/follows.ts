@@ -33,6 +33,12 @@ export function followersOf(members: readonly { participant_id: string }[], dire
   return out;
 }
 
+/** Whether Delete archives the room rather than erasing it: a direct room nobody could open
+ * again (not opened by key) is archived instead, as the door decides it. */
+export function deleteArchivesInstead(space: { kind: string; key?: string | null } | null | undefined): boolean {
+  return space?.kind === "direct" && (space.key ?? null) === null;
+}
+
 /** What a following harness does on its side: deletes it, archives it (for its owner, when
  * somebody else deleted the room), or archives it and brings it back on unarchive. */
 export type Side = "deletes" | "archives_for_owner" | "archives";

@@ -69,6 +69,8 @@ export interface SpaceRow {
   title: string | null;
   state: "open" | "closed";
   home_of: string | null;
+  /** The key a harness opened it by (null for one opened by hand). */
+  key?: string | null;
   locked: boolean;
   created_by: string;
   created_at: string;

@@ -8,7 +8,7 @@ import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { harnessesOf, routesOf } from "../composer";
 import { askState, askWords, foldWords, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
-import { followersOf, followerSides, followWords } from "../follows";
+import { deleteArchivesInstead, followersOf, followerSides, followWords } from "../follows";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -145,6 +145,9 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const locked = (sheet ?? space)?.locked ?? false;
   // A harness's home is never archived or deleted, so neither is offered there (ADR 0069).
   const home = ((sheet ?? space)?.home_of ?? null) !== null;
+  // A direct room nobody could open again is archived, not erased, by Delete; once archived
+  // there is nothing more Delete can do to it.
+  const archivesInstead = deleteArchivesInstead(sheet ?? space);
   // What the sheet that asks first promises for the harnesses that follow the room.
   const follows = (action: "delete" | "archive") =>
     followWords(followerSides(action, followersOf(sheet?.members ?? [], store.participants), store.me?.id ?? null), (id) => store.participants.get(id)?.name ?? null);
@@ -212,7 +215,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setSheetOpen(true))}>
                 People…
               </button>
-              {!isThread && !home && (
+              {!isThread && !home && !(archivesInstead && closed) && (
                 <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
                   Delete…
                 </button>
@@ -316,7 +319,18 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           onConfirm={() => void act(() => store.api!.change(props.spaceId, { state: "closed" }))}
         />
       )}
-      {dialog === "delete" && (
+      {dialog === "delete" && archivesInstead && (
+        <Confirm
+          title={`Delete ${title}?`}
+          body="Nobody could open this direct room again, so it is archived rather than deleted: it moves to the Archived row with its history and its people, and anyone in it can unarchive it."
+          follows={follows("archive")}
+          action="Archive the room"
+          tone="primary"
+          onClose={() => setDialog(null)}
+          onConfirm={() => void act(() => store.api!.erase(props.spaceId))}
+        />
+      )}
+      {dialog === "delete" && !archivesInstead && (
         <Confirm
           title={`Delete ${title}?`}
           body="The room, its threads and everything said in them are erased for everybody. This cannot be undone."
