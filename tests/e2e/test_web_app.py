@@ -552,6 +552,11 @@ async def test_archive_and_delete_ask_first_and_say_what_a_following_harness_doe
     await page.get_by_role("button", name="Unarchive").click()
     await expect(page.get_by_test_id("composer")).to_be_visible()
     assert (await api.sheet(owner, room))["state"] == "open"
+    # S1 came back with the room, and Scout behind it: its own row draws no line, live as
+    # on a reload (S1's second add is drawn after Scout's, so it is there by then).
+    system = page.locator(".system-line")
+    await expect(system.filter(has_text="Arjun Rao added S1")).to_have_count(2)
+    assert not [t for t in await system.all_inner_texts() if "Scout" in t]
 
     # Delete names Scout alone: Arjun owns it, so it deletes its side too. The log's
     # space.erased says the same of it.

@@ -22,6 +22,12 @@ describe("system lines", () => {
     expect(systemLine(ev("lead.handed", "sys", { agent_id: "agt_j1", message_id: "msg_1", said_by: "agt_j2" }), nameOf)).toBe("J1 took it as the lead: it was nobody’s turn");
     expect(systemLine(ev("message.post", "usr_a", { text: "hi" }), nameOf)).toBeNull();
   });
+
+  it("draw nothing for a harness in or out only behind its agents, as the read model draws none", () => {
+    expect(systemLine(ev("membership.added", "usr_a", { participant_id: "hrn_l", standing: "agents" }), nameOf)).toBeNull();
+    expect(systemLine(ev("membership.removed", "usr_a", { participant_id: "hrn_l", standing: "agents" }), nameOf)).toBeNull();
+    expect(systemLine(ev("membership.added", "usr_a", { participant_id: "hrn_l" }), nameOf)).toBe("Arjun Rao added Ledger");
+  });
 });
 
 describe("lines from events", () => {

@@ -12,6 +12,8 @@ export function systemLine(e: AnyEvent, nameOf: (id: string) => string): string 
   if (!LINE_TYPES.has(e.type)) return null;
   const f = e as unknown as Record<string, unknown>;
   const who = e.actor.kind === "system" || e.actor.kind === "operator" ? "Chips" : nameOf(e.actor.id);
+  // A harness in or out only behind its agents draws no line (docs/adr/0070).
+  if ((e.type === "membership.added" || e.type === "membership.removed") && f["standing"] === "agents") return null;
   if (e.type === "membership.added") {
     return f["participant_id"] === e.actor.id ? `${who} joined` : `${who} added ${nameOf(String(f["participant_id"]))}`;
   }

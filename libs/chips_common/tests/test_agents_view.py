@@ -121,6 +121,8 @@ def test_own_agents_coming_and_going_is_not_news_the_harness_row_is() -> None:
     assert seen(other) is other
     behind = {**row, "participant_id": "hrn_openclaw"}
     assert seen(behind) == {**behind, "standing": "member"}
+    gone = {**left, "standing": "agents"}
+    assert seen(gone) == left
 
 
 def test_a_context_line_by_an_own_agent_reads_as_the_harness() -> None:

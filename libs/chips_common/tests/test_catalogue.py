@@ -287,6 +287,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "type": "membership.removed",
         "space_id": SPC,
         "participant_id": HRN,
+        "standing": "agents",
     },
     "message.post": {
         "type": "message.post",

@@ -36,6 +36,13 @@ def test_removing_and_leaving() -> None:
     assert line(type="membership.removed", participant_id="usr_a") == "Arjun Rao left"
 
 
+def test_a_harness_only_behind_its_agents_comes_and_goes_without_a_line() -> None:
+    """docs/adr/0070: the harness's own row behind its agents is never listed or drawn."""
+    for kind in ("membership.added", "membership.removed"):
+        assert line(type=kind, participant_id="hrn_s", standing="agents") is None
+        assert line(type=kind, participant_id="hrn_s") is not None
+
+
 def test_retitling_archiving_and_unarchiving() -> None:
     """spec/spaces.md, Retitling and archiving: a muted line saying who did it."""
     assert line(type="space.updated", title="Launch") == "Arjun Rao renamed the room to “Launch”"

@@ -276,8 +276,9 @@ def test_taking_an_agent_out_cancels_its_runs_first(w: World) -> None:
     ]
     assert logged[0]["run_id"] == "run_9"
     assert (logged[1]["reason"], logged[1]["agent_id"]) == ("removed", agent)
-    assert logged[2]["participant_id"] == agent
-    assert logged[3]["participant_id"] == w.H2  # it stood there only behind its agent
+    assert logged[2]["participant_id"] == agent and "standing" not in logged[2]
+    # It stood there only behind its agent, and its leave says so (it draws no line).
+    assert (logged[3]["participant_id"], logged[3]["standing"]) == (w.H2, "agents")
     assert w.state.standing(room, w.H2) is None
     assert w.state.room_of_agent(agent) is None
 
@@ -287,6 +288,9 @@ def test_a_harness_row_of_standing_agents_is_not_taken_out_itself(w: World) -> N
     room = group(w, [w.MEM])
     w.ok(w.p(w.OWN), added(room, agent))
     says_no(w, w.p(w.OWN), removed(room, w.H2), "invalid_event", "only behind its agents")
+    # Nor is a leave marked as one from behind by anybody but Chips.
+    marked = {**removed(room, w.MEM), "standing": "agents"}
+    says_no(w, w.p(w.MEM), marked, "invalid_event", "written by Chips itself")
 
 
 def test_taking_a_harness_out_takes_its_agents_with_it(w: World) -> None:

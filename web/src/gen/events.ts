@@ -465,6 +465,7 @@ export interface MembershipAdded {
 export interface MembershipRemoved {
   participant_id: string;
   space_id: string;
+  standing?: "agents" | null;
   type?: "membership.removed";
 }
 /**

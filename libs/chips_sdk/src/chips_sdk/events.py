@@ -547,6 +547,7 @@ class MembershipRemovedFields(TypedDict, total=False):
     """A participant left a space, or was taken out of it."""
 
     participant_id: Required[str]
+    standing: Literal["agents"] | None
 
 
 class MembershipRemoved(MembershipRemovedFields, Logged):

@@ -145,3 +145,6 @@ class MembershipRemoved(EventBody):
     type: Literal["membership.removed"] = "membership.removed"
     space_id: str
     participant_id: str
+    # "agents" when the harness that leaves was here only behind its agents (docs/adr/0070):
+    # written by Chips itself, as the add's is; such a leave draws no line.
+    standing: Literal["agents"] | None = None

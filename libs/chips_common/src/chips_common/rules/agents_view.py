@@ -37,8 +37,8 @@ def as_seen_by(
 
     A harness stands behind its agents in a room with a row of its own (standing
     ``agents``); so an agent of its own coming or going is not news to it, while that row
-    coming or going is, and reads as an ordinary membership (standing ``member``), as does
-    another harness's (a standing the harness never knew).
+    coming or going is, and reads as an ordinary membership (standing ``member``; its leave
+    without the standing), as does another harness's (a standing the harness never knew).
 
     The event is returned unchanged (the very object) when nothing in it differs, so a
     frame encoded once for every socket stays shared.
@@ -46,8 +46,11 @@ def as_seen_by(
     if hidden_from(event, own_agent_ids):
         return None
     given = event
-    if event.get("type") == "membership.added" and event.get("standing") == "agents":
-        event = {**event, "standing": "member"}
+    if event.get("standing") == "agents":
+        if event.get("type") == "membership.added":
+            event = {**event, "standing": "member"}
+        elif event.get("type") == "membership.removed":
+            event = {k: v for k, v in event.items() if k != "standing"}
     own = frozenset(own_agent_ids)
     if untouched(event, own, encoded if event is given else None):
         return event

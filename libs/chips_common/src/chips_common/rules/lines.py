@@ -31,6 +31,8 @@ def system_line(event: dict[str, Any], name_of: Callable[[str], str]) -> str | N
         return None
     actor = event.get("actor") or {}
     who = "Chips" if actor.get("kind") in ("system", "operator") else name_of(actor.get("id", ""))
+    if kind in ("membership.added", "membership.removed") and event.get("standing") == "agents":
+        return None  # a harness in or out only behind its agents draws no line (ADR 0070)
     if kind == "membership.added":
         if event["participant_id"] == actor.get("id"):
             return f"{who} joined"

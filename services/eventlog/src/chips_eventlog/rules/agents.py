@@ -409,7 +409,7 @@ def leave(
     body = removed or MembershipRemoved(space_id=space_id, participant_id=agent_id)
     plan.add(body, actor, [plan.left(space_id, agent_id)])
     if harness_goes:
-        gone = MembershipRemoved(space_id=space_id, participant_id=harness_id)
+        gone = MembershipRemoved(space_id=space_id, participant_id=harness_id, standing=BEHIND)
         plan.add(gone, actor, [plan.left(space_id, harness_id)])
 
 

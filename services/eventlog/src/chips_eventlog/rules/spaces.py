@@ -129,6 +129,8 @@ def check_membership_removed(
     s: DoorState, body: MembershipRemoved, actor: Actor, ctx: Ctx
 ) -> Decision:
     standing = check_member(s, body.space_id, actor)
+    if body.standing is not None:
+        refuse("invalid_event", "standing agents is written by Chips itself", "standing")
     if body.participant_id != actor.id:
         if kind_of(actor) == "harness":
             refuse("forbidden", "a harness talks and works in a space; it removes nobody")
