@@ -451,6 +451,86 @@ async def test_rename_lock_archive_and_find_it_in_archived(
     await expect(toggle).to_contain_text("Archived 0")
 
 
+async def test_the_room_s_menu_offers_only_what_the_door_would_take(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    # rules/spaces.py, erase.py and threads.py: a member renames and archives but neither
+    # locks nor deletes; a guest does none of these; while locked nobody renames, archives
+    # or deletes, and the owner may unlock; a thread has no title, lock or members of its own.
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    gus = await api.add_person(owner, "Gus Hale")
+    room = await room_with(api, owner, "Rota", maya)
+    assert (await api.add_to_room(owner, room, gus.participant_id, "guest")).status_code == 200
+    said = await api.say(maya, room, "Who takes Friday?")
+    root = next(e for e in await api.read(maya, space_id=room) if e["seq"] == said)["message_id"]
+    opened = await api.append(
+        maya,
+        {
+            "type": "space.created",
+            "kind": "thread",
+            "parent_space_id": room,
+            "root_message_id": root,
+        },
+    )
+    thread = (await api.read(maya, since=opened - 1, limit=1))[0]["space_id"]
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    mayas = await sign_in(browser, stack.gateway_b, maya)
+    guss = await sign_in(browser, stack.gateway_a, gus)
+
+    async def menu(who: Person) -> Any:
+        await who.page.get_by_test_id("room-actions").click()
+        return who.page.get_by_role("menu").get_by_role("menuitem")
+
+    async def shut(who: Person) -> None:
+        await who.page.get_by_test_id("room-actions").click()
+        await expect(who.page.get_by_role("menu")).to_have_count(0)
+
+    for who in (arjun, mayas, guss):
+        await who.open_room(room)
+    await expect(await menu(arjun)).to_have_text(
+        ["Rename…", "Archive…", "Lock changes", "People…", "Delete…"]
+    )
+    await shut(arjun)
+    await expect(await menu(mayas)).to_have_text(["Rename…", "Archive…", "People…"])
+    await shut(mayas)
+    await expect(await menu(guss)).to_have_text(["People…"])
+    # The guest's sheet adds nobody; the member's takes nobody else out, and she may leave.
+    await guss.page.get_by_role("menuitem", name="People…").click()
+    await expect(guss.page.get_by_role("dialog").get_by_test_id("members")).to_contain_text("guest")
+    await expect(guss.page.get_by_role("dialog").get_by_label("Add")).to_have_count(0)
+    await mayas.page.get_by_test_id("room-name").click()
+    rows = mayas.page.get_by_role("dialog").get_by_test_id("members").locator("li")
+    await expect(rows.filter(has_text="Arjun Rao").get_by_role("button")).to_have_count(0)
+    await expect(rows.filter(has_text="Maya Chen").get_by_role("button")).to_have_text("Leave")
+    await mayas.page.get_by_role("dialog").get_by_role("button", name="Close").click()
+
+    assert (await api.lock(owner, room)).status_code == 200
+    await expect(arjun.page.get_by_test_id("room-facts")).to_contain_text("Locked")
+    await expect(await menu(arjun)).to_have_text(
+        ["Changes are locked.", "Unlock changes", "People…"]
+    )
+    assert await axe_violations(arjun.page) == []
+    await shut(arjun)
+    await expect(mayas.page.get_by_test_id("room-facts")).to_contain_text("Locked")
+    await expect(await menu(mayas)).to_have_text(
+        ["Changes are locked; the room's owner or an admin can unlock them.", "People…"]
+    )
+    await shut(mayas)
+    await (await menu(arjun)).filter(has_text="Unlock changes").click()
+    await expect(arjun.page.get_by_test_id("room-facts")).not_to_contain_text("Locked")
+
+    # A thread: its room's owner and the workspace's owner is offered nothing of its own.
+    await arjun.open_room(thread)
+    await expect(arjun.page.get_by_role("link", name="Back to the room")).to_be_visible()
+    await expect(await menu(arjun)).to_have_text(["People…"])
+    await arjun.page.get_by_role("menuitem", name="People…").click()
+    members = arjun.page.get_by_role("dialog").get_by_test_id("members")
+    await expect(members).to_contain_text("Maya Chen")
+    await expect(members.get_by_role("button")).to_have_count(0)
+    await expect(arjun.page.get_by_role("dialog").get_by_label("Add")).to_have_count(0)
+
+
 async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
     stack: Stack, api: Api, browser: Browser
 ) -> None:

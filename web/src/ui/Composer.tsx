@@ -27,7 +27,8 @@ let chosenId = 0;
 export type Draft = { mode: "new" } | { mode: "reply"; line: Line } | { mode: "edit"; line: Line };
 
 /** `onArchive` asks first (the room's Archive sheet) when /archive is typed; without it the
- * command goes to the door, as it does in a harness's home, which the door refuses. */
+ * command goes to the door, as it does wherever the menu offers no Archive (a harness's
+ * home, a guest's room, a locked room), and the door says why it refuses. */
 export function Composer(props: { spaceId: string; title: string; draft: Draft; setDraft: (d: Draft) => void; onArchive?: (() => void) | undefined }) {
   const store = useStore();
   const [text, setText] = useState("");

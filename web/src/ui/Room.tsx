@@ -8,7 +8,8 @@ import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { harnessesOf, routesOf } from "../composer";
 import { askState, askWords, foldWords, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
-import { deleteArchivesInstead, followersOf, followerSides, followWords } from "../follows";
+import { followersOf, followerSides, followWords } from "../follows";
+import { roomActs } from "../acts";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -143,11 +144,14 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
 
   const closed = (sheet ?? space)?.state === "closed";
   const locked = (sheet ?? space)?.locked ?? false;
-  // A harness's home is never archived or deleted, so neither is offered there (ADR 0069).
-  const home = ((sheet ?? space)?.home_of ?? null) !== null;
-  // A direct room nobody could open again is archived, not erased, by Delete; once archived
-  // there is nothing more Delete can do to it.
-  const archivesInstead = deleteArchivesInstead(sheet ?? space);
+  // The menu offers only what the door would take from me (acts.ts): no Archive or Delete
+  // in a harness's home (ADR 0069), nothing of a title, lock or members in a thread, and
+  // in a locked room one line saying so. Delete on a direct room nobody could open again
+  // archives it instead, and is not offered once that room is archived.
+  const myStanding = me?.standing ?? space?.members?.find((m) => m.participant_id === store.me?.id)?.standing ?? null;
+  const facts = sheet ?? space;
+  const acts = facts ? roomActs(facts, myStanding, store.me?.role) : null;
+  const archivesInstead = acts?.delete === "archive";
   // What the sheet that asks first promises for the harnesses that follow the room.
   const follows = (action: "delete" | "archive") =>
     followWords(followerSides(action, followersOf(sheet?.members ?? [], store.participants), store.me?.id ?? null), (id) => store.participants.get(id)?.name ?? null);
@@ -186,24 +190,33 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           </button>
           {menu && (
             <div class="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && setMenu(false)}>
-              <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("rename"))}>
-                Rename…
-              </button>
-              {closed ? (
+              {acts?.lockedNote && (
+                <p role="menuitem" aria-disabled="true" class="menu-note small muted">
+                  {acts.lockedNote}
+                </p>
+              )}
+              {acts?.rename && (
+                <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("rename"))}>
+                  Rename…
+                </button>
+              )}
+              {acts?.unarchive && (
                 <button role="menuitem" type="button" onClick={() => act(() => store.api!.change(props.spaceId, { state: "open" }))}>
                   Unarchive
                 </button>
-              ) : (
-                !home && (
-                  <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("archive"))}>
-                    Archive…
-                  </button>
-                )
               )}
-              <button role="menuitem" type="button" onClick={() => act(() => store.api!.lock(props.spaceId, !locked))}>
-                {locked ? "Unlock changes" : "Lock changes"}
-              </button>
-              {store.features.referee && hasAgents && !closed && (
+              {acts?.archive && (
+                <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("archive"))}>
+                  Archive…
+                </button>
+              )}
+              {(acts?.lock || acts?.unlock) && (
+                <button role="menuitem" type="button" onClick={() => act(() => store.api!.lock(props.spaceId, !locked))}>
+                  {locked ? "Unlock changes" : "Lock changes"}
+                </button>
+              )}
+              {/* The door lets any person here pause; the menu asks it only while agents are here. */}
+              {acts?.pause && store.features.referee && hasAgents && !closed && (
                 <button
                   role="menuitem"
                   type="button"
@@ -215,7 +228,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setSheetOpen(true))}>
                 People…
               </button>
-              {!isThread && !home && !(archivesInstead && closed) && (
+              {acts?.delete && (
                 <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
                   Delete…
                 </button>
@@ -298,13 +311,18 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
       </div>
       {closed ? (
         <p class="closed-note">
-          This room is archived.{" "}
-          <button type="button" class="link" onClick={() => act(() => store.api!.change(props.spaceId, { state: "open" }))}>
-            Unarchive
-          </button>
+          This room is archived.
+          {acts?.unarchive && (
+            <>
+              {" "}
+              <button type="button" class="link" onClick={() => act(() => store.api!.change(props.spaceId, { state: "open" }))}>
+                Unarchive
+              </button>
+            </>
+          )}
         </p>
       ) : (
-        <Composer spaceId={props.spaceId} title={title} draft={draft} setDraft={setDraft} onArchive={home ? undefined : () => setDialog("archive")} />
+        <Composer spaceId={props.spaceId} title={title} draft={draft} setDraft={setDraft} onArchive={acts?.archive ? () => setDialog("archive") : undefined} />
       )}
       {sheetOpen && <RoomSheet spaceId={props.spaceId} onClose={() => setSheetOpen(false)} />}
       {dialog === "rename" && <Rename spaceId={props.spaceId} current={title} onClose={() => setDialog(null)} />}

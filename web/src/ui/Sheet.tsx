@@ -4,6 +4,7 @@
 // new agent, and the job's spend against the room's ceiling (spec/websocket.md; ADR 0100).
 import { useState } from "preact/hooks";
 import { ApiError } from "../api";
+import { isMainRoom, mayAddWho, mayRemove, roomActs } from "../acts";
 import { dollars, kindWords, mayAsk, parseCeiling, spendWords, statusWords, whereWords } from "../agents";
 import type { Participant } from "../protocol";
 import type { Elsewhere } from "../store";
@@ -18,12 +19,13 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
   const [adding, setAdding] = useState("");
   const [elsewhere, setElsewhere] = useState<Elsewhere | null>(null);
   const meStanding = sheet?.members.find((m) => m.participant_id === store.me?.id)?.standing;
-  const admin = store.me?.role === "owner" || store.me?.role === "admin";
   const inRoom = new Set(sheet?.members.map((m) => m.participant_id));
+  // Whom the door would take here (acts.ts): no archived or Main agent anywhere, and a
+  // Main room takes people only.
+  const mainRoom = sheet ? isMainRoom(sheet, store.participants.values()) : false;
   const others = [...store.participants.values()]
     .filter((p) => !inRoom.has(p.participant_id))
-    // An archived agent, or a Main agent (it stays in its Main room), is not added anywhere.
-    .filter((p) => p.kind !== "agent" || (p.state !== "archived" && !p.main))
+    .filter((p) => !!sheet && mayAddWho(sheet, p, mainRoom))
     .sort((a, b) => a.name.localeCompare(b.name));
   const act = async (what: () => Promise<unknown>) => {
     try {
@@ -92,7 +94,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
                   Restart {harness.name}
                 </button>
               )}
-              {sheet.kind !== "thread" && (m.participant_id === store.me?.id || meStanding === "owner" || admin) && (
+              {mayRemove(sheet, meStanding, store.me?.id, m, p) && (
                 <button type="button" class="small" onClick={() => act(() => store.api!.removeMember(props.spaceId, m.participant_id))}>
                   {m.participant_id === store.me?.id ? "Leave" : "Remove"}
                 </button>
@@ -101,7 +103,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
           );
         })}
       </ul>
-      {sheet.kind !== "thread" && !closed && others.length > 0 && meStanding !== "guest" && (
+      {roomActs(sheet, meStanding, store.me?.role).add && !closed && others.length > 0 && (
         <form
           class="row"
           onSubmit={(e) => {
