@@ -336,12 +336,8 @@ export class Store {
       this.refreshList(e.seq);
       return;
     }
-    if (
-      e.type === "space.created" ||
-      e.type === "space.claimed" ||
-      (LINE_TYPES.has(e.type) && e.type !== "space.lock_set") ||
-      e.type === "space.lock_set"
-    ) {
+    // A room made, claimed, or changed by an operation that draws a line (a lock too).
+    if (e.type === "space.created" || e.type === "space.claimed" || LINE_TYPES.has(e.type)) {
       this.refreshList(e.seq);
     }
     if (e.type === "message.post" && spaceId) {
