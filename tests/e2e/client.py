@@ -178,6 +178,20 @@ class Api:
         assert events and events[0]["type"] == "space.created"
         return str(events[0]["space_id"])
 
+    async def open_thread(self, who: Identity, room: str, root_message_id: str, **more: Any) -> str:
+        """The thread ``who`` opens under a message of ``room``; its space id."""
+        seq = await self.append(
+            who,
+            {
+                "type": "space.created",
+                "kind": "thread",
+                "parent_space_id": room,
+                "root_message_id": root_message_id,
+                **more,
+            },
+        )
+        return str((await self.read(who, since=seq - 1, limit=1))[0]["space_id"])
+
     async def say(self, who: Identity, space_id: str, text: str) -> int:
         return await self.append(who, {"type": "message.post", "space_id": space_id, "text": text})
 

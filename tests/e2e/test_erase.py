@@ -107,17 +107,7 @@ async def test_erase_leaves_no_words_in_http_replay_tables_or_the_stream(stack, 
     room = await api.open_space(owner, f"Plans {word}", [maya.participant_id, scout.participant_id])
     root = await api.say(maya, room, f"the secret is {word}")
     root_id = next(e for e in await api.read(maya, space_id=room) if e["seq"] == root)["message_id"]
-    opened = await api.append(
-        maya,
-        {
-            "type": "space.created",
-            "kind": "thread",
-            "parent_space_id": room,
-            "root_message_id": root_id,
-            "title": f"about {thread_word}",
-        },
-    )
-    thread = (await api.read(maya, since=opened - 1, limit=1))[0]["space_id"]
+    thread = await api.open_thread(maya, room, root_id, title=f"about {thread_word}")
     await api.say(owner, thread, f"and {thread_word} too")
     await api.say(scout, room, f"noted: {word}")
     await api.say(owner, keep, f"this stays: {kept}")

@@ -28,16 +28,7 @@ async def test_erase_is_refused_to_all_but_the_owner_or_a_workspace_admin_and_ch
     room = await api.open_space(owner, "Plans", [maya.participant_id, scout.participant_id])
     said = await api.say(maya, room, "words that stay")
     root_id = next(e for e in await api.read(maya, space_id=room) if e["seq"] == said)["message_id"]
-    opened = await api.append(
-        maya,
-        {
-            "type": "space.created",
-            "kind": "thread",
-            "parent_space_id": room,
-            "root_message_id": root_id,
-        },
-    )
-    thread = (await api.read(maya, since=opened - 1, limit=1))[0]["space_id"]
+    thread = await api.open_thread(maya, room, root_id)
     locked = await api.open_space(owner, "Locked", [maya.participant_id])
     assert (await api.lock(owner, locked)).status_code == 200
     head = await api.head(owner)

@@ -241,16 +241,7 @@ async def test_threads_are_searched_with_their_room(api: Api) -> None:
     owner, maya, room = await room_of_two(api)
     other = await api.open_space(owner, "Elsewhere", [maya.participant_id])
     _, root = await said(api, owner, room, "Shall we order the kiwi crates?")
-    opened = await api.append(
-        maya,
-        {
-            "type": "space.created",
-            "kind": "thread",
-            "parent_space_id": room,
-            "root_message_id": root,
-        },
-    )
-    thread = (await api.read(maya, since=opened - 1, limit=1))[0]["space_id"]
+    thread = await api.open_thread(maya, room, root)
     _, in_thread = await said(api, maya, thread, "Yes, kiwi crates from the coast")
     last, elsewhere = await said(api, owner, other, "kiwi crates are elsewhere too")
 

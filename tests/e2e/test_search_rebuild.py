@@ -71,16 +71,7 @@ async def test_a_rebuild_from_the_log_gives_the_same_index_and_answers(stack, ap
         _, mid = await said(api, who, room, phrase())
         said_ids.append((who, room, mid))
     _, root = await said(api, owner, rooms[0], "root of a thread " + phrase())
-    opened = await api.append(
-        maya,
-        {
-            "type": "space.created",
-            "kind": "thread",
-            "parent_space_id": rooms[0],
-            "root_message_id": root,
-        },
-    )
-    thread = (await api.read(maya, since=opened - 1, limit=1))[0]["space_id"]
+    thread = await api.open_thread(maya, rooms[0], root)
     for _ in range(5):
         await said(api, rng.choice(people), thread, phrase())
     for who, room, mid in rng.sample(said_ids, 15):

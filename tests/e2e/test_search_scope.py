@@ -52,16 +52,7 @@ async def test_nobody_outside_a_room_finds_anything_of_it(api: Api) -> None:
             planted.add(mid)
     _, root = await said(api, owner, room, f"thread about the {word}")
     planted.add(root)
-    opened = await api.append(
-        lee,
-        {
-            "type": "space.created",
-            "kind": "thread",
-            "parent_space_id": room,
-            "root_message_id": root,
-        },
-    )
-    thread = (await api.read(lee, since=opened - 1, limit=1))[0]["space_id"]
+    thread = await api.open_thread(lee, room, root)
     for who in (maya, lee):
         _, mid = await said(api, who, thread, f"in the thread: {word} again")
         planted.add(mid)

@@ -29,11 +29,6 @@ def thread_of(parent: str, root: str, **more: Any) -> dict[str, Any]:
     }
 
 
-async def open_thread(api: Api, who: Identity, parent: str, root: str) -> str:
-    seq = await api.append(who, thread_of(parent, root))
-    return str((await api.read(who, since=seq - 1, limit=1))[0]["space_id"])
-
-
 async def test_whoever_is_in_the_room_is_in_its_threads_and_leaves_them_with_the_room(
     stack, api: Api
 ) -> None:
@@ -47,7 +42,7 @@ async def test_whoever_is_in_the_room_is_in_its_threads_and_leaves_them_with_the
     watch = await Socket.open(stack.gateway_b, maya)
     await watch.subscribe(maya.workspace_id, since=head)
 
-    thread = await open_thread(api, scout, room, root)  # a harness in the room may open one
+    thread = await api.open_thread(scout, room, root)  # a harness in the room may open one
     said = await api.say(owner, thread, "in the thread")
     await watch.wait_for_seq(said)
     assert [e["type"] for e in watch.events()] == ["space.created", "message.post"]
@@ -105,7 +100,7 @@ async def test_a_message_in_a_thread_brings_its_room_forward(stack, api: Api) ->
     root = await message_id(api, owner, older, await api.say(owner, older, "root"))
     newer = await api.open_space(owner, "Newer")
     await api.say(owner, newer, "newer news")
-    thread = await open_thread(api, owner, older, root)
+    thread = await api.open_thread(owner, older, root)
     listed = await api.spaces(owner, await api.head(owner))
     assert [s["id"] for s in listed["spaces"]][:2] == [newer, older]
     reply = await api.say(owner, thread, "a reply")
@@ -126,7 +121,7 @@ async def test_a_thread_is_refused_inside_a_thread_in_a_closed_space_or_twice_fr
     room = await api.open_space(owner, "Plans", [maya.participant_id])
     other = await api.open_space(owner, "Other")
     root = await message_id(api, owner, room, await api.say(owner, room, "root"))
-    thread = await open_thread(api, maya, room, root)
+    thread = await api.open_thread(maya, room, root)
     inner = await message_id(api, owner, thread, await api.say(owner, thread, "inner"))
     second = await message_id(api, owner, room, await api.say(owner, room, "second"))
     closed = await api.open_space(owner, "Closed")
@@ -167,7 +162,7 @@ async def test_a_harness_hears_a_thread_with_its_rooms_members_the_same_live_and
     root = await message_id(api, owner, room, await api.say(owner, room, "the plan"))
     sock = await Socket.open(stack.gateway_b, scout)
     await sock.subscribe(owner.workspace_id)
-    thread = await open_thread(api, owner, room, root)
+    thread = await api.open_thread(owner, room, root)
     first = await api.say(owner, thread, "first in the thread")
     await sock.wait_for_seq(first)
     # Somebody joins the room after the thread's window was made: they are in the thread.
@@ -199,7 +194,7 @@ async def test_a_harness_that_opened_a_thread_is_handed_the_same_context_live_an
     root = await message_id(api, owner, room, await api.say(owner, room, "the plan"))
     sock = await Socket.open(stack.gateway_b, scout)
     await sock.subscribe(owner.workspace_id)
-    thread = await open_thread(api, scout, room, root)
+    thread = await api.open_thread(scout, room, root)
     ask = await api.say(owner, thread, "@Scout go on")
     live = (await sock.wait_for(lambda f: f["frame"] == "event" and f["event"]["seq"] == ask))[
         "event"

@@ -464,16 +464,7 @@ async def test_the_room_s_menu_offers_only_what_the_door_would_take(
     assert (await api.add_to_room(owner, room, gus.participant_id, "guest")).status_code == 200
     said = await api.say(maya, room, "Who takes Friday?")
     root = next(e for e in await api.read(maya, space_id=room) if e["seq"] == said)["message_id"]
-    opened = await api.append(
-        maya,
-        {
-            "type": "space.created",
-            "kind": "thread",
-            "parent_space_id": room,
-            "root_message_id": root,
-        },
-    )
-    thread = (await api.read(maya, since=opened - 1, limit=1))[0]["space_id"]
+    thread = await api.open_thread(maya, room, root)
     arjun = await sign_in(browser, stack.gateway_a, owner)
     mayas = await sign_in(browser, stack.gateway_b, maya)
     guss = await sign_in(browser, stack.gateway_a, gus)
