@@ -376,6 +376,53 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     assert said["ship it Friday"]["reply_to"] == said["the plan is ready"]["id"]
     assert [ln["deleted"] for ln in lines if ln["kind"] == "text"] == [False, False, False, True]
 
+    # A tombstone takes nothing more but Delete for me (rules/words.py).
+    await arjun.line_menu("This message was taken back.")
+    await expect(page.get_by_role("menu").get_by_role("menuitem")).to_have_text(["Delete for me"])
+    await page.get_by_role("menuitem", name="Delete for me").click()
+    await expect(page.get_by_text("This message was taken back.")).to_have_count(0)
+    texts = [ln for ln in await api.lines(owner, room) if ln["kind"] == "text"]
+    assert [ln["deleted"] for ln in texts] == [False, False, False]
+
+
+async def test_a_line_offers_what_the_door_takes_and_leaving_closes_the_room(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """rules/words.py: a guest does not pin; an archived room has no composer, so no Reply or
+    Edit; spec/spaces.md, Leaving one: a room left is off the list, and off the screen."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    gus = await api.add_person(owner, "Gus Hale")
+    room = await room_with(api, owner, "Rota", maya)
+    assert (await api.add_to_room(owner, room, gus.participant_id, "guest")).status_code == 200
+    await api.say(owner, room, "Friday is yours")
+    await api.say(maya, room, "Then Monday is mine")
+
+    guss = await sign_in(browser, stack.gateway_a, gus)
+    await guss.open_room(room)
+    await guss.line_menu("Friday is yours")
+    await expect(guss.page.get_by_role("menuitem", name="Reply", exact=True)).to_be_visible()
+    await expect(guss.page.get_by_role("menuitem", name="Pin")).to_have_count(0)
+
+    mayas = await sign_in(browser, stack.gateway_b, maya)
+    await mayas.open_room(room)
+    assert (await api.change_room(owner, room, state="closed")).status_code == 200
+    await expect(mayas.page.get_by_text("This room is archived.")).to_be_visible()
+    await mayas.line_menu("Then Monday is mine")
+    await expect(mayas.page.get_by_role("menuitem", name="Pin")).to_be_visible()
+    await expect(mayas.page.get_by_role("menuitem", name="Reply", exact=True)).to_have_count(0)
+    await expect(mayas.page.get_by_role("menuitem", name="Edit")).to_have_count(0)
+    await mayas.page.keyboard.press("Escape")
+
+    # Gus leaves from the sheet: the room goes from his list and his screen.
+    await guss.page.keyboard.press("Escape")
+    await guss.page.get_by_test_id("room-actions").click()
+    await guss.page.get_by_role("menuitem", name="People…").click()
+    await guss.page.get_by_role("dialog").get_by_role("button", name="Leave").click()
+    await expect(guss.page.locator(f'a[data-space="{room}"]')).to_have_count(0)
+    await expect(guss.page.get_by_test_id("composer")).to_have_count(0)
+    await expect(guss.page.get_by_text("Friday is yours")).to_have_count(0)
+
 
 # --- threads, and the room's life: rename, lock, archive, delete, the sheet --------------
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isMainRoom, mayAddWho, mayRemove, roomActs, type RoomFacts } from "./acts";
+import { isMainRoom, lineActs, mayAddWho, mayRemove, roomActs, type RoomFacts } from "./acts";
 import type { Participant } from "./protocol";
 
 const group: RoomFacts = { kind: "group", state: "open", locked: false, home_of: null, key: null };
@@ -175,5 +175,39 @@ describe("who the sheet's Add lists (membership.added)", () => {
   it("lists no agent for an archived room, which takes none", () => {
     expect(mayAddWho(archived, agent("agt_1", "hrn_l"), false)).toBe(false);
     expect(mayAddWho(archived, person("usr_m"), false)).toBe(true);
+  });
+});
+
+describe("a line's menu (rules/words.py)", () => {
+  const words = { author_id: "usr_m", kind: "text", deleted: false };
+  const gone = { ...words, deleted: true };
+
+  it("offers a tombstone only Delete for me", () => {
+    expect(lineActs(gone, "usr_a", "owner", "owner", false)).toEqual({ reply: false, react: false, pin: false, edit: false, hideForMe: true, deleteForEveryone: false });
+  });
+
+  it("lets the author edit and take back their own words, and nobody else edit them", () => {
+    expect(lineActs(words, "usr_m", "member", "member", false)).toMatchObject({ edit: true, deleteForEveryone: true });
+    expect(lineActs(words, "usr_x", "member", "member", false)).toMatchObject({ edit: false, deleteForEveryone: false, hideForMe: true });
+    expect(lineActs({ ...words, kind: "approval" }, "usr_m", "member", "member", false).edit).toBe(false);
+  });
+
+  it("lets the room's owner or a workspace owner or admin take anybody's words back", () => {
+    expect(lineActs(words, "usr_a", "owner", "member", false).deleteForEveryone).toBe(true);
+    expect(lineActs(words, "usr_a", "member", "admin", false).deleteForEveryone).toBe(true);
+    expect(lineActs(words, "usr_a", "guest", "owner", false).deleteForEveryone).toBe(true);
+  });
+
+  it("offers a guest no Pin, and everybody else Pin", () => {
+    expect(lineActs(words, "usr_g", "guest", "guest", false)).toMatchObject({ pin: false, react: true, reply: true });
+    expect(lineActs(words, "usr_x", "member", "member", false).pin).toBe(true);
+  });
+
+  it("offers no Reply or Edit in an archived room, where there is no composer", () => {
+    expect(lineActs(words, "usr_m", "member", "member", true)).toMatchObject({ reply: false, edit: false, pin: true, deleteForEveryone: true });
+  });
+
+  it("offers nothing before the person's standing is known", () => {
+    expect(lineActs(words, "usr_m", null, "member", false)).toMatchObject({ reply: false, hideForMe: false });
   });
 });

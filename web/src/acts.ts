@@ -124,3 +124,46 @@ export function mayAddWho(room: RoomFacts, who: Participant, mainRoom: boolean):
   if (who.kind === "agent") return who.state !== "archived" && !who.main && room.state === "open" && !mainRoom;
   return true;
 }
+
+/** What a line's menu offers (rules/words.py, messages.py). */
+export interface LineActs {
+  reply: boolean;
+  react: boolean;
+  pin: boolean;
+  edit: boolean;
+  hideForMe: boolean;
+  deleteForEveryone: boolean;
+}
+
+/**
+ * The acts a person with `standing` in the room and `role` in the workspace may take on a
+ * line, as the door decides them:
+ *
+ * - a message taken back (a tombstone) takes nothing more but Delete for me;
+ * - Delete for me is anybody's, on anybody's message;
+ * - Edit is the author's, on words of theirs that stand;
+ * - Pin is anybody's in the room but a guest's;
+ * - taking a message back for everyone is its author's, the room's owner's, or a workspace
+ *   owner's or admin's;
+ * - Reply and Edit go through the composer, which an archived room does not show.
+ */
+export function lineActs(
+  line: { author_id: string; kind: string; deleted: boolean },
+  meId: string | null | undefined,
+  standing: string | null | undefined,
+  role: string | null | undefined,
+  closed: boolean,
+): LineActs {
+  const none: LineActs = { reply: false, react: false, pin: false, edit: false, hideForMe: false, deleteForEveryone: false };
+  if (!standing || !meId) return none;
+  if (line.deleted) return { ...none, hideForMe: true };
+  const mine = line.author_id === meId;
+  return {
+    reply: !closed,
+    react: true,
+    pin: standing !== "guest",
+    edit: mine && line.kind === "text" && !closed,
+    hideForMe: true,
+    deleteForEveryone: mine || standing === "owner" || isAdmin(role),
+  };
+}

@@ -325,6 +325,18 @@ export class Store {
     if (spaceId && this.files.has(spaceId) && ((e.type === "message.post" && f["attachments"]) || e.type === "message.deleted")) {
       void this.loadFiles(spaceId);
     }
+    // Left, or taken out, from here or another device: the room and its threads are off
+    // my list, and off the screen if open (spec/spaces.md, Leaving one).
+    if (e.type === "membership.removed" && spaceId && f["participant_id"] === this.me?.id) {
+      const gone = [spaceId, ...[...this.spaces.values()].filter((s) => s.parent_space_id === spaceId).map((s) => s.id)];
+      for (const id of gone) {
+        this.spaces.delete(id);
+        this.rooms.delete(id);
+        if (openedRoom() === id) location.hash = "#/";
+      }
+      this.refreshList(e.seq);
+      return;
+    }
     if (e.type === "space.erased") {
       const gone = [spaceId, ...((f["threads"] as string[] | null) ?? [])];
       for (const id of gone) {

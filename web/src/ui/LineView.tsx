@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { heardLine, reactionsOf } from "../lines";
+import { lineActs } from "../acts";
 import { kindWords, refereeWords } from "../agents";
 import { renderMarkdown } from "../markdown";
 import type { Line } from "../protocol";
@@ -28,7 +29,9 @@ export function LineView(props: {
   /** The line a search hit opened the room at. */
   found: boolean;
   canStartThread: boolean;
-  roomOwner: boolean;
+  /** My standing in the room (null: not known yet), and whether it is archived. */
+  standing: string | null;
+  closed: boolean;
   sendingKey?: string;
   onReply: () => void;
   onEdit: () => void;
@@ -60,9 +63,11 @@ export function LineView(props: {
       store.toast((err as Error).message);
     }
   };
-  const admin = store.me?.role === "owner" || store.me?.role === "admin";
   const pending = props.sendingKey !== undefined;
   const live = !line.deleted && !pending;
+  // The menu offers what the door would take from me (acts.ts); a tombstone, Delete for me.
+  const acts = lineActs(line, me, props.standing, store.me?.role, props.closed);
+  const hasMenu = !pending && (live || acts.hideForMe);
   const replied = line.reply_to ? room.lines.find((l) => l.id === line.reply_to) : undefined;
   const html = line.text && line.kind === "text" ? renderMarkdown(line.text, store.handles(room.id), me ?? null) : null;
   const reactions = reactionsOf(line);
@@ -78,7 +83,7 @@ export function LineView(props: {
       aria-current={props.found ? "true" : undefined}
       aria-label={`${name}, ${formatTime(line.ts)}`}
       onContextMenu={(e) => {
-        if (!live) return;
+        if (!hasMenu) return;
         e.preventDefault();
         setMenu(true);
       }}
@@ -101,17 +106,19 @@ export function LineView(props: {
         )}
         {line.edited && !line.deleted && <span class="muted small">edited</span>}
         {line.pinned && <span class="small muted">pinned</span>}
-        {live && (
+        {hasMenu && (
           <div class="menu-wrap">
             <button type="button" class="icon dots" aria-label={`Actions for ${name}'s message`} aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)}>
               ⋯
             </button>
             {menu && (
               <div class="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && setMenu(false)}>
-                <button role="menuitem" type="button" onClick={() => (setMenu(false), props.onReply())}>
-                  Reply
-                </button>
-                {props.threadId ? (
+                {acts.reply && (
+                  <button role="menuitem" type="button" onClick={() => (setMenu(false), props.onReply())}>
+                    Reply
+                  </button>
+                )}
+                {!live ? null : props.threadId ? (
                   <a role="menuitem" href={`#/room/${encodeURIComponent(props.threadId)}`}>
                     Open thread
                   </a>
@@ -134,22 +141,24 @@ export function LineView(props: {
                     </button>
                   )
                 )}
-                <div class="emoji-row" role="group" aria-label="React">
+                {acts.react && <div class="emoji-row" role="group" aria-label="React">
                   {EMOJI.map((emoji) => (
                     <button key={emoji} role="menuitem" type="button" aria-label={`React ${emoji}`} onClick={() => act({ type: "feedback", kind: "reaction", emoji })}>
                       {emoji}
                     </button>
                   ))}
-                </div>
-                {isHarness && (
+                </div>}
+                {live && isHarness && (
                   <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("wrong"))}>
                     Not right?
                   </button>
                 )}
-                <button role="menuitem" type="button" onClick={() => act({ type: line.pinned ? "message.unpinned" : "message.pinned" })}>
-                  {line.pinned ? "Unpin" : "Pin"}
-                </button>
-                {mine && line.kind === "text" && (
+                {acts.pin && (
+                  <button role="menuitem" type="button" onClick={() => act({ type: line.pinned ? "message.unpinned" : "message.pinned" })}>
+                    {line.pinned ? "Unpin" : "Pin"}
+                  </button>
+                )}
+                {acts.edit && (
                   <button role="menuitem" type="button" onClick={() => (setMenu(false), props.onEdit())}>
                     Edit
                   </button>
@@ -164,7 +173,7 @@ export function LineView(props: {
                 >
                   Delete for me
                 </button>
-                {(mine || props.roomOwner || admin) && (
+                {acts.deleteForEveryone && (
                   <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
                     Delete for everyone…
                   </button>

@@ -136,7 +136,8 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
       found={line.id === found}
       canStartThread={!isThread && !closed}
       heldNote={held.get(line.id) ?? null}
-      roomOwner={me?.standing === "owner"}
+      standing={myStanding}
+      closed={closed}
       onReply={() => setDraft({ mode: "reply", line })}
       onEdit={() => setDraft({ mode: "edit", line })}
     />
@@ -306,7 +307,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           ),
         )}
         {sending.map(([key, line]) => (
-          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} canStartThread={false} roomOwner={false} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
+          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} canStartThread={false} standing={null} closed={closed} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
         ))}
       </div>
       {closed ? (
