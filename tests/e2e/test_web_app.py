@@ -609,6 +609,7 @@ async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
     await page.get_by_role("menuitem", name="Delete…").click()
     confirm = page.get_by_role("dialog")
     await expect(confirm).to_contain_text("cannot be undone")
+    await expect(confirm).to_contain_text("its files and its search entries")
     await confirm.get_by_role("button", name="Cancel").click()
     await expect(page.locator(f'a[data-space="{room}"]')).to_have_count(1)
     await page.get_by_test_id("room-actions").click()

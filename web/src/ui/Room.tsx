@@ -352,7 +352,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
       {dialog === "delete" && !archivesInstead && (
         <Confirm
           title={`Delete ${title}?`}
-          body="The room, its threads and everything said in them are erased for everybody. This cannot be undone."
+          body="The room, its threads, everything said in them, its files and its search entries are erased for everybody. This cannot be undone. What it cost stays counted against its harnesses' budgets."
           follows={follows("delete")}
           action="Delete the room"
           onClose={() => setDialog(null)}
