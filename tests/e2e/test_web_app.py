@@ -276,6 +276,53 @@ async def test_an_approval_answered_in_one_browser_says_who_in_the_other(
     assert answered == wanted
 
 
+async def test_an_approval_offers_its_buttons_only_to_who_decides_and_none_once_its_run_ended(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """rules/runs.py: an approval is decided by the harness's owner or the people it names,
+    and by nobody once its run has ended; the card offers no button the door would refuse."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    maya = await api.add_person(owner, "Maya Chen")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await room_with(api, owner, "Release", scout, maya)
+    run = key("run_web")
+    await api.append(
+        scout, {"type": "run.started", "run_id": run, "space_id": room, "goal": "Release"}
+    )
+    first, second = key("perm"), key("perm")
+    await api.append(
+        scout,
+        {"type": "approval.request", "approval_id": first, "run_id": run, "action": "tag.v2"},
+    )
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    desk = await sign_in(browser, stack.gateway_a, maya)
+    for person in (arjun, desk):
+        await person.open_room(room)
+        await expect(person.page.get_by_test_id("approval")).to_contain_text("tag.v2")
+        # No risk was given, so none is shown.
+        await expect(person.page.get_by_test_id("approval")).not_to_contain_text("risk")
+    card = desk.page.get_by_test_id("approval")
+    await expect(card.get_by_test_id("decides")).to_have_text("For Arjun Rao to decide.")
+    await expect(card.get_by_role("button")).to_have_count(0)
+    await desk.shot("approval-not-mine")
+    await arjun.page.get_by_test_id("approval").get_by_role("button", name="Approve").click()
+    await expect(card.get_by_test_id("decided")).to_have_text("Approved by Arjun Rao")
+    # A card still open when its run ends takes no answer, from anyone.
+    await api.append(
+        scout,
+        {"type": "approval.request", "approval_id": second, "run_id": run, "action": "push.v2"},
+    )
+    open_card = arjun.page.get_by_test_id("approval").filter(has_text="push.v2")
+    await expect(open_card.get_by_role("button", name="Approve")).to_be_visible()
+    await api.append(scout, {"type": "run.completed", "run_id": run, "summary": "Tagged"})
+    for person in (arjun, desk):
+        ended = person.page.get_by_test_id("approval").filter(has_text="push.v2")
+        await expect(ended.get_by_test_id("closed")).to_have_text(
+            "The run ended before anyone decided."
+        )
+        await expect(ended.get_by_role("button")).to_have_count(0)
+
+
 async def test_a_run_s_steps_live_and_my_words_queued(
     stack: Stack, api: Api, browser: Browser
 ) -> None:

@@ -9,6 +9,8 @@ export type * from "./gen/events";
 export interface Actor {
   kind: "person" | "harness" | "agent" | "system" | "operator";
   id: string;
+  /** An agent's harness (ADR 0070). */
+  harness_id?: string | null;
 }
 
 /** What Chips fills in on every logged event (docs/protocol.md, Events). */
@@ -181,6 +183,8 @@ export interface RunCard {
   id: string;
   run_id: string;
   space_id: string;
+  /** The harness whose run asked (an agent's harness, never the agent). */
+  harness_id?: string;
   asked_seq: number;
   expires_at: string | null;
   card: Record<string, unknown>;

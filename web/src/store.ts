@@ -499,6 +499,7 @@ export class Store {
         id,
         run_id: String(runId),
         space_id: room.id,
+        harness_id: e.actor.harness_id ?? e.actor.id,
         asked_seq: e.seq,
         expires_at: (f["expires_at"] as string | null | undefined) ?? null,
         card: body,

@@ -1,7 +1,8 @@
 // The message kinds as cards (spec/messages.md), a run with its steps, and the approval
 // and question a run asks, answerable in place: the first answer wins, and a card
 // answered elsewhere says who answered.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { cardState, closedWords, decidesWords, msUntilExpiry, riskWord } from "../asks";
 import { renderMarkdown } from "../markdown";
 import type { Line, Run, RunCard } from "../protocol";
 import type { Room } from "../store";
@@ -253,9 +254,20 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   const [typed, setTyped] = useState("");
   const [busy, setBusy] = useState(false);
   const run = room.runs.get(card.run_id);
-  const harness = run?.harness_id ?? (card as { harness_id?: string }).harness_id ?? "";
-  const expired = card.expires_at !== null && new Date(card.expires_at) < new Date();
-  const answered = card.answered_seq !== null;
+  const harness = card.harness_id ?? run?.harness_id ?? "";
+  // Redraw at the approval's expiry: nothing else redraws the card then (a timeout is
+  // capped at about 24 days, so a later one is armed again when this one fires).
+  const [now, setNow] = useState(() => Date.now());
+  const wait = msUntilExpiry(card, now);
+  useEffect(() => {
+    if (wait === null) return;
+    const timer = setTimeout(() => setNow(Date.now()), Math.min(wait + 50, 2 ** 31 - 1));
+    return () => clearTimeout(timer);
+  }, [wait]);
+  // What the door would take from me (asks.ts): buttons only for who may answer.
+  const inRoom = room.sheet ? room.sheet.members.some((m) => m.participant_id === store.me?.id) : true;
+  const at = cardState(card, run, { me: store.me?.id ?? null, inRoom, participants: store.participants, now: Date.now() });
+  const answered = at.state === "answered";
   const answer = (card.answer ?? {}) as Record<string, unknown>;
   const by = card.answered_by ? (card.answered_by === store.me?.id ? "you" : store.nameOf(card.answered_by)) : "";
 
@@ -271,11 +283,17 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   };
 
   if (card.kind === "approval") {
-    const risk = str(c["risk"] ?? "medium");
+    const risk = riskWord(card);
     return (
       <section class={`card ask ${answered ? "answered" : ""}`} data-kind="approval" data-testid="approval" aria-label={`Approval asked by ${store.nameOf(harness)}`}>
         <div class="card-kind">
-          {store.nameOf(harness)} asks to approve · <span class={`risk ${risk}`}>risk {risk}</span>
+          {store.nameOf(harness)} asks to approve
+          {risk !== null && (
+            <>
+              {" "}
+              · <span class={`risk ${risk}`}>risk {risk}</span>
+            </>
+          )}
         </div>
         <p>
           <code>{str(c["action"])}</code>
@@ -286,8 +304,14 @@ export function AskCard(props: { card: RunCard; room: Room }) {
             {DECIDED[str(answer["decision"])] ?? "Decided"} by {by}
             {answer["edited"] ? `: ${str(answer["edited"])}` : ""}
           </p>
-        ) : expired ? (
-          <p class="muted">Expired: Chips stopped waiting.</p>
+        ) : at.state === "expired" || at.state === "ended" ? (
+          <p class="muted" data-testid="closed">
+            {closedWords(card, at.state)}
+          </p>
+        ) : at.state === "theirs" ? (
+          <p class="muted" data-testid="decides">
+            {decidesWords(card, run, store.participants, store.nameOf)}
+          </p>
         ) : editing ? (
           <form
             class="row"
@@ -333,8 +357,14 @@ export function AskCard(props: { card: RunCard; room: Room }) {
         <p class="decided" role="status" data-testid="decided">
           Answered “{picked}” by {by}
         </p>
-      ) : expired ? (
-        <p class="muted">Expired.</p>
+      ) : at.state === "expired" || at.state === "ended" ? (
+        <p class="muted" data-testid="closed">
+          {closedWords(card, at.state)}
+        </p>
+      ) : at.state === "theirs" ? (
+        <p class="muted" data-testid="decides">
+          {decidesWords(card, run, store.participants, store.nameOf)}
+        </p>
       ) : (
         <>
           <div class="row wrap">
