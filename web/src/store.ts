@@ -8,6 +8,7 @@ import { foldChange, insertLine, lineOf, LINE_TYPES } from "./lines";
 import { Live, LiveState, newKey, SeqGate } from "./live";
 import { handlesOf } from "./markdown";
 import type { AnyEvent, Line, Participant, Person, Run, RunCard, Sheet, SpaceRow } from "./protocol";
+import { runnerOf } from "./runs";
 
 const TOKEN_KEY = "chips.token";
 const READ_KEY = "chips.read.";
@@ -465,7 +466,7 @@ export class Store {
       room.runs.set(runId, {
         run_id: runId,
         space_id: room.id,
-        harness_id: e.actor.id,
+        ...runnerOf(e.actor),
         goal: String(f["goal"] ?? ""),
         state: "running",
         status: { phase: null, verb: null, progress: null, text: null },

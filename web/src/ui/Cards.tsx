@@ -4,6 +4,7 @@
 import { useState } from "preact/hooks";
 import { renderMarkdown } from "../markdown";
 import type { Line, Run, RunCard } from "../protocol";
+import { runBy, statusWords } from "../runs";
 import type { Room } from "../store";
 import { useStore } from "./hooks";
 
@@ -199,18 +200,20 @@ export function RunBlock(props: { run: Run }) {
   const live = run.state === "running" || run.state === "paused";
   const [open, setOpen] = useState(live);
   const steps = run.steps ?? [];
+  const by = store.nameOf(runBy(run));
+  const status = live ? statusWords(run.status) : null;
   return (
-    <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${store.nameOf(run.harness_id)}: ${run.goal}`}>
+    <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${by}: ${run.goal}`}>
       <div class="run-head">
-        <span class="author harness">{store.nameOf(run.harness_id)}</span>
+        <span class="author harness">{by}</span>
         <span class={`state ${run.state}`}>{STATE_WORDS[run.state] ?? run.state}</span>
         <span class="goal">{run.goal}</span>
       </div>
-      {live && run.status.verb && (
-        <div class="pill" role="status">
-          {run.status.phase ? <strong>{run.status.phase} · </strong> : null}
-          {run.status.verb}
-          {run.status.progress != null && <progress max={1} value={run.status.progress} aria-label="Progress" />}
+      {status && (
+        <div class="pill" role="status" data-testid="run-status">
+          {status.phase ? <strong>{status.phase}{status.words ? " · " : ""}</strong> : null}
+          {status.words}
+          {status.progress !== null && <progress max={1} value={status.progress} aria-label="Progress" />}
         </div>
       )}
       {steps.length > 0 && (
