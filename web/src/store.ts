@@ -606,10 +606,9 @@ export class Store {
     const api = this.api!;
     const after = this.gate.last ?? undefined;
     try {
-      const [sheet, page, runs, spend] = await Promise.all([
+      const [sheet, page, spend] = await Promise.all([
         api.sheet(room.id, after),
         api.lines(room.id, Number.MAX_SAFE_INTEGER, PAGE, after),
-        api.runs(room.id, after),
         this.loadSpend(room.id),
       ]);
       room.sheet = sheet;
@@ -624,6 +623,9 @@ export class Store {
         room.spend = job;
         room.pause = paused ?? null;
       }
+      // The runs as of the page at least: the events the page's seq covers are not folded
+      // again, so a run read from an older checkpoint than the page's would never be drawn.
+      const runs = await api.runs(room.id, page.as_of_seq);
       const details = await Promise.all(runs.runs.slice(0, 10).map((r) => api.run(r.run_id, page.as_of_seq).catch(() => r)));
       for (const run of details) {
         room.runs.set(run.run_id, run);
