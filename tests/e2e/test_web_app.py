@@ -362,6 +362,35 @@ async def test_a_run_s_steps_live_and_my_words_queued(
     await arjun.shot("run")
 
 
+async def test_an_agent_s_run_is_named_after_the_agent_and_its_thinking_shows(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    await declare(api, owner, scout, "agents")
+    j1 = await new_agent(api, scout, "j1", "ASCII Art")
+    room = await room_with(api, owner, "Alphabet")
+    await api.append(owner, added(room, j1))
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    run = key("run_web_agent")
+    started = {"type": "run.started", "run_id": run, "space_id": room, "goal": "Draw the A"}
+    await api.append(scout, {**started, "actor": {"kind": "agent", "id": j1}})
+    # Jacobian's thinking bubble: a phase and the reasoning's last line, and no verb.
+    thinking = "Looking at the letters.\nComparing the serifs of A"
+    await api.append(
+        scout, {"type": "run.status", "run_id": run, "phase": "thinking", "text": thinking}
+    )
+    block = arjun.page.get_by_test_id("run")
+    status = block.get_by_test_id("run-status")
+    for _ in ("live", "read back"):
+        await expect(block.locator(".run-head .author")).to_have_text("ASCII Art")
+        await expect(block).to_have_attribute("aria-label", "Run by ASCII Art: Draw the A")
+        await expect(status).to_have_text("thinking · Comparing the serifs of A")
+        await arjun.page.reload()
+        await expect(arjun.page.get_by_test_id("composer")).to_be_visible()
+
+
 # --- changing words: edit, take back, react, pin -----------------------------------------
 
 

@@ -9,7 +9,7 @@ export type * from "./gen/events";
 export interface Actor {
   kind: "person" | "harness" | "agent" | "system" | "operator";
   id: string;
-  /** An agent's harness (ADR 0070). */
+  /** An agent's harness, beside the agent (docs/adr/0075). */
   harness_id?: string | null;
 }
 
@@ -199,6 +199,8 @@ export interface Run {
   run_id: string;
   space_id: string;
   harness_id: string;
+  /** The agent whose turn it is, when an agent's (docs/adr/0075); null for the harness itself. */
+  agent_id?: string | null;
   goal: string;
   state: string;
   status: { phase: string | null; verb: string | null; progress: number | null; text: string | null };

@@ -8,6 +8,7 @@ import { foldChange, insertLine, lineOf, LINE_TYPES } from "./lines";
 import { Live, LiveState, newKey, SeqGate } from "./live";
 import { handlesOf } from "./markdown";
 import type { AnyEvent, Line, Participant, Person, Run, RunCard, Sheet, SpaceRow } from "./protocol";
+import { runnerOf } from "./runs";
 
 const TOKEN_KEY = "chips.token";
 const READ_KEY = "chips.read.";
@@ -477,7 +478,7 @@ export class Store {
       room.runs.set(runId, {
         run_id: runId,
         space_id: room.id,
-        harness_id: e.actor.id,
+        ...runnerOf(e.actor),
         goal: String(f["goal"] ?? ""),
         state: "running",
         status: { phase: null, verb: null, progress: null, text: null },
@@ -618,10 +619,9 @@ export class Store {
     const api = this.api!;
     const after = this.gate.last ?? undefined;
     try {
-      const [sheet, page, runs, spend] = await Promise.all([
+      const [sheet, page, spend] = await Promise.all([
         api.sheet(room.id, after),
         api.lines(room.id, Number.MAX_SAFE_INTEGER, PAGE, after),
-        api.runs(room.id, after),
         this.loadSpend(room.id),
       ]);
       room.sheet = sheet;
@@ -636,6 +636,9 @@ export class Store {
         room.spend = job;
         room.pause = paused ?? null;
       }
+      // The runs as of the page at least: the events the page's seq covers are not folded
+      // again, so a run read from an older checkpoint than the page's would never be drawn.
+      const runs = await api.runs(room.id, page.as_of_seq);
       const details = await Promise.all(runs.runs.slice(0, 10).map((r) => api.run(r.run_id, page.as_of_seq).catch(() => r)));
       for (const run of details) {
         room.runs.set(run.run_id, run);

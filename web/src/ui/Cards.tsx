@@ -5,6 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { cardState, closedWords, decidesWords, msUntilExpiry, riskWord } from "../asks";
 import { renderMarkdown } from "../markdown";
 import type { Line, Run, RunCard } from "../protocol";
+import { runBy, statusWords } from "../runs";
 import type { Room } from "../store";
 import { useStore } from "./hooks";
 
@@ -200,18 +201,20 @@ export function RunBlock(props: { run: Run }) {
   const live = run.state === "running" || run.state === "paused";
   const [open, setOpen] = useState(live);
   const steps = run.steps ?? [];
+  const by = store.nameOf(runBy(run));
+  const status = live ? statusWords(run.status) : null;
   return (
-    <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${store.nameOf(run.harness_id)}: ${run.goal}`}>
+    <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${by}: ${run.goal}`}>
       <div class="run-head">
-        <span class="author harness">{store.nameOf(run.harness_id)}</span>
+        <span class="author harness">{by}</span>
         <span class={`state ${run.state}`}>{STATE_WORDS[run.state] ?? run.state}</span>
         <span class="goal">{run.goal}</span>
       </div>
-      {live && run.status.verb && (
-        <div class="pill" role="status">
-          {run.status.phase ? <strong>{run.status.phase} · </strong> : null}
-          {run.status.verb}
-          {run.status.progress != null && <progress max={1} value={run.status.progress} aria-label="Progress" />}
+      {status && (
+        <div class="pill" role="status" data-testid="run-status">
+          {status.phase ? <strong>{status.phase}{status.words ? " · " : ""}</strong> : null}
+          {status.words}
+          {status.progress !== null && <progress max={1} value={status.progress} aria-label="Progress" />}
         </div>
       )}
       {steps.length > 0 && (
@@ -255,6 +258,8 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   const [busy, setBusy] = useState(false);
   const run = room.runs.get(card.run_id);
   const harness = card.harness_id ?? run?.harness_id ?? "";
+  // Named as the run's head names it: the agent whose turn it is, else the harness.
+  const asker = run ? runBy(run) : harness;
   // Redraw at the approval's expiry: nothing else redraws the card then (a timeout is
   // capped at about 24 days, so a later one is armed again when this one fires).
   const [now, setNow] = useState(() => Date.now());
@@ -285,9 +290,9 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   if (card.kind === "approval") {
     const risk = riskWord(card);
     return (
-      <section class={`card ask ${answered ? "answered" : ""}`} data-kind="approval" data-testid="approval" aria-label={`Approval asked by ${store.nameOf(harness)}`}>
+      <section class={`card ask ${answered ? "answered" : ""}`} data-kind="approval" data-testid="approval" aria-label={`Approval asked by ${store.nameOf(asker)}`}>
         <div class="card-kind">
-          {store.nameOf(harness)} asks to approve
+          {store.nameOf(asker)} asks to approve
           {risk !== null && (
             <>
               {" "}
@@ -350,8 +355,8 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   const options = (c["options"] as { label: string; value: string }[] | undefined) ?? [];
   const picked = options.find((o) => o.value === answer["value"])?.label ?? str(answer["value"] ?? answer["text"]);
   return (
-    <section class={`card ask ${answered ? "answered" : ""}`} data-kind="question" data-testid="question" aria-label={`Question from ${store.nameOf(harness)}`}>
-      <div class="card-kind">{store.nameOf(harness)} asks</div>
+    <section class={`card ask ${answered ? "answered" : ""}`} data-kind="question" data-testid="question" aria-label={`Question from ${store.nameOf(asker)}`}>
+      <div class="card-kind">{store.nameOf(asker)} asks</div>
       <p>{str(c["prompt"])}</p>
       {answered ? (
         <p class="decided" role="status" data-testid="decided">
