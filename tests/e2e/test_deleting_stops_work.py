@@ -15,7 +15,6 @@ from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity, Socket, key
 from tests.e2e.test_lanes import opened
 from tests.e2e.test_runs import start, step
-from tests.e2e.test_threads import open_thread
 
 
 async def erase(api: Api, who: Identity, room: str) -> int:
@@ -174,7 +173,7 @@ async def test_a_run_in_a_thread_stops_with_its_room(api: Api) -> None:
     room = await api.open_space(owner, "Planning", [scout.participant_id])
     said = await api.say(owner, room, "Which carrier?")
     root = (await api.read(owner, since=said - 1, limit=1))[0]["message_id"]
-    thread = await open_thread(api, owner, room, root)
+    thread = await api.open_thread(owner, room, root)
     in_thread = await start(api, scout, thread)
     removed = await api.append(
         owner,
