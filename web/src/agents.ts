@@ -4,6 +4,7 @@
 // lines the referee's events draw, and the note under words the referee held.
 // spec/websocket.md: Agents, Forks, New agents, Restarts, Chips referees…, What the job
 // has spent, At the ceiling; spec/spaces.md: Several harnesses and people in one space.
+import { listWords } from "./lines";
 import type { AnyEvent, Line, Participant } from "./protocol";
 
 /** How long the room waits for a fork's copy or a new agent (FORK_WAIT_MS, NEW_AGENT_WAIT_MS). */
@@ -15,11 +16,6 @@ export const MAX_CEILING_USD = 100;
 
 export function dollars(usd: number): string {
   return `$${usd.toFixed(2)}`;
-}
-
-function andList(names: string[]): string {
-  if (names.length <= 1) return names[0] ?? "";
-  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
 }
 
 // --- faces ---------------------------------------------------------------------------------
@@ -257,7 +253,7 @@ export function heldNotes(lines: Line[], isPerson: (id: string) => boolean, name
     const ids: string[] = [];
     for (const l of stretch) for (const id of [l.author_id, ...(l.held_for ?? [])]) if (!ids.includes(id)) ids.push(id);
     const count = last.exchange?.count ?? stretch.length;
-    const names = andList(ids.map(nameOf));
+    const names = listWords(ids.map(nameOf));
     const said = ids.length > 1 ? `${names} have sent each other ${count} messages.` : `${names} has sent ${count} messages to agents here.`;
     out.set(last.id, after ? `${said} ${nameOf(after.author_id)}'s message let them go on.` : `${said} They'll pick up when you say something.`);
     stretch = [];

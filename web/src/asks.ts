@@ -5,6 +5,7 @@
 // asked it has ended, and an approval not after its expires_at. A card that is not this
 // person's says who decides instead of offering buttons the door would refuse. Pure, so
 // each door rule is a unit test (asks.test.ts).
+import { listWords } from "./lines";
 import type { Participant, Run, RunCard } from "./protocol";
 
 /** A run that takes an answer is running or paused (eventlog state.py, LIVE). */
@@ -81,11 +82,6 @@ export function cardState(card: RunCard, run: Run | undefined, viewer: Viewer): 
   return { state: "theirs", deciders: [...(owner ? [owner] : []), ...named] };
 }
 
-/** "A", "A or B", "A, B or C". */
-function either(names: string[]): string {
-  return names.length < 2 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`;
-}
-
 /**
  * The line a card shows to somebody it is not for: who decides it. The owner comes first;
  * an owner the directory does not name is said as the harness's owner.
@@ -96,7 +92,7 @@ export function decidesWords(card: RunCard, run: Run | undefined, participants: 
   const { owner, named } = decidersOf(card, harness, participants);
   const known = participants.get(harness)?.name;
   const names = [owner ? nameOf(owner) : known ? `${known}’s owner` : "the harness’s owner", ...named.map(nameOf)];
-  return `For ${either(names)} to decide.`;
+  return `For ${listWords(names, "or")} to decide.`;
 }
 
 /** What a card says once it is past answering. */

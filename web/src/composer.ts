@@ -1,5 +1,6 @@
 // What the composer's picker offers: @handles of the room's members, and the commands the
 // door reads from a person's message (docs/protocol.md). Pure, so it is unit-tested.
+import { listWords } from "./lines";
 import { handleFor } from "./markdown";
 
 export const COMMANDS: [string, string][] = [
@@ -61,11 +62,6 @@ export interface Destination {
   faces: string[];
 }
 
-function andList(names: string[]): string {
-  if (names.length <= 1) return names[0] ?? "";
-  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
-}
-
 /**
  * Where the next message goes, as the composer says it (spec/spaces.md, rules 2 and 5):
  * the person's pick when they made one; else where their last message here went; before
@@ -77,7 +73,7 @@ export function destination(harnesses: Harness[], pick: string[] | null, lastAdd
   const named = (ids: string[]): Destination => {
     const chosen = harnesses.filter((h) => ids.includes(h.id));
     if (!chosen.length) return { everyone: false, ids: [], words: "No harness", faces: [] };
-    return { everyone: false, ids: chosen.map((h) => h.id), words: andList(chosen.map((h) => h.name)), faces: chosen.slice(0, 3).map(face) };
+    return { everyone: false, ids: chosen.map((h) => h.id), words: listWords(chosen.map((h) => h.name)), faces: chosen.slice(0, 3).map(face) };
   };
   if (pick) return pick.includes("everyone") ? everyone : named(pick);
   if (lastAddressed === null) return everyone;
@@ -104,7 +100,7 @@ export function routesOf(lines: { id: string; author_id: string; addressed_to?: 
         ? "the people here"
         : others.length > 1 && others.every((h) => ids.includes(h.id))
           ? "everyone"
-          : andList(ids.map((id) => harnesses.find((h) => h.id === id)?.name ?? "a harness that left"));
+          : listWords(ids.map((id) => harnesses.find((h) => h.id === id)?.name ?? "a harness that left"));
     // A person's first message goes to everyone unless it says otherwise; a harness's, to people.
     const before = last.get(line.author_id) ?? (harnesses.some((h) => h.id === line.author_id) ? "the people here" : "everyone");
     if (words !== before && !line.deleted) out.set(line.id, words);

@@ -4,6 +4,7 @@
 // side too; deleted by somebody else, it archives its side for its owner; archived, it
 // archives its side and brings it back on unarchive. The sheet says so for each such
 // harness, and nothing on behalf of one that did not declare it. Pure, so it is unit-tested.
+import { listWords } from "./lines";
 import type { Participant } from "./protocol";
 
 /** A harness in the room that follows it, with the person who owns it. */
@@ -52,11 +53,6 @@ export function followerSides(action: "delete" | "archive", followers: readonly 
   }));
 }
 
-function andList(names: string[]): string {
-  if (names.length <= 1) return names[0] ?? "";
-  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
-}
-
 /**
  * The sheet's sentences for what the followers do, harnesses that do the same said
  * together: "Scout deletes its side too.", "Jacobian archives its side, for Arjun Rao to
@@ -73,7 +69,7 @@ export function followWords(sides: readonly { follower: Follower; side: Side }[]
   }
   return [...groups.values()].map(({ side, ownerId, names }) => {
     const one = names.length === 1;
-    const who = andList(names);
+    const who = listWords(names);
     if (side === "deletes") return one ? `${who} deletes its side too.` : `${who} delete their sides too.`;
     if (side === "archives") {
       return one ? `${who} archives its side too, and brings it back if the room is unarchived.` : `${who} archive their sides too, and bring them back if the room is unarchived.`;

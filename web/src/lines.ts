@@ -7,6 +7,12 @@ import type { AnyEvent, FeedbackItem, Line } from "./protocol";
 export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set", "space.lead_set", "lead.handed"]);
 export const CARD_KINDS = new Set(["status", "approval", "question", "receipt", "artifact", "task", "handoff", "checkpoint", "summary"]);
 
+/** Names said as a list: "A", "A and B", "A, B and C" (or "… or C"). */
+export function listWords(names: readonly string[], last: "and" | "or" = "and"): string {
+  if (names.length <= 1) return names[0] ?? "";
+  return `${names.slice(0, -1).join(", ")} ${last} ${names[names.length - 1]}`;
+}
+
 /** The muted line a room operation draws, or null. */
 export function systemLine(e: AnyEvent, nameOf: (id: string) => string): string | null {
   if (!LINE_TYPES.has(e.type)) return null;
@@ -136,9 +142,7 @@ export function foldChange(line: Line, e: AnyEvent): boolean {
 export function heardLine(line: Line, nameOf: (id: string) => string): string | null {
   const heard = line.heard_by ?? [];
   if (!heard.length || line.deleted) return null;
-  const names = heard.map(nameOf);
-  const who = names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names[0];
-  return `${who} heard this while working`;
+  return `${listWords(heard.map(nameOf))} heard this while working`;
 }
 
 /** Reactions under a line, grouped by emoji: [emoji, who][] in first-seen order. */
