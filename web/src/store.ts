@@ -310,6 +310,15 @@ export class Store {
 
   // --- the socket's events -------------------------------------------------------------
 
+  /** Rooms off this person's list (left, or erased): dropped, and off the screen if open. */
+  private forget(ids: string[]): void {
+    for (const id of ids) {
+      this.spaces.delete(id);
+      this.rooms.delete(id);
+      if (openedRoom() === id) location.hash = "#/";
+    }
+  }
+
   apply(events: AnyEvent[]): void {
     const fresh = this.gate.pass(events);
     if (!fresh.length) return;
@@ -329,23 +338,12 @@ export class Store {
     // Left, or taken out, from here or another device: the room and its threads are off
     // my list, and off the screen if open (spec/spaces.md, Leaving one).
     if (e.type === "membership.removed" && spaceId && f["participant_id"] === this.me?.id) {
-      const gone = [spaceId, ...[...this.spaces.values()].filter((s) => s.parent_space_id === spaceId).map((s) => s.id)];
-      for (const id of gone) {
-        this.spaces.delete(id);
-        this.rooms.delete(id);
-        if (openedRoom() === id) location.hash = "#/";
-      }
+      this.forget([spaceId, ...[...this.spaces.values()].filter((s) => s.parent_space_id === spaceId).map((s) => s.id)]);
       this.refreshList(e.seq);
       return;
     }
     if (e.type === "space.erased") {
-      const gone = [spaceId, ...((f["threads"] as string[] | null) ?? [])];
-      for (const id of gone) {
-        if (!id) continue;
-        this.spaces.delete(id);
-        this.rooms.delete(id);
-        if (openedRoom() === id) location.hash = "#/";
-      }
+      this.forget([spaceId, ...((f["threads"] as string[] | null) ?? [])].filter((id): id is string => !!id));
       this.refreshList(e.seq);
       return;
     }

@@ -273,6 +273,17 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   const inRoom = room.sheet ? room.sheet.members.some((m) => m.participant_id === store.me?.id) : true;
   const at = cardState(card, run, { me: store.me?.id ?? null, inRoom, participants: store.participants, now: Date.now() });
   const answered = at.state === "answered";
+  // Open but not mine, or past answering: one muted line in place of the buttons.
+  const note =
+    at.state === "expired" || at.state === "ended" ? (
+      <p class="muted" data-testid="closed">
+        {closedWords(card, at.state)}
+      </p>
+    ) : at.state === "theirs" ? (
+      <p class="muted" data-testid="decides">
+        {decidesWords(card, run, store.participants, store.nameOf)}
+      </p>
+    ) : null;
   const answer = (card.answer ?? {}) as Record<string, unknown>;
   const by = card.answered_by ? (card.answered_by === store.me?.id ? "you" : store.nameOf(card.answered_by)) : "";
 
@@ -309,14 +320,8 @@ export function AskCard(props: { card: RunCard; room: Room }) {
             {DECIDED[str(answer["decision"])] ?? "Decided"} by {by}
             {answer["edited"] ? `: ${str(answer["edited"])}` : ""}
           </p>
-        ) : at.state === "expired" || at.state === "ended" ? (
-          <p class="muted" data-testid="closed">
-            {closedWords(card, at.state)}
-          </p>
-        ) : at.state === "theirs" ? (
-          <p class="muted" data-testid="decides">
-            {decidesWords(card, run, store.participants, store.nameOf)}
-          </p>
+        ) : note ? (
+          note
         ) : editing ? (
           <form
             class="row"
@@ -362,14 +367,8 @@ export function AskCard(props: { card: RunCard; room: Room }) {
         <p class="decided" role="status" data-testid="decided">
           Answered “{picked}” by {by}
         </p>
-      ) : at.state === "expired" || at.state === "ended" ? (
-        <p class="muted" data-testid="closed">
-          {closedWords(card, at.state)}
-        </p>
-      ) : at.state === "theirs" ? (
-        <p class="muted" data-testid="decides">
-          {decidesWords(card, run, store.participants, store.nameOf)}
-        </p>
+      ) : note ? (
+        note
       ) : (
         <>
           <div class="row wrap">

@@ -338,28 +338,23 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           onConfirm={() => void act(() => store.api!.change(props.spaceId, { state: "closed" }))}
         />
       )}
-      {dialog === "delete" && archivesInstead && (
+      {dialog === "delete" && (
+        // A direct room nobody could open again is archived by Delete, and its sheet says so.
         <Confirm
           title={`Delete ${title}?`}
-          body="Nobody could open this direct room again, so it is archived rather than deleted: it moves to the Archived row with its history and its people, and anyone in it can unarchive it."
-          follows={follows("archive")}
-          action="Archive the room"
-          tone="primary"
-          onClose={() => setDialog(null)}
-          onConfirm={() => void act(() => store.api!.erase(props.spaceId))}
-        />
-      )}
-      {dialog === "delete" && !archivesInstead && (
-        <Confirm
-          title={`Delete ${title}?`}
-          body="The room, its threads, everything said in them, its files and its search entries are erased for everybody. This cannot be undone. What it cost stays counted against its harnesses' budgets."
-          follows={follows("delete")}
-          action="Delete the room"
+          body={
+            archivesInstead
+              ? "Nobody could open this direct room again, so it is archived rather than deleted: it moves to the Archived row with its history and its people, and anyone in it can unarchive it."
+              : "The room, its threads, everything said in them, its files and its search entries are erased for everybody. This cannot be undone. What it cost stays counted against its harnesses' budgets."
+          }
+          follows={follows(archivesInstead ? "archive" : "delete")}
+          action={archivesInstead ? "Archive the room" : "Delete the room"}
+          tone={archivesInstead ? "primary" : "danger"}
           onClose={() => setDialog(null)}
           onConfirm={() =>
             void act(async () => {
               await store.api!.erase(props.spaceId);
-              location.hash = "#/";
+              if (!archivesInstead) location.hash = "#/";
             })
           }
         />
