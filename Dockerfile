@@ -25,6 +25,7 @@ COPY web/package.json web/package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY web ./
 COPY docs/protocol/schemas /src/docs/protocol/schemas
+COPY docs/protocol/openapi.json docs/protocol/asyncapi.json /src/docs/protocol/
 RUN npm run check:types && npm run build
 
 # ---------------------------------------------------------------------------------------
@@ -34,8 +35,10 @@ FROM ${PYTHON_IMAGE} AS builder
 
 COPY --from=uv /uv /usr/local/bin/uv
 
+# UV_PYTHON is a version, not a path: uv finds the base image's python3.11 wherever that
+# image keeps it (/usr/local/bin in the official one, /usr/bin in a Debian-built one).
 ENV UV_PROJECT_ENVIRONMENT=/opt/chips \
-    UV_PYTHON=/usr/local/bin/python3.11 \
+    UV_PYTHON=3.11 \
     UV_PYTHON_DOWNLOADS=never \
     UV_COMPILE_BYTECODE=1 \
     UV_LINK_MODE=copy
@@ -43,10 +46,11 @@ ENV UV_PROJECT_ENVIRONMENT=/opt/chips \
 WORKDIR /src
 
 # Third-party dependencies first, from the lock file alone, so that this layer is reused
-# until uv.lock changes. --frozen: the members' pyproject files are not here yet.
+# until uv.lock changes. --frozen: the members' pyproject files are not here yet. Mount
+# targets are absolute: Docker accepts relative ones, Podman's builder does not.
 RUN --mount=type=cache,target=/root/.cache/uv \
-    --mount=type=bind,source=uv.lock,target=uv.lock \
-    --mount=type=bind,source=pyproject.toml,target=pyproject.toml \
+    --mount=type=bind,source=uv.lock,target=/src/uv.lock \
+    --mount=type=bind,source=pyproject.toml,target=/src/pyproject.toml \
     uv sync --frozen --no-dev --all-packages --no-install-workspace
 
 # Then the workspace's own packages, installed as wheels (not editable) so that the venv

@@ -32,6 +32,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -284,19 +285,78 @@ def hop_means(
     return means
 
 
+SPIED = ("gateway_a", "eventlog")
+
+
+def spy(stack: Stack, seconds: float) -> list[tuple[str, Path, subprocess.Popen[bytes]]]:
+    """py-spy sampling the gateway and the eventlog for ``seconds`` from the flood's start."""
+    found = shutil.which("py-spy")
+    command = [found] if found else ["uvx", "py-spy"]
+    spies = []
+    for name in SPIED:
+        out = stack.root / f"flood-{name}-{time.time():.0f}.txt"
+        pid = str(stack.procs[name].pid)
+        argv = [*command, "record", "-p", pid, "-d", str(int(seconds)), "-r", "200"]
+        argv += ["-f", "raw", "-o", str(out), "--nonblocking"]
+        spies.append(
+            (
+                name,
+                out,
+                subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+            )
+        )
+    return spies
+
+
+def profiles(spies: list[tuple[str, Path, subprocess.Popen[bytes]]]) -> dict[str, Any]:
+    """Each spied process's samples: the top functions by own time and by time under them."""
+    found: dict[str, Any] = {}
+    for name, out, proc in spies:
+        proc.wait(120)
+        own: collections.Counter[str] = collections.Counter()
+        under: collections.Counter[str] = collections.Counter()
+        total = 0
+        if out.exists():
+            for line in out.read_text().splitlines():
+                stack_text, _, n = line.rpartition(" ")
+                if not n.isdigit():
+                    continue
+                frames = [
+                    f.split(" (")[0] + " " + f.rsplit("/", 1)[-1].rstrip(")")
+                    for f in stack_text.split(";")
+                ]
+                total += int(n)
+                own[frames[-1]] += int(n)
+                for f in set(frames):
+                    under[f] += int(n)
+        found[name] = {
+            "samples": total,
+            "raw": str(out),
+            "top_own": [[f, round(c / max(total, 1), 3)] for f, c in own.most_common(15)],
+            "top_under": [[f, round(c / max(total, 1), 3)] for f, c in under.most_common(40)],
+        }
+    return found
+
+
 def load() -> dict[str, Any]:
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     return {"loadavg": [round(x, 2) for x in os.getloadavg()], "uptime": uptime}
 
 
-async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[str, Any]:
+async def run(
+    stack: Stack, count: int, flood_count: int, cap: float, rounds: int, profile: float = 0.0
+) -> dict[str, Any]:
     base = stack.gateway_a
     api = Api(base)
     owner = await api.create_workspace(name="Flood")
-    noisy = await api.add_person(owner, "Noisy")
+    # A flooder of its own each round: a closed flood's credential is kept out for the
+    # penalty (docs/adr/0065), and each round is to meet a fresh one.
+    noisy = [await api.add_person(owner, f"Noisy {r}") for r in range(rounds)]
     calm = await api.add_person(owner, "Calm")
     aside = await api.add_person(owner, "Aside")
-    busy = await api.open_space(owner, "Busy", [noisy.participant_id, calm.participant_id])
+    busy = await api.open_space(
+        owner, "Busy", [*(n.participant_id for n in noisy), calm.participant_id]
+    )
     quiet = await api.open_space(owner, "Quiet", [aside.participant_id])
     names = Names.from_settings(Settings())
     # Another workspace on another partition of the log (one in eight shares the flood's).
@@ -312,25 +372,68 @@ async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[st
         "aside": (aside.token, owner.workspace_id, quiet),
         "elsewhere": (other.token, other.workspace_id, elsewhere),
     }
+    done = []
+    for r in range(rounds):
+        one = await one_round(
+            stack, url, who, noisy[r].token, busy, count, flood_count, cap, r, profile
+        )
+        done.append(one)
+        print(
+            f"round {r}: "
+            + ", ".join(
+                f"{name} p99 {one[f'{name}_idle_p99_ms']} -> {one[f'{name}_flood_p99_ms']} ms "
+                f"({one[f'{name}_p99_ratio']}x)"
+                for name in CANARIES
+            ),
+            flush=True,
+        )
+    figures: dict[str, Any] = dict(done[0])
+    figures["rounds"] = done
+    figures["partitions"] = {
+        "flood's workspace": names.partition_of(owner.workspace_id),
+        "elsewhere": names.partition_of(other.workspace_id),
+    }
+    ratios = [one[f"{name}_p99_ratio"] for one in done for name in CANARIES]
+    figures["p99_ratios"] = {name: [one[f"{name}_p99_ratio"] for one in done] for name in CANARIES}
+    figures["worst_p99_ratio"] = max((x for x in ratios if x is not None), default=None)
+    return figures
+
+
+async def one_round(
+    stack: Stack,
+    url: str,
+    who: dict[str, tuple[str, str, str]],
+    noisy_token: str,
+    busy: str,
+    count: int,
+    flood_count: int,
+    cap: float,
+    r: int,
+    profile: float = 0.0,
+) -> dict[str, Any]:
+    """The canaries alone, then under a flood: one ratio per canary, from one stack."""
     load_idle = load()
     metrics = [scrape(stack)]
-    idle = await canaries(url, who, count, "idle", cap)
+    idle = await canaries(url, who, count, f"idle{r}", cap)
     metrics.append(scrape(stack))
-    flood = Flood(url, noisy.token, busy, flood_count)
+    flood = Flood(url, noisy_token, busy, flood_count)
+    spies = spy(stack, profile) if profile else []
     flooding = asyncio.create_task(flood.run())
     await asyncio.wait_for(flood.first_ack.wait(), 60)
     load_flood = load()
     flood.measuring = True
     metrics.append(scrape(stack))
     started = time.perf_counter()
-    under = await canaries(url, who, count, "busy", cap)
+    under = await canaries(url, who, count, f"busy{r}", cap)
     measured = time.perf_counter() - started
     metrics.append(scrape(stack))
     flood.measuring = False
     load_after = load()
     flood.stop.set()
     await flooding
-    figures: dict[str, Any] = {"benchmark": "flood", "canary_events": count}
+    figures: dict[str, Any] = {"benchmark": "flood", "round": r, "canary_events": count}
+    if spies:
+        figures["profile"] = profiles(spies)
     for name in CANARIES:
         a, b = idle[name], under[name]
         figures[f"{name}_idle_p50_ms"] = pct(a["latencies"], 0.5)
@@ -350,10 +453,6 @@ async def run(stack: Stack, count: int, flood_count: int, cap: float) -> dict[st
         {
             "hops_idle": hop_means(metrics[0], metrics[1]),
             "hops_flood": hop_means(metrics[2], metrics[3]),
-            "partitions": {
-                "flood's workspace": names.partition_of(owner.workspace_id),
-                "elsewhere": names.partition_of(other.workspace_id),
-            },
             "flood_sent": flood.sent,
             "flood_frames": dict(flood.frames),
             "flood_acked_per_second_while_measured": round(
@@ -388,13 +487,19 @@ def main() -> None:
     parser.add_argument("--canary", type=int, default=300)
     parser.add_argument("--flood", type=int, default=20_000, help="posts per flood socket")
     parser.add_argument("--seconds", type=float, default=90, help="cap of each canary phase")
+    parser.add_argument("--rounds", type=int, default=1, help="idle then flood, this many times")
+    parser.add_argument(
+        "--profile", type=float, default=0.0, help="py-spy the gateway and eventlog this long"
+    )
     parser.add_argument("--label", default="", help="prefix of the result file, e.g. before-")
     parser.add_argument("--code", default="", help="what code ran, e.g. 'main at c55d47c'")
     args = parser.parse_args()
     env_text = os.environ.get("CHIPS_BENCH_ENV")
     env = dict(kv.split("=", 1) for kv in env_text.split(",")) if env_text else {}
     with local_stack(prefix="chips-bench-", gateways=1, env=env or None) as stack:
-        figures = asyncio.run(run(stack, args.canary, args.flood, args.seconds))
+        figures = asyncio.run(
+            run(stack, args.canary, args.flood, args.seconds, args.rounds, args.profile)
+        )
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
@@ -402,7 +507,8 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.label}flood.json").write_text(json.dumps(figures, indent=2) + "\n")
     for name, value in figures.items():
-        print(f"{name:>40}: {value}")
+        if name != "rounds":
+            print(f"{name:>40}: {value}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The floor: what the fixed stack itself costs per hop on this machine, with none of Chips.
 
-The append path's targets (issue 10, docs/performance.md) are figures for the whole of
-Chips. This script measures how close the pieces the design fixes can come on the same
-machine when they do almost nothing: uvicorn and FastAPI, nats-py and JetStream,
+The append path's targets (issue 10, docs/performance.md; the rounds in bench/HISTORY.md) are
+figures for the whole of Chips. This script measures how close the pieces the design fixes can come
+on the same machine when they do almost nothing: uvicorn and FastAPI, nats-py and JetStream,
 SQLAlchemy 2 on psycopg 3 and Postgres. Each stage adds one hop to the one before, so
 the difference between two stages is that hop's least cost:
 
@@ -25,12 +25,14 @@ the difference between two stages is that hop's least cost:
 No door, no spans, no events catalogue, no consumers of the second stream, no sockets to
 deliver to. Each stage is measured closed loop from a lean HTTP client (bench/lean.py,
 which bench/fastpath.py uses) one request at a time (p50, p99, requests a second, and the CPU
-each process spent per request) and, for ``append``, with 8 in flight.
+each process spent per request) and, for ``append``, with 8 in flight; ``append-direct``
+also with 128 in flight, the floor of fastpath's ``pipe`` (16 sockets x 8 pipelined).
+``--stages append-direct:1,append-direct:8`` measures those stages alone.
 
 Starts its own nats-server and a database of its own on 127.0.0.1, bounded in count and
 time, and writes bench/results/<label>floor.json.
 
-    .venv/bin/python bench/floor.py [--count 1000] [--label s25-]
+    .venv/bin/python bench/floor.py [--count 1000] [--label s25-] [--stages path:n,...]
 """
 
 import argparse
@@ -278,6 +280,19 @@ def log_process(nats_url: str, db_url: str) -> None:
     uvloop.run(main())
 
 
+STAGES = [
+    ("/http", 1),
+    ("/pg", 1),
+    ("/request", 1),
+    ("/commit", 1),
+    ("/append", 1),
+    ("/append", 8),
+    ("/pg-direct", 1),
+    ("/append-direct", 1),
+    ("/append-direct", 8),
+    ("/append-direct", 128),
+]
+
 # -- the client ---------------------------------------------------------------------------
 
 
@@ -340,6 +355,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1000, help="requests per stage")
     parser.add_argument("--label", default="", help="prefix of the result file")
+    parser.add_argument(
+        "--stages", default="", help="path:in_flight,... (default: every stage of the docstring)"
+    )
     parser.add_argument("--role", choices=["gateway", "log"], help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--nats", help=argparse.SUPPRESS)
@@ -349,6 +367,10 @@ def main() -> None:
         return gateway(args.port, args.nats, args.db)
     if args.role == "log":
         return log_process(args.nats, args.db)
+    stages = [
+        ("/" + p.strip("/"), int(n))
+        for p, _, n in (s.partition(":") for s in args.stages.split(",") if s)
+    ] or STAGES
 
     import nats
     import psycopg
@@ -391,18 +413,10 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         load_before = os.getloadavg()
         figures = []
-        for path, inflight in [
-            ("/http", 1),
-            ("/pg", 1),
-            ("/request", 1),
-            ("/commit", 1),
-            ("/append", 1),
-            ("/append", 8),
-            ("/pg-direct", 1),
-            ("/append-direct", 1),
-            ("/append-direct", 8),
-        ]:
-            figure = asyncio.run(measure(base, path, args.count, inflight, pids))
+        for path, inflight in stages:
+            # A pipelined stage runs longer, so its ramp up and down weigh little.
+            count = args.count * max(1, inflight // 16)
+            figure = asyncio.run(measure(base, path, count, inflight, pids))
             print(json.dumps(figure), flush=True)
             figures.append(figure)
         result = {

@@ -1,6 +1,6 @@
 """A lean HTTP/1.1 client for the benches: one kept-alive connection, no pool, no models.
 
-httpx costs this machine 2.2-2.7 ms of CPU per request (docs/performance.md, "The
+httpx costs this machine 2.2-2.7 ms of CPU per request (bench/HISTORY.md, "The
 floor"): in a closed loop on two cores that is most of a figure whose target is 2 ms,
 and under eight in flight it takes a core from the services it measures. What a bench
 needs of a client is to write a request and read its answer; this does only that, as wrk
@@ -38,11 +38,17 @@ class LeanHttp:
         self, path: str, body: Any, headers: dict[str, str] | None = None
     ) -> tuple[int, bytes]:
         """POST ``body`` as JSON; the status and the answer's bytes."""
-        data = orjson.dumps(body)
+        return await self.request("POST", path, body, headers)
+
+    async def request(
+        self, method: str, path: str, body: Any, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        """``method`` with ``body`` as JSON (a PUT of a peer's API, say)."""
+        data = b"" if body is None else orjson.dumps(body)
         head = [
-            f"POST {path} HTTP/1.1",
+            f"{method} {path} HTTP/1.1",
             f"host: {self.host}:{self.port}",
-            "content-type: application/json",
+            *(["content-type: application/json"] if body is not None else []),
             f"content-length: {len(data)}",
             *(f"{k}: {v}" for k, v in (headers or {}).items()),
         ]

@@ -119,7 +119,7 @@ async def idle_trace(base: str, trace_file: Path, count: int) -> tuple[str, str,
         if s["trace_id"] == trace_ids[-1] and "chips.message_id" in s.get("attributes", {})
     }
     if message_ids:
-        found = trace.traces_of(message_ids.pop(), spans_all)
+        found = trace.traces_for(trace.parse_id(message_ids.pop()), spans_all)
         text = "\n\n".join(trace.render(tid, ss) for tid, ss in found.items())
     return text, breakdown, owner, space
 

@@ -2,7 +2,7 @@
 
 One JSON Schema per event type (``schemas/<type>.json``) and a table of every type
 (``events.md``), both written from ``chips_common.events.CATALOGUE`` so the docs cannot
-say what the code does not (STYLE.md, One typed catalogue of events).
+say what the code does not (docs/architecture/code-style.md, One typed catalogue of events).
 
 Usage::
 
@@ -30,14 +30,15 @@ DEFAULT_OUT = ROOT / "docs" / "protocol"
 SCRIPT = "scripts/gen_protocol_docs.py"
 
 
-# Where the catalogue's docstrings cite the spec or the design for the engineers: the
-# published docs stand alone, so those citations are left out of them.
-CITATION = re.compile(r"\s*\((?:see )?(?:spec/[\w-]+\.md|DESIGN\.md)[^()]*(?:\([^()]*\)[^()]*)*\)")
-CITED = re.compile(r";?\s*(?:spec/[\w-]+\.md|DESIGN\.md)(?:\s*§\s*\d+)?(?:,[^;.)]*)?")
+# Where the catalogue's docstrings cite the product pages or the design for the engineers:
+# the published event reference stands alone, so those citations are left out of it.
+PAGE = r"(?:docs/product/[\w-]+\.md|docs/architecture/design\.md)"
+CITATION = re.compile(r"\s*\((?:see )?" + PAGE + r"[^()]*(?:\([^()]*\)[^()]*)*\)")
+CITED = re.compile(r";?\s*" + PAGE + r"(?:\s*§\s*\d+)?(?:,[^;.)]*)?")
 
 
 def own_words(text: str) -> str:
-    """``text`` without its citations of the spec or the design."""
+    """``text`` without its citations of the product pages or the design."""
     return CITED.sub("", CITATION.sub("", text))
 
 

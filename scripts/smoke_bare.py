@@ -3,15 +3,16 @@
 Every infrastructure URL points at a port where nothing listens and CHIPS_PORT_BASE moves
 the services to a free range, so `make up` must start NATS, Redis, an S3 endpoint and an
 embedded Postgres itself, as on a machine that runs none of them, and collide with nothing
-the machine runs. Then, as a new user would (README, "Trying it"): a workspace, a person,
-a harness that opens the socket and subscribes, a post it hears as `message.new`, and
-`chips trace` of that message. Then `make down`, and a check that no process it started is
-left. Run by .ci/run; exits non-zero, saying why, on any failure.
+the machine runs. Then the README's steps and the harness guide's, each block as written
+(tests/doc_steps.py), as a new user follows them in a directory of their own: a workspace,
+a person, the echo harness started in the background and answering `chips say`, a post
+over plain HTTP; then `chips trace` of the message it answered. Then `make down`, and a
+check that no process it started is left. Run by .ci/run; exits non-zero, saying why, on
+any failure.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import secrets
@@ -20,16 +21,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psutil
-import websockets
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv" / "bin"
 SPAN = 10  # ports a stack takes from its base
+ANSWER_SECONDS = 10  # the README's echo harness answers within seconds
+PAGE_URL = "http://127.0.0.1:8080"  # where the pages say Chips answers, without moved ports
+
+sys.path.insert(0, str(ROOT))
+from tests.doc_steps import Page, StepFailed  # noqa: E402
 
 
 class SmokeFailed(Exception):
@@ -84,27 +89,19 @@ def expect(condition: bool, what: str) -> None:
         raise SmokeFailed(what)
 
 
-async def harness_hears(url: str, token: str, post: Any) -> dict[str, Any]:
-    """The README's harness: open the socket, hello, subscribe; then the post, and wait."""
-    ws_url = url.replace("http", "ws", 1) + "/v1/ws"
-    headers = {"Authorization": f"Bearer {token}"}
-    async with websockets.connect(ws_url, additional_headers=headers) as ws:
-        await ws.send(json.dumps({"frame": "hello", "protocol": {"min": 1, "max": 1}}))
-        hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
-        expect(hello.get("frame") == "hello", f"the harness's hello was answered {hello}")
-        # Subscribing from the workspace's head: everything after it comes, nothing is missed.
-        await ws.send(json.dumps({"frame": "subscribe", "workspace_id": hello["workspace_id"]}))
-        await ws.send(json.dumps({"frame": "subscribe", "workspace_id": hello["workspace_id"]}))
-        while True:  # the second subscribe is refused once the first is in place
-            frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
-            if frame.get("frame") == "error" and "subscribed already" in frame["message"]:
-                break
-        seq = await asyncio.to_thread(post)
-        while True:
-            frame = json.loads(await asyncio.wait_for(ws.recv(), 20))
-            event = frame.get("event", {})
-            if frame.get("frame") == "event" and event.get("seq") == seq:
-                return dict(event)
+def follow(page: str, env: dict[str, str], url: str) -> tuple[dict[str, str], Path]:
+    """A page's steps, as written, in a new directory of the checkout's (``$PWD/.venv``):
+    the environment its terminal is left with, and the directory."""
+    workdir = Path(tempfile.mkdtemp(prefix="chips-smoke-page-"))
+    (workdir / ".venv").symlink_to(ROOT / ".venv")
+    print(f"--- {page}, in {workdir}", flush=True)
+    steps = Page(ROOT / page, workdir, env, same={PAGE_URL: url})
+    started = time.monotonic()
+    left = steps.follow()
+    ran = ", ".join(f"{n} {kind}" for kind, n in sorted(steps.ran.items()))
+    took = time.monotonic() - started
+    print(f"--- {page}: every step works as written ({ran}) in {took:.0f} s", flush=True)
+    return left, workdir
 
 
 def smoke(env: dict[str, str], run_dir: Path) -> None:
@@ -118,42 +115,40 @@ def smoke(env: dict[str, str], run_dir: Path) -> None:
     expect("already up" in again, "a second `make up` did not say Chips is already up")
     expect("running" in run(["make", "status"], env), "`make status` lists nothing")
 
-    # README, "Trying it".
+    # The README, as a new user reads it: nothing of Chips on the PATH yet.
+    url = f"http://127.0.0.1:{env['CHIPS_PORT_BASE']}"
+    path = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != BIN)
+    readme, workdir = follow("README.md", {**env, "PATH": path}, url)
+    expect(readme.get("CHIPS_URL") == url, f"the README's terminal has {readme.get('CHIPS_URL')}")
+
+    # The guide, from what its reader has in hand: a workspace of their own and its token.
     made = json.loads(
-        run([chips, "workspace", "create", "--name", "Acme", "--owner", "Arjun"], env)
+        run([chips, "workspace", "create", "--name", "Northwind", "--owner", "Arjun Rao"], env)
     )
-    person_env = {**env, "CHIPS_TOKEN": made["token"]}
-    run([chips, "person", "add", "--name", "Maya Chen"], person_env)
-    lines = run([chips, "connect", "custom", "--name", "Scout", "--no-dial"], person_env)
-    harness = dict(line.split("=", 1) for line in lines.splitlines() if line.startswith("CHIPS_"))
-    run([chips, "declare", "Scout", "new_spaces", "follows_rooms"], person_env)
+    mine = {"CHIPS_URL": url, "CHIPS_TOKEN": made["token"], "PATH": f"{BIN}{os.pathsep}{path}"}
+    follow("docs/harness-guide.md", {**env, **mine}, url)
 
-    url = harness["CHIPS_URL"]
-
-    def post() -> int:
-        answer = httpx.post(
-            f"{url}/v1/events",
-            headers={"Authorization": f"Bearer {made['token']}"},
-            json={
-                "type": "message.post",
-                "space_id": harness["CHIPS_SPACE_ID"],
-                "text": "Find the PO",
-                "idempotency_key": "m-1",
-            },
-            timeout=30,
-        )
-        expect(answer.status_code == 200, f"the post was answered {answer.text}")
-        return int(answer.json()["seq"])
-
-    heard = asyncio.run(harness_hears(url, harness["CHIPS_HARNESS_TOKEN"], post))
-    print(f"the harness heard {heard['type']} {heard['message_id']}: {heard['text']!r}")
-    expect(heard["type"] == "message.new", f"the harness heard {heard['type']}")
-
-    # `chips trace`, from another directory: it finds the run directory itself.
+    # The echo harness's answer, traced end to end by `chips trace`, from another directory
+    # (it finds the run directory itself).
+    harness = dict(line.split("=", 1) for line in (workdir / "scout.env").read_text().splitlines())
+    lines = httpx.get(
+        f"{url}/v1/spaces/{harness['CHIPS_SPACE_ID']}/messages",
+        headers={"Authorization": f"Bearer {readme['CHIPS_TOKEN']}"},
+        timeout=30,
+    ).json()["messages"]
+    echoes = [m for m in lines if m.get("text") == "You said: Find the PO"]
+    expect(bool(echoes), f"the echo harness's answer is not in its room: {lines}")
+    message_id = echoes[0]["id"]
+    (asked,) = [m for m in lines if m["id"] == echoes[0]["reply_to"]]
+    took = (
+        datetime.fromisoformat(echoes[0]["ts"]) - datetime.fromisoformat(asked["ts"])
+    ).total_seconds()
+    print(f"the echo harness answered in {took:.1f} s", flush=True)
+    expect(took < ANSWER_SECONDS, f"the echo harness took {took:.1f} s to answer")
     traced = ""
     for _ in range(60):
         done = subprocess.run(
-            [chips, "trace", heard["message_id"]],
+            [chips, "trace", message_id],
             cwd=tempfile.gettempdir(),
             env=env,
             capture_output=True,
@@ -164,7 +159,7 @@ def smoke(env: dict[str, str], run_dir: Path) -> None:
         if done.returncode == 0 and "incomplete" not in traced and "gateway.deliver" in traced:
             break
         time.sleep(0.5)
-    print(f"$ chips trace {heard['message_id']}\n{traced.rstrip()}")
+    print(f"$ chips trace {message_id}\n{traced.rstrip()}")
     expect("eventlog.commit" in traced and "gateway.deliver" in traced, "no whole trace")
     expect((run_dir / "traces.jsonl").exists(), "no trace file in the run directory")
 
@@ -209,6 +204,10 @@ def main() -> int:
     pids: list[int] = []
     try:
         smoke(env, run_dir)
+    except StepFailed as exc:
+        failure = "a step of the page does not work as written: " + "\n".join(
+            [str(exc), *getattr(exc, "__notes__", [])]
+        )
     except (SmokeFailed, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as exc:
         failure = f"{type(exc).__name__}: {exc}"
     finally:

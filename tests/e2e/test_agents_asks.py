@@ -1,5 +1,5 @@
 """A person's asks of a harness for an agent: a fork's copy and a new agent
-(spec/websocket.md, Forks; New agents; docs/adr/0071).
+(docs/product/websocket.md, Forks; New agents; docs/adr/0071).
 
 Only a harness that declared ``forks`` (``new_agents``) is asked, and only by its owner or
 an owner or admin of the workspace. The harness hears the ask although none of its agents
@@ -130,6 +130,7 @@ async def test_a_new_agent_in_time_joins_and_a_late_one_is_free(api: Api) -> Non
     seq = await api.append(owner, asked(room, scout))
     ask = await the_ask(api, scout, seq)
     assert (ask["type"], ask["name"]) == ("agent.asked", "Scout 2")  # its harness's, numbered
+    assert ask["by"] == owner.participant_id  # who asked
     r = await register(api, scout, key="j1", name=ask["name"], made_for=ask["id"], space_id=room)
     assert r.status_code == 201, r.text
     made = r.json()

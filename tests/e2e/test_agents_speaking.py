@@ -1,4 +1,4 @@
-"""Speaking as an agent, and being spoken to (spec/websocket.md: Agents — Speaking as one,
+"""Speaking as an agent, and being spoken to (docs/product/websocket.md: Agents — Speaking as one,
 Being spoken to, One of yours addressing another of yours; What a harness hears; Who is in
 the room; docs/adr/0075).
 

@@ -1,4 +1,4 @@
-"""Every read route, as a harness written before agents reads it (spec/websocket.md,
+"""Every read route, as a harness written before agents reads it (docs/product/websocket.md,
 Saying you speak agents; docs/adr/0079).
 
 Scout has not declared ``agents``, yet it has an agent in room R, and so does Ledger (which
@@ -70,10 +70,23 @@ TABLE: dict[str, tuple[Params, bool]] = {
     "/v1/participants": (lambda w: ({}, {}), True),
     "/v1/harnesses/{harness_id}/spaces": (own, False),
     "/v1/harnesses/{harness_id}/usage": (own, False),
+    "/v1/harnesses/{harness_id}/policy": (own, False),
+    "/v1/invites": (none, False),
+    "/v1/devices": (none, False),
+    # Sign-in with the team's identity provider (docs/adr/0135): public, of no workspace.
+    "/v1/oidc": (lambda w: ({}, {}), False),
+    "/v1/me": (lambda w: ({}, {}), False),
+    "/v1/oidc/callback": (lambda w: ({}, {"state": "nope", "code": "nope"}), False),
     "/v1/spaces/{space_id}/files": (lambda w: ({"space_id": w.room}, {}), True),
     "/v1/spaces/{space_id}/spend": (lambda w: ({"space_id": w.room}, {}), False),
     "/v1/search": (lambda w: ({}, {"q": WORD, "after_seq": w.head}), True),
     "/v1/uploads/caps": (lambda w: ({}, {}), False),
+    # People's own: a harness is refused them (docs/adr/0132).
+    "/v1/notifications": (lambda w: ({}, {"filter": "all", "after_seq": w.head}), False),
+    "/v1/spaces/{space_id}/notifications": (lambda w: ({"space_id": w.room}, {}), False),
+    "/v1/notification-preferences": (lambda w: ({}, {}), False),
+    "/v1/push/vapid-public-key": (lambda w: ({}, {}), False),
+    "/v1/referee": (lambda w: ({}, {}), False),
     "/v1/attachments/{attachment_id}": (lambda w: ({"attachment_id": "att_nope"}, {}), False),
     "/v1/attachments/{attachment_id}/thumbnail": (
         lambda w: ({"attachment_id": "att_nope"}, {}),

@@ -1,4 +1,4 @@
-"""Archiving (spec/spaces.md, Retitling and archiving; Deleting one).
+"""Archiving (docs/product/spaces.md, Retitling and archiving; Deleting one).
 
 "An archived space is off the list: the archived ones sit behind one row at the foot of
 it, Archived, which says how many there are and shows them when it is pressed. Its history
@@ -14,7 +14,7 @@ from tests.e2e.client import Api
 async def test_an_archived_space_is_off_the_list_and_counted_behind_the_archived_row(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Retitling and archiving: off the list, behind one Archived row that
+    """docs/product/spaces.md, Retitling and archiving: off the list, behind one Archived row that
     says how many there are and shows them; its history and its members stay."""
     owner = await api.create_workspace()
     maya = await api.add_person(owner, "Maya Chen")
@@ -45,7 +45,7 @@ async def test_an_archived_space_is_off_the_list_and_counted_behind_the_archived
 
 
 async def test_anyone_in_an_archived_space_can_unarchive_it(stack, api: Api) -> None:
-    """spec/spaces.md, Retitling and archiving: "anyone in it can unarchive it" — here a
+    """docs/product/spaces.md, Retitling and archiving: "anyone in it can unarchive it" — here a
     member who did not archive it; it comes back on everyone's list."""
     owner = await api.create_workspace()
     maya = await api.add_person(owner, "Maya Chen")
@@ -62,8 +62,9 @@ async def test_anyone_in_an_archived_space_can_unarchive_it(stack, api: Api) -> 
 async def test_a_harness_home_is_never_archived_from_the_sheet_or_the_composer(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Deleting one: "A harness's home, the room its lead speaks in, is never
-    deleted or archived"; jacobian-channel.md: "Nobody archives or deletes it"."""
+    """docs/product/spaces.md, Deleting one: "A harness's home, the room its lead speaks in, is
+    never deleted or archived"; docs/product/jacobian-channel.md: "Nobody archives or deletes
+    it"."""
     owner = await api.create_workspace()
     scout, home = await api.connect_harness(owner, "Scout")
     head = await api.head(owner)
@@ -84,7 +85,7 @@ async def test_a_harness_home_is_never_archived_from_the_sheet_or_the_composer(
 
 async def test_a_room_a_harness_opened_by_key_may_be_archived(stack, api: Api) -> None:
     """Only the home is kept open: a room a harness opened by key is archived like any
-    other (spec/spaces.md, Retitling and archiving), by the person or by the harness."""
+    other (docs/product/spaces.md, Retitling and archiving), by the person or by the harness."""
     owner = await api.create_workspace()
     scout, _ = await api.connect_harness(owner, "Scout")
     room = (await api.open_by_key(scout, "jspace-3", "Kalshi desk")).json()["space_id"]

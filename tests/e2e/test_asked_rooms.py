@@ -1,4 +1,4 @@
-"""Rooms a person asks of a harness (spec/spaces.md, Retitling and archiving, last part).
+"""Rooms a person asks of a harness (docs/product/spaces.md, Retitling and archiving, last part).
 
 "The room's space.created names the harness in asked_of, and only a harness that declares
 new_spaces may be asked. The harness is sent that event, and claims the room through the
@@ -33,8 +33,9 @@ def asking(harness: Identity, title: str, **more: Any) -> dict[str, Any]:
 async def test_a_person_asks_a_room_of_a_harness_and_the_harness_is_sent_it(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md: "The room's space.created names the harness in asked_of ... The
-    harness is sent that event"; every face picked is put in the room (ADR 0084)."""
+    """docs/product/spaces.md: "The room's space.created names the harness in asked_of ... The
+    harness is sent that event"; every face picked is put in the room (docs/product/spaces.md, Rooms
+    asked of a harness)."""
     owner = await api.create_workspace()
     maya = await api.add_person(owner, "Maya Chen")
     jacobian = await declared(api, owner, "Jacobian", "new_spaces", "follows_rooms")
@@ -61,7 +62,7 @@ async def test_a_person_asks_a_room_of_a_harness_and_the_harness_is_sent_it(
 
 
 async def test_only_a_harness_that_declares_new_spaces_may_be_asked(stack, api: Api) -> None:
-    """spec/spaces.md: "only a harness that declares new_spaces may be asked"."""
+    """docs/product/spaces.md: "only a harness that declares new_spaces may be asked"."""
     owner = await api.create_workspace()
     plain = await declared(api, owner, "Plain", "agents")
     head = await api.head(owner)
@@ -75,7 +76,7 @@ async def test_only_a_harness_that_declares_new_spaces_may_be_asked(stack, api: 
 async def test_the_harness_claims_the_room_through_its_door_and_it_is_its_own_from_then_on(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md: "The room takes the key (space.claimed), and from then on it is the
+    """docs/product/spaces.md: "The room takes the key (space.claimed), and from then on it is the
     harness's room as if it had opened it: asking for the key finds it, and the harness
     retitles, archives and follows it"."""
     owner = await api.create_workspace()

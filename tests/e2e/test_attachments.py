@@ -1,11 +1,11 @@
 """Attachments and the room's files, end to end against the real S3 endpoint.
 
-spec/messages.md, Attachments: "the client asks for an upload slot and sends the bytes;
+docs/product/messages.md, Attachments: "the client asks for an upload slot and sends the bytes;
 the server sniffs what they are, strips a photo's metadata — location included — unless
 the person keeps it, makes a thumbnail, and keeps the bytes once by their digest. ... A
 harness gets each attachment as a signed URL bound to its own token for ten minutes, and
-every fetch it makes is an event in the room and in the audit." spec/websocket.md, The
-room's files; spec/spaces.md, Deleting one ("its files ... go").
+every fetch it makes is an event in the room and in the audit." docs/product/websocket.md, The
+room's files; docs/product/spaces.md, Deleting one ("its files ... go").
 """
 
 from __future__ import annotations

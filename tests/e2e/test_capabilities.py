@@ -1,4 +1,5 @@
-"""What a harness declares it does (spec/jacobian-channel.md, Connect it; websocket.md).
+"""What a harness declares it does (docs/product/jacobian-channel.md, Connect it;
+docs/product/websocket.md).
 
 "chips declare Jacobian new_spaces follows_rooms agents forks" records the harness's
 capabilities (new_spaces, follows_rooms, agents, forks, new_agents, restarts) as the event
@@ -16,8 +17,9 @@ from tests.e2e.test_cli import chips
 async def test_chips_declare_records_what_a_harness_declares_and_everyone_is_told(
     stack, api: Api
 ) -> None:
-    """spec/jacobian-channel.md, Connect it: "chips declare Jacobian new_spaces follows_rooms
-    agents forks"; a workspace-wide event, so every participant's socket is sent it."""
+    """docs/product/jacobian-channel.md, Connect it: "chips declare Jacobian new_spaces
+    follows_rooms agents forks"; a workspace-wide event, so every participant's socket is sent
+    it."""
     owner = await api.create_workspace()
     jacobian, _ = await api.connect_harness(owner, "Jacobian")
     maya = await api.add_person(owner, "Maya Chen")

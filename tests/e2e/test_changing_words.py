@@ -1,4 +1,4 @@
-"""Edit, take back, delete for me, pin (spec/messages.md).
+"""Edit, take back, delete for me, pin (docs/product/messages.md).
 
 The log keeps the words; the room shows the latest. Each refusal leaves the log as it was.
 """

@@ -1,6 +1,6 @@
 """Composer commands: room operations written as a message (docs/adr/0008).
 
-spec/spaces.md: "/add @name and /remove @name do the same from the composer"; "/title,
+docs/product/spaces.md: "/add @name and /remove @name do the same from the composer"; "/title,
 /archive and /unarchive do the same from the composer"; "/leave in the composer takes a
 space off your list. It is a membership.removed naming you". A handle is "a participant's
 name without its spaces, or its first word" (rule 1).
@@ -24,7 +24,7 @@ def said(space_id: str, text: str) -> dict[str, str]:
 
 
 async def test_add_and_remove_by_handle_from_the_composer(stack, api: Api) -> None:
-    """spec/spaces.md: "/add @name and /remove @name do the same from the composer"; the
+    """docs/product/spaces.md: "/add @name and /remove @name do the same from the composer"; the
     handle is the name without spaces or its first word, in any case."""
     owner, maya, olga, space_id = await room(api)
     scout, _ = await api.connect_harness(owner, "Scout")
@@ -56,7 +56,7 @@ async def test_add_and_remove_by_handle_from_the_composer(stack, api: Api) -> No
 async def test_title_archive_and_unarchive_from_the_composer_over_the_socket(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Retitling and archiving: "/title, /archive and /unarchive do the same
+    """docs/product/spaces.md, Retitling and archiving: "/title, /archive and /unarchive do the same
     from the composer"."""
     owner, maya, _, space_id = await room(api)
     sock = await Socket.open(stack.gateway_a, maya)
@@ -77,7 +77,7 @@ async def test_title_archive_and_unarchive_from_the_composer_over_the_socket(
 
 
 async def test_leave_from_the_composer(stack, api: Api) -> None:
-    """spec/spaces.md, Leaving one: "/leave ... is a membership.removed naming you"."""
+    """docs/product/spaces.md, Leaving one: "/leave ... is a membership.removed naming you"."""
     owner, maya, _, space_id = await room(api)
     left = await api.append(maya, said(space_id, "/leave"))
     (event,) = await api.read(owner, since=left - 1, space_id=space_id)
@@ -91,7 +91,7 @@ async def test_leave_from_the_composer(stack, api: Api) -> None:
 async def test_a_command_is_decided_by_the_same_rules_as_the_event_it_becomes(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Who may do what in a space: a guest "Talk, and leave" — so /title and
+    """docs/product/spaces.md, Who may do what in a space: a guest "Talk, and leave" — so /title and
     /add from a guest are refused like space.updated and membership.added, and nothing lands."""
     owner, maya, olga, space_id = await room(api)
     gus = await api.add_person(owner, "Gus Guest", role="guest")

@@ -1,6 +1,6 @@
 """The context lines that are not words: joined, left, renamed, archived and unarchived.
 
-spec/websocket.md, What you're told with a question: a line is said, "joined and left",
+docs/product/websocket.md, What you're told with a question: a line is said, "joined and left",
 "renamed: … the room's new title", "archived and unarchived"; each line has its seq, when
 (at) and who (from: id, kind, name), and "a live delivery, a replay after a reconnect and
 a restart on either side hand over the same lines". The room's context over HTTP answers

@@ -1,6 +1,6 @@
 """Deleting a room stops its work first, and a stopped run's lanes stop with it.
 
-spec/websocket.md, One room at a time: "Leaving a room stops the work, whatever the
+docs/product/websocket.md, One room at a time: "Leaving a room stops the work, whatever the
 reason. Each run … in the room it leaves is sent run.cancel while the agent is still
 there, with the lanes that run opened … A room that is deleted stops every run in it the
 same way before it goes." The run.cancel a deletion sends names only the run and why, so
@@ -166,7 +166,7 @@ async def test_a_direct_room_archived_instead_of_deleted_stops_its_runs_too(api:
 
 
 async def test_a_run_in_a_thread_stops_with_its_room(api: Api) -> None:
-    """spec/messages.md, Threads: whoever is in the room is in its threads "and leaves
+    """docs/product/messages.md, Threads: whoever is in the room is in its threads "and leaves
     them with the room", and a thread goes with its room when it is deleted."""
     owner = await api.create_workspace(owner="Arjun Rao")
     scout, _ = await api.connect_harness(owner, "Scout")

@@ -1,6 +1,6 @@
 """Delivery across gateways, and membership folded from the stream.
 
-spec/websocket.md: What a harness hears; Subscribing and resuming (scope).
+docs/product/websocket.md: What a harness hears; Subscribing and resuming (scope).
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ async def test_harness_own_post_comes_back_as_sent_and_person_hears_it_as_posted
 
 
 async def test_hello_names_the_harness_its_owner_and_its_spaces(stack, api: Api) -> None:
-    """websocket.md, The handshake: hello carries the harness (id, name, owner_id) and autonomy."""
+    """docs/product/websocket.md, The handshake: hello carries the harness (id, name, owner_id) and
+    autonomy."""
     owner = await api.create_workspace()
     harness, space_id = await api.connect_harness(owner, "Scout")
     bot = await Socket.open(stack.gateway_b, harness)
@@ -85,7 +86,8 @@ async def test_hello_names_the_harness_its_owner_and_its_spaces(stack, api: Api)
 
 
 async def test_membership_changes_open_and_close_a_space_live(stack, api: Api) -> None:
-    """DESIGN.md §4: the decision for event N uses membership as of N, folded live."""
+    """docs/architecture/design.md §4: the decision for event N uses membership as of N, folded
+    live."""
     owner = await api.create_workspace()
     harness, _ = await api.connect_harness(owner, "Scout")
     bot = await Socket.open(stack.gateway_b, harness)

@@ -1,4 +1,4 @@
-"""Deleting a space erases it (spec/spaces.md, Deleting one; docs/adr/0010).
+"""Deleting a space erases it (docs/product/spaces.md, Deleting one; docs/adr/0010).
 
 "Delete erases a space from the server: what was said in it, its threads, its files and
 its search entries go, for everyone in it, and cannot be brought back. The log keeps one
@@ -134,7 +134,7 @@ async def test_erase_leaves_no_words_in_http_replay_tables_or_the_stream(stack, 
         assert event["seq"] == erased_seq and event["space_id"] == room, name
         assert event["actor"]["id"] == owner.participant_id
         assert event["threads"] == [thread]
-        # The owner of Scout deleted it: Scout deletes its side too (spec/spaces.md).
+        # The owner of Scout deleted it: Scout deletes its side too (docs/product/spaces.md).
         assert event["follows"] == [{"harness_id": scout.participant_id, "delete": True}]
         assert word not in json.dumps(event) and thread_word not in json.dumps(event)
 

@@ -1,9 +1,9 @@
-"""Who may delete a space, and what a delete becomes (spec/spaces.md, Deleting one).
+"""Who may delete a space, and what a delete becomes (docs/product/spaces.md, Deleting one).
 
 "Delete is the room's owner's, or a workspace owner's or admin's … A thread goes with its
 space, and a direct space nobody can open again … is archived instead. A room a harness
 opened by key may be deleted. The harness is told." "A harness's home … is never deleted
-or archived." websocket.md: while a room's changes are locked, no person deletes it.
+or archived." docs/product/websocket.md: while a room's changes are locked, no person deletes it.
 Each refusal carries its code and reason and changes nothing.
 """
 
@@ -87,7 +87,7 @@ async def test_a_workspace_admin_in_the_room_may_delete_it_and_a_follows_rooms_h
     assert frame["event"]["follows"] == [{"harness_id": scout.participant_id, "delete": False}]
     assert frame["event"]["actor"]["id"] == admin.participant_id
     await sock.close()
-    # websocket.md: "what you post to a room that is gone is refused".
+    # docs/product/websocket.md: "what you post to a room that is gone is refused".
     await api.refused(
         scout,
         {"type": "message.post", "space_id": room, "text": "anyone there?"},

@@ -1,7 +1,7 @@
 """Erasing a room also erases what was done to its words and the runs worked in it.
 
 Edits, take-backs, pins, hides, feedback, runs, steps, cards and lanes into it go with the
-room; what its runs spent stays on the harness's account (spec/spaces.md, Deleting one).
+room; what its runs spent stays on the harness's account (docs/product/spaces.md, Deleting one).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Eventlog replicas share the append partitions, and take over a dead one's.
 
-DESIGN.md §3: workspaces map to partitions; a replica owns a partition through a lease
-(a row of ``eventlog_leases`` renewed by heartbeat, ADR 0022); one writer per workspace at
+docs/architecture/design.md §3: workspaces map to partitions; a replica owns a partition through a
+lease (a row of ``eventlog_leases`` renewed by heartbeat, ADR 0022); one writer per workspace at
 a time.
 """
 

@@ -1,6 +1,6 @@
 """The referee at the door: what agents say to each other, counted, noted, held, handed back.
 
-spec/websocket.md: "From half the stop (eight when there is no stop), and on a circle while
+docs/product/websocket.md: "From half the stop (eight when there is no stop), and on a circle while
 circles count … each message.new an agent sent carries exchange … At the stop, or on a
 circle, the note says to stop … Past the hold … Chips posts the next with addressed_to: []
 and held: true, the others overhear it with held, and the sender's ack says held: true with

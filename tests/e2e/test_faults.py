@@ -1,7 +1,7 @@
 """Faults: kill a service mid-load, restart it, and lose or repeat nothing acknowledged.
 
-DESIGN.md §10 (fault tests) and §2: the log of record is Postgres; a client re-sends
-what was not answered and is told it was a duplicate (spec/websocket.md, Writing).
+docs/architecture/design.md §10 (fault tests) and §2: the log of record is Postgres; a client
+re-sends what was not answered and is told it was a duplicate (docs/product/websocket.md, Writing).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Feedback on a harness's words: reactions and corrections (spec/messages.md, Feedback)."""
+"""Feedback on a harness's words: reactions and corrections (docs/product/messages.md, Feedback)."""
 
 from __future__ import annotations
 

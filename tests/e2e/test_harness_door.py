@@ -1,6 +1,6 @@
 """The harness door: ``POST /v1/harnesses/:id/spaces`` and ``GET /v1/harnesses/:id/spaces``.
 
-spec/spaces.md, How one is opened: a harness opens a space through one door, with the key
+docs/product/spaces.md, How one is opened: a harness opens a space through one door, with the key
 its adapter names the work by; the key is unique in the workspace, so the same key finds
 the same space; what it gets is a direct space with itself and its owner in it, opened for
 the owner. A shared key lets a second harness join the first one's space with its owner.
@@ -17,7 +17,7 @@ from tests.e2e.client import Api, Socket
 async def test_a_harness_opens_a_direct_space_with_itself_and_its_owner_opened_for_the_owner(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, How one is opened: "a direct space with itself and its owner in it,
+    """docs/product/spaces.md, How one is opened: "a direct space with itself and its owner in it,
     opened for the owner", which puts it on the owner's list with its title."""
     owner = await api.create_workspace()
     scout, _ = await api.connect_harness(owner, "Scout")
@@ -53,7 +53,7 @@ async def test_a_harness_opens_a_direct_space_with_itself_and_its_owner_opened_f
 
 
 async def test_the_same_key_finds_the_same_space_and_logs_nothing(stack, api: Api) -> None:
-    """spec/spaces.md, How one is opened: "a bridge that has lost everything finds
+    """docs/product/spaces.md, How one is opened: "a bridge that has lost everything finds
     yesterday's spaces rather than making a second set"."""
     owner = await api.create_workspace()
     scout, _ = await api.connect_harness(owner, "Scout")
@@ -70,7 +70,7 @@ async def test_the_same_key_finds_the_same_space_and_logs_nothing(stack, api: Ap
 
 
 async def test_a_key_is_a_harness_own_unless_shared(stack, api: Api) -> None:
-    """spec/spaces.md, How one is opened: "A key is the harness's own unless the adapter
+    """docs/product/spaces.md, How one is opened: "A key is the harness's own unless the adapter
     marks it shared"; the key is unique in the workspace."""
     owner = await api.create_workspace()
     scout, _ = await api.connect_harness(owner, "Scout")
@@ -87,7 +87,7 @@ async def test_a_key_is_a_harness_own_unless_shared(stack, api: Api) -> None:
 async def test_a_shared_key_makes_a_second_harness_join_the_first_ones_space_with_its_owner(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, How one is opened: "Two harnesses in one worktree share one space —
+    """docs/product/spaces.md, How one is opened: "Two harnesses in one worktree share one space —
     the second to open it joins the space the first opened, with its owner beside it if
     that is somebody else"."""
     arjun = await api.create_workspace()
@@ -125,7 +125,7 @@ async def test_a_shared_key_makes_a_second_harness_join_the_first_ones_space_wit
 async def test_the_same_door_with_a_new_title_retitles_and_a_persons_rename_holds_over_it(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Retitling and archiving: "POST /v1/harnesses/:id/spaces with the key
+    """docs/product/spaces.md, Retitling and archiving: "POST /v1/harnesses/:id/spaces with the key
     and the new title retitles the space it finds. A person's rename holds over it
     afterwards." """
     owner = await api.create_workspace()
@@ -149,7 +149,7 @@ async def test_the_same_door_with_a_new_title_retitles_and_a_persons_rename_hold
 async def test_a_harness_retitles_archives_and_unarchives_a_space_it_opened(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Who may do what in a space: a harness "retitles or closes only a
+    """docs/product/spaces.md, Who may do what in a space: a harness "retitles or closes only a
     space it opened itself"; Retitling and archiving: "A harness archives and unarchives
     the spaces it opened, with the same event"."""
     owner = await api.create_workspace()
@@ -183,7 +183,7 @@ async def test_a_harness_retitles_archives_and_unarchives_a_space_it_opened(
 async def test_the_harness_list_says_whether_each_space_is_open_and_who_last_moved_it(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Retitling and archiving: GET /v1/harnesses/:id/spaces lists "every
+    """docs/product/spaces.md, Retitling and archiving: GET /v1/harnesses/:id/spaces lists "every
     space it opened by key, whether each is open, and who last moved it"."""
     owner = await api.create_workspace()
     scout, home = await api.connect_harness(owner, "Scout")
@@ -206,7 +206,7 @@ async def test_the_harness_list_says_whether_each_space_is_open_and_who_last_mov
 
 
 async def test_only_the_harness_itself_opens_spaces_through_its_door(stack, api: Api) -> None:
-    """spec/spaces.md, How one is opened: the door is the harness's own ("the server
+    """docs/product/spaces.md, How one is opened: the door is the harness's own ("the server
     enforces it, not the adapter"); a harness does not open spaces with space.created."""
     owner = await api.create_workspace()
     scout, _ = await api.connect_harness(owner, "Scout")
@@ -242,7 +242,7 @@ async def test_only_the_harness_itself_opens_spaces_through_its_door(stack, api:
 async def test_a_harness_taken_out_of_its_keyed_space_is_not_let_back_in_by_the_door(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Leaving one: "Anyone still in the space can add you back from its
+    """docs/product/spaces.md, Leaving one: "Anyone still in the space can add you back from its
     room sheet" — the door does not undo a removal."""
     owner = await api.create_workspace()
     scout, _ = await api.connect_harness(owner, "Scout")

@@ -1,4 +1,4 @@
-"""hello lists what a harness declared (spec/websocket.md, Saying you speak agents: "hello
+"""hello lists what a harness declared (docs/product/websocket.md, Saying you speak agents: "hello
 lists your agents"; the capabilities are the harness's, as harness.declared recorded)."""
 
 from __future__ import annotations

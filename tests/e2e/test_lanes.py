@@ -1,4 +1,4 @@
-"""Lanes and their rules at the door (spec/jacobian-channel.md, ADR 0017).
+"""Lanes and their rules at the door (docs/product/jacobian-channel.md, ADR 0017).
 
 A lane is work handed from one room into another: opened by a run of a harness (or by a
 person) in the room it comes from, into a room the opener is in too; ended once, by the

@@ -1,6 +1,6 @@
 """A room's lead, who is working, and the hand-off of what is nobody's turn.
 
-spec/websocket.md, Who leads, and who is working: "A room may have a lead … A person
+docs/product/websocket.md, Who leads, and who is working: "A room may have a lead … A person
 chooses it … Its member says "lead": true, and the note says so … The note also says which
 of the other agents have a turn going … room.working and room.idle carry the same facts. A
 turn nothing has been heard from for ten minutes is not counted … When the last words in a
@@ -16,6 +16,7 @@ The e2e stack's referee waits two seconds, not twenty (conftest.py); docs/adr/00
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -396,3 +397,47 @@ async def test_the_referee_rebuilt_from_the_log_fires_nothing_twice(stack, api: 
     ]
     assert told_after == told_before
     assert len(handed_of(c.socks["atlas"], words)) == 1
+
+
+def logged_errors(stack: Any, service: str, start: int) -> list[str]:
+    """The lines at level error (and any traceback) ``service`` logged past byte ``start``."""
+    with stack.procs[service].log_path.open("rb") as log:
+        log.seek(start)
+        lines = log.read().decode(errors="replace").splitlines()
+    found = []
+    for line in lines:
+        try:
+            level = json.loads(line).get("level")
+        except ValueError:
+            level = "error" if line.startswith("Traceback") else None
+        if level in ("error", "critical"):
+            found.append(line)
+    return found
+
+
+async def test_fifty_turns_going_in_one_room_are_told_and_nothing_fails(stack, api: Api) -> None:
+    """Its key names the runs by a digest: listing them passed the log's 200 characters at
+    about five runs, and the referee failed on that room in a loop (issue 26)."""
+    c = await crew(stack, api)
+    room = await led_room(api, c, "Busy")
+    start = stack.procs["referee"].log_path.stat().st_size
+    runs = {f"run_scout_{room.id}_{i:02d}" for i in range(50)}
+    for run in sorted(runs):
+        started = {"type": "run.started", "run_id": run, "space_id": room.id, "goal": "count"}
+        await api.append(c.scout, started)
+
+    def all_told(frame: dict[str, Any]) -> bool:
+        events = [frame["event"]] if frame["frame"] == "event" else frame.get("events", [])
+        return any(
+            e["type"] == "room.working"
+            and e["space_id"] == room.id
+            and {w["run_id"] for w in e["working"]} == runs
+            for e in events
+        )
+
+    await c.socks["owner"].wait_for(all_told, timeout=30)
+    # The referee still acts on the room: the turns' end is told too.
+    for run in sorted(runs):
+        await api.append(c.scout, {"type": "run.completed", "run_id": run, "summary": "done"})
+    await c.socks["owner"].wait_for(of_type("room.idle", room.id), timeout=30)
+    assert logged_errors(stack, "referee", start) == []

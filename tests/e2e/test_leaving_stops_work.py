@@ -1,4 +1,4 @@
-"""Leaving a room stops the work (spec/websocket.md, One room at a time).
+"""Leaving a room stops the work (docs/product/websocket.md, One room at a time).
 
 A harness taken out of a room has its runs there sent run.cancel while it is still in the
 room, and archiving a room cancels every run in it first. A refused operation stops nothing.

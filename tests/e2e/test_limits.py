@@ -96,6 +96,67 @@ async def test_at_the_default_limits_a_flood_is_refused_and_closed_while_others_
     assert body["code"] == "rate_limited" and body["retry_after"] > 0 and body["message"]
 
 
+def bytes_in(base: str) -> dict[str, float]:
+    """The gateway's count of bytes read from sockets, by fate (parsed, dropped)."""
+    found = {"parsed": 0.0, "dropped": 0.0}
+    for line in httpx.get(base + "/metrics", timeout=30).text.splitlines():
+        if line.startswith("chips_ws_bytes_in_total{"):
+            fate = line.split('fate="', 1)[1].split('"', 1)[0]
+            found[fate] = float(line.rsplit(" ", 1)[1])
+    return found
+
+
+async def test_a_flood_is_parsed_only_as_far_as_it_is_served_and_still_told_and_closed(
+    stack: Stack, api: Api, defaults: str
+) -> None:
+    """A socket that sends 20,000 posts at once has the gateway parse only what it serves
+    of them (the burst, the refusals, a slice ahead): the rest is held back by TCP and,
+    once the gateway's close frame is out, dropped unparsed (docs/adr/0149). The flooder is
+    still told rate_limited and closed 4429, and every write it was acked is logged."""
+    owner = await api.create_workspace()
+    noisy = await api.add_person(owner, "Noisy")
+    calm = await api.add_person(owner, "Calm")
+    space_id = await api.open_space(owner, "Busy", [noisy.participant_id, calm.participant_id])
+    watcher = await Socket.open(defaults, calm)
+    await watcher.subscribe(owner.workspace_id)
+    await watcher.attached()
+    before = bytes_in(defaults)
+    flood = await Socket.open(defaults, noisy)
+    frames = [
+        json.dumps(
+            {
+                "frame": "event",
+                "event": {
+                    "type": "message.post",
+                    "space_id": space_id,
+                    "text": f"flood {i}",
+                    "idempotency_key": key(),
+                },
+            }
+        )
+        for i in range(20_000)
+    ]
+    with contextlib.suppress(websockets.ConnectionClosed):
+        for frame in frames:
+            await flood.conn.send(frame)
+    await flood.wait_closed(60)
+    after = bytes_in(defaults)
+
+    assert flood.conn.close_code == 4429 and flood.conn.close_reason == "rate_limited"
+    limited = [f for f in flood.frames if f["frame"] == "error" and f["code"] == "rate_limited"]
+    assert limited and limited[-1]["message"].startswith("this socket went on writing")
+    sent = sum(len(f) for f in frames)
+    parsed = after["parsed"] - before["parsed"]
+    assert 0 < parsed < sent / 10, f"parsed {parsed:.0f} of the {sent} bytes sent"
+    assert after["dropped"] > before["dropped"], "what came after the close frame was dropped"
+    acked = [f["seq"] for f in flood.frames if f["frame"] == "ack"]
+    assert acked, "the burst went through"
+    await watcher.wait_for_seq(max(acked), timeout=30)
+    logged = {f["event"]["seq"] for f in watcher.frames if f["frame"] == "event"}
+    assert set(acked) <= logged, "every acked write reached the log and its room"
+    await watcher.close()
+
+
 async def test_a_sockets_writes_past_its_places_in_flight_are_queued_and_logged_in_order(
     stack: Stack, api: Api
 ) -> None:

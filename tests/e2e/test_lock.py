@@ -1,6 +1,6 @@
-"""Locking a room's changes (spec/websocket.md, after the spend ceiling; CATALOGUE.md).
+"""Locking a room's changes (docs/product/websocket.md, after the spend ceiling).
 
-"POST /v1/spaces/:id/lock {locked} (space.lock_set, ADR 0156): while a room's changes are
+"POST /v1/spaces/:id/lock {locked} (space.lock_set): while a room's changes are
 locked no person renames, archives or deletes it, and your own rename or close of a room
 you opened still lands." Locking is "a person's".
 """
@@ -11,7 +11,7 @@ from tests.e2e.client import Api, Socket
 
 
 async def test_while_a_room_is_locked_no_person_renames_or_archives_it(stack, api: Api) -> None:
-    """spec/websocket.md: "while a room's changes are locked no person renames, archives or
+    """docs/product/websocket.md: "while a room's changes are locked no person renames, archives or
     deletes it" — not a member, not its owner, not from the composer; unlocked, they can."""
     owner = await api.create_workspace()
     maya = await api.add_person(owner, "Maya Chen")
@@ -55,7 +55,7 @@ async def test_while_a_room_is_locked_no_person_renames_or_archives_it(stack, ap
 async def test_the_opening_harness_own_rename_and_close_still_land_while_locked(
     stack, api: Api
 ) -> None:
-    """spec/websocket.md: "your own rename or close of a room you opened still lands"."""
+    """docs/product/websocket.md: "your own rename or close of a room you opened still lands"."""
     owner = await api.create_workspace()
     scout, _ = await api.connect_harness(owner, "Scout")
     room = (await api.open_by_key(scout, "jspace-9", "Shopping")).json()["space_id"]
@@ -76,7 +76,7 @@ async def test_the_opening_harness_own_rename_and_close_still_land_while_locked(
 
 
 async def test_only_the_rooms_owner_or_a_workspace_owner_or_admin_locks_it(stack, api: Api) -> None:
-    """Locking is a person's (spec/websocket.md): here the room's owner or a workspace owner
+    """Locking is a person's (docs/product/websocket.md): here the room's owner or a workspace owner
     or admin in the room; a member, a guest and a harness are refused with the reason."""
     owner = await api.create_workspace()
     admin = await api.add_person(owner, "Ada Admin", role="admin")

@@ -1,6 +1,6 @@
 """The eleven kinds of message, each a typed card, and who may post which.
 
-spec/messages.md, the table of kinds: text and hand-offs are anyone's; status, approval,
+docs/product/messages.md, the table of kinds: text and hand-offs are anyone's; status, approval,
 question, receipt, artifact, checkpoint and summary are a harness's; a task is given by a
 person; a system line is Chips's own.
 """

@@ -1,7 +1,7 @@
 """A rebuild from seq 0 after a scripted history of mixed message and run operations.
 
-DESIGN.md §5: the read models are a pure function of the log. The script mixes posts of
-every kind a sender may post, edits, take-backs, pins, hides, reactions and corrections,
+docs/architecture/design.md §5: the read models are a pure function of the log. The script mixes
+posts of every kind a sender may post, edits, take-backs, pins, hides, reactions and corrections,
 passes, runs with steps, cards and usage, from people and harnesses, and lets the door
 refuse what it refuses; the digest of every read-model row is the same after a rebuild.
 """

@@ -1,7 +1,8 @@
 """Who a message is for, and what a harness is told with it.
 
-spec/spaces.md, Several harnesses and people in one space (the five rules);
-spec/websocket.md, What a harness hears, What you're told with a question, Who is in the room.
+docs/product/spaces.md, Several harnesses and people in one space (the five rules);
+docs/product/websocket.md, What a harness hears, What you're told with a question, Who is in the
+room.
 """
 
 from __future__ import annotations
@@ -266,7 +267,8 @@ async def test_a_reply_to_a_message_of_another_space_is_refused(stack, api: Api)
 async def test_context_starts_where_the_turn_that_said_its_last_words_began(
     stack, api: Api
 ) -> None:
-    """What was said while a turn worked is handed over with the next turn (ADR 0105)."""
+    """What was said while a turn worked is handed over with the next turn
+    (docs/product/websocket.md, What you're told with a question)."""
     owner, maya, scout, ledger, room, socks = await room_with_two_harnesses(stack, api)
     asked = await post(api, owner, room, "@Scout draft the PO")
     meanwhile = await post(api, maya, room, "Northwind called: make it 40 units")
@@ -287,7 +289,7 @@ async def test_context_with_its_budget_is_the_same_live_on_replay_and_after_a_ga
     stack, api: Api
 ) -> None:
     """A truncated context, with edits and a take-back in it, is handed over the same by a
-    gateway that folded it live and by a gateway restarted since (spec/websocket.md)."""
+    gateway that folded it live and by a gateway restarted since (docs/product/websocket.md)."""
     owner, maya, scout, ledger, room, _ = await room_with_two_harnesses(stack, api)
     live = await reopen_with_context(stack, scout, {"lines": 3, "chars": 400})
     await live.subscribe(owner.workspace_id)

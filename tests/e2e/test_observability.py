@@ -1,7 +1,7 @@
 """Tracing one message end to end, and the metrics every service serves.
 
-Issue 6; DESIGN.md §8: one trace per client frame, carried in NATS headers from gateway
-to eventlog to every consumer and to each delivering gateway.
+Issue 6; docs/architecture/design.md §8: one trace per client frame, carried in NATS headers from
+gateway to eventlog to every consumer and to each delivering gateway.
 """
 
 from __future__ import annotations

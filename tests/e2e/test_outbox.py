@@ -1,7 +1,7 @@
 """The outbox: a committed event that could not be published is published on start.
 
-DESIGN.md §2, Outbox: "A crash between commit and publish is repaired by re-publishing
-unpublished outbox rows on start."
+docs/architecture/design.md §2, Outbox: "A crash between commit and publish is repaired by
+re-publishing unpublished outbox rows on start."
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A harness with nothing to say posts NO_REPLY, logged as turn.passed (spec/websocket.md)."""
+"""A harness with nothing to say posts NO_REPLY, logged as turn.passed
+(docs/product/websocket.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Read models: the space list, and a rebuild from seq 0 (DESIGN.md §5)."""
+"""Read models: the space list, and a rebuild from seq 0 (docs/architecture/design.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The handshake, frames and errors (spec/websocket.md: The handshake, Writing)."""
+"""The handshake, frames and errors (docs/product/websocket.md: The handshake, Writing)."""
 
 from __future__ import annotations
 

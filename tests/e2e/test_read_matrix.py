@@ -73,13 +73,32 @@ MATRIX: dict[str, tuple[Params, bool]] = {
     "/v1/participants": (lambda w, _: ({}, {}), False),
     "/v1/harnesses/{harness_id}/spaces": (harness_of, False),
     "/v1/harnesses/{harness_id}/usage": (harness_of, False),
+    # The dial and its rules: the harness's owner's read, or the harness's own.
+    "/v1/harnesses/{harness_id}/policy": (harness_of, False),
     "/v1/spaces/{space_id}/files": (lambda w, _: ({"space_id": w.room}, {}), False),
     # Figures only: what the room's job has spent, its ceiling and its runs' costs.
     "/v1/spaces/{space_id}/spend": (lambda w, _: ({"space_id": w.room}, {}), False),
     # A search for a word of the line said after they left: its snippet holds the secret.
     "/v1/search": (lambda w, _: ({}, {"q": "words", "after_seq": w.head}), True),
+    # The owner's open invites (an email with the secret) and own devices (an API key
+    # named with it, docs/adr/0125): an owner's or admin's read, or one's own.
+    "/v1/invites": (lambda w, _: ({}, {}), True),
+    "/v1/devices": (lambda w, _: ({}, {}), True),
+    # The inbox (docs/adr/0132): the owner is told of the approval, whose preview holds
+    # the secret; nobody else is told of it, and a room's mute is its members' alone.
+    "/v1/notifications": (lambda w, _: ({}, {"filter": "all", "after_seq": w.head}), True),
+    "/v1/spaces/{space_id}/notifications": (lambda w, _: ({"space_id": w.room}, {}), False),
+    "/v1/notification-preferences": (lambda w, _: ({}, {}), False),
+    "/v1/push/vapid-public-key": (lambda w, _: ({}, {}), False),
+    # Sign-in with the team's identity provider (docs/adr/0135): public, of no workspace.
+    "/v1/oidc": (lambda w, _: ({}, {}), False),
+    # The caller's own name, role and time zone.
+    "/v1/me": (lambda w, _: ({}, {}), False),
+    "/v1/oidc/callback": (lambda w, _: ({}, {"state": "nope", "code": "nope"}), False),
     # Public, and reached by a signed URL: nothing of the room whoever asks.
     "/v1/uploads/caps": (lambda w, _: ({}, {}), False),
+    # The workspace's referee settings: counts and a flag, nothing said in a room.
+    "/v1/referee": (lambda w, _: ({}, {}), False),
     "/v1/attachments/{attachment_id}": (lambda w, _: ({"attachment_id": "att_nope"}, {}), False),
     "/v1/attachments/{attachment_id}/thumbnail": (
         lambda w, _: ({"attachment_id": "att_nope"}, {}),
@@ -90,6 +109,15 @@ MATRIX: dict[str, tuple[Params, bool]] = {
 VARIANTS: dict[str, tuple[Params, bool]] = {
     "/v1/events?space_id": (
         lambda w, _: ({}, {"since": 0, "limit": 500, "space_id": w.room}),
+        True,
+    ),
+    # Another's devices: an owner's or admin's read, in their own workspace only.
+    "/v1/devices?participant_id": (
+        lambda w, _: ({}, {"participant_id": w.owner.participant_id}),
+        True,
+    ),
+    "/v1/notifications?filter=needs_me": (
+        lambda w, _: ({}, {"filter": "needs_me", "after_seq": w.head}),
         True,
     ),
     "/v1/search?space_id": (
@@ -111,6 +139,16 @@ async def world(stack: Stack) -> World:
         ex_person = await api.add_person(owner, "Eve")
         stranger = await api.add_person(owner, "Stan")
         outsider = await api.create_workspace(name="Elsewhere", owner="Olga")
+        r = await api.http.post(
+            "/v1/invites",
+            json={"name": "Ines", "email": f"{SECRET}@example.com"},
+            headers=api.auth(owner),
+        )
+        assert r.status_code == 201, r.text
+        r = await api.http.post(
+            "/v1/api-keys", json={"name": f"key {SECRET}"}, headers=api.auth(owner)
+        )
+        assert r.status_code == 201, r.text
         opened = await api.open_by_key(ex_harness, "matrix", "Before")
         assert opened.status_code == 201, opened.text
         room_id = opened.json()["space_id"]

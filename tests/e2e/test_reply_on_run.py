@@ -1,4 +1,4 @@
-"""A reply on the run (spec/jacobian-channel.md: "reply: message.post, on the run").
+"""A reply on the run (docs/product/jacobian-channel.md: "reply: message.post, on the run").
 
 A harness answers on the run it is working: its ``message.post`` names ``run_id`` and no
 ``space_id``, lands in the run's room, and is listed by the run's receipt

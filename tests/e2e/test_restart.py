@@ -1,4 +1,4 @@
-"""Restarts (spec/websocket.md, Restarts; docs/adr/0080).
+"""Restarts (docs/product/websocket.md, Restarts; docs/adr/0080).
 
 A harness that declared ``restarts`` is restarted by its owner or a workspace owner or
 admin: the ``restart`` frame goes down each of its sockets, on every gateway, that said

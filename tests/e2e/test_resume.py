@@ -1,6 +1,6 @@
 """Resuming with since: exactly the missed events, once, in order.
 
-spec/websocket.md, Subscribing and resuming; DESIGN.md §4.
+docs/product/websocket.md, Subscribing and resuming; docs/architecture/design.md §4.
 """
 
 from __future__ import annotations
@@ -123,7 +123,8 @@ async def test_without_since_posts_sent_right_after_the_subscribe_are_delivered(
 
 
 async def test_replay_without_accepts_is_one_frame_per_event(stack, api: Api) -> None:
-    """websocket.md, ADR 0043: a client that says nothing is sent one frame per event."""
+    """docs/product/websocket.md, Subscribing and resuming: a client that says nothing is sent one
+    frame per event."""
     owner = await api.create_workspace()
     harness, space_id = await api.connect_harness(owner, "Scout")
     seqs = [await api.say(owner, space_id, f"m{i}") for i in range(5)]

@@ -1,4 +1,4 @@
-"""The room sheet over HTTP (spec/spaces.md, Several harnesses and people in one space).
+"""The room sheet over HTTP (docs/product/spaces.md, Several harnesses and people in one space).
 
 "The room sheet ... lists who is in it and their standing, adds anyone from the directory,
 and takes anyone out"; on the desktop Archive and Unarchive are on the room sheet
@@ -19,7 +19,7 @@ async def room(api: Api) -> tuple[Identity, Identity, Identity, str]:
 
 
 async def test_the_room_sheet_adds_and_removes_and_every_member_sees_it(stack, api: Api) -> None:
-    """spec/spaces.md, Several harnesses and people in one space: the room sheet "adds
+    """docs/product/spaces.md, Several harnesses and people in one space: the room sheet "adds
     anyone from the directory, and takes anyone out"; a member adds, the owner removes."""
     owner, maya, gus, space_id = await room(api)
     head = await api.head(owner)
@@ -51,7 +51,7 @@ async def test_the_room_sheet_adds_and_removes_and_every_member_sees_it(stack, a
 
 
 async def test_the_room_sheet_refuses_what_the_standing_does_not_allow(stack, api: Api) -> None:
-    """spec/spaces.md, Who may do what in a space: a guest adds nobody; only the owner
+    """docs/product/spaces.md, Who may do what in a space: a guest adds nobody; only the owner
     removes somebody else; refusals over HTTP carry the code and the reason."""
     owner, maya, gus, space_id = await room(api)
     await api.add_to_room(owner, space_id, gus.participant_id, "guest")
@@ -74,7 +74,8 @@ async def test_the_room_sheet_refuses_what_the_standing_does_not_allow(stack, ap
 
 
 async def test_the_room_sheet_retitles_archives_and_unarchives(stack, api: Api) -> None:
-    """spec/spaces.md, Retitling and archiving: "on the desktop both are on the room sheet"."""
+    """docs/product/spaces.md, Retitling and archiving: "on the desktop both are on the room
+    sheet"."""
     owner, maya, _, space_id = await room(api)
     seqs = []
     for change in ({"title": "Launch"}, {"state": "closed"}, {"state": "open"}):
@@ -87,7 +88,7 @@ async def test_the_room_sheet_retitles_archives_and_unarchives(stack, api: Api) 
 
 
 async def test_leaving_from_the_sheet_takes_the_space_off_your_list(stack, api: Api) -> None:
-    """spec/spaces.md, Leaving one: "It is a membership.removed naming you ... anyone still
+    """docs/product/spaces.md, Leaving one: "It is a membership.removed naming you ... anyone still
     in the space carries on ... Anyone still in the space can add you back"."""
     owner, maya, _, space_id = await room(api)
     r = await api.remove_from_room(maya, space_id, maya.participant_id)
@@ -104,7 +105,7 @@ async def test_leaving_from_the_sheet_takes_the_space_off_your_list(stack, api: 
 async def test_someone_added_mid_conversation_reads_the_room_from_its_beginning(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Several harnesses and people in one space: "Somebody added to a room
+    """docs/product/spaces.md, Several harnesses and people in one space: "Somebody added to a room
     while their app is open reads it from its beginning (GET /v1/events?space_id=)"."""
     owner, maya, _, space_id = await room(api)
     olga = await api.add_person(owner, "Olga Other")

@@ -1,5 +1,5 @@
-"""Approvals, questions, receipts and steering (spec/websocket.md, Receipts, First answer
-wins; spec/jacobian-channel.md, What Chips says, and what it settles)."""
+"""Approvals, questions, receipts and steering (docs/product/websocket.md, Receipts, First answer
+wins; docs/product/jacobian-channel.md, What Chips says, and what it settles)."""
 
 from __future__ import annotations
 
@@ -180,16 +180,15 @@ async def test_a_tap_names_one_of_the_options(api: Api) -> None:
     )
 
 
-async def test_typed_words_only_where_the_question_takes_them(api: Api) -> None:
+async def test_typed_words_answer_any_question(api: Api) -> None:
+    """Every card takes a written answer (docs/adr/0134), by wreply as in the app."""
     owner, jacobian, room = await harness_room(api)
     run = await start(api, jacobian, room)
     q = await question(api, jacobian, run)
-    await api.refused(
-        owner,
-        {"type": "message.post", "space_id": room, "text": f"wreply {q} Initech"},
-        "invalid_event",
-        "not typed words",
-    )
+    seq = await api.say(owner, room, f"wreply {q} Neither, wait for the audit")
+    answered = (await api.read(owner, since=seq - 1, limit=1))[0]
+    assert answered["type"] == "question.answered"
+    assert answered["text"] == "Neither, wait for the audit" and "value" not in answered
 
 
 async def test_wreply_is_a_typed_answer(api: Api) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.e2e.client import Api
 from tests.e2e.test_run_cards import approval, decide
 from tests.e2e.test_runs import harness_room, start
+from tests.e2e.test_threads import message_id
 
 
 async def test_usage_is_kept_per_run_space_and_harness(api: Api) -> None:
@@ -49,6 +50,21 @@ async def test_approvals_waiting_are_those_nobody_decided(api: Api) -> None:
         "/v1/approvals", params={"waiting": "false"}, headers=api.auth(owner)
     )
     assert len(every.json()["approvals"]) == 3
+
+
+async def test_approvals_asked_in_a_thread_are_listed_with_its_room(api: Api) -> None:
+    owner, jacobian, room = await harness_room(api)
+    maya = await api.add_person(owner, "Maya Chen")
+    root = await message_id(api, owner, room, await api.say(owner, room, "order the PO?"))
+    thread = await api.open_thread(owner, room, root)
+    run = await start(api, jacobian, thread)
+    card = await approval(api, jacobian, run)
+    asked = {"after_seq": await api.head(owner)}
+    r = await api.http.get("/v1/approvals", params=asked, headers=api.auth(owner))
+    assert [(a["id"], a["space_id"]) for a in r.json()["approvals"]] == [(card, thread)]
+    # Somebody not in the room is not in its threads, nor shown what they ask.
+    r = await api.http.get("/v1/approvals", params=asked, headers=api.auth(maya))
+    assert r.json()["approvals"] == []
 
 
 async def test_a_run_in_another_room_is_not_found(api: Api) -> None:

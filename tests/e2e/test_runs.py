@@ -1,4 +1,4 @@
-"""Runs and their state machine at the door (spec/websocket.md, Writing).
+"""Runs and their state machine at the door (docs/product/websocket.md, Writing).
 
 Every run is somebody's: an event for a run nobody started is not_found, one for another
 harness's run is forbidden, and one the run's state does not take is invalid_event with

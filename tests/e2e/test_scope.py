@@ -1,6 +1,6 @@
 """Scope: a credential sees, replays, reads and writes only its own spaces.
 
-spec/websocket.md, Subscribing and resuming and Writing: "A harness's token sees no space
+docs/product/websocket.md, Subscribing and resuming and Writing: "A harness's token sees no space
 its harness is not in"; "anyone writing into a space they are not a member of" gets
 forbidden and no ack.
 """

@@ -1,4 +1,4 @@
-"""GET /v1/search (spec/messages.md, Search; docs/architecture/search.md).
+"""GET /v1/search (docs/product/messages.md, Search; docs/architecture/search.md).
 
 "GET /v1/search?q= finds messages and receipts — a step's title and summary — with the
 words in them, from the spaces you are in and their threads, newest first, by page. Every

@@ -1,4 +1,5 @@
-"""The search index is a pure function of the log (DESIGN.md §5; docs/architecture/search.md).
+"""The search index is a pure function of the log (docs/architecture/design.md §5;
+docs/architecture/search.md).
 
 ``python -m chips_search rebuild`` empties the index and folds the log again from seq 0:
 the rows (tsvectors included) and what every search answers are the same afterwards. And

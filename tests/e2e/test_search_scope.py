@@ -1,4 +1,4 @@
-"""Who finds what: the leak matrix of GET /v1/search (spec/messages.md, Search).
+"""Who finds what: the leak matrix of GET /v1/search (docs/product/messages.md, Search).
 
 A search reads the spaces the caller is in *now* (and their threads), checked against
 membership when it runs, never taken from the index: an ex-member, a stranger in the same

@@ -1,8 +1,8 @@
 """A rebuild from seq 0 after a scripted history of ~1,000 mixed space operations.
 
 Issue 3, Proven by: "Rebuilding read models from zero after a scripted history of 1,000
-mixed space operations gives identical tables." DESIGN.md §5: the projector's tables are a
-pure function of the log. The script mixes every space operation — opening by key,
+mixed space operations gives identical tables." docs/architecture/design.md §5: the projector's
+tables are a pure function of the log. The script mixes every space operation — opening by key,
 joining a shared key, adding and removing, leaving, retitling, archiving, unarchiving,
 locking, composer commands, declarations, words, threads, deleting — from people and
 harnesses over HTTP and the socket, and lets the door refuse what it refuses. Agents are

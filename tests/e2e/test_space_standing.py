@@ -1,4 +1,4 @@
-"""Standing in a space, decided at the door (spec/spaces.md, Who may do what in a space).
+"""Standing in a space, decided at the door (docs/product/spaces.md, Who may do what in a space).
 
 owner: everything a member may, remove somebody else, delete. member: talk, add somebody,
 retitle, archive and unarchive, leave. guest: talk, and leave. A harness in a space talks
@@ -69,7 +69,7 @@ def update(space_id: str, **fields: object) -> dict[str, object]:
 async def test_a_member_retitles_archives_and_unarchives_and_every_member_sees_it(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Who may do what in a space: a member may "retitle, archive and
+    """docs/product/spaces.md, Who may do what in a space: a member may "retitle, archive and
     unarchive"; Retitling and archiving: the room shows a muted line saying who did it."""
     room = await room_with_everyone(api)
     socks = await watchers(stack, room, await api.head(room.owner))
@@ -98,7 +98,7 @@ async def test_a_member_retitles_archives_and_unarchives_and_every_member_sees_i
 
 
 async def test_the_owner_retitles_and_archives_too(stack, api: Api) -> None:
-    """spec/spaces.md, Who may do what in a space: an owner may everything a member may."""
+    """docs/product/spaces.md, Who may do what in a space: an owner may everything a member may."""
     room = await room_with_everyone(api)
     seq = await api.append(room.owner, update(room.space_id, title="Q3", state="closed"))
     sheet = await api.sheet(room.owner, room.space_id, seq)
@@ -108,7 +108,7 @@ async def test_the_owner_retitles_and_archives_too(stack, api: Api) -> None:
 async def test_a_guest_talks_and_leaves_but_adds_retitles_and_archives_nothing(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Who may do what in a space: a guest may "Talk, and leave"."""
+    """docs/product/spaces.md, Who may do what in a space: a guest may "Talk, and leave"."""
     room = await room_with_everyone(api)
     other = await api.add_person(room.owner, "Olga Other")
     said = await api.say(room.gus, room.space_id, "hello from a guest")
@@ -156,7 +156,7 @@ async def test_a_guest_talks_and_leaves_but_adds_retitles_and_archives_nothing(
 
 
 async def test_a_member_adds_somebody_and_everyone_sees_who_did(stack, api: Api) -> None:
-    """spec/spaces.md, Who may do what in a space: a member may "add somebody"."""
+    """docs/product/spaces.md, Who may do what in a space: a member may "add somebody"."""
     room = await room_with_everyone(api)
     olga = await api.add_person(room.owner, "Olga Other")
     socks = await watchers(stack, room, await api.head(room.owner))
@@ -175,7 +175,7 @@ async def test_a_member_adds_somebody_and_everyone_sees_who_did(stack, api: Api)
 
 
 async def test_only_the_owner_removes_somebody_else(stack, api: Api) -> None:
-    """spec/spaces.md, Who may do what in a space: an owner may "remove somebody else"."""
+    """docs/product/spaces.md, Who may do what in a space: an owner may "remove somebody else"."""
     room = await room_with_everyone(api)
     head = await api.head(room.owner)
     gone = {
@@ -198,7 +198,7 @@ async def test_only_the_owner_removes_somebody_else(stack, api: Api) -> None:
 async def test_a_harness_talks_but_retitles_or_closes_only_a_space_it_opened_itself(
     stack, api: Api
 ) -> None:
-    """spec/spaces.md, Who may do what in a space: "A harness in a space talks and works;
+    """docs/product/spaces.md, Who may do what in a space: "A harness in a space talks and works;
     it retitles or closes only a space it opened itself." A person opened this one."""
     room = await room_with_everyone(api)
     olga = await api.add_person(room.owner, "Olga Other")
@@ -231,7 +231,7 @@ async def test_a_harness_talks_but_retitles_or_closes_only_a_space_it_opened_its
 
 
 async def test_a_harness_home_is_never_archived(stack, api: Api) -> None:
-    """spec/spaces.md, Deleting one: "A harness's home, the room its lead speaks in, is
+    """docs/product/spaces.md, Deleting one: "A harness's home, the room its lead speaks in, is
     never deleted or archived"; its owner may still retitle it."""
     room = await room_with_everyone(api)
     head = await api.head(room.owner)
@@ -271,7 +271,7 @@ async def test_an_update_that_changes_nothing_is_refused_as_invalid(stack, api: 
 
 
 async def test_a_stranger_is_refused_alike_whether_or_not_the_room_exists(stack, api: Api) -> None:
-    """spec/websocket.md, Writing: a write into a space you are not in is forbidden, and the
+    """docs/product/websocket.md, Writing: a write into a space you are not in is forbidden, and the
     refusal says nothing about which rooms exist."""
     room = await room_with_everyone(api)
     olga = await api.add_person(room.owner, "Olga Other")

@@ -1,6 +1,6 @@
 """What a room's job has spent, its ceiling, and the referee's warnings and pause.
 
-spec/websocket.md, What the job has spent; At the ceiling: "$3 unless a person in the room
+docs/product/websocket.md, What the job has spent; At the ceiling: "$3 unless a person in the room
 sets another, from $0.25 to $100 … After each usage in a room it weighs the job against the
 ceiling, and tells every harness in the room, once per job … At the ceiling the same event
 comes with "threshold": 100, "action": "pause", after an exchange.set by the system … A

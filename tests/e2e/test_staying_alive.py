@@ -1,4 +1,4 @@
-"""Pings, silence and slow readers (spec/websocket.md, Staying alive, and falling behind).
+"""Pings, silence and slow readers (docs/product/websocket.md, Staying alive, and falling behind).
 
 These run against gateways of their own started with small numbers, since all four are
 configuration: one with a short queue, one with a short silence timeout.

@@ -1,4 +1,4 @@
-"""Threads (spec/messages.md, Threads).
+"""Threads (docs/product/messages.md, Threads).
 
 "space.created with kind: "thread", parent_space_id and root_message_id — and no members
 of its own: whoever is in the room is in its threads, sees them, and leaves them with the

@@ -1,4 +1,4 @@
-"""Socket tickets and the ways onto /v1/ws (spec/websocket.md, Getting on)."""
+"""Socket tickets and the ways onto /v1/ws (docs/product/websocket.md, Getting on)."""
 
 from __future__ import annotations
 

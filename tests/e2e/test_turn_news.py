@@ -2,7 +2,8 @@
 news (a harness's joining, who joined since its last turn, why the message is its turn,
 lines left out), the same live and on a replay.
 
-spec/websocket.md, What a harness hears; Who is in the room; What you're told with a question.
+docs/product/websocket.md, What a harness hears; Who is in the room; What you're told with a
+question.
 """
 
 from __future__ import annotations

@@ -92,6 +92,12 @@ class Person:
         return [c for c in self.console if "Content Security Policy" in c]
 
 
+async def use_a_token(page: Page) -> None:
+    """Open the first screen's advanced way in: a token rather than an invite link."""
+    await expect(page.get_by_role("heading", name="Sign in to Chips")).to_be_visible()
+    await page.get_by_text("Sign in with a token instead").click()
+
+
 async def sign_in(
     browser: Browser, base_url: str, who: Identity, *, viewport: dict[str, int] = DESKTOP, **kw: Any
 ) -> Person:
@@ -99,6 +105,7 @@ async def sign_in(
     page = await context.new_page()
     person = Person(page)
     await page.goto(base_url + "/")
+    await use_a_token(page)
     await page.get_by_label("Your token").fill(who.token)
     await page.get_by_role("button", name="Sign in").click()
     # Signed in once the socket's hello has named the person (the foot of the list).
@@ -133,6 +140,7 @@ async def test_sign_in_post_and_a_harness_replies_live(
     await page.goto(stack.gateway_a + "/")
     await expect(page.get_by_role("heading", name="Sign in to Chips")).to_be_visible()
     await page.screenshot(path=str(ARTIFACTS / "sign-in.png"))
+    await use_a_token(page)
     await page.get_by_label("Your token").fill("chips_pt_not-a-real-token")
     await page.get_by_role("button", name="Sign in").click()
     await expect(page.get_by_role("alert")).to_contain_text("not known")
@@ -274,6 +282,44 @@ async def test_an_approval_answered_in_one_browser_says_who_in_the_other(
             break
         await asyncio.sleep(0.05)
     assert answered == wanted
+
+
+async def test_a_run_s_approval_is_drawn_inside_its_run(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """Two runs asking the same thing: each card sits inside its own run, so they can be
+    told apart, and answering one leaves the other's open."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await room_with(api, owner, "Twins", scout)
+    for goal in ("Ship the web build", "Ship the phone build"):
+        run = key("run_twin")
+        await api.append(
+            scout, {"type": "run.started", "run_id": run, "space_id": room, "goal": goal}
+        )
+        await api.append(
+            scout,
+            {
+                "type": "approval.request",
+                "approval_id": key("perm"),
+                "run_id": run,
+                "action": "deploy.production",
+                "preview": "Deploy to production",
+            },
+        )
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+    web = page.get_by_test_id("run").filter(has_text="Ship the web build")
+    phone = page.get_by_test_id("run").filter(has_text="Ship the phone build")
+    await expect(web.get_by_test_id("approval")).to_have_count(1)
+    await expect(phone.get_by_test_id("approval")).to_have_count(1)
+    await expect(page.get_by_test_id("approval")).to_have_count(2)  # none drawn twice
+    await phone.get_by_test_id("approval").get_by_role("button", name="Approve").click()
+    await expect(phone.get_by_test_id("decided")).to_have_text("Approved by you")
+    await expect(
+        web.get_by_test_id("approval").get_by_role("button", name="Approve")
+    ).to_be_visible()
 
 
 async def test_an_approval_offers_its_buttons_only_to_who_decides_and_none_once_its_run_ended(
@@ -465,7 +511,7 @@ async def test_a_line_offers_what_the_door_takes_and_leaving_closes_the_room(
     stack: Stack, api: Api, browser: Browser
 ) -> None:
     """rules/words.py: a guest does not pin; an archived room has no composer, so no Reply or
-    Edit; spec/spaces.md, Leaving one: a room left is off the list, and off the screen."""
+    Edit; docs/product/spaces.md, Leaving one: a room left is off the list, and off the screen."""
     owner = await api.create_workspace(owner="Arjun Rao")
     maya = await api.add_person(owner, "Maya Chen")
     gus = await api.add_person(owner, "Gus Hale")
@@ -500,6 +546,62 @@ async def test_a_line_offers_what_the_door_takes_and_leaving_closes_the_room(
     await expect(guss.page.get_by_text("Friday is yours")).to_have_count(0)
 
 
+async def test_escape_closes_a_line_s_menu_and_one_menu_is_open_at_a_time(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """A line's ⋯ menu closes on Escape with the focus still on its button (it closed only
+    from inside the menu), and the room's menu opening closes it (it opened on top)."""
+    owner = await api.create_workspace(owner="Arjun Rao")
+    room = await room_with(api, owner, "Menus")
+    await api.say(owner, room, "one line to act on")
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    await arjun.open_room(room)
+    page = arjun.page
+    await arjun.line_menu("one line to act on")
+    await expect(page.get_by_role("menuitem", name="Reply", exact=True)).to_be_visible()
+    await page.keyboard.press("Escape")
+    await expect(page.get_by_role("menu")).to_have_count(0)
+    await expect(
+        arjun.line("one line to act on").get_by_role("button", name=re.compile("^Actions for"))
+    ).to_be_focused()
+
+    await arjun.line_menu("one line to act on")
+    await page.get_by_test_id("room-actions").click()
+    await expect(page.get_by_role("menu")).to_have_count(1)
+    await expect(page.get_by_role("menuitem", name="Reply", exact=True)).to_have_count(0)
+    await page.mouse.click(5, 5)  # a press outside closes it
+    await expect(page.get_by_role("menu")).to_have_count(0)
+
+
+async def test_search_hits_are_walked_with_the_arrows_and_show_words_not_markup(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    owner = await api.create_workspace(owner="Arjun Rao")
+    room = await room_with(api, owner, "Ledger")
+    await api.say(owner, room, "the **overdue** bill from Initech")
+    last = await api.say(owner, room, "an overdue *reminder* for Globex")
+    await api.lines(owner, room, after_seq=last)
+    arjun = await sign_in(browser, stack.gateway_a, owner)
+    page = arjun.page
+    search = page.get_by_role("searchbox", name="Search messages")
+    await search.fill("overdue")
+    hits = page.get_by_test_id("hit")
+    await expect(hits).to_have_count(2)
+    await expect(hits.nth(1)).to_contain_text("the overdue bill from Initech")
+    await expect(page.get_by_test_id("hits")).not_to_contain_text("*")
+    await search.press("ArrowDown")
+    await expect(hits.first).to_be_focused()
+    await page.keyboard.press("ArrowDown")
+    await expect(hits.nth(1)).to_be_focused()
+    await page.keyboard.press("ArrowUp")
+    await page.keyboard.press("ArrowUp")
+    await expect(search).to_be_focused()
+    await search.press("ArrowDown")
+    await page.keyboard.press("Enter")
+    found = page.locator('[data-testid="line"][aria-current="true"]')
+    await expect(found).to_contain_text("an overdue reminder for Globex")
+
+
 # --- threads, and the room's life: rename, lock, archive, delete, the sheet --------------
 
 
@@ -512,11 +614,15 @@ async def test_a_thread_opens_from_a_line(stack: Stack, api: Api, browser: Brows
     await arjun.say("Which day do we launch?")
     await arjun.line_menu("Which day")
     await page.get_by_role("menuitem", name="Reply in a thread").click()
-    await expect(page.get_by_role("heading", name="Thread in Launch")).to_be_visible()
+    # Named by the words it was opened on, not "Thread in Launch" for every thread.
+    await expect(page.get_by_role("heading", name="Which day do we launch?")).to_be_visible()
+    await expect(page.get_by_test_id("room-facts")).to_contain_text("Thread in Launch")
     await expect(page.get_by_text("In reply to Arjun Rao: Which day do we launch?")).to_be_visible()
     await arjun.say("Tuesday works")
     await expect(arjun.line("Tuesday works")).to_contain_text(re.compile(r"\d"))
     await expect(page.get_by_role("heading", name="Threads")).to_be_visible()
+    listed = page.locator("nav a.room-link").filter(has_text="Which day do we launch?")
+    await expect(listed).to_contain_text("in Launch")
     await arjun.shot("thread")
     await page.get_by_role("link", name="Back to the room").click()
     await arjun.line("Which day").get_by_role("link", name="Thread →").click()
@@ -580,6 +686,7 @@ async def test_the_room_s_menu_offers_only_what_the_door_would_take(
     # rules/spaces.py, erase.py and threads.py: a member renames and archives but neither
     # locks nor deletes; a guest does none of these; while locked nobody renames, archives
     # or deletes, and the owner may unlock; a thread has no title, lock or members of its own.
+    # Muting is one's own, so everyone here is offered it.
     owner = await api.create_workspace(owner="Arjun Rao")
     maya = await api.add_person(owner, "Maya Chen")
     gus = await api.add_person(owner, "Gus Hale")
@@ -603,12 +710,14 @@ async def test_the_room_s_menu_offers_only_what_the_door_would_take(
     for who in (arjun, mayas, guss):
         await who.open_room(room)
     await expect(await menu(arjun)).to_have_text(
-        ["Rename…", "Archive…", "Lock changes", "People…", "Delete…"]
+        ["Rename…", "Archive…", "Lock changes", "People…", "Mute notifications", "Delete…"]
     )
     await shut(arjun)
-    await expect(await menu(mayas)).to_have_text(["Rename…", "Archive…", "People…"])
+    await expect(await menu(mayas)).to_have_text(
+        ["Rename…", "Archive…", "People…", "Mute notifications"]
+    )
     await shut(mayas)
-    await expect(await menu(guss)).to_have_text(["People…"])
+    await expect(await menu(guss)).to_have_text(["People…", "Mute notifications"])
     # The guest's sheet adds nobody; the member's takes nobody else out, and she may leave.
     await guss.page.get_by_role("menuitem", name="People…").click()
     await expect(guss.page.get_by_role("dialog").get_by_test_id("members")).to_contain_text("guest")
@@ -622,13 +731,17 @@ async def test_the_room_s_menu_offers_only_what_the_door_would_take(
     assert (await api.lock(owner, room)).status_code == 200
     await expect(arjun.page.get_by_test_id("room-facts")).to_contain_text("Locked")
     await expect(await menu(arjun)).to_have_text(
-        ["Changes are locked.", "Unlock changes", "People…"]
+        ["Changes are locked.", "Unlock changes", "People…", "Mute notifications"]
     )
     assert await axe_violations(arjun.page) == []
     await shut(arjun)
     await expect(mayas.page.get_by_test_id("room-facts")).to_contain_text("Locked")
     await expect(await menu(mayas)).to_have_text(
-        ["Changes are locked; the room's owner or an admin can unlock them.", "People…"]
+        [
+            "Changes are locked; the room's owner or an admin can unlock them.",
+            "People…",
+            "Mute notifications",
+        ]
     )
     await shut(mayas)
     await (await menu(arjun)).filter(has_text="Unlock changes").click()
@@ -637,7 +750,7 @@ async def test_the_room_s_menu_offers_only_what_the_door_would_take(
     # A thread: its room's owner and the workspace's owner is offered nothing of its own.
     await arjun.open_room(thread)
     await expect(arjun.page.get_by_role("link", name="Back to the room")).to_be_visible()
-    await expect(await menu(arjun)).to_have_text(["People…"])
+    await expect(await menu(arjun)).to_have_text(["People…", "Mute notifications"])
     await arjun.page.get_by_role("menuitem", name="People…").click()
     members = arjun.page.get_by_role("dialog").get_by_test_id("members")
     await expect(members).to_contain_text("Maya Chen")
@@ -704,7 +817,7 @@ def frame_events(frame: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_archive_and_delete_ask_first_and_say_what_a_following_harness_does(
     stack: Stack, api: Api, browser: Browser
 ) -> None:
-    """spec/spaces.md, Retitling and archiving: "Archive asks first; Unarchive only puts a
+    """docs/product/spaces.md, Retitling and archiving: "Archive asks first; Unarchive only puts a
     room back"; Deleting one: the sheet that asks first promises what a harness does on its
     side only for one that declared follows_rooms, "and says nothing on behalf of one that
     did not", and a harness's home "is never deleted or archived". Scout follows rooms and is
@@ -786,7 +899,7 @@ async def test_archive_and_delete_ask_first_and_say_what_a_following_harness_doe
 async def test_deleting_a_direct_room_nobody_could_open_again_says_it_archives_it(
     stack: Stack, api: Api, browser: Browser
 ) -> None:
-    """spec/spaces.md, Deleting one: "a direct space nobody can open again ... is archived
+    """docs/product/spaces.md, Deleting one: "a direct space nobody can open again ... is archived
     instead", so its sheet does not say it is erased."""
     owner = await api.create_workspace(owner="Arjun Rao")
     maya = await api.add_person(owner, "Maya Chen")
@@ -825,10 +938,10 @@ def png(width: int = 48, height: int = 32, colour: tuple[int, int, int] = (200, 
 async def test_a_photo_and_a_file_posted_from_the_composer_reach_the_others(
     stack: Stack, api: Api, browser: Browser
 ) -> None:
-    """spec/messages.md, Attachments: the client asks for an upload slot and sends the
+    """docs/product/messages.md, Attachments: the client asks for an upload slot and sends the
     bytes, the message names the uploads; a photo renders inline, anything else is a
     download; a file over its kind's cap is refused at the chip, before a byte of it is
-    uploaded, with the sentence the server would have used. spec/websocket.md: the room's
+    uploaded, with the sentence the server would have used. docs/product/websocket.md: the room's
     Files list them for anybody in the room."""
     owner = await api.create_workspace(owner="Arjun Rao")
     bea = await api.add_person(owner, "Bea Lund")
@@ -917,7 +1030,7 @@ async def test_a_photo_and_a_file_posted_from_the_composer_reach_the_others(
 async def test_search_as_typed_marks_the_match_and_opens_the_room_at_the_line(
     stack: Stack, api: Api, browser: Browser
 ) -> None:
-    """spec/messages.md, Search: every word is required and the last is a prefix, so a
+    """docs/product/messages.md, Search: every word is required and the last is a prefix, so a
     search narrows as it is typed; a hit carries a snippet with the match marked, and
     opens the room at the line."""
     owner = await api.create_workspace(owner="Arjun Rao")
@@ -954,7 +1067,7 @@ async def test_search_as_typed_marks_the_match_and_opens_the_room_at_the_line(
 async def test_the_composer_says_and_picks_who_a_message_is_for(
     stack: Stack, api: Api, browser: Browser
 ) -> None:
-    """spec/spaces.md, Several harnesses and people in one space: the faces at the front of
+    """docs/product/spaces.md, Several harnesses and people in one space: the faces at the front of
     the field say where the next message goes, the empty field says it in words (Message
     Everyone), a tap opens a list that picks a harness or Everyone, and the pick goes with
     the message as to; the room draws the route over a message whose address changed."""
@@ -970,6 +1083,8 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
     page = arjun.page
     to = page.get_by_test_id("to")
     await expect(to).to_contain_text("Everyone")
+    # It says "To" and the names, not their first letters ("S L"), and says agents.
+    await expect(to).to_have_text(re.compile(r"^To\s+Everyone$"))
     await expect(page.get_by_test_id("composer")).to_have_attribute(
         "placeholder", "Message Everyone"
     )
@@ -1014,9 +1129,15 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
     await page.get_by_test_id("to").press("Enter")
     menu = page.get_by_role("menu", name="Who the message is for")
     await expect(menu.get_by_role("menuitemradio", name=re.compile("^Ledger"))).to_be_focused()
+    await expect(menu).to_contain_text("only this agent takes a turn")
     await page.keyboard.press("ArrowDown")
     await page.keyboard.press("Escape")
     await expect(menu).to_have_count(0)
+    # On a phone too the field reads "To Ledger", not a letter in a circle.
+    phone = await sign_in(browser, stack.gateway_a, owner, viewport=PHONE)
+    await phone.open_room(room)
+    await expect(phone.page.get_by_test_id("to")).to_have_text(re.compile(r"^To\s+Ledger$"))
+    await expect(phone.page.get_by_test_id("to").locator(".to-words")).to_be_visible()
     await s_sock.close()
     await l_sock.close()
 
@@ -1213,6 +1334,23 @@ async def test_lines_read_back_with_before_and_the_list_holds_threads(api: Api) 
     )
     threads = [s for s in listed.json()["spaces"] if s["kind"] == "thread"]
     assert [(t["parent_space_id"], t["root_message_id"]) for t in threads] == [(room, root["id"])]
+    # A thread is named by the words it was opened on; a room has none.
+    assert threads[0]["root_text"] == "n0"
+    assert all(s["root_text"] is None for s in listed.json()["spaces"] if s["kind"] != "thread")
     # Somebody in no room of it is told of no thread.
     other = await api.http.get("/v1/spaces", params={"threads": "true"}, headers=api.auth(maya))
     assert other.json()["spaces"] == []
+
+
+async def test_the_app_has_an_icon_and_favicon_ico_answers_it(
+    stack: Stack, api: Api, built_app: None
+) -> None:
+    index = await api.http.get("/")
+    assert '<link rel="icon" href="/favicon.svg" type="image/svg+xml"' in index.text
+    svg = await api.http.get("/favicon.svg")
+    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
+    assert svg.text.startswith("<svg")
+    # The browser's own guess, whatever the page links.
+    ico = await api.http.get("/favicon.ico")
+    assert ico.status_code == 200 and ico.headers["content-type"] == "image/svg+xml"
+    assert ico.content == svg.content

@@ -1,7 +1,7 @@
 """Who may connect a harness (docs/adr/0060).
 
-spec/jacobian-channel.md: "Add the harness the way you add any harness … chips connect
-custom --name Jacobian --no-dial, on any machine paired with the server"; spec/spaces.md:
+docs/product/jacobian-channel.md: "Add the harness the way you add any harness … chips connect
+custom --name Jacobian --no-dial, on any machine paired with the server"; docs/product/spaces.md:
 "a person opens spaces", and the harness's direct space is opened for whoever connected
 it. So any person of the workspace connects a harness of their own: an owner, an admin
 or a member. A guest does not, and neither does a harness; each refusal says why and

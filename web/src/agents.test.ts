@@ -17,10 +17,12 @@ import {
   pauseWords,
   refereeWords,
   spendWords,
+  dollars,
   statusWords,
   talkFolds,
   whereWords,
   workingWords,
+  goingRuns,
 } from "./agents";
 import { lineOf } from "./lines";
 import type { AnyEvent, Line } from "./protocol";
@@ -107,6 +109,10 @@ describe("the ceiling", () => {
   it("says the job's spend in words", () => {
     expect(spendWords({ ceiling_usd: 3, spent_usd: 0.42, since_seq: 1, uncounted_runs: 0 })).toBe("This job has spent $0.42 of the $3.00 this room allows a job (14%).");
     expect(spendWords({ ceiling_usd: 3, spent_usd: 1, since_seq: 1, uncounted_runs: 2 })).toContain("2 runs reported no cost and count nothing.");
+    // A cheap job reads its own figures, never "$0.00" (issue #30).
+    expect(spendWords({ ceiling_usd: 3, spent_usd: 0.002, since_seq: 1, uncounted_runs: 0 })).toMatch(/^This job has spent \$0\.002 of the \$3\.00/);
+    expect(dollars(0.002)).toBe("$0.002");
+    expect(dollars(0)).toBe("$0.00");
   });
 });
 
@@ -223,5 +229,29 @@ describe("who is working", () => {
     expect(workingWords(two, nameOf, now)).toBe("Working now: J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, less than a minute in");
     expect(foldWork(two, ev("message.post", "usr_a", { text: "hi" }))).toBe(two);
     expect(workingWords(foldWork(two, ev("room.idle", "sys", { since: "2026-12-01T10:03:00.000Z", idle: [] })), nameOf, now)).toBeNull();
+    // One agent with several runs going is said once, with its count, since its oldest.
+    const many = [0, 1, 2, 3].map((n) => ({ agent_id: "hrn_s", run_id: `run_${n}`, since: `2026-12-01T10:0${n}:00.000Z`, heard_at: "2026-12-01T10:02:00.000Z", last_step: `step ${n}` }));
+    expect(workingWords(many, nameOf, now)).toBe("Working now: Scout · 4 runs, 2 minutes in (last step: step 3)");
+    expect(workingWords([...many, ...two], nameOf, now)).toBe("Working now: Scout · 4 runs, 2 minutes in (last step: step 3); J1, 2 minutes in (last step: Editing ascii-alphabet.html); J2, less than a minute in");
+  });
+  it("keeps a run that is not finished, waiting on a card or gone quiet, until it ends", () => {
+    const now = Date.parse("2026-12-01T10:02:30.000Z");
+    const run = (run_id: string, state = "running", harness_id = "hrn_s") => ({ run_id, harness_id, agent_id: null, state });
+    const card = (run_id: string, kind: "approval" | "question", answered_seq: number | null = null) => ({ run_id, kind, answered_seq });
+    // The referee told the room it is idle (the turn fell silent): the waiting run stays.
+    const waiting = goingRuns([run("run_1"), run("run_0", "completed")], [card("run_1", "approval")]);
+    expect(waiting).toEqual([{ run_id: "run_1", by: "hrn_s", paused: false, waiting: "approval" }]);
+    expect(workingWords([], nameOf, now, waiting)).toBe("Working now: Scout, waiting on an approval");
+    // Several of one harness's runs are said once, with their count.
+    const four = goingRuns([run("run_1"), run("run_2"), run("run_3", "paused"), run("run_4")], [card("run_2", "question"), card("run_1", "approval", 40)]);
+    expect(workingWords([], nameOf, now, four)).toBe("Working now: Scout · 4 runs, waiting on a question");
+    expect(workingWords([], nameOf, now, goingRuns([run("run_1", "paused")], []))).toBe("Working now: Scout, paused");
+    expect(workingWords([], nameOf, now, goingRuns([run("run_1")], []))).toBe("Working now: Scout, still going");
+    // A turn the referee counts and a run of its own are one entry, its runs counted once.
+    const turn = { agent_id: "hrn_s", run_id: "run_1", since: "2026-12-01T10:00:00.000Z", heard_at: "2026-12-01T10:02:00.000Z" };
+    expect(workingWords([turn], nameOf, now, goingRuns([run("run_1"), run("run_2")], [card("run_2", "approval")]))).toBe(
+      "Working now: Scout · 2 runs, 2 minutes in, waiting on an approval",
+    );
+    expect(workingWords([], nameOf, now, goingRuns([run("run_1", "failed"), run("run_2", "cancelled")], []))).toBeNull();
   });
 });

@@ -2,10 +2,10 @@
 // an agent's face with its harness, the pause and its banner, a job's spend and its
 // ceiling, a person's asks of a harness for an agent and the minute they wait, the quiet
 // lines the referee's events draw, and the note under words the referee held.
-// spec/websocket.md: Agents, Forks, New agents, Restarts, Chips referees…, What the job
-// has spent, At the ceiling; spec/spaces.md: Several harnesses and people in one space.
-import { listWords } from "./lines";
-import type { AnyEvent, Line, Participant } from "./protocol";
+// docs/product/websocket.md: Agents, Forks, New agents, Restarts, Chips referees…, What the job
+// has spent, At the ceiling; docs/product/spaces.md: Several harnesses and people in one space.
+import { listWords, moneyWords } from "./lines";
+import type { AnyEvent, Line, Participant, Run, RunCard } from "./protocol";
 
 /** How long the room waits for a fork's copy or a new agent (FORK_WAIT_MS, NEW_AGENT_WAIT_MS). */
 export const ASK_WAIT_MS = 60_000;
@@ -15,7 +15,8 @@ export const MIN_CEILING_USD = 0.25;
 export const MAX_CEILING_USD = 100;
 
 export function dollars(usd: number): string {
-  return `$${usd.toFixed(2)}`;
+  // Below a cent, as many places as show its first figure: $0.002 never reads "$0.00".
+  return moneyWords(usd) ?? "$0.00";
 }
 
 // --- faces ---------------------------------------------------------------------------------
@@ -240,7 +241,7 @@ export const REFEREE_LINE_TYPES = new Set(["exchange.set", "budget.warning", "sp
 // --- words the referee held ----------------------------------------------------------------
 
 /**
- * The note under the last of each stretch of held words (spec/spaces.md: "Scout and Ledger
+ * The note under the last of each stretch of held words (docs/product/spaces.md: "Scout and Ledger
  * have sent each other 4 messages. They'll pick up when you say something."), keyed by line
  * id. Once a person has spoken after it, it says their words let the agents go on.
  */
@@ -285,7 +286,7 @@ export interface TalkFold {
 }
 
 /**
- * The room's folds (spec/spaces.md: "Harness-to-harness traffic is folded … one row — their
+ * The room's folds (docs/product/spaces.md: "Harness-to-harness traffic is folded … one row — their
  * faces with a two-way arrow, the count, and the latest line — open on a tap, never
  * deleted"): each stretch of two or more agents' words to agents with nothing else drawn
  * between them, keyed by its first line's id. ``entries`` is what the room draws, in order;
@@ -348,9 +349,62 @@ function minutesIn(since: string, now: number): string {
   return minutes < 1 ? "less than a minute in" : minutes === 1 ? "1 minute in" : `${minutes} minutes in`;
 }
 
-/** "Working now: Scout, 2 minutes in (last step: Editing ascii-alphabet.html)", or null. */
-export function workingWords(work: Turn[], nameOf: (id: string) => string, now: number): string | null {
-  if (!work.length) return null;
-  const each = work.map((t) => `${nameOf(t.agent_id)}, ${minutesIn(t.since, now)}${t.last_step ? ` (last step: ${t.last_step})` : ""}`);
+/** A run not finished, as the room's "Working now" tells it: whose, and what it waits on. */
+export interface Going {
+  run_id: string;
+  /** The agent whose turn it is, or the harness for its own run. */
+  by: string;
+  paused: boolean;
+  /** The card it waits on, when one is still open. */
+  waiting: "approval" | "question" | null;
+}
+
+/** The room's runs not finished (running or paused), with the open card each waits on. */
+export function goingRuns(
+  runs: Iterable<Pick<Run, "run_id" | "harness_id" | "agent_id" | "state">>,
+  cards: Iterable<Pick<RunCard, "kind" | "run_id" | "answered_seq">>,
+): Going[] {
+  const open = new Map<string, "approval" | "question">();
+  for (const c of cards) if (c.answered_seq === null && !open.has(c.run_id)) open.set(c.run_id, c.kind === "approval" ? "approval" : "question");
+  return [...runs]
+    .filter((r) => r.state === "running" || r.state === "paused")
+    .map((r) => ({ run_id: r.run_id, by: r.agent_id ?? r.harness_id, paused: r.state === "paused", waiting: open.get(r.run_id) ?? null }));
+}
+
+function waitWords(going: Going[]): string | null {
+  const kinds = new Set(going.map((g) => g.waiting).filter((w) => w !== null));
+  if (kinds.size > 1) return "waiting on an answer";
+  if (kinds.has("approval")) return "waiting on an approval";
+  if (kinds.has("question")) return "waiting on a question";
+  return null;
+}
+
+/**
+ * "Working now: Scout, 2 minutes in (last step: Editing ascii-alphabet.html)", or null.
+ * The turns the referee tells of (room.working), and every run not finished besides: a run
+ * waiting on an approval or a question, or gone quiet, still stands here until it ends
+ * ("Scout · 2 runs, waiting on an approval").
+ */
+export function workingWords(work: Turn[], nameOf: (id: string) => string, now: number, runs: Going[] = []): string | null {
+  // One entry an agent, however many runs it has going: "Scout · 4 runs, 2 minutes in"
+  // (since its oldest), with the last step of its newest run.
+  const byAgent = new Map<string, { turns: Turn[]; going: Going[] }>();
+  const entry = (who: string) => byAgent.get(who) ?? byAgent.set(who, { turns: [], going: [] }).get(who)!;
+  for (const t of work) entry(t.agent_id).turns.push(t);
+  for (const g of runs) entry(g.by).going.push(g);
+  if (!byAgent.size) return null;
+  const each = [...byAgent.entries()].map(([agent, { turns, going }]) => {
+    const count = new Set([...turns.map((t) => t.run_id), ...going.map((g) => g.run_id)]).size;
+    const many = count > 1 ? ` · ${count} runs` : "";
+    const wait = waitWords(going);
+    if (!turns.length) {
+      const how = wait ?? (going.every((g) => g.paused) ? "paused" : "still going");
+      return `${nameOf(agent)}${many}, ${how}`;
+    }
+    const oldest = turns.reduce((a, b) => (Date.parse(b.since) < Date.parse(a.since) ? b : a));
+    const newest = turns.reduce((a, b) => (Date.parse(b.since) >= Date.parse(a.since) ? b : a));
+    const step = newest.last_step ? ` (last step: ${newest.last_step})` : "";
+    return `${nameOf(agent)}${many}, ${minutesIn(oldest.since, now)}${wait ? `, ${wait}` : ""}${step}`;
+  });
   return `Working now: ${each.join("; ")}`;
 }

@@ -12,14 +12,14 @@ describe("who the next message is for", () => {
   it("follows where the last message went, when nothing was picked", () => {
     expect(destination([scout, ledger], null, ["hrn_l"]).words).toBe("Ledger");
     expect(destination([scout, ledger], null, ["hrn_l", "hrn_s"]).words).toBe("Everyone");
-    expect(destination([scout, ledger], null, []).words).toBe("No harness");
+    expect(destination([scout, ledger], null, []).words).toBe("No agent");
   });
 
   it("says the pick, and only harnesses still in the room", () => {
     expect(destination([scout, ledger], ["hrn_s"], ["hrn_l"]).ids).toEqual(["hrn_s"]);
     expect(destination([scout, ledger], ["everyone"], []).everyone).toBe(true);
     expect(destination([scout, ledger], ["hrn_s", "hrn_l"], null).words).toBe("Scout and Ledger");
-    expect(destination([ledger], ["hrn_s"], null).words).toBe("No harness");
+    expect(destination([ledger], ["hrn_s"], null).words).toBe("No agent");
   });
 
   it("reads the room's harnesses from its sheet", () => {

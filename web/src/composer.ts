@@ -10,7 +10,7 @@ export const COMMANDS: [string, string][] = [
   ["/archive", "archive the room"],
   ["/unarchive", "bring the room back"],
   ["/leave", "leave the room"],
-  ["/wrong ", "say the last harness answer is wrong, and why"],
+  ["/wrong ", "say the last agent's answer is wrong, and why"],
   ["/stop", "stop every run going in the room"],
   ["wreply ", "answer a question by its id: wreply <id> <answer>"],
 ];
@@ -30,7 +30,7 @@ export function suggestions(before: string, people: { name: string; kind: string
       .filter((p) => handleFor(p.name).toLowerCase().startsWith(q) || p.name.toLowerCase().startsWith(q))
       .slice(0, 8)
       .map((p) => ({ label: p.name, insert: `@${handleFor(p.name)} `, hint: p.kind }));
-    if ("all".startsWith(q)) picks.push({ label: "all", insert: "@all ", hint: "every harness here" });
+    if ("all".startsWith(q)) picks.push({ label: "all", insert: "@all ", hint: "every agent here" });
     // A handle typed out in full needs no picking: Enter sends.
     if (picks.length === 1 && picks[0]!.insert.trim().toLowerCase() === `@${q}`) return null;
     return picks.length ? { from: before.length - (at[2] ?? "").length - 1, picks } : null;
@@ -56,14 +56,14 @@ export function harnessesOf(members: { participant_id: string; kind: string | nu
 export interface Destination {
   everyone: boolean;
   ids: string[];
-  /** What the field says: "Everyone", "Scout", "Scout and Ledger", "No harness". */
+  /** What the field says after "To": "Everyone", "Scout", "Scout and Ledger", "No agent". */
   words: string;
   /** A letter for each face shown at the front of the field. */
   faces: string[];
 }
 
 /**
- * Where the next message goes, as the composer says it (spec/spaces.md, rules 2 and 5):
+ * Where the next message goes, as the composer says it (docs/product/spaces.md, rules 2 and 5):
  * the person's pick when they made one; else where their last message here went; before
  * their first, every harness. `@` and a reply still decide first, at the door.
  */
@@ -72,7 +72,7 @@ export function destination(harnesses: Harness[], pick: string[] | null, lastAdd
   const everyone: Destination = { everyone: true, ids: [], words: "Everyone", faces: harnesses.slice(0, 3).map(face) };
   const named = (ids: string[]): Destination => {
     const chosen = harnesses.filter((h) => ids.includes(h.id));
-    if (!chosen.length) return { everyone: false, ids: [], words: "No harness", faces: [] };
+    if (!chosen.length) return { everyone: false, ids: [], words: "No agent", faces: [] };
     return { everyone: false, ids: chosen.map((h) => h.id), words: listWords(chosen.map((h) => h.name)), faces: chosen.slice(0, 3).map(face) };
   };
   if (pick) return pick.includes("everyone") ? everyone : named(pick);
@@ -84,7 +84,7 @@ export function destination(harnesses: Harness[], pick: string[] | null, lastAdd
 
 /**
  * The route drawn over a message whose address changed from its sender's last one, in a
- * room with several harnesses: "Scout", "everyone", "the people here" (spec/spaces.md:
+ * room with several harnesses: "Scout", "everyone", "the people here" (docs/product/spaces.md:
  * one that went where the last did gets none). Keyed by line id.
  */
 export function routesOf(lines: { id: string; author_id: string; addressed_to?: string[]; deleted?: boolean }[], harnesses: Harness[]): Map<string, string> {

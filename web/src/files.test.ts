@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expired, kindOf, overCap, sameOrigin, sizeWords } from "./files";
+import { clockOf, expired, foldHeard, heardWords, kindOf, overCap, sameOrigin, sizeWords, wavOf } from "./files";
 
 const caps = { ceiling_bytes: 100e6, photos_bytes: 20e6, videos_bytes: 50e6, files_bytes: 100e6 };
 
@@ -38,5 +38,37 @@ describe("files", () => {
     expect(expired({ ...file, url_expires_at: "2026-12-01T10:09:00Z" }, now)).toBe(false);
     expect(expired({ ...file, url_expires_at: "2026-12-01T10:00:02Z" }, now)).toBe(true);
     expect(expired({ ...file }, now)).toBe(true);
+  });
+});
+
+describe("voice notes", () => {
+  const note = { attachment_id: "att_1", name: "voice-note.wav", mime_type: "audio/wav", kind: "voice_note" as const, byte_size: 10, sha256: "x", version: 1, duration_ms: 4_400 };
+
+  it("says a note's length as a player does", () => {
+    expect(clockOf(4_400)).toBe("0:04");
+    expect(clockOf(80_000)).toBe("1:20");
+    expect(clockOf(null)).toBe("");
+  });
+
+  it("shows the words heard, why there are none, or that it is being heard", () => {
+    expect(heardWords(note)).toEqual({ words: "", note: "Transcribing…", waiting: true });
+    const [heard] = foldHeard([note], { attachment_id: "att_1", outcome: "words", transcript: "the quick brown fox", note: "Heard by a machine." })!;
+    expect(heardWords(heard!)).toEqual({ words: "the quick brown fox", note: "Heard by a machine.", waiting: false });
+    const [silent] = foldHeard([note], { attachment_id: "att_1", outcome: "nothing", note: "No words were heard in it." })!;
+    expect(heardWords(silent!)).toEqual({ words: "", note: "No words were heard in it.", waiting: false });
+    expect(foldHeard([note], { attachment_id: "att_2", outcome: "nothing" })).toBeNull();
+  });
+
+  it("writes a recording as a 16-bit mono WAV", () => {
+    const wav = wavOf(new Float32Array([0, 1, -1]), 16_000);
+    const v = new DataView(wav.buffer);
+    expect(new TextDecoder().decode(wav.slice(0, 4))).toBe("RIFF");
+    expect(v.getUint32(24, true)).toBe(16_000);
+    expect(v.getUint32(40, true)).toBe(6);
+    expect([v.getInt16(44, true), v.getInt16(46, true), v.getInt16(48, true)]).toEqual([0, 32767, -32767]);
+  });
+
+  it("counts a voice note as a file against the caps", () => {
+    expect(overCap(caps, "voice_note", 101e6)).toBe("Files here are capped at 100 MB, and this one is 101 MB.");
   });
 });

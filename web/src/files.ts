@@ -1,9 +1,12 @@
-// Files in the app, as pure rules (spec/messages.md, Attachments): what kind a picked file
+// Files in the app, as pure rules (docs/product/messages.md, Attachments): what kind a picked file
 // is, how big it may be and what a refusal says — the sentence the server would use
 // (chips_common.rules.files) — and where a linked file is fetched from.
-import type { Attachment } from "./gen/events";
+import type { Attachment, Heard as Heard_ } from "./gen/events";
 
-export type FileKind = "photo" | "video" | "file";
+export type FileKind = "photo" | "video" | "voice_note" | "file";
+
+/** What Chips heard in a voice note (attachment.transcribed, ADR 0137), as a file carries it. */
+export type Heard = Heard_;
 
 /** What GET /v1/uploads/caps answers: what a file of each kind may weigh here. */
 export interface Caps {
@@ -39,7 +42,8 @@ export interface Uploaded {
 // The pictures Chips decodes itself; any other picture (SVG above all) is a plain file.
 const PICTURES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
 const INLINE = new Set([...PICTURES, "application/pdf"]);
-const KIND_WORDS: Record<FileKind, string> = { photo: "Photos", video: "Videos", file: "Files" };
+// Audio counts as a file (docs/product/messages.md, Attachments): a voice note too.
+const KIND_WORDS: Record<FileKind, string> = { photo: "Photos", video: "Videos", voice_note: "Files", file: "Files" };
 
 /** The kind a picked file is likely to be, from what the browser says its type is. */
 export function kindOf(mimeType: string): FileKind {
@@ -61,7 +65,7 @@ export function sizeWords(bytes: number): string {
 }
 
 export function capFor(caps: Caps, kind: FileKind): number {
-  const own = kind === "photo" ? caps.photos_bytes : kind === "video" ? caps.videos_bytes : caps.files_bytes;
+  const own = kind === "photo" ? caps.photos_bytes : kind === "video" ? caps.videos_bytes : caps.files_bytes; // a voice note is a file
   return Math.min(own, caps.ceiling_bytes);
 }
 
@@ -99,4 +103,52 @@ export function sameOrigin(url: string | undefined, origin: string): string | un
 export function expired(file: LinkedFile, now: number): boolean {
   if (!file.url || !file.url_expires_at) return true;
   return Date.parse(file.url_expires_at) - 5_000 <= now;
+}
+
+/** A voice note's length as a player says it: `0:04`, `1:20`. */
+export function clockOf(ms: number | null | undefined): string {
+  if (ms == null || ms < 0) return "";
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+}
+
+/** What is shown under a voice note's player: its words, why there are none, or that it is
+ * still being heard. */
+export function heardWords(file: LinkedFile): { words: string; note: string | null; waiting: boolean } {
+  const heard = file.heard;
+  if (!heard) return { words: "", note: "Transcribing…", waiting: true };
+  if (heard.outcome === "words") return { words: heard.transcript ?? "", note: heard.note ?? null, waiting: false };
+  return { words: "", note: heard.note ?? "Not transcribed.", waiting: false };
+}
+
+/** Fold what was heard in a voice note into the line's copy of it; true if it changed. */
+export function foldHeard(files: LinkedFile[] | undefined, e: Record<string, unknown>): LinkedFile[] | null {
+  if (!files) return null;
+  const id = e["attachment_id"];
+  if (!files.some((f) => f.attachment_id === id)) return null;
+  const heard: Heard = { outcome: e["outcome"] as Heard["outcome"] };
+  for (const k of ["transcript", "note", "engine"] as const) if (typeof e[k] === "string") (heard as unknown as Record<string, string>)[k] = e[k] as string;
+  return files.map((f) => (f.attachment_id === id ? { ...f, heard } : f));
+}
+
+/** A recording as a 16-bit PCM WAV (mono), the kind of voice note Chips hears. */
+export function wavOf(samples: Float32Array, rate: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(44 + samples.length * 2);
+  const v = new DataView(out.buffer);
+  const text = (at: number, s: string) => [...s].forEach((c, i) => v.setUint8(at + i, c.charCodeAt(0)));
+  text(0, "RIFF");
+  v.setUint32(4, 36 + samples.length * 2, true);
+  text(8, "WAVE");
+  text(12, "fmt ");
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true);
+  v.setUint16(22, 1, true);
+  v.setUint32(24, rate, true);
+  v.setUint32(28, rate * 2, true);
+  v.setUint16(32, 2, true);
+  v.setUint16(34, 16, true);
+  text(36, "data");
+  v.setUint32(40, samples.length * 2, true);
+  samples.forEach((x, i) => v.setInt16(44 + i * 2, Math.max(-1, Math.min(1, x)) * 0x7fff, true));
+  return out;
 }

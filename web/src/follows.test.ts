@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deleteArchivesInstead, followersOf, followerSides, followWords } from "./follows";
+import { followersOf, followerSides, followWords } from "./follows";
 import type { Participant } from "./protocol";
 
 function person(id: string, name: string): Participant {
@@ -77,15 +77,5 @@ describe("what the sheet that asks first says", () => {
   it("says its owner when the directory does not name them, and never deletes for nobody signed in", () => {
     const stray = [{ id: "hrn_x", name: "Stray", ownerId: "usr_gone" }];
     expect(followWords(followerSides("delete", stray, null), nameOf)).toEqual(["Stray archives its side, for its owner to delete or bring back."]);
-  });
-});
-
-describe("what Delete does to the room", () => {
-  it("archives a direct room nobody could open again, and erases anything else", () => {
-    expect(deleteArchivesInstead({ kind: "direct", key: null })).toBe(true);
-    expect(deleteArchivesInstead({ kind: "direct" })).toBe(true);
-    expect(deleteArchivesInstead({ kind: "direct", key: "po-4471" })).toBe(false);
-    expect(deleteArchivesInstead({ kind: "group", key: null })).toBe(false);
-    expect(deleteArchivesInstead(null)).toBe(false);
   });
 });

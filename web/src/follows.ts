@@ -1,5 +1,5 @@
-// What the sheet that asks first promises on a harness's behalf (spec/spaces.md, Deleting
-// one; spec/jacobian-channel.md, Deleting a room). A harness that declared follows_rooms
+// What the sheet that asks first promises on a harness's behalf (docs/product/spaces.md, Deleting
+// one; docs/product/jacobian-channel.md, Deleting a room). A harness that declared follows_rooms
 // carries a delete or an archive over to its own side: deleted by its owner, it deletes its
 // side too; deleted by somebody else, it archives its side for its owner; archived, it
 // archives its side and brings it back on unarchive. The sheet says so for each such
@@ -32,12 +32,6 @@ export function followersOf(members: readonly { participant_id: string }[], dire
     out.push({ id: harness.participant_id, name: harness.name, ownerId: harness.owner_id });
   }
   return out;
-}
-
-/** Whether Delete archives the room rather than erasing it: a direct room nobody could open
- * again (not opened by key) is archived instead, as the door decides it. */
-export function deleteArchivesInstead(space: { kind: string; key?: string | null } | null | undefined): boolean {
-  return space?.kind === "direct" && (space.key ?? null) === null;
 }
 
 /** What a following harness does on its side: deletes it, archives it (for its owner, when

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { foldChange, heardLine, insertLine, lineOf, reactionsOf, systemLine } from "./lines";
+import { foldChange, heardLine, insertLine, lineOf, moneyWords, reactionsOf, reauthor, systemLine, threadName } from "./lines";
 import type { AnyEvent, Line } from "./protocol";
 
 const names: Record<string, string> = { usr_a: "Arjun Rao", usr_m: "Maya Chen", hrn_l: "Ledger", agt_j1: "J1", agt_j2: "J2" };
@@ -27,6 +27,19 @@ describe("system lines", () => {
     expect(systemLine(ev("membership.added", "usr_a", { participant_id: "hrn_l", standing: "agents" }), nameOf)).toBeNull();
     expect(systemLine(ev("membership.removed", "usr_a", { participant_id: "hrn_l", standing: "agents" }), nameOf)).toBeNull();
     expect(systemLine(ev("membership.added", "usr_a", { participant_id: "hrn_l" }), nameOf)).toBe("Arjun Rao added Ledger");
+  });
+});
+
+describe("an agent attached in another's place", () => {
+  it("is the author of what that one said, not of what it did to the room", () => {
+    const said = lineOf(ev("message.post", "hrn_l", { space_id: "spc_1", message_id: "msg_l", text: "F is drawn." }), nameOf, null)!;
+    const added = lineOf(ev("membership.added", "hrn_l", { space_id: "spc_1", participant_id: "usr_m" }), nameOf, null)!;
+    const maya = lineOf(ev("message.post", "usr_m", { space_id: "spc_1", message_id: "msg_m", text: "Thanks" }), nameOf, null)!;
+    const lines = [said, added, maya];
+    const replaced = ev("membership.replaced", "hrn_l", { space_id: "spc_1", participant_id: "agt_j1", replaced: "hrn_l" });
+    expect(reauthor(lines, replaced).map((l) => l.author_id)).toEqual(["agt_j1", "hrn_l", "usr_m"]);
+    const elsewhere = ev("membership.replaced", "hrn_l", { space_id: "spc_1", participant_id: "agt_j1", replaced: "agt_j2" });
+    expect(reauthor(lines, elsewhere)).toBe(lines);
   });
 });
 
@@ -86,5 +99,35 @@ describe("lines from events", () => {
     const lines = insertLine(insertLine(insertLine([], mk("a", 3)), mk("b", 1)), mk("c", 2));
     expect(lines.map((l) => l.id)).toEqual(["b", "c", "a"]);
     expect(insertLine(lines, mk("c", 2)).length).toBe(3);
+  });
+});
+
+describe("money", () => {
+  it("says cents from a cent up and a cheap run's first figure below it, never $0.00", () => {
+    expect(moneyWords(1.25)).toBe("$1.25");
+    expect(moneyWords(0.01)).toBe("$0.01");
+    expect(moneyWords(0)).toBe("$0.00");
+    expect(moneyWords(0.002)).toBe("$0.002");
+    expect(moneyWords(0.0024)).toBe("$0.0024");
+    expect(moneyWords(0.00041)).toBe("$0.00041");
+    expect(moneyWords(0.0000001)).toBe("under $0.000001");
+    expect(moneyWords("3")).toBeNull();
+    expect(moneyWords(undefined)).toBeNull();
+  });
+});
+
+describe("a thread's name", () => {
+  it("is the first words of the message it was opened on, without their markup", () => {
+    expect(threadName("Which day do we launch?", "Launch")).toBe("Which day do we launch?");
+    expect(threadName("Can **you** check the totals in the March ledger before Friday", "Ledger")).toBe("Can you check the totals in…");
+    expect(threadName("  one\n\ntwo  ", "Ledger")).toBe("one two");
+  });
+  it("is cut at a word and never ends on a comma", () => {
+    expect(threadName("First, second, third, fourth, fifth, sixth, seventh", "R")).toBe("First, second, third, fourth, fifth…");
+    expect(threadName("Supercalifragilisticexpialidocious-and-then-some-more-words-here", "R")).toBe("Supercalifragilisticexpialidocious-and…");
+  });
+  it("says which room when its message was taken back or has no words", () => {
+    expect(threadName(null, "Launch")).toBe("Thread in Launch");
+    expect(threadName("   ", null)).toBe("Thread in a room");
   });
 });

@@ -1,7 +1,8 @@
 // Pure folds of events into what a room shows; the same words the server's read model
 // draws (chips_common.rules.lines.system_line, docs/adr/0006), so a live line and a
 // reloaded one read alike.
-import type { LinkedFile } from "./files";
+import { foldHeard, type LinkedFile } from "./files";
+import { plainWords } from "./markdown";
 import type { AnyEvent, FeedbackItem, Line } from "./protocol";
 
 export const LINE_TYPES = new Set(["membership.added", "membership.removed", "space.updated", "space.lock_set", "space.lead_set", "lead.handed"]);
@@ -11,6 +12,45 @@ export const CARD_KINDS = new Set(["status", "approval", "question", "receipt", 
 export function listWords(names: readonly string[], last: "and" | "or" = "and"): string {
   if (names.length <= 1) return names[0] ?? "";
   return `${names.slice(0, -1).join(", ")} ${last} ${names[names.length - 1]}`;
+}
+
+/**
+ * A cost in dollars as a person reads it: cents from a cent up ("$1.25"), and below a
+ * cent as many places as it takes to show its first figure ("$0.002", "$0.0004"), so a
+ * cheap run never reads "$0.00". Null when there is no number.
+ */
+export function moneyWords(usd: unknown): string | null {
+  if (typeof usd !== "number" || !Number.isFinite(usd)) return null;
+  if (usd === 0 || Math.abs(usd) >= 0.01) return `$${usd.toFixed(2)}`;
+  const places = Math.min(6, Math.max(3, 1 - Math.floor(Math.log10(Math.abs(usd)))));
+  const shown = usd.toFixed(places).replace(/0+$/, "");
+  return shown === "0." || shown === "-0." ? "under $0.000001" : `$${shown}`;
+}
+
+export const THREAD_NAME_WORDS = 6;
+export const THREAD_NAME_MAX = 40;
+
+/**
+ * What a thread without a title of its own is called wherever it is listed or headed: the
+ * first words of the message it was opened on, without their markup ("Which day do we
+ * launch?", "Can you check the totals in…"), or "Thread in <room>" when that message was
+ * taken back or says nothing in words.
+ */
+export function threadName(rootText: string | null | undefined, roomTitle: string | null): string {
+  const words = plainWords(rootText ?? "").split(/\s+/).filter(Boolean);
+  if (!words.length) return `Thread in ${roomTitle ?? "a room"}`;
+  let name = "";
+  let cut = false;
+  for (const [i, word] of words.entries()) {
+    const next = name ? `${name} ${word}` : word;
+    if (i >= THREAD_NAME_WORDS || next.length > THREAD_NAME_MAX) {
+      cut = true;
+      break;
+    }
+    name = next;
+  }
+  if (!name) name = words[0]!.slice(0, THREAD_NAME_MAX - 1);
+  return cut ? `${name.replace(/[,;:.–—-]+$/, "")}…` : name;
 }
 
 /** The muted line a room operation draws, or null. */
@@ -27,7 +67,7 @@ export function systemLine(e: AnyEvent, nameOf: (id: string) => string): string 
     return f["participant_id"] === e.actor.id ? `${who} left` : `${who} removed ${nameOf(String(f["participant_id"]))}`;
   }
   if (e.type === "lead.handed") {
-    // One quiet line under the words (spec/websocket.md, Who leads; docs/adr/0090).
+    // One quiet line under the words (docs/product/websocket.md, Who leads; docs/adr/0090).
     return `${nameOf(String(f["agent_id"]))} took it as the lead: it was nobody’s turn`;
   }
   if (e.type === "space.lead_set") {
@@ -91,6 +131,20 @@ export function lineOf(e: AnyEvent, nameOf: (id: string) => string, me: string |
   };
 }
 
+/**
+ * The room's lines after an agent took another's place there (membership.replaced): what
+ * the replaced harness or agent said reads as the agent's from then on, as the server's
+ * lines read it (docs/adr/0136). The very array when nothing changed.
+ */
+export function reauthor(lines: Line[], e: AnyEvent): Line[] {
+  if (e.type !== "membership.replaced") return lines;
+  const f = e as unknown as Record<string, unknown>;
+  const replaced = f["replaced"] as string | undefined;
+  const taker = f["participant_id"] as string | undefined;
+  if (!replaced || !taker || !lines.some((l) => l.author_id === replaced && l.kind !== "system")) return lines;
+  return lines.map((l) => (l.author_id === replaced && l.kind !== "system" ? { ...l, author_id: taker } : l));
+}
+
 /** Fold a change to an existing line (edit, take back, pin, feedback); true if it changed. */
 export function foldChange(line: Line, e: AnyEvent): boolean {
   const f = e as unknown as Record<string, unknown>;
@@ -121,6 +175,13 @@ export function foldChange(line: Line, e: AnyEvent): boolean {
     case "message.unpinned":
       line.pinned = false;
       return true;
+    case "attachment.transcribed": {
+      // What Chips heard in a voice note the line carries (ADR 0137).
+      const files = foldHeard(line.attachments, f);
+      if (!files) return false;
+      line.attachments = files;
+      return true;
+    }
     case "feedback": {
       const item: FeedbackItem = { from: e.actor.id, kind: f["kind"] as FeedbackItem["kind"] };
       if (typeof f["emoji"] === "string") item.emoji = f["emoji"];

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { SeqGate } from "./live";
+import { describe, expect, it, vi } from "vitest";
+import { Live, SeqGate } from "./live";
 import { suggestions } from "./composer";
 import type { AnyEvent } from "./protocol";
 
@@ -36,5 +36,49 @@ describe("the composer's picker", () => {
     expect(suggestions("/ar", people)!.picks.map((p) => p.label)).toEqual(["/archive"]);
     expect(suggestions("/", people)!.picks.length).toBeGreaterThan(6);
     expect(suggestions("hello", people)).toBeNull();
+  });
+});
+
+describe("the socket's notification frames", () => {
+  it("hands a notification frame to the inbox, not to the events", async () => {
+    class FakeSocket {
+      static last: FakeSocket | null = null;
+      sent: string[] = [];
+      onopen: (() => void) | null = null;
+      onmessage: ((m: { data: string }) => void) | null = null;
+      onclose: (() => void) | null = null;
+      constructor(readonly url: string) {
+        FakeSocket.last = this;
+      }
+      send(s: string) {
+        this.sent.push(s);
+      }
+      close() {}
+    }
+    vi.stubGlobal("WebSocket", FakeSocket);
+    vi.stubGlobal("location", { protocol: "http:", host: "chips.test" });
+    const told: Record<string, unknown>[] = [];
+    const events: unknown[] = [];
+    const live = new Live({
+      ticket: async () => "t",
+      since: () => null,
+      onHello: () => {},
+      onEvents: (e) => events.push(...e),
+      onAck: () => {},
+      onError: () => {},
+      onReceipt: () => {},
+      onState: () => {},
+      onNotification: (f) => told.push(f),
+    });
+    live.start();
+    await vi.waitFor(() => expect(FakeSocket.last).not.toBeNull());
+    const frame = { type: "notification", notification: { id: "ntf_1" }, unread: 2 };
+    FakeSocket.last!.onmessage!({ data: JSON.stringify(frame) });
+    FakeSocket.last!.onmessage!({ data: JSON.stringify({ frame: "notification", notification: { id: "ntf_2" }, unread: 1 }) });
+    await vi.waitFor(() => expect(told).toHaveLength(2));
+    expect(told[0]).toEqual(frame);
+    expect(events).toEqual([]);
+    live.stop();
+    vi.unstubAllGlobals();
   });
 });

@@ -1,4 +1,4 @@
-// The socket (spec/websocket.md): a single-use ticket, hello, subscribe with the last seq
+// The socket (docs/product/websocket.md): a single-use ticket, hello, subscribe with the last seq
 // seen, and back again after any drop — every event once, in seq order, none missed.
 // Writes wait in an outbox until the server answers for their key, and are sent again on
 // every new socket, so a reconnect loses no words and repeats none (the key makes a
@@ -17,6 +17,8 @@ export interface LiveHandlers {
   onError(key: string | undefined, code: string, message: string): void;
   onReceipt(key: string, disposition: "queued" | "steered"): void;
   onState(state: LiveState): void;
+  /** A notification made or changed for this person (issue #29; docs/notifications.md). */
+  onNotification?(frame: Record<string, unknown>): void;
 }
 
 /** Drops every event at or below the last seq handed on: nothing twice, in order. */
@@ -101,7 +103,7 @@ export class Live {
       return;
     }
     if (this.stopped) return;
-    // Same origin as the page, so the gateway's Origin check lets it in (DESIGN.md §7).
+    // Same origin as the page, so the gateway's Origin check lets it in (docs/architecture/design.md §7).
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const ws = new WebSocket(`${scheme}//${location.host}/v1/ws?ticket=${encodeURIComponent(ticket)}`);
     this.ws = ws;
@@ -133,6 +135,11 @@ export class Live {
   }
 
   private async onFrame(ws: WebSocket, frame: ServerFrame): Promise<void> {
+    const raw = frame as unknown as Record<string, unknown>;
+    if (raw["type"] === "notification" || raw["frame"] === "notification") {
+      this.h.onNotification?.(raw);
+      return;
+    }
     switch (frame.frame) {
       case "hello": {
         if (frame.person === undefined) {
@@ -146,7 +153,7 @@ export class Live {
         this.ready = true;
         this.attempt = 0;
         this.setState("live");
-        // What was never answered goes again, before anything new (websocket.md, Writing).
+        // What was never answered goes again, before anything new (docs/product/websocket.md, Writing).
         for (const event of this.outbox.values()) this.write(event);
         return;
       }

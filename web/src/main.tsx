@@ -3,5 +3,5 @@ import { App } from "./ui/App";
 import { store } from "./store";
 import "./styles.css";
 
-if (store.token) store.start();
+void store.boot();
 render(<App />, document.getElementById("app")!);

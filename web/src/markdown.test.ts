@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { handlesOf, renderMarkdown } from "./markdown";
+import { handlesOf, plainWords, renderInline, renderMarkdown } from "./markdown";
 
 describe("safe Markdown", () => {
   it("draws emphasis, code and lists", () => {
@@ -49,5 +49,21 @@ describe("handles", () => {
   it("are the name without spaces, and the first word", () => {
     expect(handlesOf("Maya Chen")).toEqual(["mayachen", "maya"]);
     expect(handlesOf("Ledger")).toEqual(["ledger"]);
+  });
+});
+
+describe("one line of Markdown", () => {
+  it("draws a goal's emphasis inline, with no paragraph and no raw HTML", () => {
+    expect(renderInline("Ship the **Q4** deck")).toBe("Ship the <strong>Q4</strong> deck");
+    expect(renderInline("a <b>tag</b>")).toBe("a &lt;b&gt;tag&lt;/b&gt;");
+    expect(renderInline("two\nlines")).toBe("two lines");
+  });
+
+  it("says a text's words without its markup, as a snippet shows them", () => {
+    expect(plainWords("the **invoice** for `ACME` is [here](https://x.test)")).toBe("the invoice for ACME is here");
+    expect(plainWords("an *urgent* one")).toBe("an urgent one");
+    expect(plainWords("**")).toBe(""); // a snippet's segment that ends at the match
+    expect(plainWords("@maya 2*3*4 __init__")).toBe("@maya 2*3*4 __init__");
+    expect(plainWords("# Plan\n- one")).toBe("Plan\none");
   });
 });

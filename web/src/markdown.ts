@@ -64,3 +64,22 @@ export function markMentions(html: string, known: Map<string, string>, me: strin
 export function renderMarkdown(text: string, known: Map<string, string> = new Map(), me: string | null = null): string {
   return markMentions(md.render(text), known, me);
 }
+
+/**
+ * One line of Markdown (a run's goal, a heading) as inline HTML: emphasis, code and links
+ * drawn, no paragraph around it, raw HTML refused as in a message.
+ */
+export function renderInline(text: string): string {
+  return md.renderInline(text.replace(/\s*\n\s*/g, " "));
+}
+
+/** The words of a Markdown text without its markup: for snippets and labels. */
+export function plainWords(text: string): string {
+  return text
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/(\*\*|~~)(?=\S)([^]*?\S)\1/g, "$2")
+    .replace(/(^|[^\w*])\*(?=\S)([^*]*?\S)\*(?!\w)/g, "$1$2")
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+/gm, "")
+    .replace(/\*\*/g, "");
+}

@@ -1,6 +1,14 @@
 // The shapes the app reads: events (their bodies generated from the catalogue's JSON
-// Schemas, src/gen/events.ts), the socket's frames and the HTTP answers it uses.
+// Schemas, src/gen/events.ts), the socket's frames and the HTTP answers it uses (generated
+// from the gateway's OpenAPI and AsyncAPI documents, src/gen/api.ts).
+//
+// The frames are the generated ones, with the events in them narrowed by type. The HTTP
+// answers keep the app's own names and the fields only the app adds (a line's outbox
+// state, a card learnt to be decided elsewhere); each is checked against the generated
+// answer at the foot of this file, so a field the gateway stops sending, or sends as
+// another type, fails `npm run typecheck`.
 import type { EventBodies, EventType } from "./gen/events";
+import type { Schemas } from "./gen/api";
 import type { LinkedFile } from "./files";
 
 export type { EventBodies, EventType } from "./gen/events";
@@ -42,26 +50,16 @@ export function isType<T extends EventType>(e: AnyEvent, type: T): e is LoggedEv
   return e.type === type;
 }
 
-export interface Person {
-  id: string;
-  name: string;
-  role: string;
-}
+export type Person = Schemas["HelloPerson"];
 
+/** What the gateway sends down the socket, its events narrowed by their type. */
 export type ServerFrame =
-  | {
-      frame: "hello";
-      workspace_id: string;
-      spaces: string[];
-      person?: Person;
-      harness?: { id: string; name: string };
-      protocol: { min: number; max: number; version: number };
-    }
+  | Exclude<Schemas["ServerFrame"], { frame: "event" } | { frame: "events" }>
   | { frame: "event"; event: AnyEvent }
-  | { frame: "events"; events: AnyEvent[] }
-  | { frame: "ack"; idempotency_key: string; seq: number | null; duplicate: boolean }
-  | { frame: "error"; code: string; message: string; idempotency_key?: string; field?: string }
-  | { frame: "receipt"; idempotency_key: string; disposition: "queued" | "steered"; run_ids: string[] };
+  | { frame: "events"; events: AnyEvent[] };
+
+/** What the app sends up the socket. */
+export type ClientFrame = Schemas["ClientFrame"];
 
 // --- HTTP answers ----------------------------------------------------------------------
 
@@ -80,6 +78,10 @@ export interface SpaceRow {
   message_count: number;
   parent_space_id: string | null;
   root_message_id: string | null;
+  /** A thread's first words: those of the message it was opened on (null for a room, or a root taken back). */
+  root_text?: string | null;
+  /** The harness a person opened it asking of (space.created asked_of), or null. */
+  asked_of?: string | null;
   members: { participant_id: string; standing: string }[];
 }
 
@@ -94,7 +96,7 @@ export interface Member {
   name: string | null;
   kind: string | null;
   standing: string;
-  /** The agent that leads the room (ADR 0104), once a person chose one. */
+  /** The agent that leads the room (docs/product/websocket.md, Who leads), once a person chose one. */
   lead?: boolean;
 }
 
@@ -103,6 +105,8 @@ export interface Sheet extends Omit<SpaceRow, "members"> {
   members: Member[];
   /** The room's lead (ADR 0090); absent where the gateway has no leads. */
   lead_id?: string | null;
+  /** What the reader may do here and on its waiting cards, as the door's rules decide it. */
+  may: Schemas["RoomMay"];
 }
 
 export interface FeedbackItem {
@@ -156,7 +160,9 @@ export interface Participant {
   name: string;
   role: string | null;
   owner_id: string | null;
-  capabilities?: string[];
+  capabilities?: string[] | null;
+  /** False for a person an owner or admin deactivated. */
+  active?: boolean;
   /** An agent's harness (its id and name), state, Main flag and room (ADR 0070). */
   harness_id?: string;
   harness?: string | null;
@@ -184,7 +190,7 @@ export interface RunCard {
   run_id: string;
   space_id: string;
   /** The harness whose run asked (an agent's harness, never the agent). */
-  harness_id?: string;
+  harness_id?: string | null;
   asked_seq: number;
   expires_at: string | null;
   card: Record<string, unknown>;
@@ -211,3 +217,33 @@ export interface Run {
   cards?: RunCard[];
   usage?: { tokens_in: number; tokens_out: number; cost_usd: number };
 }
+
+// --- checked against the gateway's answers ------------------------------------------------
+
+/** True when every answer the gateway sends as ``Sent`` reads as the app's ``Read``. */
+type Fits<Sent, Read> = [Sent] extends [Read] ? true : false;
+type Answered<T extends keyof Schemas> = Schemas[T];
+
+export const contractChecks: {
+  spaces: Fits<Answered<"SpaceList">, SpaceList>;
+  space: Fits<Answered<"SpaceRow">, SpaceRow>;
+  sheet: Fits<Answered<"Sheet">, Sheet>;
+  member: Fits<Answered<"SheetMember">, Member>;
+  line: Fits<Answered<"Line">, Line>;
+  feedback: Fits<Answered<"FeedbackItem">, FeedbackItem>;
+  participant: Fits<Answered<"Participant">, Participant>;
+  step: Fits<Answered<"Step">, Step>;
+  card: Fits<Answered<"RunCard">, RunCard>;
+  run: Fits<Answered<"Run">, Run>;
+} = {
+  spaces: true,
+  space: true,
+  sheet: true,
+  member: true,
+  line: true,
+  feedback: true,
+  participant: true,
+  step: true,
+  card: true,
+  run: true,
+};

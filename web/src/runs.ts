@@ -34,7 +34,7 @@ export function lastLine(text: string, max = STATUS_MAX): string {
 /**
  * What a run's latest status says: its phase, and its words — the verb when it has one,
  * else the last line of its text (Jacobian's thinking bubble sends the reasoning's last
- * line as `text`, with no verb: jacobian-channel.md), and how far. Null when it says nothing.
+ * line as `text`, with no verb: docs/product/jacobian-channel.md), and how far. Null when it says nothing.
  */
 export function statusWords(status: Run["status"]): { phase: string | null; words: string; progress: number | null } | null {
   const phase = status.phase?.trim() || null;

@@ -2,9 +2,12 @@
 // Everything on screen is folded from the log: HTTP reads for where to start, then each
 // event from the socket once, in seq order (live.ts).
 import { answeredAsk, askOf, foldPause, foldWork, refereeWords, REFEREE_LINE_TYPES, type Ask, type JobSpend, type Pause, type Turn } from "./agents";
-import { Api, ApiError } from "./api";
+import { Api, ApiError, unsigned } from "./api";
+import { deviceName, DeviceRefused, DeviceSession, forgetDevice, loadDevice, newKeys, saveDevice, savePending, takePending, type DeviceRecord, type OpenSession, type SignedIn } from "./device";
+import { passkeySession, passkeyWords } from "./passkey";
+import { asSentence } from "./people";
 import type { Caps, LinkedFile, RoomFile, Uploaded } from "./files";
-import { foldChange, insertLine, lineOf, LINE_TYPES } from "./lines";
+import { foldChange, insertLine, lineOf, LINE_TYPES, reauthor, threadName } from "./lines";
 import { Live, LiveState, newKey, SeqGate } from "./live";
 import { handlesOf } from "./markdown";
 import type { AnyEvent, Line, Participant, Person, Run, RunCard, Sheet, SpaceRow } from "./protocol";
@@ -45,8 +48,13 @@ export interface Elsewhere {
 }
 
 /** Events that change who is who (the directory is read again after them). */
-const DIRECTORY_TYPES = new Set(["participant.joined", "harness.declared", "agent.registered", "agent.updated", "agent.attached", "agent.released"]);
+// What changes who may answer a room's cards: a card asked or answered, a run ended.
+const CARD_TYPES = new Set(["approval.request", "question.ask", "approval.resolved", "question.answered", "question.expired", "run.completed", "run.failed", "run.cancel"]);
+const DIRECTORY_TYPES = new Set(["participant.joined", "person.updated", "harness.declared", "agent.registered", "agent.updated", "agent.attached", "agent.released"]);
 /** Events that change a room's job or its ceiling (its spend is read again after them). */
+// What an answer records on its card, as the projector keeps it (rules.py, answer_of):
+// the dial's rule and level too (ADR 0130), and what an expiry took (ADR 0131).
+const ANSWER_FIELDS = ["decision", "edited", "note", "value", "values", "text", "rule", "autonomy", "default_taken"];
 const SPEND_TYPES = new Set(["usage", "budget.warning", "exchange.set", "space.spend_ceiling_set"]);
 
 export interface Toast {
@@ -65,6 +73,10 @@ function openedRoom(): string | null {
 
 export class Store {
   token: string | null = localStorage.getItem(TOKEN_KEY);
+  /** This browser as a paired device (docs/adr/0125), once read from IndexedDB. */
+  device: DeviceRecord | null = null;
+  /** Until the device is read: nothing to show yet. */
+  booting = true;
   me: Person | null = null;
   workspaceId: string | null = null;
   state: LiveState = "connecting";
@@ -80,9 +92,13 @@ export class Store {
   caps: Caps | null = null;
   /** Each room's Files (GET /v1/spaces/:id/files), for the rooms whose sheet asked. */
   files = new Map<string, RoomFile[]>();
+  /** Lines hidden for me whose Undo was pressed: their dust runs backwards when they are drawn again. */
+  returning = new Set<string>();
   /** The composer's pick of who the next message is for, by room: harness ids or everyone. */
   picks = new Map<string, string[]>();
   signInError: string | null = null;
+  /** The session a passkey's sign-in opened, for the device's first requests. */
+  private firstSession: OpenSession | null = null;
   api: Api | null = null;
   live: Live | null = null;
   gate = new SeqGate();
@@ -95,9 +111,16 @@ export class Store {
   private waiters = new Map<string, { resolve: (seq: number | null) => void; reject: (e: Error) => void }>();
   private listeners = new Set<Listener>();
   private listTimer: ReturnType<typeof setTimeout> | null = null;
+  private sheetReads = new Map<string, { seq: number }>();
   private listAfter = 0;
   private toastId = 0;
   version = 0;
+  /** What others keep beside the store (the inbox, inbox.ts): told of each hello, each notification frame, and signing out. */
+  readonly hooks = {
+    hello: [] as (() => void)[],
+    notification: [] as ((frame: Record<string, unknown>) => void)[],
+    signOut: [] as (() => void)[],
+  };
 
   subscribe(fn: Listener): () => void {
     this.listeners.add(fn);
@@ -110,6 +133,91 @@ export class Store {
   }
 
   // --- signing in ----------------------------------------------------------------------
+
+  get signedIn(): boolean {
+    return this.token !== null || this.device !== null;
+  }
+
+  /** Start as the device paired here, if there is one (else the token, if any). */
+  async boot(): Promise<void> {
+    if (!this.token) this.device = await loadDevice();
+    this.booting = false;
+    if (this.signedIn) this.start();
+    else this.changed();
+  }
+
+  /**
+   * Use an invite link (or a pairing code): this browser makes a key pair whose private
+   * half it cannot export, is paired as the person's device, and keeps the pair here.
+   */
+  async acceptInvite(secret: string): Promise<void> {
+    const { keys, publicKey } = await newKeys();
+    const name = deviceName(navigator.userAgent);
+    const paired = await unsigned<{ device_id: string; workspace_id: string; participant_id: string }>("/v1/invites/accept", {
+      invite: secret,
+      public_key: publicKey,
+      device_name: name,
+      kind: "browser",
+    });
+    const rec: DeviceRecord = { device_id: paired.device_id, workspace_id: paired.workspace_id, participant_id: paired.participant_id, name, keys };
+    await saveDevice(rec);
+    localStorage.removeItem(TOKEN_KEY);
+    this.token = null;
+    this.device = rec;
+    this.signInError = null;
+    this.start();
+  }
+
+  /** Sign in with the team's identity provider: this browser's key pair is made now and
+   * kept as pending; the browser goes to the provider and comes back paired (docs/adr/0135). */
+  async startProviderSignIn(): Promise<void> {
+    const { keys, publicKey } = await newKeys();
+    await savePending(keys);
+    const started = await unsigned<{ url: string }>("/v1/oidc/start", { public_key: publicKey, device_name: deviceName(navigator.userAgent) });
+    location.assign(started.url);
+  }
+
+  /** Back from the provider, paired: the pending key pair is this device's now. */
+  async finishProviderSignIn(paired: SignedIn): Promise<void> {
+    const keys = await takePending();
+    if (!keys) {
+      this.signInError = "This browser lost the key it made for the sign-in; sign in again.";
+      this.changed();
+      return;
+    }
+    const rec: DeviceRecord = { device_id: paired.device_id, workspace_id: paired.workspace_id, participant_id: paired.participant_id, name: deviceName(navigator.userAgent), keys };
+    await saveDevice(rec);
+    localStorage.removeItem(TOKEN_KEY);
+    this.token = null;
+    this.device = rec;
+    this.signInError = null;
+    this.booting = false;
+    this.start();
+  }
+
+  /** Sign in with a passkey this browser holds (docs/adr/0145): its device is this one's,
+   * and each later session is asked of it. */
+  async signInWithPasskey(): Promise<void> {
+    try {
+      const s = await passkeySession();
+      const rec: DeviceRecord = { device_id: s.device_id, workspace_id: s.workspace_id, participant_id: s.participant_id, name: "Passkey", passkey: s.credential_id };
+      await saveDevice(rec);
+      localStorage.removeItem(TOKEN_KEY);
+      this.token = null;
+      this.device = rec;
+      this.firstSession = { token: s.token, expires_at: s.expires_at };
+      this.signInError = null;
+      this.start();
+    } catch (err) {
+      this.signInError = err instanceof ApiError ? asSentence(err.message) : passkeyWords(err);
+      this.changed();
+    }
+  }
+
+  providerRefused(message: string): void {
+    this.signInError = asSentence(message);
+    this.changed();
+  }
 
   async signIn(token: string): Promise<void> {
     const api = new Api(token.trim());
@@ -130,19 +238,24 @@ export class Store {
   signOut(): void {
     this.live?.stop();
     localStorage.removeItem(TOKEN_KEY);
+    if (this.device) void forgetDevice();
     this.token = null;
+    this.device = null;
     this.me = null;
     this.live = null;
     this.api = null;
     this.spaces.clear();
     this.rooms.clear();
     this.gate = new SeqGate();
+    for (const h of this.hooks.signOut) h();
     this.changed();
   }
 
   start(): void {
-    if (!this.token) return;
-    const api = new Api(this.token);
+    if (!this.signedIn) return;
+    const session = this.device ? new DeviceSession(this.device, this.firstSession, askPasskey) : null;
+    this.firstSession = null;
+    const api = new Api(session ? () => session.bearer() : this.token!);
     this.api = api;
     void this.detectFeatures();
     this.live = new Live({
@@ -153,6 +266,10 @@ export class Store {
         this.workspaceId = workspaceId;
         if (this.gate.last === null) await this.loadFirst();
         this.watchDirectory();
+        for (const h of this.hooks.hello) h();
+      },
+      onNotification: (frame) => {
+        for (const h of this.hooks.notification) h(frame);
       },
       onEvents: (events) => this.apply(events),
       onAck: (key, seq) => this.acked(key, seq),
@@ -161,7 +278,9 @@ export class Store {
       onState: (state) => {
         this.state = state;
         if (state === "signed-out") {
-          this.signInError = "Your token was refused. Sign in again.";
+          this.signInError = this.device
+            ? "This device was signed out: it was revoked, or its person was. Open a new invite link, or a pairing code from another of your devices."
+            : "Your token was refused. Sign in again.";
           this.signOut();
         }
         this.changed();
@@ -283,11 +402,18 @@ export class Store {
     return out;
   }
 
-  title(space: { id: string; title: string | null; kind: string; parent_space_id?: string | null; members?: { participant_id: string }[] }): string {
+  title(space: {
+    id: string;
+    title: string | null;
+    kind: string;
+    parent_space_id?: string | null;
+    root_text?: string | null;
+    members?: { participant_id: string }[];
+  }): string {
     if (space.title) return space.title;
     if (space.kind === "thread") {
-      const parent = space.parent_space_id ? this.spaces.get(space.parent_space_id) : undefined;
-      return `Thread in ${parent ? this.title(parent) : "a room"}`;
+      const parent = space.parent_space_id ? (this.spaces.get(space.parent_space_id) ?? this.archived?.find((s) => s.id === space.parent_space_id)) : undefined;
+      return threadName(space.root_text, parent ? this.title(parent) : null);
     }
     const others = (space.members ?? []).map((m) => m.participant_id).filter((id) => id !== this.me?.id);
     return others.length ? others.map(this.nameOf).join(", ") : "Untitled room";
@@ -330,13 +456,13 @@ export class Store {
     const f = e as unknown as Record<string, unknown>;
     const spaceId = f["space_id"] as string | undefined;
     if (DIRECTORY_TYPES.has(e.type)) this.watchDirectory(100);
-    // The caps reach every client through the log (spec/messages.md, Attachments).
+    // The caps reach every client through the log (docs/product/messages.md, Attachments).
     if (e.type === "attachment.caps_set" && this.features.attachments) void this.loadCaps();
     if (spaceId && this.files.has(spaceId) && ((e.type === "message.post" && f["attachments"]) || e.type === "message.deleted")) {
       void this.loadFiles(spaceId);
     }
     // Left, or taken out, from here or another device: the room and its threads are off
-    // my list, and off the screen if open (spec/spaces.md, Leaving one).
+    // my list, and off the screen if open (docs/product/spaces.md, Leaving one).
     if (e.type === "membership.removed" && spaceId && f["participant_id"] === this.me?.id) {
       this.forget([spaceId, ...[...this.spaces.values()].filter((s) => s.parent_space_id === spaceId).map((s) => s.id)]);
       this.refreshList(e.seq);
@@ -397,6 +523,10 @@ export class Store {
     }
     if (e.type === "message.shown") {
       void this.reloadRoom(room.id);
+      return;
+    }
+    if (e.type === "membership.replaced") {
+      room.lines = reauthor(room.lines, e);
       return;
     }
     if (messageId) {
@@ -472,6 +602,8 @@ export class Store {
   private foldRun(room: Room, e: AnyEvent): void {
     const f = e as unknown as Record<string, unknown>;
     const runId = f["run_id"] as string | undefined;
+    // Who may answer the room's cards is the sheet's to say: read it again.
+    if (CARD_TYPES.has(e.type)) this.sheetAfter(room.id, e.seq);
     if (e.type === "run.started" && runId) {
       room.runs.set(runId, {
         run_id: runId,
@@ -509,12 +641,13 @@ export class Store {
       room.cards = new Map(room.cards);
       return;
     }
-    if (e.type === "approval.resolved" || e.type === "question.answered") {
+    if (e.type === "approval.resolved" || e.type === "question.answered" || e.type === "question.expired") {
       const kind = e.type === "approval.resolved" ? "approval" : "question";
       const card = room.cards.get(String(f[`${kind}_id`]));
       if (card && card.answered_seq === null) {
         const answer: Record<string, unknown> = {};
-        for (const k of ["decision", "edited", "note", "value", "text"]) if (f[k] != null) answer[k] = f[k];
+        for (const k of ANSWER_FIELDS) if (f[k] != null) answer[k] = f[k];
+        if (e.type === "question.expired") answer["expired"] = true;
         room.cards.set(card.id, {
           ...card,
           answered_by: e.actor.id,
@@ -675,6 +808,21 @@ export class Store {
     await this.loadRoom(room);
   }
 
+  /** Read a room's sheet again once the read models hold `seq` (several changes, one read). */
+  private sheetAfter(spaceId: string, seq: number): void {
+    const waiting = this.sheetReads.get(spaceId);
+    if (waiting) {
+      waiting.seq = Math.max(waiting.seq, seq);
+      return;
+    }
+    const read = { seq };
+    this.sheetReads.set(spaceId, read);
+    setTimeout(() => {
+      this.sheetReads.delete(spaceId);
+      void this.reloadSheet(spaceId, read.seq);
+    }, 50);
+  }
+
   async reloadSheet(spaceId: string, after?: number): Promise<void> {
     const room = this.rooms.get(spaceId);
     if (!room) return;
@@ -727,7 +875,7 @@ export class Store {
   /**
    * Post words, files or both: drawn at once as sending, then as the logged line when it
    * comes back. `to` is the composer's pick (harness ids, or "everyone"), sent only when
-   * the person made one (spec/spaces.md, Several harnesses and people in one space).
+   * the person made one (docs/product/spaces.md, Several harnesses and people in one space).
    */
   say(spaceId: string, text: string, replyTo: string | null, extra: { uploads?: Uploaded[]; to?: string[] } = {}): Promise<number | null> {
     const key = newKey();
@@ -836,3 +984,14 @@ export class Store {
 }
 
 export const store = new Store();
+
+/** A passkey device's session, asked of its passkey; a refusal reads as a device's. */
+async function askPasskey(credentialId: string): Promise<OpenSession> {
+  try {
+    return await passkeySession(credentialId);
+  } catch (err) {
+    const refused = err instanceof ApiError ? new DeviceRefused(err.code, err.message) : new DeviceRefused("unavailable", passkeyWords(err));
+    (refused as unknown as { status: number }).status = err instanceof ApiError ? err.status : 0;
+    throw refused;
+  }
+}

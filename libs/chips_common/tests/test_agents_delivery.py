@@ -1,6 +1,6 @@
 """Agents in the pure rules: who is in the room, handles, addressing and ``for``.
 
-spec/websocket.md, Agents (Being spoken to; One of yours addressing another of yours) and
+docs/product/websocket.md, Agents (Being spoken to; One of yours addressing another of yours) and
 Who is in the room; docs/adr/0070.
 """
 
@@ -75,7 +75,7 @@ def test_a_member_harness_with_an_agent_here_is_shown_as_that_agent() -> None:
 
 
 def test_members_say_the_harness_of_an_agent_named_otherwise() -> None:
-    """The spec's example: ASCII Art says Jacobian, OpenClaw none, OpenClaw 2 OpenClaw."""
+    """The product's example: ASCII Art says Jacobian, OpenClaw none, OpenClaw 2 OpenClaw."""
     listed = room_members(as_shown([ARJUN, ASCII, OC, OC2, JACOBIAN, OPENCLAW_H]))
     assert listed == [
         {
@@ -210,7 +210,7 @@ def test_a_message_from_before_addressing_is_for_the_harness_itself() -> None:
 
 
 def test_a_harness_that_never_declared_agents_is_sent_no_for() -> None:
-    """What it was always sent (spec/websocket.md, Saying you speak agents)."""
+    """What it was always sent (docs/product/websocket.md, Saying you speak agents)."""
     event = post(PERSON, ["hrn_ledger"])
     assert shape(event, "hrn_ledger", "harness", owner_of) == {**event, "type": "message.new"}
 
@@ -249,7 +249,7 @@ def test_a_turn_that_ended_is_named_no_more() -> None:
 
 
 def test_a_turn_silent_ten_minutes_is_named_no_more() -> None:
-    """spec/websocket.md: "A turn nothing has been heard from for ten minutes is not
+    """docs/product/websocket.md: "A turn nothing has been heard from for ten minutes is not
     counted" (docs/adr/0090); the message is said at 18:02."""
     turns = WorkingTurns("hrn_jacobian", silent=600)
     turns.fold({**started("run_1", "agt_ascii", "hrn_jacobian"), "ts": "2026-10-02T17:50:00Z"})
@@ -264,3 +264,17 @@ def test_a_turn_silent_ten_minutes_is_named_no_more() -> None:
         silent=600,
     )
     assert again.named_by(post(PERSON, []), []) == [{"agent_id": "agt_prep", "run_id": "run_2"}]
+
+
+def test_a_harness_s_own_run_is_its_own_one_agent_s_turn() -> None:
+    """A run a harness started as itself (a member of the room itself) is the turn of its
+    own one agent, named with its own id; never named to it on its own words (docs/adr/0136)."""
+    turns = WorkingTurns("hrn_ledger")
+    own = {"kind": "harness", "id": "hrn_ledger"}
+    other = {"kind": "harness", "id": "hrn_jacobian"}
+    turns.fold({"type": "run.started", "actor": own, "run_id": "run_1", "space_id": "spc_1"})
+    turns.fold({"type": "run.started", "actor": other, "run_id": "run_2", "space_id": "spc_1"})
+    assert turns.named_by(post(PERSON, []), []) == [{"agent_id": "hrn_ledger", "run_id": "run_1"}]
+    assert turns.named_by(post(PERSON, ["hrn_ledger"]), ["hrn_ledger"]) == []
+    ledger_says = {**post(PERSON, []), "actor": own}
+    assert turns.named_by(ledger_says, []) == []

@@ -1,6 +1,6 @@
 """The pre-agents view: what a harness that has not declared ``agents`` is shown.
 
-spec/websocket.md, Saying you speak agents: "your own agents are your own id wherever an
+docs/product/websocket.md, Saying you speak agents: "your own agents are your own id wherever an
 id is written, any other agent is a participant of kind harness, and you are never sent
 agent.registered, agent.updated, membership.replaced, agent.attached, agent.released,
 agent.fork, agent.asked or message.held."

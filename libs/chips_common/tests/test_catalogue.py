@@ -1,7 +1,7 @@
 """The event catalogue: one typed model per event type, and ``parse_event`` as the only decoder.
 
-STYLE.md, One typed catalogue of events: every type has a sample and a round-trip test,
-an undeclared field is a schema bug, and registering a name twice fails at import.
+docs/architecture/code-style.md, One typed catalogue of events: every type has a sample and a
+round-trip test, an undeclared field is a schema bug, and registering a name twice fails at import.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ RUN_SAMPLES: dict[str, dict[str, Any]] = {
         "run_id": RUN,
         "space_id": SPC,
         "action": "jacobian.shell.execute",
+        "args": "rm -rf build/",
         "preview": "rm -rf build/",
         "risk": "destructive",
         "expires_at": "2026-09-02T14:30:00Z",
@@ -120,6 +121,8 @@ RUN_SAMPLES: dict[str, dict[str, Any]] = {
         "options": [{"label": "Acme", "value": "acme"}, {"label": "Globex", "value": "globex"}],
         "free_text": True,
         "default": "acme",
+        "multiple": True,
+        "expires_at": "2026-09-02T14:30:00Z",
     },
     "lane.opened": {
         "type": "lane.opened",
@@ -169,6 +172,15 @@ RUN_SAMPLES: dict[str, dict[str, Any]] = {
         "run_id": RUN,
         "space_id": SPC,
     },
+    "question.expired": {
+        "type": "question.expired",
+        "question_id": "q-3",
+        "run_id": RUN,
+        "space_id": SPC,
+        "value": "acme",
+        "default_taken": True,
+        "note": "Nobody answered in time, so the default was taken: Acme.",
+    },
 }
 
 # One sample per catalogued type, each giving every field the type has, so a round trip
@@ -184,8 +196,51 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "role": "member",
         "owner_id": USR,
         "autonomy": "off",
+        "invite_id": "inv_01J0000000000000000000000",
     },
     "harness.disconnected": {"type": "harness.disconnected", "harness_id": HRN},
+    "harness.policy_set": {
+        "type": "harness.policy_set",
+        "harness_id": HRN,
+        "autonomy": "L2",
+        "rules": [
+            {"action": "jacobian.shell.execute", "args": "ls *", "effect": "allow"},
+            {"action": "jacobian.mail.*", "effect": "ask"},
+        ],
+    },
+    "invite.created": {
+        "type": "invite.created",
+        "invite_id": "inv_01J0000000000000000000000",
+        "name": "Ada",
+        "role": "member",
+        "expires_at": "2026-01-08T00:00:00Z",
+        "participant_id": USR,
+    },
+    "invite.withdrawn": {"type": "invite.withdrawn", "invite_id": "inv_01J0000000000000000000000"},
+    "device.paired": {
+        "type": "device.paired",
+        "device_id": "crd_01J0000000000000000000000",
+        "participant_id": USR,
+        "kind": "browser",
+        "invite_id": "inv_01J0000000000000000000000",
+    },
+    "person.updated": {
+        "type": "person.updated",
+        "participant_id": USR,
+        "role": "guest",
+        "active": False,
+        "name": "Dana Ruiz",
+        "time_zone": "Europe/Lisbon",
+        "previous_name": "Dana",
+        "disconnected": [HRN],
+        "rooms_to": "usr_01J0000000000000000000002",
+        "rooms_handed": [SPC],
+    },
+    "device.revoked": {
+        "type": "device.revoked",
+        "device_id": "crd_01J0000000000000000000000",
+        "participant_id": USR,
+    },
     "harness.declared": {
         "type": "harness.declared",
         "harness_id": HRN,
@@ -354,6 +409,16 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "message_id": MSG,
         "thumbnail": True,
     },
+    "attachment.transcribed": {
+        "type": "attachment.transcribed",
+        "space_id": SPC,
+        "message_id": MSG,
+        "attachment_id": "att_01J9ZQ5V1M3X8K2R7T4W6Y0VWX",
+        "outcome": "words",
+        "transcript": "the quick brown fox jumps over the lazy dog",
+        "note": "Heard by a machine: a name or a number may be misheard.",
+        "engine": "pocketsphinx",
+    },
     "agent.registered": {
         "type": "agent.registered",
         "agent_id": AGT,
@@ -401,7 +466,13 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "replaced": HRN,
     },
     "agent.fork": {"type": "agent.fork", "space_id": SPC, "agent_id": AGT, "harness_id": HRN},
-    "agent.asked": {"type": "agent.asked", "space_id": SPC, "harness_id": HRN, "name": "J3"},
+    "agent.asked": {
+        "type": "agent.asked",
+        "space_id": SPC,
+        "harness_id": HRN,
+        "name": "J3",
+        "by": USR,
+    },
     "message.held": {
         "type": "message.held",
         "agent_id": AGT,
@@ -420,6 +491,23 @@ def _post(kind: str, card: dict[str, Any]) -> dict[str, Any]:
 # Further samples of types whose fields one sample cannot all give (a message.post carries
 # one card; feedback is a reaction or a correction): together they give every field.
 MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
+    # Several choices, in the order asked (ADR 0131).
+    "question.answered": [
+        {"type": "question.answered", "question_id": "q-4", "values": ["acme", "globex"]}
+    ],
+    # The dial's own decision (ADR 0130), by system.
+    "approval.resolved": [
+        {
+            "type": "approval.resolved",
+            "approval_id": "perm-18",
+            "decision": "approve",
+            "run_id": RUN,
+            "space_id": SPC,
+            "autonomy": "L2",
+            "rule": {"action": "jacobian.shell.execute", "args": "ls *", "effect": "allow"},
+            "bound_to": "sha256:" + "0" * 64,
+        }
+    ],
     "message.post": [
         # What a free agent said, posted by Chips in the room it joined (ADR 0071).
         {
@@ -457,6 +545,12 @@ MORE_SAMPLES: dict[str, list[dict[str, Any]]] = {
                     "duration_ms": 0,
                     "thumbnail": True,
                     "replaces": "att_01J9ZQ5V1M3X8K2R7T4W6Y0OLD",
+                    "heard": {
+                        "outcome": "words",
+                        "transcript": "the quick brown fox",
+                        "note": "Heard by a machine: a name or a number may be misheard.",
+                        "engine": "pocketsphinx",
+                    },
                 }
             ],
         },
@@ -563,8 +657,8 @@ ALL_SAMPLES = [
 def test_every_type_has_a_sample() -> None:
     """Every catalogued type has a sample, and no sample names a type the catalogue lacks.
 
-    STYLE.md, One typed catalogue of events: "Every event type has a sample and a
-    round-trip test".
+    docs/architecture/code-style.md, One typed catalogue of events: "Every event type has a sample
+    and a round-trip test".
     """
     assert set(SAMPLES) - set(CATALOGUE) == set(), "samples for types not in the catalogue"
     assert set(CATALOGUE) - set(SAMPLES) == set(), "catalogued types without a sample"
@@ -581,7 +675,8 @@ def test_samples_give_every_field(name: str) -> None:
 def test_round_trip(sample: dict[str, Any]) -> None:
     """parse → JSON dump → parse gives the same event, and the dump is the sample.
 
-    STYLE.md, One typed catalogue of events: a round-trip test for every type.
+    docs/architecture/code-style.md, One typed catalogue of events: a round-trip test for every
+    type.
     """
     body = parse_event(sample)
     assert isinstance(body, CATALOGUE[sample["type"]])
@@ -594,7 +689,7 @@ def test_round_trip(sample: dict[str, Any]) -> None:
 def test_type_names_its_model(name: str) -> None:
     """The ``type`` literal is written once, as the model's default, and names its class.
 
-    STYLE.md, Names explain themselves: ``message.post`` is ``MessagePost``.
+    docs/architecture/code-style.md, Names explain themselves: ``message.post`` is ``MessagePost``.
     """
     cls = CATALOGUE[name]
     assert cls.model_fields["type"].default == name
@@ -622,7 +717,8 @@ def _refused(data: Any) -> InvalidEvent:
 
 
 def test_unknown_type_is_refused() -> None:
-    """A type the catalogue lacks is invalid_event on ``type`` (spec/websocket.md, Writing)."""
+    """A type the catalogue lacks is invalid_event on ``type`` (docs/product/websocket.md,
+    Writing)."""
     err = _refused({"type": "message.shouted", "space_id": SPC, "text": "hi"})
     assert err.field == "type"
     assert "message.shouted" in err.message
@@ -670,7 +766,7 @@ def test_extra_field_is_refused() -> None:
 def test_envelope_field_is_refused(field: str) -> None:
     """Chips fills in the envelope; a client that sends any of it is refused naming it.
 
-    spec/websocket.md, Writing: "Chips fills in v, id, ts, workspace_id and actor."
+    docs/product/websocket.md, Writing: "Chips fills in v, id, ts, workspace_id and actor."
     """
     err = _refused({**SAMPLES["message.post"], field: 1})
     assert err.field == field
@@ -679,7 +775,8 @@ def test_envelope_field_is_refused(field: str) -> None:
 def test_registering_a_type_twice_fails() -> None:
     """A second model claiming a registered name is refused before it is added.
 
-    STYLE.md, One typed catalogue of events: registering a name twice fails at import.
+    docs/architecture/code-style.md, One typed catalogue of events: registering a name twice fails
+    at import.
     """
     before = dict(CATALOGUE)
 
@@ -708,8 +805,8 @@ def test_registering_a_type_without_a_name_fails() -> None:
 def test_canonical_puts_the_envelope_first() -> None:
     """The envelope comes first in ENVELOPE_ORDER and the event's own fields follow, sorted.
 
-    DESIGN.md §4: replayed and live frames must be the same bytes, whatever order storage
-    kept the fields in.
+    docs/architecture/design.md §4: replayed and live frames must be the same bytes, whatever order
+    storage kept the fields in.
     """
     event = {
         "text": "hi",

@@ -1,4 +1,4 @@
-"""Composer commands (spec/spaces.md, Several harnesses and people in one space; Retitling
+"""Composer commands (docs/product/spaces.md, Several harnesses and people in one space; Retitling
 and archiving; Leaving one): "/add @name and /remove @name do the same from the composer";
 "/title, /archive and /unarchive do the same from the composer"; "/leave in the composer
 takes a space off your list"."""
@@ -61,7 +61,7 @@ def test_a_command_written_wrong_is_refused_with_how_to_write_it(text: str, says
 
 
 def test_a_handle_is_the_name_without_spaces_or_its_first_word() -> None:
-    """spec/spaces.md, rule 1: "A handle is a participant's name without its spaces, or its
+    """docs/product/spaces.md, rule 1: "A handle is a participant's name without its spaces, or its
     first word — @jacobian for Jacobian · mini"; case does not matter."""
     people = [("usr_m", "Maya Chen"), ("hrn_j", "Jacobian · mini"), ("usr_p", "Maya Patel")]
     assert resolve_handle("mayachen", people) == "usr_m"

@@ -1,7 +1,8 @@
 """Settings: ``CHIPS_*`` variables with working local defaults, dev secrets refused in production.
 
-STYLE.md, A service is wired, not imported: "default secrets refused outside development";
-DESIGN.md §9: configuration is environment variables ``CHIPS_*`` only.
+docs/architecture/code-style.md, A service is wired, not imported: "default secrets refused outside
+development"; docs/architecture/design.md §9: configuration is environment variables ``CHIPS_*``
+only.
 """
 
 from __future__ import annotations

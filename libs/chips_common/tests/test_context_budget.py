@@ -1,6 +1,6 @@
 """The context a message.new carries, fitted to a budget: ``Budget.from_hello`` and ``fit``.
 
-spec/websocket.md, What you’re told with a question: "Without it you are handed the newest
+docs/product/websocket.md, What you’re told with a question: "Without it you are handed the newest
 40 lines and 16,000 characters, counted as Name: words, one per line. Chips hands over 200
 lines and 32,000 characters at most, and none at all for "lines": 0. The oldest go first. A
 line longer than the whole budget is cut to it, so the newest line is always there.
@@ -52,8 +52,8 @@ def seqs(lines: list[dict[str, Any]]) -> list[int]:
 
 
 def test_without_a_context_the_budget_is_40_lines_and_16000_chars() -> None:
-    """spec/websocket.md, What you’re told: "Without it you are handed the newest 40 lines and
-    16,000 characters".
+    """docs/product/websocket.md, What you’re told: "Without it you are handed the newest 40 lines
+    and 16,000 characters".
     """
     assert (DEFAULT_LINES, DEFAULT_CHARS) == (40, 16_000)
     for asked in [None, {}, "lots", 7, ["lines", 3]]:
@@ -62,20 +62,20 @@ def test_without_a_context_the_budget_is_40_lines_and_16000_chars() -> None:
 
 
 def test_a_hello_may_ask_for_its_own_budget() -> None:
-    """spec/websocket.md, What you’re told: "context": { "lines": 100, "chars": 32000 }."""
+    """docs/product/websocket.md, What you’re told: "context": { "lines": 100, "chars": 32000 }."""
     assert Budget.from_hello({"lines": 100, "chars": 32_000}) == Budget(100, 32_000)
     assert Budget.from_hello({"lines": 10, "chars": 500}) == Budget(10, 500)
 
 
 def test_a_budget_asking_for_one_field_keeps_the_default_for_the_other() -> None:
-    """spec/websocket.md, What you’re told: what is not asked for is the default."""
+    """docs/product/websocket.md, What you’re told: what is not asked for is the default."""
     assert Budget.from_hello({"lines": 5}) == Budget(5, 16_000)
     assert Budget.from_hello({"chars": 800}) == Budget(40, 800)
 
 
 def test_a_budget_is_at_most_200_lines_and_32000_chars() -> None:
-    """spec/websocket.md, What you’re told: "Chips hands over 200 lines and 32,000 characters
-    at most".
+    """docs/product/websocket.md, What you’re told: "Chips hands over 200 lines and 32,000
+    characters at most".
     """
     assert (MAX_LINES, MAX_CHARS) == (200, 32_000)
     assert Budget.from_hello({"lines": 201, "chars": 32_001}) == Budget(200, 32_000)
@@ -83,19 +83,21 @@ def test_a_budget_is_at_most_200_lines_and_32000_chars() -> None:
 
 
 def test_zero_lines_is_a_budget_of_none() -> None:
-    """spec/websocket.md, What you’re told: "none at all for "lines": 0"."""
+    """docs/product/websocket.md, What you’re told: "none at all for "lines": 0"."""
     assert Budget.from_hello({"lines": 0}).lines == 0
     assert Budget.from_hello({"lines": -5}).lines == 0
 
 
 def test_a_budget_that_is_not_a_whole_number_is_the_default() -> None:
-    """spec/websocket.md, What you’re told: lines and chars are counts; anything else is ignored."""
+    """docs/product/websocket.md, What you’re told: lines and chars are counts; anything else is
+    ignored."""
     for bad in [True, False, "10", 10.0, None, [10]]:
         assert Budget.from_hello({"lines": bad, "chars": bad}) == Budget(40, 16_000), bad
 
 
 def test_a_budget_always_has_a_character_to_spend() -> None:
-    """spec/websocket.md, What you’re told: the newest line is always there, so chars is not 0."""
+    """docs/product/websocket.md, What you’re told: the newest line is always there, so chars is not
+    0."""
     assert Budget.from_hello({"chars": 0}).chars >= 1
     assert Budget.from_hello({"chars": -100}).chars >= 1
 
@@ -104,19 +106,20 @@ def test_a_budget_always_has_a_character_to_spend() -> None:
 
 
 def test_a_line_counts_as_name_colon_words() -> None:
-    """spec/websocket.md, What you’re told: "counted as Name: words, one per line"."""
+    """docs/product/websocket.md, What you’re told: "counted as Name: words, one per line"."""
     assert line_text(said(1, "Their slot holds until Friday.", "Ledger")) == (
         "Ledger: Their slot holds until Friday."
     )
 
 
 def test_a_line_with_nobody_behind_it_is_chips() -> None:
-    """spec/websocket.md, What you’re told: lines such as archived are Chips's own doing."""
+    """docs/product/websocket.md, What you’re told: lines such as archived are Chips's own doing."""
     assert line_text({"seq": 1, "kind": "archived"}) == "Chips: archived"
 
 
 def test_a_line_without_words_counts_its_title_or_kind() -> None:
-    """spec/websocket.md, What you’re told: "renamed: … the room’s new title"; joined and left."""
+    """docs/product/websocket.md, What you’re told: "renamed: … the room’s new title"; joined and
+    left."""
     renamed = {"seq": 1, "kind": "renamed", "title": "Launch", "from": {"name": "Maya"}}
     joined = {"seq": 2, "kind": "joined", "from": {"name": "Scout"}}
     assert line_text(renamed) == "Maya: Launch"
@@ -127,20 +130,20 @@ def test_a_line_without_words_counts_its_title_or_kind() -> None:
 
 
 def test_no_lines_fit_nothing_and_leave_nothing_out() -> None:
-    """spec/websocket.md, What you’re told: truncated says older lines were left out."""
+    """docs/product/websocket.md, What you’re told: truncated says older lines were left out."""
     assert fit([], Budget()) == ([], False)
     assert fit([], Budget(0, 100)) == ([], False)
 
 
 def test_zero_lines_hand_over_nothing() -> None:
-    """spec/websocket.md, What you’re told: "none at all for "lines": 0"."""
+    """docs/product/websocket.md, What you’re told: "none at all for "lines": 0"."""
     kept, truncated = fit([said(1, "hi"), said(2, "there")], Budget(0, 16_000))
     assert kept == []
     assert truncated is True
 
 
 def test_what_fits_is_handed_over_whole() -> None:
-    """spec/websocket.md, What you’re told: within the budget nothing is left out."""
+    """docs/product/websocket.md, What you’re told: within the budget nothing is left out."""
     lines = [said(seq, f"line {seq}") for seq in range(1, 11)]
     kept, truncated = fit(lines, Budget())
     assert kept == lines
@@ -148,7 +151,7 @@ def test_what_fits_is_handed_over_whole() -> None:
 
 
 def test_the_oldest_go_first_by_count() -> None:
-    """spec/websocket.md, What you’re told: "the newest 40 lines … The oldest go first"."""
+    """docs/product/websocket.md, What you’re told: "the newest 40 lines … The oldest go first"."""
     lines = [said(seq, f"line {seq}") for seq in range(1, 51)]
     kept, truncated = fit(lines, Budget())
     assert seqs(kept) == list(range(11, 51))
@@ -156,8 +159,8 @@ def test_the_oldest_go_first_by_count() -> None:
 
 
 def test_the_oldest_go_first_by_characters() -> None:
-    """spec/websocket.md, What you’re told: "16,000 characters, counted as Name: words, one per
-    line. The oldest go first."
+    """docs/product/websocket.md, What you’re told: "16,000 characters, counted as Name: words, one
+    per line. The oldest go first."
     """
     # "Priya: " + 3 characters + the line's end: 11 characters a line.
     lines = [said(seq, "abc") for seq in range(1, 6)]
@@ -174,8 +177,8 @@ def test_the_oldest_go_first_by_characters() -> None:
 
 
 def test_a_newest_line_longer_than_the_budget_is_cut_to_fit() -> None:
-    """spec/websocket.md, What you’re told: "A line longer than the whole budget is cut to it,
-    so the newest line is always there."
+    """docs/product/websocket.md, What you’re told: "A line longer than the whole budget is cut to
+    it, so the newest line is always there."
     """
     long = said(9, "x" * 500)
     kept, truncated = fit([said(8, "earlier"), long], Budget(40, 100))
@@ -192,7 +195,7 @@ def test_a_newest_line_longer_than_the_budget_is_cut_to_fit() -> None:
 
 
 def test_a_newest_line_cut_alone_leaves_nothing_out() -> None:
-    """spec/websocket.md, What you’re told: truncated is about older lines, not the cut."""
+    """docs/product/websocket.md, What you’re told: truncated is about older lines, not the cut."""
     kept, truncated = fit([said(1, "y" * 20_000)], Budget())
     assert seqs(kept) == [1]
     assert cost(kept) <= DEFAULT_CHARS
@@ -200,7 +203,7 @@ def test_a_newest_line_cut_alone_leaves_nothing_out() -> None:
 
 
 def test_a_line_that_fits_is_not_marked_cut() -> None:
-    """spec/websocket.md, What you’re told: only a line longer than the budget is cut."""
+    """docs/product/websocket.md, What you’re told: only a line longer than the budget is cut."""
     kept, _ = fit([said(1, "a" * 50), said(2, "b" * 10)], Budget(40, 30))
     assert seqs(kept) == [2]
     assert "cut" not in kept[0]
@@ -208,7 +211,7 @@ def test_a_line_that_fits_is_not_marked_cut() -> None:
 
 
 def test_fitting_leaves_the_lines_it_was_given_alone() -> None:
-    """spec/websocket.md, What you’re told: a live delivery and a replay hand over the same
+    """docs/product/websocket.md, What you’re told: a live delivery and a replay hand over the same
     lines.
     """
     lines = [said(1, "a" * 300), said(2, "b" * 300)]
@@ -219,8 +222,8 @@ def test_fitting_leaves_the_lines_it_was_given_alone() -> None:
 
 
 def test_a_newest_renamed_line_longer_than_the_budget_is_cut_to_fit() -> None:
-    """spec/websocket.md, What you’re told: "A line longer than the whole budget is cut to it";
-    a renamed line carries "the room’s new title".
+    """docs/product/websocket.md, What you’re told: "A line longer than the whole budget is cut to
+    it"; a renamed line carries "the room’s new title".
     """
     renamed = {"seq": 3, "kind": "renamed", "title": "x" * 100, "from": {"name": "Priya"}}
     kept, _ = fit([renamed], Budget(40, 50))
@@ -229,7 +232,8 @@ def test_a_newest_renamed_line_longer_than_the_budget_is_cut_to_fit() -> None:
 
 
 def test_a_newest_line_cut_to_no_words_still_fits() -> None:
-    """spec/websocket.md, What you’re told: "A line longer than the whole budget is cut to it"."""
+    """docs/product/websocket.md, What you’re told: "A line longer than the whole budget is cut to
+    it"."""
     # "Priya: " and the line's end are 8 characters: the words are cut to nothing.
     kept, _ = fit([said(1, "hello")], Budget(40, 8))
     assert seqs(kept) == [1]
@@ -264,7 +268,7 @@ budgets = st.builds(
 def test_what_is_handed_over_never_exceeds_the_budget(
     lines: list[dict[str, Any]], budget: Budget
 ) -> None:
-    """spec/websocket.md, What you’re told: the lines and characters asked for, at most."""
+    """docs/product/websocket.md, What you’re told: the lines and characters asked for, at most."""
     kept, _ = fit(lines, budget)
     assert len(kept) <= budget.lines
     assert cost(kept) <= budget.chars
@@ -274,8 +278,8 @@ def test_what_is_handed_over_never_exceeds_the_budget(
 def test_what_is_handed_over_is_the_newest_lines_without_a_gap(
     lines: list[dict[str, Any]], budget: Budget
 ) -> None:
-    """spec/websocket.md, What you’re told: "The oldest go first", and lines "never leave a gap";
-    the one line that may be cut is the newest, alone.
+    """docs/product/websocket.md, What you’re told: "The oldest go first", and lines "never leave a
+    gap"; the one line that may be cut is the newest, alone.
     """
     kept, truncated = fit(lines, budget)
     assert seqs(kept) == seqs(lines)[len(lines) - len(kept) :]
@@ -290,7 +294,7 @@ def test_what_is_handed_over_is_the_newest_lines_without_a_gap(
 
 @given(histories(), budgets)
 def test_the_newest_line_is_always_there(lines: list[dict[str, Any]], budget: Budget) -> None:
-    """spec/websocket.md, What you’re told: "so the newest line is always there"."""
+    """docs/product/websocket.md, What you’re told: "so the newest line is always there"."""
     kept, _ = fit(lines, budget)
     if lines and budget.lines >= 1:
         assert kept
@@ -300,7 +304,8 @@ def test_the_newest_line_is_always_there(lines: list[dict[str, Any]], budget: Bu
 
 @given(histories(), budgets)
 def test_only_what_does_not_fit_is_left_out(lines: list[dict[str, Any]], budget: Budget) -> None:
-    """spec/websocket.md, What you’re told: "The oldest go first" — no sooner than they must."""
+    """docs/product/websocket.md, What you’re told: "The oldest go first" — no sooner than they
+    must."""
     kept, truncated = fit(lines, budget)
     if truncated and kept and not kept[-1].get("cut") and len(kept) < budget.lines:
         next_older = lines[len(lines) - len(kept) - 1]

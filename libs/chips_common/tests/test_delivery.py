@@ -1,6 +1,6 @@
 """Per-recipient shaping of a logged event: ``shape_for``.
 
-spec/websocket.md, What a harness hears when someone speaks: "A person’s message is logged
+docs/product/websocket.md, What a harness hears when someone speaks: "A person’s message is logged
 as message.post; a harness’s session hears it as message.new … A harness’s own message.post
 comes back as it was sent … A person’s session hears every message as posted."
 """
@@ -40,7 +40,7 @@ def message_post(actor_kind: str, actor_id: str) -> dict[str, Any]:
 def test_a_persons_post_reaches_a_harness_as_message_new() -> None:
     """A person's message.post is message.new to a harness, and nothing else changes.
 
-    spec/websocket.md, What a harness hears when someone speaks.
+    docs/product/websocket.md, What a harness hears when someone speaks.
     """
     event = message_post("person", PERSON)
     before = copy.deepcopy(event)
@@ -58,7 +58,7 @@ def test_another_harness_post_reaches_a_harness_as_message_new() -> None:
 def test_a_harness_hears_its_own_post_as_sent() -> None:
     """A harness's own message.post comes back unchanged: that is how it knows it landed.
 
-    spec/websocket.md, What a harness hears when someone speaks.
+    docs/product/websocket.md, What a harness hears when someone speaks.
     """
     event = message_post("harness", HARNESS)
     assert shape_for(event, HARNESS, "harness") == message_post("harness", HARNESS)
@@ -71,7 +71,7 @@ def test_a_harness_hears_its_own_post_as_sent() -> None:
 def test_a_person_hears_every_post_as_posted(actor_kind: str, actor_id: str) -> None:
     """A person's session hears every message as posted, whoever said it.
 
-    spec/websocket.md, What a harness hears when someone speaks.
+    docs/product/websocket.md, What a harness hears when someone speaks.
     """
     event = message_post(actor_kind, actor_id)
     assert shape_for(event, PERSON, "person") == message_post(actor_kind, actor_id)

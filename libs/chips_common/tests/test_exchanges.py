@@ -1,6 +1,6 @@
-"""The referee's counting (rules/exchanges.py), against the spec and against a simple model.
+"""The referee's counting (rules/exchanges.py), against the product's numbers and a simple model.
 
-spec/websocket.md: "It counts the messages agents send agents in a room since a person last
+docs/product/websocket.md: "It counts the messages agents send agents in a room since a person last
 did anything there, or an agent last made something new … From half the stop (eight when
 there is no stop), and on a circle while circles count … each message.new an agent sent
 carries exchange … At the stop, or on a circle, the note says to stop … Past the hold, or
@@ -58,7 +58,7 @@ def fresh(n: int, senders: tuple[str, ...] = ("a", "b")) -> list[Happened]:
     return [chat(senders[i % len(senders)], f"step {i} done, next is {i + 1}") for i in range(n)]
 
 
-# The spec's numbers
+# The product's numbers
 
 
 def test_both_kinds_that_speak_for_themselves_count() -> None:

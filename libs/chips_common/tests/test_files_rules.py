@@ -1,5 +1,5 @@
-"""The room's files and the caps, as pure rules (spec/messages.md, Attachments;
-spec/websocket.md, The room's files)."""
+"""The room's files and the caps, as pure rules (docs/product/messages.md, Attachments;
+docs/product/websocket.md, The room's files)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ MB = 1_000_000
 
 
 def test_the_cap_sentence_is_the_spec_s() -> None:
-    """messages.md: "Videos here are capped at 50 MB, and this one is 62.3 MB." """
+    """docs/product/messages.md: "Videos here are capped at 50 MB, and this one is 62.3 MB." """
     caps = Caps(ceiling=500 * MB, videos=50 * MB)
     assert over_cap(caps, "video", 62_300_000) == (
         "Videos here are capped at 50 MB, and this one is 62.3 MB."

@@ -1,9 +1,9 @@
 """Handles and mentions (rules/handles.py): handles_of, display_handle, mentioned_handles and
 resolve_mentions.
 
-spec/messages.md, Message: "@Ledger in the text is a mention: Chips resolves it against the
+docs/product/messages.md, Message: "@Ledger in the text is a mention: Chips resolves it against the
 space’s members … A handle is a name without its spaces, or its first word, and is not
-case-sensitive; @all names every harness in the room." spec/spaces.md, Several harnesses and
+case-sensitive; @all names every harness in the room." docs/product/spaces.md, Several harnesses and
 people in one space, rule 1: "@jacobian for Jacobian · mini — and the same rule draws the chip."
 """
 
@@ -40,24 +40,27 @@ def resolved(text: str, members: list[Member] = ROOM) -> list[str]:
 
 
 def test_a_handle_is_the_name_without_its_spaces_or_its_first_word() -> None:
-    """spec/spaces.md, rule 1: "@jacobian for Jacobian · mini"; the whole name reaches it too."""
+    """docs/product/spaces.md, rule 1: "@jacobian for Jacobian · mini"; the whole name reaches it
+    too."""
     assert handles_of("Jacobian · mini") == {"jacobian·mini", "jacobian"}
     assert handles_of("Maya Chen") == {"mayachen", "maya"}
     assert handles_of("OpenClaw 2") == {"openclaw2", "openclaw"}
 
 
 def test_a_one_word_name_has_one_handle() -> None:
-    """spec/messages.md, Message: the name without spaces and its first word are the same."""
+    """docs/product/messages.md, Message: the name without spaces and its first word are the
+    same."""
     assert handles_of("Ledger") == {"ledger"}
 
 
 def test_handles_are_lower_case() -> None:
-    """spec/messages.md, Message: a handle "is not case-sensitive"; it is kept lower case."""
+    """docs/product/messages.md, Message: a handle "is not case-sensitive"; it is kept lower
+    case."""
     assert handles_of("ASCII Art") == {"asciiart", "ascii"}
 
 
 def test_a_one_letter_name_has_no_handle() -> None:
-    """spec/websocket.md, Who is in the room: "A member no handle reaches, such as a
+    """docs/product/websocket.md, Who is in the room: "A member no handle reaches, such as a
     one-letter name, has no handle."
     """
     assert handles_of("J") == set()
@@ -68,13 +71,13 @@ def test_a_one_letter_name_has_no_handle() -> None:
 
 
 def test_a_one_letter_first_word_is_no_handle_but_the_whole_name_is() -> None:
-    """spec/messages.md, Message: a one-letter word is too short to reach anybody alone."""
+    """docs/product/messages.md, Message: a one-letter word is too short to reach anybody alone."""
     assert handles_of("J Bot") == {"jbot"}
     assert handles_of("J K") == {"jk"}
 
 
 def test_the_displayed_handle_is_the_name_without_spaces_as_written() -> None:
-    """spec/websocket.md, Who is in the room: "ASCII Art" shows as "@ASCIIArt"."""
+    """docs/product/websocket.md, Who is in the room: "ASCII Art" shows as "@ASCIIArt"."""
     assert display_handle("ASCII Art") == "@ASCIIArt"
     assert display_handle("OpenClaw 2") == "@OpenClaw2"
     assert display_handle("Jacobian · mini") == "@Jacobian·mini"
@@ -85,26 +88,26 @@ def test_the_displayed_handle_is_the_name_without_spaces_as_written() -> None:
 
 
 def test_mentions_are_read_lower_case_in_order_without_repeats() -> None:
-    """spec/messages.md, Message: a handle is not case-sensitive; each is named once."""
+    """docs/product/messages.md, Message: a handle is not case-sensitive; each is named once."""
     assert mentioned_handles("@Ledger and @maya, then @LEDGER again") == ["ledger", "maya"]
 
 
 def test_no_mention_in_plain_words() -> None:
-    """spec/messages.md, Message: only an @ makes a mention."""
+    """docs/product/messages.md, Message: only an @ makes a mention."""
     assert mentioned_handles("Ledger, what is the PO?") == []
     assert mentioned_handles("") == []
     assert mentioned_handles("@ alone, and a lone @") == []
 
 
 def test_an_email_address_is_not_a_mention() -> None:
-    """spec/messages.md, Message: "@Ledger in the text is a mention", an address is not."""
+    """docs/product/messages.md, Message: "@Ledger in the text is a mention", an address is not."""
     assert mentioned_handles("write to a@b.com") == []
     assert mentioned_handles("ledger@example.org") == []
     assert resolved("mail ops@ledger.io about it") == []
 
 
 def test_punctuation_after_a_handle_is_not_part_of_it() -> None:
-    """spec/messages.md, Message: "@Ledger," and "@Ledger." at the end of a clause still
+    """docs/product/messages.md, Message: "@Ledger," and "@Ledger." at the end of a clause still
     reach Ledger.
     """
     for text in [
@@ -120,12 +123,12 @@ def test_punctuation_after_a_handle_is_not_part_of_it() -> None:
 
 
 def test_a_mention_may_follow_punctuation() -> None:
-    """spec/messages.md, Message: an @ at the start of a bracket or a quote is a mention."""
+    """docs/product/messages.md, Message: an @ at the start of a bracket or a quote is a mention."""
     assert mentioned_handles("(@Ledger) and “@Maya”") == ["ledger", "maya"]
 
 
 def test_the_joiners_a_name_uses_stay_in_the_handle() -> None:
-    """spec/spaces.md, rule 1: "@Jacobian·mini" is a handle of Jacobian · mini, whole."""
+    """docs/product/spaces.md, rule 1: "@Jacobian·mini" is a handle of Jacobian · mini, whole."""
     assert mentioned_handles("@Jacobian·mini go") == ["jacobian·mini"]
     assert mentioned_handles("@R2-D2 go") == ["r2-d2"]
     assert mentioned_handles("@O'Neil go") == ["o'neil"]
@@ -135,13 +138,13 @@ def test_the_joiners_a_name_uses_stay_in_the_handle() -> None:
 
 
 def test_jacobian_mini_is_reached_by_its_first_word_and_its_whole_name() -> None:
-    """spec/spaces.md, rule 1: "@jacobian for Jacobian · mini"."""
+    """docs/product/spaces.md, rule 1: "@jacobian for Jacobian · mini"."""
     assert resolved("@jacobian please") == [JACOBIAN.id]
     assert resolved("@Jacobian·mini please") == [JACOBIAN.id]
 
 
 def test_resolving_is_case_insensitive() -> None:
-    """spec/messages.md, Message: a handle "is not case-sensitive"."""
+    """docs/product/messages.md, Message: a handle "is not case-sensitive"."""
     for text in ["@ledger", "@LEDGER", "@Ledger", "@lEdGeR"]:
         assert resolved(text) == [LEDGER.id], text
     assert resolved("@MAYACHEN") == [MAYA.id]
@@ -149,12 +152,14 @@ def test_resolving_is_case_insensitive() -> None:
 
 
 def test_people_are_mentioned_too() -> None:
-    """spec/messages.md, Message: mentions name participants, people as well as harnesses."""
+    """docs/product/messages.md, Message: mentions name participants, people as well as
+    harnesses."""
     assert resolved("@Priya and @maya") == [PRIYA.id, MAYA.id]
 
 
 def test_all_is_flagged_and_names_no_member() -> None:
-    """spec/messages.md, Message: "@all names every harness in the room" (rule 1 decides who)."""
+    """docs/product/messages.md, Message: "@all names every harness in the room" (rule 1 decides
+    who)."""
     assert resolve_mentions("@all stand up", ROOM) == ([], True)
     assert resolve_mentions("@ALL.", ROOM) == ([], True)
     assert resolve_mentions("@Ledger and @all", ROOM) == ([LEDGER.id], True)
@@ -162,39 +167,40 @@ def test_all_is_flagged_and_names_no_member() -> None:
 
 
 def test_all_is_not_a_member_named_all() -> None:
-    """spec/messages.md, Message: @all is the room's keyword, even beside a member called All."""
+    """docs/product/messages.md, Message: @all is the room's keyword, even beside a member called
+    All."""
     all_hands = Member("usr_all", "person", "All Hands")
     assert resolve_mentions("@all", [all_hands, LEDGER]) == ([], True)
     assert resolve_mentions("@AllHands", [all_hands, LEDGER]) == ([all_hands.id], False)
 
 
 def test_a_handle_that_reaches_two_members_names_both() -> None:
-    """spec/messages.md, Message: a first word shared by two names reaches both of them."""
+    """docs/product/messages.md, Message: a first word shared by two names reaches both of them."""
     assert resolved("@OpenClaw look") == [OPENCLAW.id, OPENCLAW_2.id]
     assert resolved("@OpenClaw2 look") == [OPENCLAW_2.id]
 
 
 def test_each_member_is_named_once() -> None:
-    """spec/messages.md, Message: mentions lists participant ids, each once."""
+    """docs/product/messages.md, Message: mentions lists participant ids, each once."""
     assert resolved("@Jacobian @jacobian·mini @JACOBIAN") == [JACOBIAN.id]
     assert resolved("@OpenClaw @OpenClaw2 @openclaw") == [OPENCLAW.id, OPENCLAW_2.id]
 
 
 def test_a_handle_nobody_has_names_nobody() -> None:
-    """spec/messages.md, Message: mentions are resolved against the space's members only."""
+    """docs/product/messages.md, Message: mentions are resolved against the space's members only."""
     assert resolve_mentions("@Scout are you there?", ROOM) == ([], False)
     assert resolve_mentions("@Ledger", []) == ([], False)
 
 
 def test_a_one_letter_member_is_not_reached() -> None:
-    """spec/websocket.md, Who is in the room: no handle reaches a one-letter name."""
+    """docs/product/websocket.md, Who is in the room: no handle reaches a one-letter name."""
     j = Member("usr_j", "person", "J")
     assert resolved("@J hello", [j, LEDGER]) == []
 
 
 def test_a_shared_handle_names_its_members_in_the_rooms_order() -> None:
-    """spec/messages.md, Message: one handle may reach several members; they come in the
-    room's order (the module's own contract: the spec does not order mentions).
+    """docs/product/messages.md, Message: one handle may reach several members; they come in the
+    room's order (the module's own contract: the product pages do not order mentions).
     """
     reversed_room = [OPENCLAW_2, OPENCLAW, LEDGER]
     assert resolved("@openclaw", reversed_room) == [OPENCLAW_2.id, OPENCLAW.id]
@@ -202,7 +208,7 @@ def test_a_shared_handle_names_its_members_in_the_rooms_order() -> None:
 
 
 def test_the_handle_a_screen_shows_reaches_its_member() -> None:
-    """spec/spaces.md, rule 1: a handle "and the same rule draws the chip": what the chip
+    """docs/product/spaces.md, rule 1: a handle "and the same rule draws the chip": what the chip
     shows, typed back, reaches the member.
     """
     scout = Member("hrn_scout", "harness", "Scout!")
@@ -213,7 +219,8 @@ def test_the_handle_a_screen_shows_reaches_its_member() -> None:
 
 
 def test_a_first_word_ending_in_a_full_stop_reaches_its_member() -> None:
-    """spec/messages.md, Message: a handle is a name's first word, so "Dr." reaches Dr. Who."""
+    """docs/product/messages.md, Message: a handle is a name's first word, so "Dr." reaches Dr.
+    Who."""
     who = Member("usr_who", "person", "Dr. Who")
     assert "dr" in handles_of(who.name)
     assert resolved("ask @Dr. about it", [who, LEDGER]) == [who.id]
@@ -277,7 +284,7 @@ def texts_for(draw: st.DrawFn, room: list[Member]) -> tuple[str, set[str]]:
 
 @given(st.data())
 def test_exactly_the_members_whose_handles_appear_are_resolved(data: st.DataObject) -> None:
-    """spec/messages.md, Message: every member a written handle reaches is mentioned, and
+    """docs/product/messages.md, Message: every member a written handle reaches is mentioned, and
     nobody else; @all is said, and names no member.
     """
     room = data.draw(rooms())
@@ -290,7 +297,7 @@ def test_exactly_the_members_whose_handles_appear_are_resolved(data: st.DataObje
 
 @given(rooms(), st.text())
 def test_resolve_returns_member_ids_once_each(room: list[Member], text: str) -> None:
-    """spec/messages.md, Message: mentions are "the participant ids", each named once."""
+    """docs/product/messages.md, Message: mentions are "the participant ids", each named once."""
     ids, _ = resolve_mentions(text, room)
     assert len(ids) == len(set(ids))
     assert set(ids) <= {m.id for m in room}
@@ -298,7 +305,7 @@ def test_resolve_returns_member_ids_once_each(room: list[Member], text: str) -> 
 
 @given(st.text())
 def test_mentioned_handles_are_lower_case_and_never_repeat(text: str) -> None:
-    """spec/messages.md, Message: handles are compared without regard to case."""
+    """docs/product/messages.md, Message: handles are compared without regard to case."""
     found = mentioned_handles(text)
     assert len(found) == len(set(found))
     assert all(h == h.lower() and h for h in found)
@@ -308,7 +315,7 @@ def test_mentioned_handles_are_lower_case_and_never_repeat(text: str) -> None:
 def test_the_displayed_handle_of_a_name_reaches_its_member(
     room: list[Member], data: st.DataObject
 ) -> None:
-    """spec/spaces.md, rule 1: the same rule draws the chip, so the handle shown reaches."""
+    """docs/product/spaces.md, rule 1: the same rule draws the chip, so the handle shown reaches."""
     member = data.draw(st.sampled_from(room))
     shown = display_handle(member.name)
     if shown is None:

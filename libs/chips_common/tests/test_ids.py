@@ -1,8 +1,8 @@
 """Prefixed ULID identifiers and bearer tokens.
 
-DESIGN.md §2 and §7: ids are ``<prefix>_<ULID>``, sortable by creation time; a message's
-id is its event's ULID with ``msg_`` (spec/websocket.md, What a harness hears when someone
-speaks); harness tokens are ``chips_at_…`` and stored only as a hash.
+docs/architecture/design.md §2 and §7: ids are ``<prefix>_<ULID>``, sortable by creation time; a
+message's id is its event's ULID with ``msg_`` (docs/product/websocket.md, What a harness hears when
+someone speaks); harness tokens are ``chips_at_…`` and stored only as a hash.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ ULID_TEXT = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 
 @pytest.mark.parametrize("prefix", sorted(PREFIXES.values()))
 def test_new_id_is_prefix_and_ulid(prefix: str) -> None:
-    """An id is its prefix, an underscore and a ULID (DESIGN.md §2)."""
+    """An id is its prefix, an underscore and a ULID (docs/architecture/design.md §2)."""
     identifier = new_id(prefix)
     head, _, tail = identifier.partition("_")
     assert head == prefix
@@ -56,7 +56,8 @@ def test_new_ids_are_unique() -> None:
 
 
 def test_new_ids_sort_by_creation_time() -> None:
-    """Ids made in different milliseconds sort in the order they were made (DESIGN.md §2)."""
+    """Ids made in different milliseconds sort in the order they were made
+    (docs/architecture/design.md §2)."""
     ids = []
     for _ in range(5):
         ids.append(new_id("evt"))
@@ -69,7 +70,8 @@ def test_new_ids_sort_by_creation_time() -> None:
 def test_message_id_is_the_events_ulid() -> None:
     """A message's id is its event's ULID with ``msg_``, and back.
 
-    spec/websocket.md, What a harness hears when someone speaks: "so reply_to names the event".
+    docs/product/websocket.md, What a harness hears when someone speaks: "so reply_to names the
+    event".
     """
     event_id = new_id("evt")
     tail = ulid_part(event_id)
@@ -80,7 +82,8 @@ def test_message_id_is_the_events_ulid() -> None:
 
 @pytest.mark.parametrize("kind", ["at", "pt"])
 def test_new_token_names_its_kind(kind: str) -> None:
-    """A harness token is ``chips_at_…``, a person's API token ``chips_pt_…`` (DESIGN.md §7)."""
+    """A harness token is ``chips_at_…``, a person's API token ``chips_pt_…``
+    (docs/architecture/design.md §7)."""
     token = new_token(kind)
     assert token.startswith(f"chips_{kind}_")
     # 32 random bytes, URL-safe base64 without padding.
@@ -96,7 +99,7 @@ def test_new_tokens_are_unique() -> None:
 def test_hash_token_is_hex_sha256() -> None:
     """Chips keeps only the token's SHA-256, in hex; the same token always hashes the same.
 
-    DESIGN.md §7: tokens are shown once and stored only as a hash.
+    docs/architecture/design.md §7: tokens are shown once and stored only as a hash.
     """
     token = new_token("at")
     digest = hash_token(token)

@@ -1,5 +1,5 @@
-"""Who may post which kind of message, and what passing a turn is (spec/messages.md,
-spec/websocket.md, What a harness hears)."""
+"""Who may post which kind of message, and what passing a turn is (docs/product/messages.md,
+docs/product/websocket.md, What a harness hears)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The muted line a room operation draws (spec/spaces.md, Retitling and archiving).
+"""The muted line a room operation draws (docs/product/spaces.md, Retitling and archiving).
 
 docs/adr/0006: the line is drawn from the operation's own event, by one pure function.
 """
@@ -22,7 +22,7 @@ def line(**event: Any) -> str | None:
 
 
 def test_adding_and_joining() -> None:
-    """spec/spaces.md, Several harnesses and people in one space: who added whom."""
+    """docs/product/spaces.md, Several harnesses and people in one space: who added whom."""
     assert line(type="membership.added", participant_id="usr_m") == "Arjun Rao added Maya Chen"
     joined = line(
         type="membership.added", participant_id="hrn_s", actor={"kind": "harness", "id": "hrn_s"}
@@ -31,7 +31,7 @@ def test_adding_and_joining() -> None:
 
 
 def test_removing_and_leaving() -> None:
-    """spec/spaces.md, Leaving one: a leave is a membership.removed naming yourself."""
+    """docs/product/spaces.md, Leaving one: a leave is a membership.removed naming yourself."""
     assert line(type="membership.removed", participant_id="usr_m") == "Arjun Rao removed Maya Chen"
     assert line(type="membership.removed", participant_id="usr_a") == "Arjun Rao left"
 
@@ -44,7 +44,7 @@ def test_a_harness_only_behind_its_agents_comes_and_goes_without_a_line() -> Non
 
 
 def test_retitling_archiving_and_unarchiving() -> None:
-    """spec/spaces.md, Retitling and archiving: a muted line saying who did it."""
+    """docs/product/spaces.md, Retitling and archiving: a muted line saying who did it."""
     assert line(type="space.updated", title="Launch") == "Arjun Rao renamed the room to “Launch”"
     assert line(type="space.updated", state="closed") == "Arjun Rao archived the room"
     assert line(type="space.updated", state="open") == "Arjun Rao unarchived the room"
@@ -69,7 +69,8 @@ def test_other_events_draw_no_line() -> None:
 
 
 def test_the_lead_and_what_it_took() -> None:
-    """spec/websocket.md, Who leads: the room shows one quiet line under words nobody took."""
+    """docs/product/websocket.md, Who leads: the room shows one quiet line under words nobody
+    took."""
     assert (
         line(type="space.lead_set", agent_id="hrn_s") == "Arjun Rao made Scout the room\u2019s lead"
     )

@@ -10,7 +10,6 @@ import pytest
 from chips_common.local import (
     DEFAULT_PORTS,
     LocalConfigError,
-    local_gateway_url,
     local_ports,
     run_dir,
 )
@@ -19,17 +18,12 @@ from chips_common.local import (
 def test_without_a_base_the_usual_ports() -> None:
     assert local_ports({}) == DEFAULT_PORTS
     assert local_ports({})["gateway"] == 8080
-    assert local_gateway_url({}) == "http://127.0.0.1:8080"
 
 
 def test_a_base_moves_every_port_into_a_range_of_its_own() -> None:
     ports = local_ports({"CHIPS_PORT_BASE": "18300"})
     assert ports["gateway"] == 18300
     assert sorted(ports.values()) == list(range(18300, 18300 + len(DEFAULT_PORTS)))
-    assert local_gateway_url({"CHIPS_PORT_BASE": "18300"}) == "http://127.0.0.1:18300"
-    assert local_gateway_url({"CHIPS_PORT_BASE": "18300", "CHIPS_URL": "http://x:1"}) == (
-        "http://x:1"
-    )
 
 
 @pytest.mark.parametrize("raw", ["abc", "80", "65530"])

@@ -1,7 +1,7 @@
 """docs/protocol/ is generated from the catalogue and must not go stale.
 
-STYLE.md, One typed catalogue of events: "Generate JSON Schemas and the event table in
-docs/protocol/ from the catalogue; CI fails if they are stale."
+docs/architecture/code-style.md, One typed catalogue of events: "Generate JSON Schemas and the event
+table in docs/protocol/ from the catalogue; CI fails if they are stale."
 """
 
 from __future__ import annotations
@@ -82,12 +82,12 @@ def test_check_names_stale_missing_and_left_over_files(
 
 def test_schemas_are_sorted_and_end_in_a_newline(tmp_path: Path) -> None:
     """Each schema is written with sorted keys and a trailing newline, so diffs stay small;
-    it is the model's schema, its descriptions without citations of the spec or design."""
+    it is the model's schema, its descriptions without citations of our product or design pages."""
     gen = load_script()
     assert gen.main(["--out", str(tmp_path)]) == 0
     for name, cls in CATALOGUE.items():
         text = (tmp_path / "schemas" / f"{name}.json").read_text(encoding="utf-8")
         assert json.loads(text) == gen._scrubbed(cls.model_json_schema())
-        assert "spec/" not in text and "DESIGN.md" not in text
+        assert "docs/product/" not in text and "docs/architecture/design.md" not in text
         resorted = json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False)
         assert text == resorted + "\n"

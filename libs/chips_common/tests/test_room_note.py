@@ -1,8 +1,8 @@
 """Who is in the room, and the note for each harness taking a turn (rules/room.py).
 
-spec/websocket.md, Who is in the room: "People come first, then agents, each by name … A
+docs/product/websocket.md, Who is in the room: "People come first, then agents, each by name … A
 member no handle reaches, such as a one-letter name, has no handle. With no other agent in
-the room, the rules are only “Everyone here reads what you write.”" The spec's sentences are
+the room, the rules are only “Everyone here reads what you write.”" The product's sentences are
 reference, and Chips words its own: these tests check what a note says, not its wording.
 """
 
@@ -39,14 +39,15 @@ def says_reading(rules: str) -> bool:
 
 
 def test_people_come_first_then_harnesses_each_by_name_case_aside() -> None:
-    """spec/websocket.md, Who is in the room: "People come first, then agents, each by name"."""
+    """docs/product/websocket.md, Who is in the room: "People come first, then agents, each by
+    name"."""
     names = [m["name"] for m in room_members(ROOM)]
     assert names == ["Arjun", "bea", "ASCII Art", "OpenClaw", "OpenClaw 2"]
     assert [m.id for m in ordered(ROOM)] == [m["participant_id"] for m in room_members(ROOM)]
 
 
 def test_ordering_ignores_case() -> None:
-    """spec/websocket.md, Who is in the room: by name, so "bea" comes before "Carl"."""
+    """docs/product/websocket.md, Who is in the room: by name, so "bea" comes before "Carl"."""
     carl = Member("usr_carl", "person", "Carl")
     zed = Member("hrn_zed", "harness", "zed")
     alpha = Member("hrn_alpha", "harness", "ALPHA")
@@ -55,7 +56,7 @@ def test_ordering_ignores_case() -> None:
 
 
 def test_each_member_says_who_they_are_and_the_handle_that_reaches_them() -> None:
-    """spec/websocket.md, Who is in the room: participant_id, kind, name and handle."""
+    """docs/product/websocket.md, Who is in the room: participant_id, kind, name and handle."""
     by_id = {m["participant_id"]: m for m in room_members([ARJUN, ASCII_ART, JACOBIAN])}
     assert by_id[ARJUN.id] == {
         "participant_id": ARJUN.id,
@@ -69,8 +70,8 @@ def test_each_member_says_who_they_are_and_the_handle_that_reaches_them() -> Non
 
 
 def test_a_member_without_a_handle_has_no_handle_key() -> None:
-    """spec/websocket.md, Who is in the room: "A member no handle reaches, such as a one-letter
-    name, has no handle."
+    """docs/product/websocket.md, Who is in the room: "A member no handle reaches, such as a
+    one-letter name, has no handle."
     """
     (entry,) = [m for m in room_members([J, ARJUN]) if m["participant_id"] == J.id]
     assert "handle" not in entry
@@ -78,7 +79,7 @@ def test_a_member_without_a_handle_has_no_handle_key() -> None:
 
 
 def test_an_empty_room_has_no_members() -> None:
-    """spec/websocket.md, Who is in the room: members lists who is there, nobody here."""
+    """docs/product/websocket.md, Who is in the room: members lists who is there, nobody here."""
     assert room_members([]) == []
 
 
@@ -86,8 +87,8 @@ def test_an_empty_room_has_no_members() -> None:
 
 
 def test_with_no_other_harness_the_rules_are_only_that_everyone_reads() -> None:
-    """spec/websocket.md, Who is in the room: "With no other agent in the room, the rules are
-    only “Everyone here reads what you write.”"
+    """docs/product/websocket.md, Who is in the room: "With no other agent in the room, the rules
+    are only “Everyone here reads what you write.”"
     """
     for members in ([ARJUN, OPENCLAW], [ARJUN, BEA, OPENCLAW], [OPENCLAW]):
         rules = rules_for(OPENCLAW.id, members)
@@ -98,8 +99,8 @@ def test_with_no_other_harness_the_rules_are_only_that_everyone_reads() -> None:
 
 
 def test_with_another_harness_only_those_mentioned_act_and_one_may_pass() -> None:
-    """spec/websocket.md, Who is in the room: "Everyone here reads what you write; only those
-    you @-mention act on it. … answer NO_REPLY and nothing else" (ADR 0109).
+    """docs/product/websocket.md, Who is in the room: "Everyone here reads what you write; only
+    those you @-mention act on it. … answer NO_REPLY and nothing else".
     """
     rules = rules_for(OPENCLAW.id, ROOM)
     assert says_reading(rules)
@@ -110,15 +111,15 @@ def test_with_another_harness_only_those_mentioned_act_and_one_may_pass() -> Non
 
 
 def test_the_rules_count_harnesses_other_than_the_taker() -> None:
-    """spec/websocket.md, Who is in the room: "With no other agent in the room"."""
+    """docs/product/websocket.md, Who is in the room: "With no other agent in the room"."""
     assert "NO_REPLY" not in rules_for(OPENCLAW.id, [ARJUN, OPENCLAW])
     assert "NO_REPLY" in rules_for(OPENCLAW.id, [ARJUN, OPENCLAW, OPENCLAW_2])
     assert "NO_REPLY" in rules_for(OPENCLAW_2.id, [ARJUN, OPENCLAW, OPENCLAW_2])
 
 
 def test_the_rules_are_the_same_while_the_rooms_agents_are() -> None:
-    """spec/websocket.md, Who is in the room: rules are "the same from turn to turn while the
-    space’s agents are" (ADR 0250): people coming and going change nothing.
+    """docs/product/websocket.md, Who is in the room: rules are "the same from turn to turn while
+    the space’s agents are": people coming and going change nothing.
     """
     assert rules_for(OPENCLAW.id, [ARJUN, OPENCLAW, ASCII_ART]) == rules_for(
         OPENCLAW.id, [BEA, J, ASCII_ART, OPENCLAW]
@@ -129,7 +130,7 @@ def test_the_rules_are_the_same_while_the_rooms_agents_are() -> None:
 
 
 def test_the_note_names_every_other_member_with_kind_and_handle() -> None:
-    """spec/websocket.md, Who is in the room: "Arjun (person, @Arjun), … OpenClaw (agent,
+    """docs/product/websocket.md, Who is in the room: "Arjun (person, @Arjun), … OpenClaw (agent,
     @OpenClaw)".
     """
     note = note_for(OPENCLAW_2.id, ROOM)
@@ -140,7 +141,7 @@ def test_the_note_names_every_other_member_with_kind_and_handle() -> None:
 
 
 def test_the_note_names_the_taker_as_you_last() -> None:
-    """spec/websocket.md, Who is in the room: "… and you, OpenClaw 2 (OpenClaw agent,
+    """docs/product/websocket.md, Who is in the room: "… and you, OpenClaw 2 (OpenClaw agent,
     @OpenClaw2)".
     """
     note = note_for(OPENCLAW_2.id, ROOM)
@@ -152,14 +153,15 @@ def test_the_note_names_the_taker_as_you_last() -> None:
 
 
 def test_the_note_lists_people_first_then_harnesses() -> None:
-    """spec/websocket.md, Who is in the room: "People come first, then agents, each by name"."""
+    """docs/product/websocket.md, Who is in the room: "People come first, then agents, each by
+    name"."""
     note = note_for(OPENCLAW_2.id, ROOM)
     places = [note.index(f"{name} (") for name in ["Arjun", "bea", "ASCII Art", "OpenClaw"]]
     assert places == sorted(places)
 
 
 def test_the_note_ends_with_the_rules() -> None:
-    """spec/websocket.md, Who is in the room: "Each note ends with its rules"."""
+    """docs/product/websocket.md, Who is in the room: "Each note ends with its rules"."""
     for taker in (OPENCLAW.id, OPENCLAW_2.id):
         note = note_for(taker, ROOM)
         assert note.endswith(rules_for(taker, ROOM))
@@ -169,21 +171,21 @@ def test_the_note_ends_with_the_rules() -> None:
 
 
 def test_the_note_names_a_member_without_a_handle_without_one() -> None:
-    """spec/websocket.md, Who is in the room: a one-letter name has no handle."""
+    """docs/product/websocket.md, Who is in the room: a one-letter name has no handle."""
     note = note_for(OPENCLAW.id, [J, OPENCLAW])
     assert "J (person)" in note
     assert "@J" not in note
 
 
 def test_the_note_says_a_person_is_a_person_and_a_harness_an_agent() -> None:
-    """spec/websocket.md, Who is in the room: each member is named with their kind."""
+    """docs/product/websocket.md, Who is in the room: each member is named with their kind."""
     note = note_for(ASCII_ART.id, [ARJUN, ASCII_ART, JACOBIAN])
     assert re.search(r"Arjun \(person\b", note)
     assert re.search(r"Jacobian · mini \([^)]*agent, @Jacobian·mini\)", note)
 
 
 def test_the_note_of_a_harness_alone_names_it_as_you() -> None:
-    """spec/websocket.md, Who is in the room: the taker is named as you."""
+    """docs/product/websocket.md, Who is in the room: the taker is named as you."""
     note = note_for(OPENCLAW.id, [OPENCLAW])
     assert "you, OpenClaw" in note
     assert says_reading(note)
@@ -193,8 +195,8 @@ def test_the_note_of_a_harness_alone_names_it_as_you() -> None:
 
 
 def test_the_room_carries_members_and_a_note_and_rules_per_taker() -> None:
-    """spec/websocket.md, Who is in the room: "a note for each agent taking the turn, keyed by
-    its id".
+    """docs/product/websocket.md, Who is in the room: "a note for each agent taking the turn, keyed
+    by its id".
     """
     room = room_for([OPENCLAW.id, ASCII_ART.id], ROOM)
     assert room["members"] == room_members(ROOM)
@@ -226,7 +228,8 @@ def rooms(draw: st.DrawFn) -> list[Member]:
 
 @given(rooms())
 def test_members_are_people_then_harnesses_each_sorted(room: list[Member]) -> None:
-    """spec/websocket.md, Who is in the room: "People come first, then agents, each by name"."""
+    """docs/product/websocket.md, Who is in the room: "People come first, then agents, each by
+    name"."""
     listed = room_members(room)
     assert sorted(m["participant_id"] for m in listed) == sorted(m.id for m in room)
     kinds = [m["kind"] for m in listed]
@@ -240,7 +243,8 @@ def test_members_are_people_then_harnesses_each_sorted(room: list[Member]) -> No
 def test_rules_grow_exactly_when_another_harness_is_here(
     room: list[Member], data: st.DataObject
 ) -> None:
-    """spec/websocket.md, Who is in the room: the NO_REPLY rule is for a room with other agents."""
+    """docs/product/websocket.md, Who is in the room: the NO_REPLY rule is for a room with other
+    agents."""
     taker = data.draw(st.sampled_from(room))
     rules = rules_for(taker.id, room)
     others = [m for m in room if m.kind == "harness" and m.id != taker.id]

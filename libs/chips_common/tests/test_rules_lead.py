@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chips_common.append import Actor, AppendRequest
 from chips_common.rules.lead import (
     LEAD_YOU,
     Room,
@@ -17,6 +18,7 @@ from chips_common.rules.lead import (
     handoff_at,
     lead_sentence,
     parse_ts,
+    told_key,
     ts_of,
     working,
     working_sentence,
@@ -273,3 +275,28 @@ def test_a_harness_behind_its_agents_is_not_an_agent_of_its_own() -> None:
     assert set(log.room.agents) == {J1}
     log.by(J1, "run.started", run_id="run_1", goal="g")
     assert facts(log.room, log.at) is None  # one agent: nobody else's note needs it
+
+
+def test_a_telling_s_key_is_bounded_however_many_runs_are_going() -> None:
+    longest = [f"run_{i:03d}{'x' * 97}" for i in range(50)]  # run ids are at most 104
+    key = told_key("spc_01JD5X3ZQ9W8Y7V6T5S4R3Q2P1", 2**62, longest)
+    assert len(key) <= 100
+    # The log takes it: an idempotency key is at most 200 characters.
+    AppendRequest(
+        request_id="req_1",
+        workspace_id="ws_1",
+        credential_id="crd_referee",
+        actor=Actor(kind="system", id="system"),
+        idempotency_key=key,
+        events=[{"type": "room.working"}],
+    )
+    assert len(told_key(ROOM, 7, ["run_1"])) == len(told_key(ROOM, 7, longest))
+
+
+def test_a_telling_s_key_names_the_set_of_runs_not_their_order_or_steps() -> None:
+    assert told_key(ROOM, 7, ["run_b Drawing", "run_a "]) == told_key(ROOM, 7, ["run_a", "run_b"])
+    assert told_key(ROOM, 7, ["run_a"]) != told_key(ROOM, 7, ["run_a", "run_b"])
+    assert told_key(ROOM, 7, ["run_a"]) != told_key(ROOM, 8, ["run_a"])
+    assert told_key(ROOM, 7, ["run_a"]) != told_key("spc_2", 7, ["run_a"])
+    # Nobody working is a key of its own.
+    assert told_key(ROOM, 7, []) == "room:spc_1:7:-"

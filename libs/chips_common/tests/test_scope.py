@@ -1,8 +1,9 @@
 """Who is delivered which event: ``MembershipView`` folds membership in seq order.
 
-spec/websocket.md, Subscribing and resuming: "A subscription is scoped by membership: it
+docs/product/websocket.md, Subscribing and resuming: "A subscription is scoped by membership: it
 delivers the events of the spaces the credential belongs to, and the workspace-wide events
-that belong to none." DESIGN.md §4: the decision for event N uses membership as of N.
+that belong to none." docs/architecture/design.md §4: the decision for event N uses membership as of
+N.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def created(space_id: str, by: str, members: list[str] | None = None) -> dict[st
 def test_workspace_wide_events_are_visible(event: dict[str, Any]) -> None:
     """An event of no space is delivered to everyone.
 
-    spec/websocket.md, Subscribing and resuming: "the workspace-wide events that belong to none".
+    docs/product/websocket.md, Subscribing and resuming: "the workspace-wide events that belong to
+    none".
     """
     assert MembershipView(ME).fold(event) is True
 
@@ -82,8 +84,8 @@ def test_workspace_wide_events_are_visible(event: dict[str, Any]) -> None:
 def test_space_events_are_visible_only_to_members() -> None:
     """A space's events reach its members and nobody else.
 
-    spec/websocket.md, Subscribing and resuming: "A harness’s token sees no space its harness
-    is not in."
+    docs/product/websocket.md, Subscribing and resuming: "A harness’s token sees no space its
+    harness is not in."
     """
     outsider = MembershipView(ME)
     member = MembershipView(ME, spaces=[SPACE])
@@ -92,7 +94,7 @@ def test_space_events_are_visible_only_to_members() -> None:
 
 
 def test_opener_of_a_space_is_its_first_member() -> None:
-    """Whoever opens a space is its first member (spec/websocket.md, Writing)."""
+    """Whoever opens a space is its first member (docs/product/websocket.md, Writing)."""
     view = MembershipView(ME)
     assert view.fold(created(SPACE, by=ME)) is True
     assert view.fold(post(SPACE)) is True
@@ -100,14 +102,15 @@ def test_opener_of_a_space_is_its_first_member() -> None:
 
 
 def test_members_a_space_opens_with_are_in_it() -> None:
-    """The ``members`` of space.created are in the space from its first event (spec/spaces.md)."""
+    """The ``members`` of space.created are in the space from its first event
+    (docs/product/spaces.md)."""
     view = MembershipView(HARNESS)
     assert view.fold(created(SPACE, by=OTHER, members=[HARNESS])) is True
     assert view.fold(post(SPACE)) is True
 
 
 def test_a_space_a_harness_opens_for_its_owner_is_the_owners_too() -> None:
-    """spec/spaces.md, How one is opened: through its door a harness gets "a direct space
+    """docs/product/spaces.md, How one is opened: through its door a harness gets "a direct space
     with itself and its owner in it, opened for the owner"."""
     event = {
         "type": "space.created",
@@ -133,7 +136,7 @@ def test_a_space_opened_without_me_is_not_mine() -> None:
 def test_being_added_is_delivered_and_lets_me_in() -> None:
     """membership.added of me is delivered to me, and the space is mine from then on.
 
-    spec/spaces.md, Leaving one: anyone still in the space can add you back.
+    docs/product/spaces.md, Leaving one: anyone still in the space can add you back.
     """
     view = MembershipView(ME)
     assert view.fold(post(SPACE)) is False
@@ -144,7 +147,7 @@ def test_being_added_is_delivered_and_lets_me_in() -> None:
 def test_being_removed_is_delivered_and_then_the_space_is_gone() -> None:
     """membership.removed of me reaches me (I was in before), and then nothing of it does.
 
-    spec/spaces.md, Leaving one: /leave is a membership.removed naming you.
+    docs/product/spaces.md, Leaving one: /leave is a membership.removed naming you.
     """
     view = MembershipView(ME, spaces=[SPACE])
     assert view.fold(removed(SPACE, ME, by=ME)) is True
@@ -233,8 +236,8 @@ def test_fold_matches_reference_model(
 ) -> None:
     """For any history, each event's visibility is membership as of that event.
 
-    DESIGN.md §4: the decision for event N uses membership as of N; a removal of me is
-    delivered because I was in before it, an addition because I am in after it.
+    docs/architecture/design.md §4: the decision for event N uses membership as of N; a removal of
+    me is delivered because I was in before it, an addition because I am in after it.
     """
     view = MembershipView(ME, spaces=initial)
     for i, event in enumerate(events):
@@ -250,7 +253,8 @@ def test_resuming_from_a_snapshot_decides_the_same(
 ) -> None:
     """A view resumed mid-stream from the spaces it had there decides as one that never stopped.
 
-    spec/websocket.md, Subscribing and resuming: replay and live delivery give the same frames.
+    docs/product/websocket.md, Subscribing and resuming: replay and live delivery give the same
+    frames.
     """
     cut = data.draw(st.integers(min_value=0, max_value=len(events)))
     whole = MembershipView(ME)
@@ -263,7 +267,7 @@ def test_resuming_from_a_snapshot_decides_the_same(
 
 
 def test_own_only_events_are_told_to_their_doer_alone() -> None:
-    """turn.passed and delete-for-me reach only whoever did them (spec/messages.md)."""
+    """turn.passed and delete-for-me reach only whoever did them (docs/product/messages.md)."""
     for kind in ("turn.passed", "message.hidden", "message.shown"):
         event = {**post(SPACE, by=ME), "type": kind}
         assert MembershipView(ME, spaces=[SPACE]).fold(event) is True
@@ -300,7 +304,7 @@ def erased(space_id: str, threads: list[str] | None = None) -> dict[str, Any]:
 
 
 def test_whoever_is_in_the_room_is_in_its_threads() -> None:
-    """spec/messages.md, Threads: no members of their own; the room's are in them, and
+    """docs/product/messages.md, Threads: no members of their own; the room's are in them, and
     leave them with the room."""
     view = MembershipView(ME, [SPACE])
     assert view.fold(thread("spc_t", SPACE)) is True
@@ -323,7 +327,7 @@ def test_threads_known_from_before_a_replay_are_scoped_by_their_room() -> None:
 
 
 def test_space_erased_goes_to_whoever_was_in_it_and_ends_it() -> None:
-    """spec/spaces.md, Deleting one: every device is sent it and forgets the room."""
+    """docs/product/spaces.md, Deleting one: every device is sent it and forgets the room."""
     view = MembershipView(ME, [SPACE], parents={"spc_t": SPACE})
     assert view.fold(erased(SPACE, ["spc_t"])) is True
     assert view.spaces == set() and view.parents == {}
@@ -332,7 +336,7 @@ def test_space_erased_goes_to_whoever_was_in_it_and_ends_it() -> None:
     assert outsider.fold(erased(SPACE)) is False
 
 
-# --- Agents (spec/websocket.md, Agents; docs/adr/0079) --------------------------------
+# --- Agents (docs/product/websocket.md, Agents; docs/adr/0079) --------------------------------
 
 JACOBIAN = "hrn_jacobian"
 AGENT = "agt_j1"

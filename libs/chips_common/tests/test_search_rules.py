@@ -1,5 +1,5 @@
 """Search's pure rules: the tsquery built from what a person types, snippets, cursors,
-and the words of each kind of message (spec/messages.md, Search; docs/adr/0028)."""
+and the words of each kind of message (docs/product/messages.md, Search; docs/adr/0028)."""
 
 from __future__ import annotations
 

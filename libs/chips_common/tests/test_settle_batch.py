@@ -184,3 +184,75 @@ async def test_the_loop_handles_every_batch_in_order_through_timeouts(
     assert handled == [{"ws_a": 1}, {"ws_a": 3}]
     assert all(m.settled == "ack" for m in (one, two, three))
     assert flow.turns == 7 and sub.unsubscribed
+
+
+async def test_a_batch_costs_one_span_linked_to_every_event_s_append() -> None:
+    """One receive span per batch (per 128 events), linked to each event's sender with its
+    workspace, seq and type; an event without a trace context is handled, unlinked."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    original = consumer.tracer
+    consumer.tracer = provider.get_tracer("test")
+    try:
+        msgs: list[Any] = []
+        for n in range(1, 131):
+            msg = FakeMsg("ws_a" if n % 2 else "ws_b", n, "message.post")
+            msg.headers = {"traceparent": f"00-{n:032x}-{n:016x}-01"}
+            msgs.append(msg)
+        msgs.append(FakeMsg("ws_a", 131, "message.post"))  # no trace context
+        calls: list[dict[str, int]] = []
+
+        async def handle(highest: Mapping[str, int]) -> None:
+            calls.append(dict(highest))
+
+        await settle_together(cast(NATS, None), cast(Names, None), msgs, handle, "test")
+    finally:
+        consumer.tracer = original
+    spans = exporter.get_finished_spans()
+    assert [s.name for s in spans] == ["test.receive", "test.receive"]
+    links = [link for s in spans for link in s.links]
+    assert [link.context.trace_id for link in links] == list(range(1, 131))
+    assert links[2].attributes == {
+        "chips.workspace_id": "ws_a",
+        "chips.seq": 3,
+        "chips.event_type": "message.post",
+    }
+    assert [len(s.links) for s in spans] == [128, 2]
+    assert calls == [{"ws_a": 131, "ws_b": 130}]
+    assert all(m.settled == "ack" for m in msgs)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        None,
+        "",
+        "01-" + "1" * 32 + "-" + "2" * 16 + "-01",
+        "00-" + "0" * 32 + "-" + "2" * 16 + "-01",
+        "00-" + "x" * 32 + "-" + "2" * 16 + "-01",
+        "00-abc",
+    ],
+)
+def test_a_traceparent_that_is_not_one_links_nothing(raw: str | None) -> None:
+    from chips_common import otel
+
+    assert otel.span_context_of({"traceparent": raw} if raw is not None else {}) is None
+
+
+def test_a_traceparent_is_read_as_the_propagator_reads_it() -> None:
+    from opentelemetry import trace
+
+    from chips_common import otel
+
+    raw = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    ours = otel.span_context_of({"traceparent": raw})
+    theirs = trace.get_current_span(otel.extract({"traceparent": raw})).get_span_context()
+    assert ours == theirs
+    stored = trace.get_current_span(otel.from_traceparent(raw)).get_span_context()
+    assert stored == theirs
+    assert not trace.get_current_span(otel.from_traceparent(None)).get_span_context().is_valid

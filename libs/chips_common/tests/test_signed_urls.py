@@ -1,7 +1,7 @@
 """Signed attachment URLs: bound to one file, one credential, one way of serving, ten minutes.
 
-spec/websocket.md: each attachment reaches a harness "with a signed URL the harness may
-fetch for ten minutes"; DESIGN.md §6: HMAC over (attachment, expiry, token id).
+docs/product/websocket.md: each attachment reaches a harness "with a signed URL the harness may
+fetch for ten minutes"; docs/architecture/design.md §6: HMAC over (attachment, expiry, token id).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a room's job has spent, and its ceiling (rules/spend.py).
 
-spec/websocket.md: "$3 unless a person in the room sets another, from $0.25 to $100 … A run
+docs/product/websocket.md: "$3 unless a person in the room sets another, from $0.25 to $100 … A run
 whose usage carried no cost, and that Chips could not price, counts nothing; the note says
 how many did … tells every harness in the room, once per job."
 """

@@ -8,6 +8,8 @@ reported from start to end. tests/e2e/test_sdk.py does the same against the real
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
 from typing import Any
 
 import pytest
@@ -284,3 +286,29 @@ async def test_a_since_beyond_the_head_starts_again_from_the_head(log, gateways)
     subscribes = [f for f in a.received if f["frame"] == "subscribe"]
     assert [f["since"] for f in subscribes] == [99, 1]
     await client.close()
+
+
+@pytest.mark.parametrize("tickets", [True, False])
+async def test_each_failed_attempt_is_logged_with_the_url_and_the_reason_while_backing_off(
+    tickets: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A port bound but not listening: every connection to it is refused.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{taken.getsockname()[1]}"
+        client = Client(url, "chips_at_good", tickets=tickets, backoff=(0.05, 0.2))
+        with caplog.at_level(logging.WARNING, logger="chips_sdk"):
+            starting = asyncio.create_task(client.start())
+            await until(lambda: len(caplog.records) >= 4)
+            await client.close()
+            await asyncio.wait([starting], timeout=5)
+    attempts = [r for r in caplog.records if r.name == "chips_sdk"][:4]
+    for record in attempts:
+        assert record.levelno == logging.WARNING
+        said = record.getMessage()
+        assert said.startswith(f"could not connect to {url} (connection refused"), said
+    waits = [float(r.args[2]) for r in attempts]  # type: ignore[index]
+    # Backing off: the fourth wait (0.2 s ± half) is longer than the first (0.05 s ± half),
+    # and the attempts are at least the shortest waits apart.
+    assert waits[3] > waits[0]
+    assert attempts[3].created - attempts[0].created >= 0.5 * (0.05 + 0.1 + 0.2)

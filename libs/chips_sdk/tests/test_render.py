@@ -1,4 +1,5 @@
-"""The spec's rendering helpers say what Chips says (spec/websocket.md, What you're told)."""
+"""The product's rendering helpers say what Chips says (docs/product/websocket.md, What you're
+told)."""
 
 from __future__ import annotations
 
@@ -77,8 +78,19 @@ def test_render_context_puts_each_line_as_name_and_words_then_the_files() -> Non
 
 
 def test_a_reply_speaks_as_the_one_agent_the_message_is_for() -> None:
-    """spec/websocket.md, Speaking as one: name the agent as the envelope's actor."""
+    """docs/product/websocket.md, Speaking as one: name the agent as the envelope's actor."""
     assert speaker_for({"for": ["agt_1"]}) == {"kind": "agent", "id": "agt_1"}
     assert speaker_for({"for": ["hrn_1"]}) is None  # the harness itself: as itself
     assert speaker_for({"for": ["agt_1", "agt_2"]}) is None  # each answers, naming itself
     assert speaker_for({}) is None  # a harness that did not declare agents
+
+
+def test_a_voice_notes_words_are_said_as_heard() -> None:
+    line = {
+        "kind": "said",
+        "from": {"name": "Arjun Rao"},
+        "text": "",
+        "files": ["voice-note.wav"],
+        "transcript": "the quick brown fox",
+    }
+    assert sdk.render_line(line) == "Arjun Rao: [voice note, as heard: “the quick brown fox”]"

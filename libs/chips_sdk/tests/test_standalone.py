@@ -1,6 +1,7 @@
 """The SDK stands alone: no server dependency, and its types follow the catalogue.
 
-DESIGN.md §11: the SDK is installable alone; docs/adr/0030 says how it stays typed.
+docs/architecture/design.md §11: the SDK is installable alone; docs/adr/0030 says how it stays
+typed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What an upload's bytes are and what is kept of them (spec/messages.md, Attachments)."""
+"""What an upload's bytes are and what is kept of them (docs/product/messages.md, Attachments)."""
 
 from __future__ import annotations
 

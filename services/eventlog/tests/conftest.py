@@ -214,6 +214,8 @@ def snapshot(state: DoorState) -> tuple[Any, ...]:
         dict(state.where),
         dict(state.asks),
         dict(state.held),
+        dict(state.invites),
+        dict(state.devices),
     )
 
 

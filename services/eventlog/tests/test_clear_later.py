@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chips_common.nats.streams import Names
-from chips_eventlog import consumer
+from chips_eventlog import publishing
 from chips_eventlog.consumer import Appender
 
 
@@ -43,7 +43,7 @@ def published(seq: int) -> tuple[dict[str, Any], asyncio.Future[Any]]:
 @pytest.fixture
 async def clears(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Clears]:
     recorder = Clears()
-    monkeypatch.setattr(consumer, "clear_outbox", recorder)
+    monkeypatch.setattr(publishing, "clear_outbox", recorder)
     yield recorder
 
 
@@ -122,8 +122,8 @@ async def test_the_sweeper_clears_what_waits_before_it_reads_the_outbox(
     async def sweep(*args: Any) -> int:
         return 0
 
-    monkeypatch.setattr(consumer.store, "unpublished", unpublished)
-    monkeypatch.setattr(consumer.purge, "sweep", sweep)
+    monkeypatch.setattr(publishing.store, "unpublished", unpublished)
+    monkeypatch.setattr(publishing.purge, "sweep", sweep)
     task = await run(appender)
     try:
         await rounds_confirmed(appender, [published(7)])

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.append import Actor
 from chips_common.nats.streams import Names
-from chips_eventlog import consumer, state_store
+from chips_eventlog import partitions, state_store
 from chips_eventlog.consumer import Appender
 from chips_eventlog.leases import Held
 from chips_eventlog.state import DoorState
@@ -227,7 +227,7 @@ def test_a_chunk_reads_the_states_each_workspace_reads_alone(built: Built, on_lo
 def test_a_takeover_reads_in_chunks_and_keeps_a_state_a_batch_put_in_place(
     built: Built, on_loop: OnLoop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(consumer, "TAKEOVER_CHUNK", 3)
+    monkeypatch.setattr(partitions, "TAKEOVER_CHUNK", 3)
     taken = Held(partition=0)
     first = built.ids[0]
     already = DoorState(first, 1, "put by a batch")

@@ -1,6 +1,6 @@
 """Where a reply on a run is said, decided without Postgres (rules/runs.py).
 
-spec/jacobian-channel.md, "reply: message.post, on the run": the run's room. A run nobody
+docs/product/jacobian-channel.md, "reply: message.post, on the run": the run's room. A run nobody
 started is not_found, another harness's run forbidden, and a space_id other than the
 run's room invalid_event, each with the reason.
 """

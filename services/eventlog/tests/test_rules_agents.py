@@ -1,4 +1,4 @@
-"""Agents at the door (rules/agents.py, docs/adr/0071): registering, the one rule for
+"""Agents at the door (rules/agents/, docs/adr/0071): registering, the one rule for
 where an agent may be, entering and leaving rooms, attach and move, and a free agent's
 held words."""
 
@@ -575,6 +575,12 @@ def test_a_new_agent_made_for_an_ask_joins_its_room(w: World) -> None:
     asked = w.ok(
         w.p(w.OWN), {"type": "agent.asked", "space_id": w.room, "harness_id": w.H2, "name": "J"}
     )[0]
+    assert asked["by"] == w.OWN  # who asked, whatever the client wrote
+    forged = w.ok(
+        w.p(w.OWN),
+        {"type": "agent.asked", "space_id": w.room, "harness_id": w.H2, "by": w.H2},
+    )[0]
+    assert forged["by"] == w.OWN
     logged = register(w, w.H2, key="j", name="J", made_for=asked["id"], space_id=w.room)
     assert types(logged) == ["agent.registered", "membership.added", "agent.attached"]
     assert logged[2]["made_for"] == asked["id"]

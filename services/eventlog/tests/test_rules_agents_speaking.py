@@ -1,6 +1,6 @@
 """Speaking as an agent at the door (rules/common.py check_speaker, docs/adr/0070).
 
-spec/websocket.md, Agents, Speaking as one: "Name it as the envelope's actor … Chips checks
+docs/product/websocket.md, Agents, Speaking as one: "Name it as the envelope's actor … Chips checks
 it is yours and writes your harness beside it. A harness that sends as itself is read as
 its one agent in the room; where it has several there, the event is refused with
 which_agent until it names one." Runs, cards and lanes stay the harness's.

@@ -89,7 +89,7 @@ def test_a_claim_logs_the_claim_and_the_title(w: Any) -> None:
     room = asked(w)
     logged = w.ok(w.h(w.H1), open_space("po", space_id=room, title="PO"))
     assert [e["type"] for e in logged] == ["space.claimed", "space.lead_set", "space.updated"]
-    # Led, from its claim, by who claimed it (spec/websocket.md, Who leads).
+    # Led, from its claim, by who claimed it (docs/product/websocket.md, Who leads).
     assert logged[1]["agent_id"] == w.H1
     assert w.state.space_by_key("po").id == room
     assert w.state.openers[(room, w.H1)] == logged[0]["seq"]

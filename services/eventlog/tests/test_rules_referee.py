@@ -189,7 +189,7 @@ def test_a_paused_room_or_a_lead_gone_is_handed_nothing(w: Any) -> None:
 
 
 def test_a_question_or_an_approval_put_to_a_person_starts_the_count_again(w: Any) -> None:
-    """spec/websocket.md: the count runs "since … an agent last made something new: … a
+    """docs/product/websocket.md: the count runs "since … an agent last made something new: … a
     question to a person, an approval request"."""
     w.ok(w.h(w.H1), {"type": "run.started", "run_id": "run_q", "space_id": w.room, "goal": "g"})
     options = [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]

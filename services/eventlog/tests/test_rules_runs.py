@@ -43,7 +43,9 @@ def running(w: Any) -> Any:
 
 
 def test_a_person_starts_a_run(w: Any) -> None:
-    w.says_no(w.p(w.MEM), started(w), "forbidden", "only a harness reports one started")
+    w.says_no(
+        w.p(w.MEM), started(w), "forbidden", "on its own token (the one `chips connect` printed)"
+    )
 
 
 def test_a_run_in_a_room_the_harness_is_not_in(w: Any) -> None:
@@ -223,14 +225,13 @@ def test_an_answer_that_is_not_an_option(w: Any) -> None:
     )
 
 
-def test_typed_words_where_an_option_is_wanted(w: Any) -> None:
+def test_typed_words_answer_a_question_with_options_too(w: Any) -> None:
+    """Every card takes a written answer (docs/adr/0134): words that are no option are
+    logged as words, with no value."""
     running(w).ok(w.h(w.H1), question())
-    w.says_no(
-        w.p(w.MEM),
-        answered(text="perhaps"),
-        "invalid_event",
-        "question q1 takes one of its options, not typed words",
-    )
+    logged = w.ok(w.p(w.MEM), answered(text="perhaps, after the audit"))
+    assert logged[0]["text"] == "perhaps, after the audit"
+    assert "value" not in logged[0]
 
 
 def test_typed_words_choose_an_option_by_its_label(w: Any) -> None:

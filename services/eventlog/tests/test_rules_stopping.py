@@ -126,7 +126,7 @@ def _request(w: Any, actor: Any, *events: Any) -> Any:
 
 async def test_a_reply_on_the_run_carries_its_files(w: Any, monkeypatch: Any) -> None:
     """The uploads of a post said on a run are read for its room, though it names none."""
-    from chips_eventlog import state_store
+    from chips_eventlog import state_prefetch
 
     w.run("run_1")
     raw = {"type": "message.post", "run_id": "run_1", "upload_ids": ["upl_1"]}
@@ -135,6 +135,6 @@ async def test_a_reply_on_the_run_carries_its_files(w: Any, monkeypatch: Any) ->
     async def read_files(conn: Any, state: Any, posts: Any) -> None:
         seen.extend(posts)
 
-    monkeypatch.setattr(state_store, "prefetch_files", read_files)
-    await state_store.prefetch(None, w.state, [raw])  # type: ignore[arg-type]
+    monkeypatch.setattr(state_prefetch, "prefetch_files", read_files)
+    await state_prefetch.prefetch(None, w.state, [raw])  # type: ignore[arg-type]
     assert seen == [(w.room, ["upl_1"])]

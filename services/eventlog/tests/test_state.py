@@ -49,6 +49,6 @@ def test_the_windows_keep_the_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     s = DoorState("ws")
     for i in range(3):
         s.remember(Message(f"msg_{i}", "spc_1", "usr_a", "person"))
-    s.settle(3, [(("crd", f"k{i}"), [i]) for i in range(3)])
+    s.settle(3, [(("crd", f"k{i}"), [i], None) for i in range(3)])
     assert list(s.messages) == ["msg_1", "msg_2"]
     assert list(s.keys) == [("crd", "k1"), ("crd", "k2")]

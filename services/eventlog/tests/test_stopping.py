@@ -1,6 +1,6 @@
 """What leaving a room stops, decided without Postgres (rules/stopping.py).
 
-spec/websocket.md, One room at a time: each run in the room is sent run.cancel, with the
+docs/product/websocket.md, One room at a time: each run in the room is sent run.cancel, with the
 lanes it opened; a lane cancelled so is logged in both its rooms and the run working it
 is stopped too. Each run and each lane is stopped once.
 """

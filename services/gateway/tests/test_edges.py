@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import psycopg
 import pytest
+import sqlalchemy.exc
 from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.testclient import TestClient
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from chips_gateway.errors import JsonBodies, http_error_handler, validation_error_handler
+from chips_gateway.errors import (
+    DATABASE_AWAY,
+    JsonBodies,
+    database_error_handler,
+    http_error_handler,
+    validation_error_handler,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -69,3 +77,27 @@ def test_unknown_paths_and_methods_answer_code_and_message() -> None:
 def test_an_upload_keeps_the_type_it_came_with() -> None:
     r = TestClient(app()).post("/v1/uploads", content=b"\x89PNG")
     assert r.json() == {"content_type": None}
+
+
+def test_a_database_that_does_not_answer_is_unavailable_with_a_retry_hint() -> None:
+    built = FastAPI()
+    for away in DATABASE_AWAY:
+        built.add_exception_handler(away, database_error_handler)
+    reasons = {
+        "dns": psycopg.OperationalError("failed to resolve host 'db.invalid'"),
+        "dropped": sqlalchemy.exc.OperationalError("SELECT 1", {}, OSError("reset")),
+    }
+
+    @built.get("/v1/read/{why}")
+    async def read(why: str) -> None:
+        raise reasons[why]
+
+    for why in reasons:
+        r = TestClient(built).get(f"/v1/read/{why}")
+        assert r.status_code == 503 and r.headers["retry-after"] == "2"
+        assert r.json() == {
+            "code": "unavailable",
+            "message": "Chips cannot answer that right now: its database does not answer; "
+            "try again in a few seconds",
+            "retry_after": 2,
+        }

@@ -1,5 +1,5 @@
 """Who a write is sent as (ws.actor_for): a harness's token may name one of its agents as
-the event's actor; nobody else names anybody (spec/websocket.md, Speaking as one)."""
+the event's actor; nobody else names anybody (docs/product/websocket.md, Speaking as one)."""
 
 from __future__ import annotations
 

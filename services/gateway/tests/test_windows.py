@@ -1,8 +1,8 @@
 """The gateway's room window gives the same context and room as the log would.
 
-DESIGN.md §4: replay and live delivery must produce the same frames. The window is the live
-fast path; the reference here works from the whole history the way the log path does
-(spec/websocket.md, What you're told with a question).
+docs/architecture/design.md §4: replay and live delivery must produce the same frames. The window is
+the live fast path; the reference here works from the whole history the way the log path does
+(docs/product/websocket.md, What you're told with a question).
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def test_the_window_answers_as_the_whole_history_would(seed: int, budget: Budget
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("budget", [Budget(), Budget(5, 600)])
 def test_a_thread_s_window_answers_as_the_whole_history_would(seed: int, budget: Budget) -> None:
-    """A thread's window follows its room's membership (spec/messages.md, Threads): every
+    """A thread's window follows its room's membership (docs/product/messages.md, Threads): every
     turn in the thread gets the room's members and the thread's own lines, as the log says.
     Opening the thread is nobody's joining."""
     rng = random.Random(100 + seed)

@@ -1,4 +1,4 @@
-"""A room window hands one turn to several agents of one harness (spec/websocket.md, Being
+"""A room window hands one turn to several agents of one harness (docs/product/websocket.md, Being
 spoken to; docs/adr/0075): one context, the one that has heard least's, and a note for
 each; the room shows the agents with their harness, never the harness behind them."""
 

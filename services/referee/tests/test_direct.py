@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from chips_common.append import AppendAnswer
 from chips_common.db import tables as t
 from chips_common.db.direct import RecordingDirect
+from chips_common.rules.lead import told_key
 from chips_referee import consumer, rooms
 from chips_referee.appender import Appender
 from chips_referee.consumer import Memory, build_handler
@@ -233,8 +234,8 @@ async def test_the_same_events_either_way_leave_the_same_rows_and_appends(
         await on_direct.direct.close()
         await on_engine.direct.close()
     assert [key for key, _ in on_engine.answers.appended] == [
-        "room:spc_room:3:run_1",
-        "room:spc_room:4:run_1",
+        told_key("spc_room", 3, ["run_1"]),
+        told_key("spc_room", 4, ["run_1"]),
         "room:spc_room:7:-",
     ]
     # Everything but the rooms' first looks and the usage went on psycopg, room rows

@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 
 from chips_common.append import AppendAnswer
-from chips_common.rules.lead import Room, Turn, Words, ts_of
+from chips_common.rules.lead import Room, Turn, Words, told_key, ts_of
 from chips_referee.appender import Appender
 from chips_referee.rooms import Clock, due_at, hand_off, tell_working
 
@@ -92,7 +92,7 @@ async def test_who_works_is_told_once_per_change_under_a_stable_key() -> None:
     again = await tell_working(answers.appender, "ws_1", "spc_1", told, T0, CLOCK)
     assert again == told
     ((key, events),) = answers.appended
-    assert key == "room:spc_1:7:run_1"
+    assert key == told_key("spc_1", 7, ["run_1"])
     assert events[0]["type"] == "room.working"
     assert events[0]["working"][0]["silent_at"] == ts_of(T0 + timedelta(minutes=10))
     # Ten minutes on with nothing heard: the room is idle, under a key of its own.

@@ -1,10 +1,10 @@
 """The referee's warnings and pause at the ceiling, as it decides them (chips_referee.spend;
-spec/websocket.md, At the ceiling; docs/adr/0083).
+docs/product/websocket.md, At the ceiling; docs/adr/0083).
 
 The referee weighs a room's job as it stands each time it catches up after usage, and
 appends what that calls for under a key of the room, the job and the threshold; the log
 answers a key it has seen with ``duplicate``. What ends up logged is checked here against a
-simple model of the spec: per job, 80 at most once, 100 at most once, 80 never after 100.
+simple model of the product's rule: per job, 80 at most once, 100 at most once, 80 never after 100.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def referee_logs(history: list[tuple[str, float | None]], ceiling: float) -> lis
 
 
 def model(history: list[tuple[str, float | None]], ceiling: float) -> list[tuple[int, int]]:
-    """The spec, plainly: a job is what follows a person's act; at each look after usage,
+    """The product pages, plainly: a job is what follows a person's act; at each look after usage,
     its total so far is weighed; 80 is told the first time a look finds 80% or more and less
     than all of it, 100 the first time a look finds all of it, and nothing after 100."""
     limit = Decimal(str(ceiling))

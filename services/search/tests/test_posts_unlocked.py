@@ -187,8 +187,8 @@ async def test_posts_of_many_workspaces_are_two_statements(engine: AsyncEngine, 
     assert way.other == [], "the two statements go one way only"
     if way.direct is not None:  # the very statements the engine sends, compiled once
         assert [sql for _, sql in way.hot] == [
-            consumer.store._READ_DIRECT,
-            consumer.store._POSTS_IF_STILL_DIRECT,
+            consumer.pages._READ_DIRECT,
+            consumer.pages._POSTS_IF_STILL_DIRECT,
         ]
     for i, log in enumerate(logs):
         assert await log.found(f"apple{i}") == [1]
@@ -212,7 +212,7 @@ async def test_a_checkpoint_moved_meanwhile_writes_nothing_of_its_workspace(
     async with engine.connect() as conn:
         aconn = await conn.execution_options(isolation_level="AUTOCOMMIT")
         index = consumer.store.Index(aconn)
-        read = await consumer.store.read_unlocked(index, {log.ws: None, other.ws: None}, 100)
+        read = await consumer.pages.read_unlocked(index, {log.ws: None, other.ws: None}, 100)
         assert read.checkpoints == {log.ws: 1, other.ws: 1}
         edited = await log.add("message.edited", message_id="msg_none", text="x")
         async with engine.connect() as conn2, conn2.begin():
@@ -220,7 +220,7 @@ async def test_a_checkpoint_moved_meanwhile_writes_nothing_of_its_workspace(
         assert await log.checkpoint() == edited
         for ev, _ in read.events:
             await consumer.store.apply_message_post(index, ev)
-        moved = await consumer.store.write_if_still(
+        moved = await consumer.pages.write_if_still(
             index, {log.ws: (1, 2), other.ws: (1, 2)}, read.absent
         )
     assert moved == {other.ws}
@@ -290,7 +290,7 @@ async def test_a_checkpoint_moved_meanwhile_writes_nothing_on_psycopg_either(
     try:
         async with direct.connection() as conn:
             posts = consumer.store.Posts()
-            read = await consumer.store.read_unlocked_direct(
+            read = await consumer.pages.read_unlocked_direct(
                 conn, posts, {log.ws: None, other.ws: None}, 100
             )
             assert read.checkpoints == {log.ws: 1, other.ws: 1}
@@ -299,7 +299,7 @@ async def test_a_checkpoint_moved_meanwhile_writes_nothing_on_psycopg_either(
                 await consumer.apply_batch(conn2, {log.ws: None})
             for ev, _ in read.events:
                 await consumer.store.apply_message_post(posts, ev)
-            moved = await consumer.store.write_if_still_direct(
+            moved = await consumer.pages.write_if_still_direct(
                 conn, posts, {log.ws: (1, 2), other.ws: (1, 2)}, read.absent
             )
     finally:

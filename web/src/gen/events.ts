@@ -12,11 +12,17 @@ export interface Catalogue {
   ApprovalResolved?: ApprovalResolved;
   AttachmentCapsSet?: AttachmentCapsSet;
   AttachmentFetched?: AttachmentFetched;
+  AttachmentTranscribed?: AttachmentTranscribed;
   BudgetWarning?: BudgetWarning;
+  DevicePaired?: DevicePaired;
+  DeviceRevoked?: DeviceRevoked;
   ExchangeSet?: ExchangeSet;
   Feedback?: Feedback;
   HarnessDeclared?: HarnessDeclared;
   HarnessDisconnected?: HarnessDisconnected;
+  HarnessPolicySet?: HarnessPolicySet;
+  InviteCreated?: InviteCreated;
+  InviteWithdrawn?: InviteWithdrawn;
   LaneCancelled?: LaneCancelled;
   LaneCompleted?: LaneCompleted;
   LaneFailed?: LaneFailed;
@@ -35,8 +41,10 @@ export interface Catalogue {
   MessageShown?: MessageShown;
   MessageUnpinned?: MessageUnpinned;
   ParticipantJoined?: ParticipantJoined;
+  PersonUpdated?: PersonUpdated;
   QuestionAnswered?: QuestionAnswered;
   QuestionAsk?: QuestionAsk;
+  QuestionExpired?: QuestionExpired;
   RoomIdle?: RoomIdle;
   RoomWorking?: RoomWorking;
   RunCancel?: RunCancel;
@@ -68,6 +76,7 @@ export interface Catalogue {
  * via the `definition` "AgentAsked".
  */
 export interface AgentAsked {
+  by?: string | null;
   harness_id: string;
   name?: string | null;
   space_id: string;
@@ -168,7 +177,8 @@ export interface AgentUpdated {
  * ``action`` is the action's fixed name (``jacobian.shell.execute``), ``preview`` what it
  * will do, ``risk`` its class where the name really says so, ``expires_at`` when Chips
  * stops waiting (it then decides nothing), and ``answerers`` who besides the harness's
- * owner may decide.
+ * owner may decide. ``args`` is the exact arguments as text (a command line, a JSON
+ * object): the owner's rules match it, and a rule's approval is bound to it (ADR 0130).
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "ApprovalRequest".
@@ -177,6 +187,7 @@ export interface ApprovalRequest {
   action: string;
   answerers?: string[] | null;
   approval_id: string;
+  args?: string | null;
   expires_at?: string | null;
   preview?: string | null;
   risk?: string | null;
@@ -189,20 +200,41 @@ export interface ApprovalRequest {
  *
  * The first decision wins on every surface; a second is refused naming who was first.
  * Chips fills in ``run_id``, ``space_id`` and ``idempotency_key`` (the decider's key, so
- * the socket that sent it is not told it was decided elsewhere).
+ * the socket that sent it is not told it was decided elsewhere). A decision the dial made
+ * (ADR 0130) is Chips's own, with ``system`` as the decider: ``autonomy`` is the level it
+ * was made at, ``rule`` the owner's rule that made it (absent when the level alone did),
+ * and ``bound_to`` the hash of the exact action and arguments it decided.
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "ApprovalResolved".
  */
 export interface ApprovalResolved {
   approval_id: string;
+  autonomy?: ("off" | "L0" | "L1" | "L2" | "L3") | null;
+  bound_to?: string | null;
   decision: "approve" | "edit" | "deny";
   edited?: string | null;
   idempotency_key?: string | null;
   note?: string | null;
+  rule?: PolicyRule | null;
   run_id?: string | null;
   space_id?: string | null;
   type?: "approval.resolved";
+}
+/**
+ * One rule of a harness's owner: ``allow``, ``ask`` (always ask) or ``deny`` an approval
+ * whose action matches ``action`` and, when given, whose ``args`` match ``args``.
+ *
+ * Both are patterns where ``*`` stands for anything (``jacobian.shell.*``, ``ls *``);
+ * without ``*`` a pattern is the exact text.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "PolicyRule".
+ */
+export interface PolicyRule {
+  action: string;
+  args?: string | null;
+  effect: "allow" | "ask" | "deny";
 }
 /**
  * An owner or admin capped photos, videos and files separately, in bytes.
@@ -235,6 +267,28 @@ export interface AttachmentFetched {
   type?: "attachment.fetched";
 }
 /**
+ * What Chips heard in a voice note, written on it once it was posted (docs/adr/0137).
+ *
+ * Written by Chips (the attachments service), never by a client, after the post and off
+ * its path: ``outcome`` is ``words`` with the ``transcript``, or says why there is none
+ * (``nothing`` heard, ``too_long`` for the configured cap, ``failed``). ``note`` is a
+ * sentence a screen shows as it is: why there are no words, or with words that a machine
+ * heard them, so a name or a number may be misheard. ``engine`` names what heard it.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "AttachmentTranscribed".
+ */
+export interface AttachmentTranscribed {
+  attachment_id: string;
+  engine: string;
+  message_id: string;
+  note?: string | null;
+  outcome: "words" | "nothing" | "too_long" | "failed";
+  space_id: string;
+  transcript?: string | null;
+  type?: "attachment.transcribed";
+}
+/**
  * A job's spend reached 80% of the room's ceiling (warn), or all of it (pause).
  *
  * Told once per job to everyone in the room. With no scope, or ``harness``, it is about a
@@ -259,6 +313,33 @@ export interface BudgetWarning {
 export interface BudgetLimit {
   limit_usd: number;
   spent_usd: number;
+}
+/**
+ * A device of a person's was paired (through an invite or a pairing code), or the
+ * person made a named API key for a script (``kind`` ``api_key``), or registered a
+ * passkey from a device already paired (``kind`` ``passkey``, docs/adr/0145).
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "DevicePaired".
+ */
+export interface DevicePaired {
+  device_id: string;
+  invite_id?: string | null;
+  kind?: "browser" | "cli" | "api_key" | "passkey";
+  participant_id: string;
+  type?: "device.paired";
+}
+/**
+ * A device or an API key was revoked: from this event on it is refused everywhere,
+ * and every gateway closes its sockets as the event goes by.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "DeviceRevoked".
+ */
+export interface DeviceRevoked {
+  device_id: string;
+  participant_id: string;
+  type?: "device.revoked";
 }
 /**
  * A room's agents paused, or let carry on (Let them carry on).
@@ -343,6 +424,63 @@ export interface HarnessDeclared {
 export interface HarnessDisconnected {
   harness_id: string;
   type?: "harness.disconnected";
+}
+/**
+ * A harness's owner set its autonomy dial, its rules, or both (docs/adr/0130).
+ *
+ * ``autonomy`` left out keeps the level; ``rules`` left out keeps the rules, and a list
+ * replaces them (an empty one clears them). Only the harness's owner writes it.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "HarnessPolicySet".
+ */
+export interface HarnessPolicySet {
+  autonomy?: ("off" | "L0" | "L1" | "L2" | "L3") | null;
+  harness_id: string;
+  rules?: HarnessPolicySetPolicyRule[] | null;
+  type?: "harness.policy_set";
+}
+/**
+ * One rule of a harness's owner: ``allow``, ``ask`` (always ask) or ``deny`` an approval
+ * whose action matches ``action`` and, when given, whose ``args`` match ``args``.
+ *
+ * Both are patterns where ``*`` stands for anything (``jacobian.shell.*``, ``ls *``);
+ * without ``*`` a pattern is the exact text.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "HarnessPolicySetPolicyRule".
+ */
+export interface HarnessPolicySetPolicyRule {
+  action: string;
+  args?: string | null;
+  effect: "allow" | "ask" | "deny";
+}
+/**
+ * An owner or admin invited somebody by name, with a role, until ``expires_at``.
+ *
+ * With ``participant_id`` it is a pairing code instead: a person already here asked for
+ * a short-lived code to pair a further device of their own.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "InviteCreated".
+ */
+export interface InviteCreated {
+  expires_at: string;
+  invite_id: string;
+  name: string;
+  participant_id?: string | null;
+  role?: "owner" | "admin" | "member" | "guest";
+  type?: "invite.created";
+}
+/**
+ * An invite was withdrawn before anybody used it; its link is refused from now on.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "InviteWithdrawn".
+ */
+export interface InviteWithdrawn {
+  invite_id: string;
+  type?: "invite.withdrawn";
 }
 /**
  * A lane was cancelled from its route card, by a person in either of its rooms (or by
@@ -654,8 +792,9 @@ export interface Attachment {
   attachment_id: string;
   byte_size: number;
   duration_ms?: number | null;
+  heard?: Heard | null;
   height?: number | null;
-  kind: "photo" | "video" | "file";
+  kind: "photo" | "video" | "voice_note" | "file";
   mime_type: string;
   name: string;
   replaces?: string | null;
@@ -663,6 +802,20 @@ export interface Attachment {
   thumbnail?: boolean;
   version: number;
   width?: number | null;
+}
+/**
+ * What Chips heard in a voice note (``attachment.transcribed``), on the note as a reader
+ * is handed it once it was heard: the room's lines, and a ``message.new`` shaped after
+ * the hearing (docs/adr/0137, 0147). The door never writes it in the log.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "Heard".
+ */
+export interface Heard {
+  engine?: string | null;
+  note?: string | null;
+  outcome: "words" | "nothing" | "too_long" | "failed";
+  transcript?: string | null;
 }
 /**
  * A milestone reached, and what comes next: FYI.
@@ -764,7 +917,7 @@ export interface Tokens {
   output: number;
 }
 /**
- * What Chips did with a person's words while a run was live (websocket.md, Receipts).
+ * What Chips did with a person's words while a run was live.
  *
  * Filled in by Chips on the ``message.post`` or ``run.steer`` it is about: ``queued`` for
  * the harness's next look, or ``steered`` into the turn now. ``idempotency_key`` is the
@@ -851,6 +1004,7 @@ export interface MessageUnpinned {
  */
 export interface ParticipantJoined {
   autonomy?: ("off" | "L0" | "L1" | "L2" | "L3") | null;
+  invite_id?: string | null;
   kind: "person" | "harness";
   name: string;
   owner_id?: string | null;
@@ -859,7 +1013,42 @@ export interface ParticipantJoined {
   type?: "participant.joined";
 }
 /**
- * A question was answered: a tap (``value``, an option's value) or typed ``text``.
+ * An owner or admin changed a person's role, or deactivated or reactivated them; or
+ * a person changed their own name or time zone.
+ *
+ * Deactivating revokes every device and key of theirs and disconnects their harnesses
+ * (the door fills in ``disconnected``) in the same transaction; what they said stays.
+ * The group rooms they own go to the active person ``rooms_to`` names, who is their
+ * owner from then on (the door fills in ``rooms_handed``; docs/adr/0144).
+ * A new name comes with the one it replaces (``previous_name``, filled in by the door);
+ * a time zone is an IANA name (``Europe/Lisbon``), read by the room note's "time now"
+ * and by notifications' quiet hours.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "PersonUpdated".
+ */
+export interface PersonUpdated {
+  active?: boolean | null;
+  /**
+   * @maxItems 1000
+   */
+  disconnected?: string[];
+  name?: string | null;
+  participant_id: string;
+  previous_name?: string | null;
+  role?: ("admin" | "member" | "guest") | null;
+  /**
+   * @maxItems 10000
+   */
+  rooms_handed?: string[];
+  rooms_to?: string | null;
+  time_zone?: string | null;
+  type?: "person.updated";
+}
+/**
+ * A question was answered: a tap (``value``, an option's value), several taps on a
+ * question with ``multiple`` (``values``, logged in the order the options were asked), or
+ * typed ``text``.
  *
  * Typed words that are an option's value or label are that option, so both are given.
  *
@@ -876,17 +1065,26 @@ export interface QuestionAnswered {
   text?: string | null;
   type?: "question.answered";
   value?: string | null;
+  values?: [string, ...string[]] | null;
 }
 /**
- * A question for the people, one option per button; ``free_text`` takes typed answers
- * (``wreply <id> <answer>`` in the composer); ``default`` is the value taken on silence.
+ * A question for the people, one option per button; every question also takes typed
+ * words (``wreply <id> <answer>`` in the composer, docs/adr/0134), and ``free_text`` says it
+ * asks for words rather than a tap; ``default`` is the value taken on silence;
+ * ``multiple`` lets several options be chosen together (answered with ``values``).
+ *
+ * ``expires_at`` is when Chips stops waiting: 30 minutes after it is asked unless the
+ * asker says otherwise (Chips fills it in). Then ``question.expired`` keeps the card,
+ * marked expired, and takes the ``default`` if there is one (ADR 0131).
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "QuestionAsk".
  */
 export interface QuestionAsk {
   default?: string | null;
+  expires_at?: string | null;
   free_text?: boolean;
+  multiple?: boolean;
   /**
    * @maxItems 50
    */
@@ -906,6 +1104,25 @@ export interface QuestionAsk {
 export interface QuestionAskOption {
   label: string;
   value: string;
+}
+/**
+ * Nobody answered a question by its ``expires_at`` (ADR 0131). Written by Chips's
+ * clock, as ``system``: the card is kept, marked expired, with ``note`` saying so, and
+ * nobody answers it after. ``value`` is the question's ``default``, taken on silence
+ * (``default_taken``); without one the asker goes on with no answer. Chips fills in
+ * ``run_id``, ``space_id``, ``value``, ``default_taken`` and ``note``.
+ *
+ * This interface was referenced by `Catalogue`'s JSON-Schema
+ * via the `definition` "QuestionExpired".
+ */
+export interface QuestionExpired {
+  default_taken?: boolean | null;
+  note?: string | null;
+  question_id: string;
+  run_id?: string | null;
+  space_id?: string | null;
+  type?: "question.expired";
+  value?: string | null;
 }
 /**
  * Nobody in the room is working any more (``since``: the moment the last turn ended or
@@ -1088,7 +1305,7 @@ export interface RunSteer {
   type?: "run.steer";
 }
 /**
- * What Chips did with a person's words while a run was live (websocket.md, Receipts).
+ * What Chips did with a person's words while a run was live.
  *
  * Filled in by Chips on the ``message.post`` or ``run.steer`` it is about: ``queued`` for
  * the harness's next look, or ``steered`` into the turn now. ``idempotency_key`` is the
@@ -1257,7 +1474,7 @@ export interface StepLog {
   type?: "step.log";
 }
 /**
- * A harness that had nothing to say: it posted ``NO_REPLY`` alone (websocket.md).
+ * A harness that had nothing to say: it posted ``NO_REPLY`` alone.
  *
  * Logged instead of the message. Nobody is shown it and no agent is handed it.
  *
@@ -1320,11 +1537,17 @@ export type EventBodies = {
   "approval.resolved": ApprovalResolved;
   "attachment.caps_set": AttachmentCapsSet;
   "attachment.fetched": AttachmentFetched;
+  "attachment.transcribed": AttachmentTranscribed;
   "budget.warning": BudgetWarning;
+  "device.paired": DevicePaired;
+  "device.revoked": DeviceRevoked;
   "exchange.set": ExchangeSet;
   "feedback": Feedback;
   "harness.declared": HarnessDeclared;
   "harness.disconnected": HarnessDisconnected;
+  "harness.policy_set": HarnessPolicySet;
+  "invite.created": InviteCreated;
+  "invite.withdrawn": InviteWithdrawn;
   "lane.cancelled": LaneCancelled;
   "lane.completed": LaneCompleted;
   "lane.failed": LaneFailed;
@@ -1343,8 +1566,10 @@ export type EventBodies = {
   "message.shown": MessageShown;
   "message.unpinned": MessageUnpinned;
   "participant.joined": ParticipantJoined;
+  "person.updated": PersonUpdated;
   "question.answered": QuestionAnswered;
   "question.ask": QuestionAsk;
+  "question.expired": QuestionExpired;
   "room.idle": RoomIdle;
   "room.working": RoomWorking;
   "run.cancel": RunCancel;

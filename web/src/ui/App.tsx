@@ -1,28 +1,52 @@
-import { useState } from "preact/hooks";
+import { inviteIn } from "../device";
 import { useRoute, useStore } from "./hooks";
+import { InboxPage } from "./Inbox";
+import { NotificationSettings } from "./NotificationSettings";
+import { workspacePage } from "./Pages";
+import { DevicesPage, InviteScreen, PeoplePage, SignIn } from "./People";
 import { RoomList } from "./RoomList";
+import { takesThePhone } from "../people";
+import { ProfilePage } from "./Profile";
 import { RoomView } from "./Room";
+import { isProviderReturn, ProviderReturn } from "./SignInProvider";
 
 export function App() {
   const store = useStore();
   const route = useRoute();
-  if (!store.token) return <SignIn />;
+  const invite = inviteIn(route);
+  if (invite) return <InviteScreen secret={invite} />;
+  if (isProviderReturn(route)) return <ProviderReturn route={route} />;
+  if (store.booting) return null;
+  if (!store.signedIn) return <SignIn />;
   // #/room/<id>, or #/room/<id>/at/<message id> to open the room at that line (a search hit).
   const [roomPart, atPart] = route.startsWith("#/room/") ? route.slice("#/room/".length).split("/at/") : [];
   const roomId = roomPart ? decodeURIComponent(roomPart) : null;
   const at = atPart ? decodeURIComponent(atPart) : null;
+  const page = roomId ? null : workspacePage(route);
   const reconnecting = store.state === "reconnecting" || (store.state === "connecting" && store.me !== null);
   return (
-    <div class={`shell${roomId ? " in-room" : ""}${reconnecting ? " offline" : ""}`}>
+    <div class={`shell${takesThePhone(route, roomId, page !== null) ? " in-room" : ""}${reconnecting ? " offline" : ""}`}>
       {reconnecting && (
         <div class="banner" role="status" data-testid="reconnecting">
           Reconnecting… what you write is kept and sent when Chips is back.
         </div>
       )}
-      <RoomList current={roomId} showArchived={route === "#/archived"} />
+      <RoomList current={roomId} showArchived={route === "#/archived"} inbox={route === "#/inbox"} />
       <main class="main" aria-label="Room">
         {roomId ? (
           <RoomView key={roomId} spaceId={roomId} at={at} />
+        ) : page ? (
+          page
+        ) : route === "#/people" ? (
+          <PeoplePage />
+        ) : route === "#/devices" ? (
+          <DevicesPage />
+        ) : route === "#/inbox" ? (
+          <InboxPage />
+        ) : route === "#/notifications" ? (
+          <NotificationSettings />
+        ) : route === "#/profile" ? (
+          <ProfilePage />
         ) : (
           <div class="empty">
             <h1>{store.me ? `Hello, ${store.me.name}` : "Connecting…"}</h1>
@@ -43,37 +67,5 @@ export function App() {
         ))}
       </div>
     </div>
-  );
-}
-
-function SignIn() {
-  const store = useStore();
-  const [token, setToken] = useState("");
-  const [busy, setBusy] = useState(false);
-  return (
-    <main class="signin">
-      <form
-        class="card-box"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          await store.signIn(token);
-          setBusy(false);
-        }}
-      >
-        <h1>Sign in to Chips</h1>
-        <p>Paste your person token (it starts with chips_pt_). It is kept in this browser only.</p>
-        <label for="token">Your token</label>
-        <input id="token" name="token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
-        {store.signInError && (
-          <p class="error" role="alert">
-            {store.signInError}
-          </p>
-        )}
-        <button type="submit" class="primary" disabled={busy || !token.trim()}>
-          {busy ? "Signing in…" : "Sign in"}
-        </button>
-      </form>
-    </main>
   );
 }

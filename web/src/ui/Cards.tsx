@@ -1,9 +1,11 @@
-// The message kinds as cards (spec/messages.md), a run with its steps, and the approval
+// The message kinds as cards (docs/product/messages.md), a run with its steps, and the approval
 // and question a run asks, answerable in place: the first answer wins, and a card
 // answered elsewhere says who answered.
 import { useEffect, useState } from "preact/hooks";
-import { cardState, closedWords, decidesWords, msUntilExpiry, riskWord } from "../asks";
-import { renderMarkdown } from "../markdown";
+import { cardState, closedWords, decidedWords, decidesWords, expiredWords, harnessOf, msUntilExpiry, riskWord } from "../may";
+import { inAskedOrder, pickedWords, writePlaceholder, type Option } from "../answers";
+import { moneyWords } from "../lines";
+import { plainWords, renderInline, renderMarkdown } from "../markdown";
 import type { Line, Run, RunCard } from "../protocol";
 import { runBy, statusWords } from "../runs";
 import type { Room } from "../store";
@@ -12,7 +14,7 @@ import { useStore } from "./hooks";
 type Card = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === "string" ? v : v == null ? "" : String(v));
 const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(str) : []);
-const money = (v: unknown): string | null => (typeof v === "number" ? `$${v.toFixed(2)}` : null);
+const money = moneyWords;
 
 export function PostCard(props: { line: Line }) {
   const store = useStore();
@@ -118,7 +120,7 @@ export function PostCard(props: { line: Line }) {
         <div class="card" data-kind="task">
           <div class="card-kind">Task · autonomy {str(c["autonomy"] ?? "ask")}</div>
           <p>
-            <strong>{str(c["goal"])}</strong>
+            <strong dangerouslySetInnerHTML={{ __html: renderInline(str(c["goal"])) }} />
           </p>
           {list(c["constraints"]).length > 0 && (
             <ul>
@@ -195,20 +197,21 @@ const STATE_WORDS: Record<string, string> = {
   cancelled: "stopped",
 };
 
-export function RunBlock(props: { run: Run }) {
+export function RunBlock(props: { run: Run; room?: Room }) {
   const store = useStore();
-  const { run } = props;
+  const { run, room } = props;
+  const asks = room ? [...room.cards.values()].filter((c) => c.run_id === run.run_id).sort((a, b) => a.asked_seq - b.asked_seq) : [];
   const live = run.state === "running" || run.state === "paused";
   const [open, setOpen] = useState(live);
   const steps = run.steps ?? [];
   const by = store.nameOf(runBy(run));
   const status = live ? statusWords(run.status) : null;
   return (
-    <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${by}: ${run.goal}`}>
+    <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${by}: ${plainWords(run.goal)}`}>
       <div class="run-head">
         <span class="author harness">{by}</span>
         <span class={`state ${run.state}`}>{STATE_WORDS[run.state] ?? run.state}</span>
-        <span class="goal">{run.goal}</span>
+        <span class="goal" dangerouslySetInnerHTML={{ __html: renderInline(run.goal) }} />
       </div>
       {status && (
         <div class="pill" role="status" data-testid="run-status">
@@ -235,18 +238,18 @@ export function RunBlock(props: { run: Run }) {
           )}
         </>
       )}
+      {room && asks.map((card) => <AskCard key={card.id} card={card} room={room} />)}
       {run.state === "completed" && run.summary && run.summary !== "NO_REPLY" && <p class="small">{run.summary}</p>}
       {run.state === "failed" && run.why && <p class="error small">{run.why}</p>}
       {run.usage && run.usage.tokens_in + run.usage.tokens_out > 0 && (
         <p class="muted small">
-          {run.usage.tokens_in + run.usage.tokens_out} tokens{run.usage.cost_usd ? ` · $${run.usage.cost_usd.toFixed(2)}` : ""}
+          {run.usage.tokens_in + run.usage.tokens_out} tokens{run.usage.cost_usd ? ` · ${moneyWords(run.usage.cost_usd)}` : ""}
         </p>
       )}
     </section>
   );
 }
 
-const DECIDED: Record<string, string> = { approve: "Approved", edit: "Approved as edited", deny: "Denied" };
 
 export function AskCard(props: { card: RunCard; room: Room }) {
   const store = useStore();
@@ -255,25 +258,26 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   const [editing, setEditing] = useState(false);
   const [edited, setEdited] = useState(str(c["action"]));
   const [typed, setTyped] = useState("");
+  const [chosen, setChosen] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const run = room.runs.get(card.run_id);
   const harness = card.harness_id ?? run?.harness_id ?? "";
   // Named as the run's head names it: the agent whose turn it is, else the harness.
   const asker = run ? runBy(run) : harness;
-  // Redraw at the approval's expiry: nothing else redraws the card then (a timeout is
-  // capped at about 24 days, so a later one is armed again when this one fires).
+  // Ask the sheet again at the card's expiry: nothing else tells the room then (a timeout
+  // is capped at about 24 days, so a later one is armed again when this one fires).
   const [now, setNow] = useState(() => Date.now());
   const wait = msUntilExpiry(card, now);
   useEffect(() => {
     if (wait === null) return;
-    const timer = setTimeout(() => setNow(Date.now()), Math.min(wait + 50, 2 ** 31 - 1));
+    const timer = setTimeout(() => (setNow(Date.now()), void store.reloadSheet(room.id)), Math.min(wait + 50, 2 ** 31 - 1));
     return () => clearTimeout(timer);
   }, [wait]);
-  // What the door would take from me (asks.ts): buttons only for who may answer.
-  const inRoom = room.sheet ? room.sheet.members.some((m) => m.participant_id === store.me?.id) : true;
-  const at = cardState(card, run, { me: store.me?.id ?? null, inRoom, participants: store.participants, now: Date.now() });
+  // What the door would take from me, as the sheet's `may` says (ADR 0142): buttons only
+  // for who may answer.
+  const at = cardState(card, room.sheet?.may ?? null);
   const answered = at.state === "answered";
-  // Open but not mine, or past answering: one muted line in place of the buttons.
+  // Open but not mine, past answering, or not read yet: a muted line in place of the buttons.
   const note =
     at.state === "expired" || at.state === "ended" ? (
       <p class="muted" data-testid="closed">
@@ -281,8 +285,11 @@ export function AskCard(props: { card: RunCard; room: Room }) {
       </p>
     ) : at.state === "theirs" ? (
       <p class="muted" data-testid="decides">
-        {decidesWords(card, run, store.participants, store.nameOf)}
+        {decidesWords(card, at.deciders, store.participants.get(harness)?.name ?? null, store.nameOf)}
       </p>
+    ) : at.state === "waiting" ? (
+      // Just asked: no buttons until the sheet says whose it is.
+      <p class="muted" data-testid="reading" aria-busy="true" />
     ) : null;
   const answer = (card.answer ?? {}) as Record<string, unknown>;
   const by = card.answered_by ? (card.answered_by === store.me?.id ? "you" : store.nameOf(card.answered_by)) : "";
@@ -301,7 +308,7 @@ export function AskCard(props: { card: RunCard; room: Room }) {
   if (card.kind === "approval") {
     const risk = riskWord(card);
     return (
-      <section class={`card ask ${answered ? "answered" : ""}`} data-kind="approval" data-testid="approval" aria-label={`Approval asked by ${store.nameOf(asker)}`}>
+      <section id={`line-${card.id}`} data-seq={card.asked_seq} class={`card ask ${answered ? "answered" : ""}`} data-kind="approval" data-testid="approval" aria-label={`Approval asked by ${store.nameOf(asker)}`}>
         <div class="card-kind">
           {store.nameOf(asker)} asks to approve
           {risk !== null && (
@@ -317,8 +324,7 @@ export function AskCard(props: { card: RunCard; room: Room }) {
         {c["preview"] ? <pre class="preview">{str(c["preview"])}</pre> : null}
         {answered ? (
           <p class="decided" role="status" data-testid="decided">
-            {DECIDED[str(answer["decision"])] ?? "Decided"} by {by}
-            {answer["edited"] ? `: ${str(answer["edited"])}` : ""}
+            {decidedWords(answer, by, card.answered_by, store.participants.get(harnessOf(card, run))?.owner_id === store.me?.id)}
           </p>
         ) : note ? (
           note
@@ -357,44 +363,73 @@ export function AskCard(props: { card: RunCard; room: Room }) {
       </section>
     );
   }
-  const options = (c["options"] as { label: string; value: string }[] | undefined) ?? [];
-  const picked = options.find((o) => o.value === answer["value"])?.label ?? str(answer["value"] ?? answer["text"]);
+  const options = (c["options"] as Option[] | undefined) ?? [];
+  const picked = pickedWords(options, answer);
+  const several = c["multiple"] === true;
   return (
-    <section class={`card ask ${answered ? "answered" : ""}`} data-kind="question" data-testid="question" aria-label={`Question from ${store.nameOf(asker)}`}>
+    <section id={`line-${card.id}`} data-seq={card.asked_seq} class={`card ask ${answered ? "answered" : ""}`} data-kind="question" data-testid="question" aria-label={`Question from ${store.nameOf(asker)}`}>
       <div class="card-kind">{store.nameOf(asker)} asks</div>
       <p>{str(c["prompt"])}</p>
       {answered ? (
         <p class="decided" role="status" data-testid="decided">
-          Answered “{picked}” by {by}
+          {expiredWords(answer) ?? `Answered “${picked}” by ${by}`}
         </p>
       ) : note ? (
         note
       ) : (
         <>
-          <div class="row wrap">
-            {options.map((o) => (
-              <button key={o.value} type="button" disabled={busy} class={o.value === c["default"] ? "primary" : ""} onClick={() => send({ type: "question.answered", question_id: card.id, value: o.value })}>
-                {o.label}
-              </button>
-            ))}
-          </div>
-          {c["free_text"] === true && (
-            <form
-              class="row"
-              onSubmit={(e) => {
-                e.preventDefault();
-                if (typed.trim()) void send({ type: "question.answered", question_id: card.id, text: typed.trim() });
-              }}
-            >
-              <label class="sr-only" for={`answer-${card.id}`}>
-                Your answer
-              </label>
-              <input id={`answer-${card.id}`} placeholder="Or type an answer" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
-              <button type="submit" disabled={busy || !typed.trim()}>
-                Answer
-              </button>
-            </form>
+          {several ? (
+            <fieldset class="choices">
+              <legend class="small muted">Choose one or more</legend>
+              <div class="row wrap">
+                {options.map((o) => (
+                  <label key={o.value} class="check">
+                    <input
+                      type="checkbox"
+                      checked={chosen.includes(o.value)}
+                      onChange={(e) => setChosen(e.currentTarget.checked ? [...chosen, o.value] : chosen.filter((v) => v !== o.value))}
+                    />
+                    {o.label}
+                  </label>
+                ))}
+              </div>
+              <div class="row">
+                <button
+                  type="button"
+                  class="primary"
+                  disabled={busy || chosen.length === 0}
+                  onClick={() => send({ type: "question.answered", question_id: card.id, values: inAskedOrder(options, chosen) })}
+                >
+                  {chosen.length > 1 ? `Answer with these ${chosen.length}` : "Answer"}
+                </button>
+              </div>
+            </fieldset>
+          ) : (
+            <div class="row wrap">
+              {options.map((o) => (
+                <button key={o.value} type="button" disabled={busy} class={o.value === c["default"] ? "primary" : ""} onClick={() => send({ type: "question.answered", question_id: card.id, value: o.value })}>
+                  {o.label}
+                </button>
+              ))}
+            </div>
           )}
+          {/* Every card takes written words too, whatever the options (the door takes them). */}
+          <form
+            class="row"
+            data-testid="write-answer"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (typed.trim()) void send({ type: "question.answered", question_id: card.id, text: typed.trim() });
+            }}
+          >
+            <label class="sr-only" for={`answer-${card.id}`}>
+              Your answer
+            </label>
+            <input id={`answer-${card.id}`} placeholder={writePlaceholder(options)} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+            <button type="submit" disabled={busy || !typed.trim()}>
+              Send
+            </button>
+          </form>
         </>
       )}
     </section>

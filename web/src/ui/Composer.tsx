@@ -1,14 +1,15 @@
 // The composer: words (Markdown), the @ picker, and the commands the door reads from a
 // person's message (/add, /remove, /title, /archive, /unarchive, /leave, /wrong, /stop,
-// wreply; docs/protocol.md); files, where the gateway takes them (spec/messages.md,
+// wreply; docs/protocol.md); files, where the gateway takes them (docs/product/messages.md,
 // Attachments); and who the message is for, in a room with several harnesses
-// (spec/spaces.md, Several harnesses and people in one space).
+// (docs/product/spaces.md, Several harnesses and people in one space).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { destination, harnessesOf, suggestions, type Pick } from "../composer";
 import { kindWords } from "../agents";
 import { kindOf, overCap, sizeWords, type FileKind, type Uploaded } from "../files";
 import type { Line } from "../protocol";
 import { useStore } from "./hooks";
+import { startRecording, type Recorder } from "./record";
 
 /** A file picked for the next message: going up, up, or refused with the server's sentence. */
 interface Chosen {
@@ -37,6 +38,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
   const [error, setError] = useState<string | null>(null);
   const [chosen, setChosen] = useState<Chosen[]>([]);
   const [toOpen, setToOpen] = useState(false);
+  const [recorder, setRecorder] = useState<Recorder | null>(null);
   const ref = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
   const toMenu = useRef<HTMLDivElement>(null);
@@ -73,18 +75,19 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
 
   const update = (id: number, change: Partial<Chosen>) => setChosen((all) => all.map((c) => (c.id === id ? { ...c, ...change } : c)));
 
-  /** Files picked, dropped or pasted: each checked against its cap, then sent up at once. */
-  const attach = (files: FileList | File[] | null | undefined) => {
+  /** Files picked, dropped or pasted (or a voice note recorded): each checked against its
+   * cap, then sent up at once. */
+  const attach = (files: FileList | File[] | null | undefined, voiceNote = false) => {
     if (!files || !canAttach) return;
     const added: Chosen[] = [];
     for (const file of Array.from(files)) {
-      const kind = kindOf(file.type);
+      const kind: FileKind = voiceNote ? "voice_note" : kindOf(file.type);
       const item: Chosen = { id: ++chosenId, name: file.name, size: file.size, kind, sent: 0 };
       const refused = overCap(store.caps, kind, file.size);
       if (refused) {
         item.error = refused;
       } else {
-        const up = store.api!.upload(file, (sent) => update(item.id, { sent }));
+        const up = store.api!.upload(file, (sent) => update(item.id, { sent }), { voiceNote });
         item.abort = up.abort;
         up.done.then(
           (uploaded) => update(item.id, { uploaded, sent: file.size }),
@@ -95,6 +98,25 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
     }
     setChosen((all) => [...all, ...added]);
   };
+
+  /** The microphone: the first press records, the second stops and attaches the note. */
+  const record = async () => {
+    setError(null);
+    try {
+      if (!recorder) {
+        setRecorder(await startRecording());
+        return;
+      }
+      setRecorder(null);
+      attach([await recorder.stop()], true);
+    } catch (err) {
+      setRecorder(null);
+      setError(`The voice note could not be recorded: ${(err as Error).message}`);
+    }
+  };
+  const recording = useRef<Recorder | null>(null);
+  recording.current = recorder;
+  useEffect(() => () => recording.current?.cancel(), []); // leaving the room stops the microphone
 
   const drop = (item: Chosen) => {
     item.abort?.();
@@ -118,7 +140,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
     const words = text.trim();
     if ((!words && !ready.length) || uploading) return;
     setError(null);
-    // Archive asks first (spec/spaces.md, Retitling and archiving): /archive, as the door
+    // Archive asks first (docs/product/spaces.md, Retitling and archiving): /archive, as the door
     // reads it, opens the same sheet as the room's menu; /unarchive goes straight through.
     if (draft.mode !== "edit" && props.onArchive && !chosen.length && /^\/archive$/i.test(words)) {
       setText("");
@@ -271,7 +293,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
                 }}
               >
                 <strong>{h.name}</strong>{" "}
-                <span class="muted small">{h.id === "everyone" ? "every harness here takes a turn" : "only this harness takes a turn"}</span>
+                <span class="muted small">{h.id === "everyone" ? "every agent here takes a turn" : "only this agent takes a turn"}</span>
               </button>
             );
           })}
@@ -288,14 +310,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
             data-testid="to"
             onClick={() => setToOpen(!toOpen)}
           >
-            <span class="faces" aria-hidden="true">
-              {goes.faces.map((f) => (
-                <span key={f} class="face">
-                  {f}
-                </span>
-              ))}
-            </span>
-            <span class="sr-only">To </span>
+            <span class="to-label">To</span>{" "}
             <span class="to-words">{goes.words}</span>
           </button>
         )}
@@ -314,6 +329,23 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
                 e.currentTarget.value = "";
               }}
             />
+            <button
+              type="button"
+              class={`icon record${recorder ? " recording" : ""}`}
+              aria-label={recorder ? "Stop recording and attach the voice note" : "Record a voice note"}
+              aria-pressed={recorder !== null}
+              data-testid="record"
+              onClick={() => void record()}
+            >
+              {/* A microphone drawn inline; a square while recording. */}
+              <svg width="20" height="20" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+                {recorder ? (
+                  <rect x="6" y="6" width="12" height="12" rx="2" fill="currentColor" />
+                ) : (
+                  <path d="M12 3a3 3 0 0 0-3 3v6a3 3 0 0 0 6 0V6a3 3 0 0 0-3-3zM5 11a7 7 0 0 0 14 0M12 18v3" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" />
+                )}
+              </svg>
+            </button>
             <button type="button" class="icon attach" aria-label="Attach files" onClick={() => picker.current?.click()}>
               {/* A paper clip drawn inline: no emoji font is needed to see it. */}
               <svg width="20" height="20" viewBox="0 0 24 24" aria-hidden="true" focusable="false">

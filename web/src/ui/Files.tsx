@@ -1,9 +1,9 @@
-// Files as a room draws them (spec/messages.md, Attachments): a photo inline, by its
+// Files as a room draws them (docs/product/messages.md, Attachments): a photo inline, by its
 // thumbnail; anything else a chip that opens (a PDF) or downloads. Links are signed for
 // this person and run out after ten minutes, so a link that has run out is replaced by
 // the bytes fetched with the person's own token.
 import { useEffect, useState } from "preact/hooks";
-import { expired, opensInline, sameOrigin, sizeWords, type LinkedFile, type RoomFile } from "../files";
+import { clockOf, expired, heardWords, opensInline, sameOrigin, sizeWords, type LinkedFile, type RoomFile } from "../files";
 import { formatTime, useStore } from "./hooks";
 
 /** Open or save a file whose link has run out: its bytes with the token, as a blob. */
@@ -96,14 +96,58 @@ function Photo(props: { file: LinkedFile }) {
   );
 }
 
+/** A voice note in the line: a player, and what Chips heard in it under it (ADR 0137). */
+function VoiceNote(props: { file: LinkedFile }) {
+  const store = useStore();
+  const { file } = props;
+  const signed = sameOrigin(file.url, location.origin);
+  const [src, setSrc] = useState<string | undefined>(expired(file, Date.now()) ? undefined : signed);
+  useEffect(() => {
+    if (src) return;
+    // The link ran out (or there is none): the bytes with the token instead.
+    let url: string | null = null;
+    store
+      .api!.blob(file.attachment_id)
+      .then((blob) => setSrc((url = URL.createObjectURL(blob))))
+      .catch(() => {});
+    return () => {
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [src]);
+  const heard = heardWords(file);
+  const length = clockOf(file.duration_ms);
+  return (
+    <figure class="voice-note" data-testid="voice-note">
+      <audio controls preload="metadata" src={src} aria-label={`Voice note${length ? `, ${length}` : ""}`} data-testid="voice-player" onError={() => setSrc(undefined)} />
+      {length && <span class="muted small voice-length">{length}</span>}
+      <figcaption>
+        {heard.words && (
+          <q class="transcript" data-testid="transcript">
+            {heard.words}
+          </q>
+        )}
+        {heard.note && (
+          <span class={`muted small${heard.waiting ? " waiting" : ""}`} data-testid="transcript-note">
+            {heard.note}
+          </span>
+        )}
+      </figcaption>
+    </figure>
+  );
+}
+
 /** The files under a line's words. */
 export function Attachments(props: { files: LinkedFile[]; pending?: boolean }) {
   const photos = props.files.filter((f) => f.kind === "photo" && !props.pending);
-  const others = props.files.filter((f) => f.kind !== "photo" || props.pending);
+  const notes = props.files.filter((f) => f.kind === "voice_note" && !props.pending);
+  const others = props.files.filter((f) => (f.kind !== "photo" && f.kind !== "voice_note") || props.pending);
   return (
     <div class="attachments">
       {photos.map((f) => (
         <Photo key={f.attachment_id} file={f} />
+      ))}
+      {notes.map((f) => (
+        <VoiceNote key={f.attachment_id} file={f} />
       ))}
       {others.map((f) => (
         <FileChip key={f.attachment_id} file={f} {...(props.pending ? { note: "sending…" } : {})} />

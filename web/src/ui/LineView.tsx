@@ -1,11 +1,12 @@
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { dust } from "../dust";
 import { heardLine, reactionsOf } from "../lines";
-import { lineActs } from "../acts";
+import { lineActs, type RoomMay } from "../may";
 import { kindWords, refereeWords } from "../agents";
 import { renderMarkdown } from "../markdown";
 import type { Line } from "../protocol";
 import type { Room } from "../store";
-import { formatTime, useStore } from "./hooks";
+import { formatTime, useMenu, useStore } from "./hooks";
 import { Confirm, Modal } from "./Modal";
 import { PostCard } from "./Cards";
 import { Attachments } from "./Files";
@@ -22,15 +23,15 @@ export function LineView(props: {
   line: Line;
   room: Room;
   threadId: string | null;
-  /** Where the message went, when that changed from its sender's last (spec/spaces.md). */
+  /** Where the message went, when that changed from its sender's last (docs/product/spaces.md). */
   route: string | null;
-  /** The margin note under the last of a stretch of held words (spec/spaces.md). */
+  /** The margin note under the last of a stretch of held words (docs/product/spaces.md). */
   heldNote: string | null;
   /** The line a search hit opened the room at. */
   found: boolean;
   canStartThread: boolean;
-  /** My standing in the room (null: not known yet), and whether it is archived. */
-  standing: string | null;
+  /** What I may do in the room (null: not known yet), and whether it is archived. */
+  may: RoomMay | null;
   closed: boolean;
   sendingKey?: string;
   onReply: () => void;
@@ -38,8 +39,22 @@ export function LineView(props: {
 }) {
   const store = useStore();
   const { line, room } = props;
-  const [menu, setMenu] = useState(false);
+  const menuWrap = useRef<HTMLDivElement>(null);
+  const [menu, setMenu] = useMenu(menuWrap);
   const [dialog, setDialog] = useState<"delete" | "wrong" | null>(null);
+  const article = useRef<HTMLElement>(null);
+  // Back after an Undo: its dust runs backwards as it is drawn again.
+  useLayoutEffect(() => {
+    if (article.current && store.returning.delete(line.id)) void dust(article.current, true);
+  }, [line.id]);
+  // Taken back: the tombstone stands where the dust went.
+  useLayoutEffect(() => {
+    const el = article.current;
+    if (!line.deleted || !el) return;
+    for (const a of el.getAnimations({ subtree: true })) a.cancel();
+    el.querySelector(".dust")?.remove();
+    delete el.dataset["motion"];
+  }, [line.deleted]);
   const me = store.me?.id;
   const mine = line.author_id === me;
   const author = store.participants.get(line.author_id);
@@ -65,8 +80,8 @@ export function LineView(props: {
   };
   const pending = props.sendingKey !== undefined;
   const live = !line.deleted && !pending;
-  // The menu offers what the door would take from me (acts.ts); a tombstone, Delete for me.
-  const acts = lineActs(line, me, props.standing, store.me?.role, props.closed);
+  // The menu offers what the door would take from me (the sheet's `may`); a tombstone, Delete for me.
+  const acts = lineActs(line, me, props.may, props.closed);
   const hasMenu = !pending && (live || acts.hideForMe);
   const replied = line.reply_to ? room.lines.find((l) => l.id === line.reply_to) : undefined;
   const html = line.text && line.kind === "text" ? renderMarkdown(line.text, store.handles(room.id), me ?? null) : null;
@@ -76,6 +91,7 @@ export function LineView(props: {
 
   return (
     <article
+      ref={article}
       class={`line ${mine ? "mine" : ""} ${line.kind !== "text" ? "has-card" : ""}${props.found ? " found" : ""}`}
       id={`line-${line.id}`}
       data-seq={line.seq}
@@ -107,12 +123,12 @@ export function LineView(props: {
         {line.edited && !line.deleted && <span class="muted small">edited</span>}
         {line.pinned && <span class="small muted">pinned</span>}
         {hasMenu && (
-          <div class="menu-wrap">
+          <div class="menu-wrap" ref={menuWrap}>
             <button type="button" class="icon dots" aria-label={`Actions for ${name}'s message`} aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)}>
               ⋯
             </button>
             {menu && (
-              <div class="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && setMenu(false)}>
+              <div class="menu" role="menu">
                 {acts.reply && (
                   <button role="menuitem" type="button" onClick={() => (setMenu(false), props.onReply())}>
                     Reply
@@ -167,8 +183,14 @@ export function LineView(props: {
                   role="menuitem"
                   type="button"
                   onClick={async () => {
+                    setMenu(false);
+                    // It breaks into dust as it goes; Undo runs the dust backwards (dust.ts).
+                    if (article.current) await dust(article.current);
                     await act({ type: "message.hidden" });
-                    store.toast("Deleted for you.", () => void store.send({ type: "message.shown", space_id: room.id, message_id: line.id }).catch(() => {}));
+                    store.toast("Deleted for you.", () => {
+                      store.returning.add(line.id);
+                      void store.send({ type: "message.shown", space_id: room.id, message_id: line.id }).catch(() => store.returning.delete(line.id));
+                    });
                   }}
                 >
                   Delete for me
@@ -257,7 +279,10 @@ export function LineView(props: {
           body="A tombstone stands where the message was. The agents in the room have read it already and keep what they read."
           action="Delete for everyone"
           onClose={() => setDialog(null)}
-          onConfirm={() => void act({ type: "message.deleted" })}
+          onConfirm={() => void (async () => {
+            if (article.current) await dust(article.current);
+            await act({ type: "message.deleted" });
+          })()}
         />
       )}
       {dialog === "wrong" && <NotRight onSend={(ev) => act(ev)} onClose={() => setDialog(null)} />}

@@ -1,15 +1,16 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Line, Run, RunCard } from "../protocol";
-import { useStore } from "./hooks";
+import { useMenu, useStore } from "./hooks";
 import { Confirm, Modal } from "./Modal";
 import { LineView } from "./LineView";
 import { AskCard, RunBlock } from "./Cards";
 import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
+import { MuteItem } from "./Inbox";
 import { harnessesOf, routesOf } from "../composer";
-import { askState, askWords, foldWords, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
+import { askState, askWords, foldWords, goingRuns, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
 import { followersOf, followerSides, followWords } from "../follows";
-import { roomActs } from "../acts";
+import { lockedNote } from "../may";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -21,7 +22,8 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const title = store.title(sheet ?? space ?? { id: props.spaceId, title: null, kind: "group" });
   const [draft, setDraft] = useState<Draft>({ mode: "new" });
   const [sheetOpen, setSheetOpen] = useState(false);
-  const [menu, setMenu] = useState(false);
+  const menuWrap = useRef<HTMLDivElement>(null);
+  const [menu, setMenu] = useMenu(menuWrap);
   const [dialog, setDialog] = useState<"rename" | "archive" | "delete" | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const nearBottom = useRef(true);
@@ -37,12 +39,13 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   useEffect(() => {
     const at = props.at;
     if (!at || sought.current === at || room.loading) return;
-    const el = document.getElementById(`line-${at}`);
+    // A line's id (a search hit, an approval's), or its seq (a notification's link).
+    const el = document.getElementById(`line-${at}`) ?? (/^\d+$/.test(at) ? document.querySelector<HTMLElement>(`[data-seq="${at}"]`) : null);
     if (el) {
       sought.current = at;
       nearBottom.current = false;
       el.scrollIntoView({ block: "center" });
-      setFound(at);
+      setFound(el.id.startsWith("line-") ? el.id.slice("line-".length) : at);
       return;
     }
     if (room.start) {
@@ -56,11 +59,17 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const sending = [...store.sending.entries()].filter(([, l]) => l.space_id === props.spaceId);
   const oldest = room.lines[0]?.seq ?? Number.MAX_SAFE_INTEGER;
   const inView = (seq: number) => room.start || seq >= oldest;
+  const inRun = (c: RunCard) => {
+    const run = room.runs.get(c.run_id);
+    return run !== undefined && inView(run.started_seq);
+  };
   const items: Item[] = [
     ...room.lines.map((line) => ({ seq: line.seq, line })),
     ...[...room.asks.values()].filter((a) => inView(a.seq)).map((ask) => ({ seq: ask.seq, ask })),
     ...[...room.runs.values()].filter((r) => inView(r.started_seq)).map((run) => ({ seq: run.started_seq, run })),
-    ...[...room.cards.values()].filter((c) => inView(c.asked_seq)).map((card) => ({ seq: card.asked_seq, card })),
+    // A run's approval or question is drawn inside its run (two alike from two runs can
+    // then be told apart); only one whose run is not in view stands on its own.
+    ...[...room.cards.values()].filter((c) => inView(c.asked_seq) && !inRun(c)).map((card) => ({ seq: card.asked_seq, card })),
   ].sort((a, b) => a.seq - b.seq);
   const threads = new Map(
     [...store.spaces.values()].filter((s) => s.kind === "thread" && s.parent_space_id === props.spaceId).map((s) => [s.root_message_id ?? "", s.id]),
@@ -81,7 +90,9 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   for (const [first, fold] of folds) for (const l of fold.lines) folded.set(l.id, first);
   const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
   const leads = (sheet?.members ?? []).filter((m) => m.lead);
-  const working = workingWords(room.work, store.nameOf, Date.now());
+  // Every run not finished stands here, the ones waiting on a card too (not only the turns
+  // the referee still counts, which a run waiting past its silence drops).
+  const working = workingWords(room.work, store.nameOf, Date.now(), goingRuns(room.runs.values(), room.cards.values()));
 
   // An ask waits a minute: draw it again when its minute is up (and each second before,
   // for the count).
@@ -92,10 +103,13 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
     const timer = setInterval(() => tick((n) => n + 1), 1000);
     return () => clearInterval(timer);
   }, [waiting]);
-  const me = sheet?.members.find((m) => m.participant_id === store.me?.id);
   const isThread = (sheet ?? space)?.kind === "thread";
   const parent = sheet?.parent_space_id ? store.rooms.get(sheet.parent_space_id) : undefined;
   const root = parent?.lines.find((l) => l.id === sheet?.root_message_id);
+  const parentTitle = (id: string) => {
+    const row = store.spaces.get(id) ?? store.archived?.find((s) => s.id === id);
+    return row ? store.title(row) : "a room";
+  };
 
   // Keep the view at the bottom as lines arrive, and in place when older ones are added.
   useLayoutEffect(() => {
@@ -136,7 +150,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
       found={line.id === found}
       canStartThread={!isThread && !closed}
       heldNote={held.get(line.id) ?? null}
-      standing={myStanding}
+      may={sheet?.may ?? null}
       closed={closed}
       onReply={() => setDraft({ mode: "reply", line })}
       onEdit={() => setDraft({ mode: "edit", line })}
@@ -145,13 +159,11 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
 
   const closed = (sheet ?? space)?.state === "closed";
   const locked = (sheet ?? space)?.locked ?? false;
-  // The menu offers only what the door would take from me (acts.ts): no Archive or Delete
-  // in a harness's home (ADR 0069), nothing of a title, lock or members in a thread, and
-  // in a locked room one line saying so. Delete on a direct room nobody could open again
-  // archives it instead, and is not offered once that room is archived.
-  const myStanding = me?.standing ?? space?.members?.find((m) => m.participant_id === store.me?.id)?.standing ?? null;
-  const facts = sheet ?? space;
-  const acts = facts ? roomActs(facts, myStanding, store.me?.role) : null;
+  // The menu offers only what the door would take from me, as the sheet's `may` says it
+  // (ADR 0142), and in a locked room one line saying so. Delete on a direct room nobody
+  // could open again archives it instead.
+  const acts = sheet?.may ?? null;
+  const lockNote = lockedNote(sheet, acts);
   const archivesInstead = acts?.delete === "archive";
   // What the sheet that asks first promises for the harnesses that follow the room.
   const follows = (action: "delete" | "archive") =>
@@ -169,6 +181,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
             </button>
           </h1>
           <span class="muted small" data-testid="room-facts">
+            {isThread && sheet?.parent_space_id ? `Thread in ${parentTitle(sheet.parent_space_id)} · ` : ""}
             {sheet ? `${sheet.members.length} ${sheet.members.length === 1 ? "member" : "members"}` : ""}
             {closed ? " · Archived" : ""}
             {locked ? " · Locked" : ""}
@@ -185,15 +198,15 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
             Back to the room
           </a>
         )}
-        <div class="menu-wrap">
+        <div class="menu-wrap" ref={menuWrap}>
           <button type="button" class="icon" aria-label="Room actions" aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)} data-testid="room-actions">
             ⋯
           </button>
           {menu && (
-            <div class="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && setMenu(false)}>
-              {acts?.lockedNote && (
+            <div class="menu" role="menu">
+              {lockNote && (
                 <p role="menuitem" aria-disabled="true" class="menu-note small muted">
-                  {acts.lockedNote}
+                  {lockNote}
                 </p>
               )}
               {acts?.rename && (
@@ -229,6 +242,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               <button role="menuitem" type="button" onClick={() => (setMenu(false), setSheetOpen(true))}>
                 People…
               </button>
+              <MuteItem spaceId={props.spaceId} onDone={() => setMenu(false)} />
               {acts?.delete && (
                 <button role="menuitem" type="button" class="danger-text" onClick={() => (setMenu(false), setDialog("delete"))}>
                   Delete…
@@ -301,13 +315,13 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               {askWords(item.ask, Date.now(), store.nameOf)}
             </div>
           ) : item.run ? (
-            <RunBlock key={item.run.run_id} run={item.run} />
+            <RunBlock key={item.run.run_id} run={item.run} room={room} />
           ) : (
             <AskCard key={item.card!.id} card={item.card!} room={room} />
           ),
         )}
         {sending.map(([key, line]) => (
-          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} canStartThread={false} standing={null} closed={closed} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
+          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} canStartThread={false} may={null} closed={closed} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
         ))}
       </div>
       {closed ? (
@@ -400,7 +414,7 @@ function Rename(props: { spaceId: string; current: string; onClose: () => void }
   );
 }
 
-/** Agents' words to each other, folded into one row (spec/spaces.md): their faces with a
+/** Agents' words to each other, folded into one row (docs/product/spaces.md): their faces with a
  * two-way arrow, the count and the latest line, open on a tap. Closed, the referee's margin
  * note for held words is said under the row; open, under its line. */
 function FoldRow(props: {

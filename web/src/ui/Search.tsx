@@ -1,9 +1,10 @@
-// Search (spec/messages.md, Search): every word is required and the last is a prefix, so
+// Search (docs/product/messages.md, Search): every word is required and the last is a prefix, so
 // hits are asked for as the words are typed; a hit's snippet is text with the match
 // marked (never markup), and a hit opens the room at the line.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useStore } from "./hooks";
 import { formatTime } from "./hooks";
+import { plainWords } from "../markdown";
 
 interface Hit {
   kind: "message" | "step";
@@ -77,7 +78,21 @@ export function Search() {
         e.preventDefault();
         if (q.trim()) void ask(q.trim());
       }}
-      onKeyDown={(e) => e.key === "Escape" && close()}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") close();
+        else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+          // The arrows walk from the box through the hits and back, as a list box does.
+          const hits = [...e.currentTarget.querySelectorAll<HTMLElement>("[data-testid=hit]")];
+          const box = e.currentTarget.querySelector<HTMLElement>("#search");
+          const at = hits.indexOf(document.activeElement as HTMLElement);
+          const next = e.key === "ArrowDown" ? Math.min(at + 1, hits.length - 1) : at - 1;
+          const to = next < 0 ? box : hits[next];
+          if (to && hits.length) {
+            e.preventDefault();
+            to.focus();
+          }
+        }
+      }}
     >
       <label for="search" class="sr-only">
         Search messages
@@ -98,7 +113,7 @@ export function Search() {
                       {h.ts ? ` · ${formatTime(h.ts)}` : ""}
                     </span>
                   </span>
-                  <span class="snippet">{(h.snippet ?? []).map((s, j) => (s.match ? <mark key={j}>{s.text}</mark> : <span key={j}>{s.text}</span>))}</span>
+                  <span class="snippet">{(h.snippet ?? []).map((s, j) => (s.match ? <mark key={j}>{plainWords(s.text)}</mark> : <span key={j}>{plainWords(s.text)}</span>))}</span>
                 </a>
               </li>
             ))}

@@ -1,10 +1,9 @@
 // The room sheet: who is in the room and their standing, adding anyone from the
-// directory, taking people out, and leaving (spec/spaces.md); its agents with their
+// directory, taking people out, and leaving (docs/product/spaces.md); its agents with their
 // harness and face, moving one here from another room, asking a harness for a copy or a
-// new agent, and the job's spend against the room's ceiling (spec/websocket.md; ADR 0100).
+// new agent, and the job's spend against the room's ceiling (docs/product/websocket.md; ADR 0100).
 import { useState } from "preact/hooks";
 import { ApiError } from "../api";
-import { isMainRoom, mayAddWho, mayRemove, roomActs } from "../acts";
 import { dollars, kindWords, mayAsk, parseCeiling, spendWords, statusWords, whereWords } from "../agents";
 import type { Participant } from "../protocol";
 import type { Elsewhere } from "../store";
@@ -18,15 +17,10 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
   const sheet = room?.sheet;
   const [adding, setAdding] = useState("");
   const [elsewhere, setElsewhere] = useState<Elsewhere | null>(null);
-  const meStanding = sheet?.members.find((m) => m.participant_id === store.me?.id)?.standing;
-  const inRoom = new Set(sheet?.members.map((m) => m.participant_id));
-  // Whom the door would take here (acts.ts): no archived or Main agent anywhere, and a
-  // Main room takes people only.
-  const mainRoom = sheet ? isMainRoom(sheet, store.participants.values()) : false;
-  const others = [...store.participants.values()]
-    .filter((p) => !inRoom.has(p.participant_id))
-    .filter((p) => !!sheet && mayAddWho(sheet, p, mainRoom))
-    .sort((a, b) => a.name.localeCompare(b.name));
+  // Whom the door would take here, as the sheet's `may` says (ADR 0142): no archived or
+  // Main agent anywhere, and a Main room takes people only.
+  const addable = new Set(sheet?.may.add ?? []);
+  const others = [...store.participants.values()].filter((p) => addable.has(p.participant_id)).sort((a, b) => a.name.localeCompare(b.name));
   const act = async (what: () => Promise<unknown>) => {
     try {
       await what();
@@ -40,7 +34,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
       await store.api!.addMember(props.spaceId, pid);
       setAdding("");
     } catch (err) {
-      // An agent is in one room at a time: offer to move it instead (spec/websocket.md).
+      // An agent is in one room at a time: offer to move it instead (docs/product/websocket.md).
       if (err instanceof ApiError && err.code === "agent_elsewhere") {
         setElsewhere({ agentId: pid, spaceId: (err.extra["space_id"] as string | undefined) ?? null });
       } else {
@@ -94,7 +88,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
                   Restart {harness.name}
                 </button>
               )}
-              {mayRemove(sheet, meStanding, store.me?.id, m, p) && (
+              {sheet.may.remove.includes(m.participant_id) && (
                 <button type="button" class="small" onClick={() => act(() => store.api!.removeMember(props.spaceId, m.participant_id))}>
                   {m.participant_id === store.me?.id ? "Leave" : "Remove"}
                 </button>
@@ -103,7 +97,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
           );
         })}
       </ul>
-      {roomActs(sheet, meStanding, store.me?.role).add && !closed && others.length > 0 && (
+      {!closed && others.length > 0 && (
         <form
           class="row"
           onSubmit={(e) => {
@@ -134,7 +128,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
   );
 }
 
-/** Who leads the room: one of its agents, or none (spec/websocket.md, Who leads; ADR 0090). */
+/** Who leads the room: one of its agents, or none (docs/product/websocket.md, Who leads; ADR 0090). */
 function Lead(props: { spaceId: string }) {
   const store = useStore();
   const sheet = store.rooms.get(props.spaceId)?.sheet;

@@ -20,6 +20,7 @@ import httpx
 
 from chips_cli.output import Out
 from chips_sdk import ChipsError, Client, Http, Unauthorized
+from chips_sdk.http import failure_reason
 
 MAX_SKEW_SECONDS = 5.0
 
@@ -60,8 +61,9 @@ class Doctor:
             self.add(
                 "gateway",
                 "fail",
-                f"nothing answers at {url} ({type(exc).__name__})",
-                "start Chips (make up), or set CHIPS_URL to the address its gateway listens on",
+                f"nothing answers at {url} ({failure_reason(exc)})",
+                "start Chips (make up), or set CHIPS_URL to the address its gateway listens "
+                "on (CHIPS_PORT_BASE, when make up ran with it)",
             )
             return False
         if response.status_code != 200:

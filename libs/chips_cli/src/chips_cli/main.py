@@ -15,133 +15,79 @@ import asyncio
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from chips_cli import doctor, people, trace
+from chips_cli import admin, doctor, harnesses, login, people, trace
+from chips_cli.login import need_token, token_of
 from chips_cli.output import CliError, Out
-from chips_common.config import DEV_OPERATOR_SECRET
 from chips_common.events import AUTONOMY_LEVELS, CAPABILITIES
-from chips_common.local import LocalConfigError, local_gateway_url, run_dir
-from chips_sdk import ChipsError, Http
+from chips_common.local import run_dir
+from chips_sdk import ChipsError, Http, SettingError, gateway_urls
 
 Command = Callable[[Http, argparse.Namespace, Out], Awaitable[None]]
 
 
-def token_of(args: argparse.Namespace) -> str | None:
-    return args.token or os.environ.get("CHIPS_TOKEN") or os.environ.get("CHIPS_HARNESS_TOKEN")
-
-
-def need_token(args: argparse.Namespace) -> None:
-    if not token_of(args):
-        raise CliError("this command needs a person's token: pass --token or set CHIPS_TOKEN")
-
-
-async def workspace_create(http: Http, args: argparse.Namespace, out: Out) -> None:
-    secret = os.environ.get("CHIPS_OPERATOR_SECRET", DEV_OPERATOR_SECRET)
-    data = await http.request(
-        "POST",
-        "/v1/workspaces",
-        json={"name": args.name, "owner_name": args.owner},
-        headers={"X-Chips-Operator-Secret": secret},
-    )
-    out.data(data, json.dumps(data, indent=2))
-
-
-async def person_add(http: Http, args: argparse.Namespace, out: Out) -> None:
-    need_token(args)
-    data = await http.post("/v1/participants", {"name": args.name, "role": args.role})
-    out.data(data, json.dumps(data, indent=2))
-
-
-async def connect_custom(http: Http, args: argparse.Namespace, out: Out) -> None:
-    """The four lines a harness is given. ``--no-dial``: it does not take the autonomy
-    dial (its own permission model decides), so its hello says ``autonomy: "off"``."""
-    need_token(args)
-    autonomy = "off" if args.no_dial else args.autonomy
-    data = await http.post("/v1/harnesses", {"name": args.name, "autonomy": autonomy})
-    lines = {
-        "CHIPS_URL": data.get("url") or http.url,
-        "CHIPS_HARNESS_ID": data["harness_id"],
-        "CHIPS_HARNESS_TOKEN": data["token"],
-        "CHIPS_SPACE_ID": data["space_id"],
-    }
-    if data["name"] != args.name:
-        out.note(f"{args.name} is taken in this workspace: this harness is {data['name']}")
-    out.data(
-        {**lines, "name": data["name"], "autonomy": data.get("autonomy", autonomy)},
-        "\n".join(f"{k}={v}" for k, v in lines.items()),
-    )
-
-
-async def find_harness(http: Http, name: str) -> dict[str, Any]:
-    """A harness by its name (case aside) or its ``hrn_`` id."""
-    directory = await http.participants()
-    harnesses = [p for p in directory if p["kind"] == "harness"]
-    if name.startswith("hrn_"):
-        found = [p for p in harnesses if p["participant_id"] == name]
-    else:
-        found = [p for p in harnesses if p["name"].casefold() == name.casefold()]
-    if not found:
-        raise CliError(f"no harness is called {name!r} in this workspace")
-    if len(found) > 1:
-        ids = ", ".join(p["participant_id"] for p in found)
-        raise CliError(f"{len(found)} harnesses are called {name!r}; name one by its id: {ids}")
-    return dict(found[0])
-
-
-async def declare(http: Http, args: argparse.Namespace, out: Out) -> None:
-    """``chips declare NAME capability…``: what a harness does (spec/jacobian-channel.md)."""
-    need_token(args)
-    unknown = [c for c in args.capabilities if c not in CAPABILITIES]
-    if unknown:
+def spans_file(args: argparse.Namespace) -> Path:
+    path = Path(args.file or os.environ.get("CHIPS_TRACE_FILE") or run_dir() / "traces.jsonl")
+    if not path.exists():
         raise CliError(
-            f"{', '.join(unknown)}: not a capability; choose from {', '.join(CAPABILITIES)}"
+            f"no trace file at {path}: is Chips up (`make up`)? "
+            "Or set CHIPS_TRACE_FILE, or pass --file or --jaeger"
         )
-    harness = await find_harness(http, args.name)
-    harness_id = harness["participant_id"]
-    data = await http.request(
-        "PUT",
-        f"/v1/harnesses/{harness_id}/capabilities",
-        json={"capabilities": list(dict.fromkeys(args.capabilities))},
-    )
-    result = {"harness_id": harness_id, "capabilities": data["capabilities"]}
-    out.data(result, json.dumps(result, indent=2))
+    return path
 
 
-async def disconnect(http: Http, args: argparse.Namespace, out: Out) -> None:
-    """``chips disconnect NAME``: withdraw the harness's tokens; its sockets close."""
-    need_token(args)
-    harness = await find_harness(http, args.name)
-    data = await http.post(f"/v1/harnesses/{harness['participant_id']}/disconnect")
-    out.data(
-        {**data, "name": harness["name"]},
-        f"{harness['name']} is disconnected: its token is withdrawn and its sockets are "
-        "closed. Take its four lines out of where it runs.",
-    )
-
-
-def read_traces(args: argparse.Namespace) -> dict[str, Any]:
+def read_traces(args: argparse.Namespace, wanted: trace.Wanted) -> dict[str, Any]:
     if args.jaeger:
-        spans = trace.spans_from_jaeger(args.jaeger, args.message_id)
+        spans = trace.spans_from_jaeger(args.jaeger, wanted)
     else:
-        path = Path(args.file or os.environ.get("CHIPS_TRACE_FILE") or run_dir() / "traces.jsonl")
-        if not path.exists():
-            raise CliError(
-                f"no trace file at {path}: is Chips up (`make up`)? "
-                "Or set CHIPS_TRACE_FILE, or pass --file or --jaeger"
-            )
-        spans = trace.spans_from_file(path)
-    traces = trace.traces_of(args.message_id, spans)
-    if not traces:
+        spans = trace.spans_from_file(spans_file(args))
+    return dict(trace.traces_for(wanted, spans))
+
+
+async def wanted_of(http: Http, raw: str) -> trace.Wanted:
+    """What ``chips trace`` was given; a seq is read back from the log, in your workspace."""
+    try:
+        wanted = trace.parse_id(raw)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if wanted.kind != "seq":
+        return wanted
+    if not http.token:
         raise CliError(
-            f"no trace names {args.message_id} yet: services write spans in batches every "
-            "few seconds, so try again in a moment",
-            "not_found",
+            "a seq is one workspace's: give your token (--token or CHIPS_TOKEN) to trace it, "
+            "or give its message id (msg_…) or trace id"
         )
-    return dict(traces)
+    seq = int(wanted.id)
+    found = (await http.events(since=seq - 1, limit=1))["events"]
+    if not found or found[0]["seq"] != seq:
+        raise CliError(f"no event at seq {seq} in your rooms: that seq is unknown", "not_found")
+    event = found[0]
+    when = datetime.fromisoformat(event["ts"]).timestamp() if event.get("ts") else None
+    return trace.of_event(wanted, event, when)
+
+
+async def trace_message(http: Http, args: argparse.Namespace, out: Out) -> None:
+    """Find the spans, waiting for them while they may still be arriving (--wait)."""
+    wanted = await wanted_of(http, args.id)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while True:
+        traces = await asyncio.to_thread(read_traces, args, wanted)
+        waited = loop.time() - started
+        if waited >= args.wait or not trace.keep_waiting(wanted, traces, time.time()):
+            break
+        await asyncio.sleep(0.5)
+    if not traces:
+        source = args.jaeger or str(spans_file(args))
+        code, sentence = trace.not_found(wanted, time.time(), waited, source)
+        raise CliError(sentence, code)
+    out.data({"traces": traces}, draw_traces(traces))
 
 
 def draw_traces(traces: dict[str, Any]) -> str:
@@ -151,16 +97,11 @@ def draw_traces(traces: dict[str, Any]) -> str:
         missing = trace.incomplete(found)
         if missing:
             drawn += (
-                f"\nincomplete: {'; '.join(missing)} (services write spans in batches every "
-                "few seconds: run `chips trace` again in a moment)"
+                f"\nincomplete: {'; '.join(missing)} (still arriving: services write spans in "
+                "batches every few seconds, so run `chips trace` again in a moment)"
             )
         shown.append(drawn)
     return "\n\n".join(shown)
-
-
-async def trace_message(http: Http, args: argparse.Namespace, out: Out) -> None:
-    traces = await asyncio.to_thread(read_traces, args)
-    out.data({"traces": traces}, draw_traces(traces))
 
 
 def render_snippet(segments: list[dict[str, Any]], bold: bool) -> str:
@@ -186,7 +127,8 @@ async def search(http: Http, args: argparse.Namespace, out: Out) -> None:
         lines.append(
             f"{hit['ts'][:16].replace('T', ' ')}  {hit['space_id']}  {what}  seq {hit['seq']}"
         )
-        lines.append(f"    {render_snippet(hit['snippet'], bold)}")
+        heard = " (heard in a voice note)" if hit.get("voice_note") else ""
+        lines.append(f"    {render_snippet(hit['snippet'], bold)}{heard}")
     if not data["hits"]:
         lines.append(f"nothing found (as of seq {data['as_of_seq']})")
     if data.get("next_cursor"):
@@ -197,21 +139,23 @@ async def search(http: Http, args: argparse.Namespace, out: Out) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chips", description="Talk to a Chips server.")
     try:
-        default_url = local_gateway_url()
-    except LocalConfigError as exc:
+        # The SDK's rule, so a harness and the command find the same gateway.
+        default_url = ",".join(gateway_urls())
+    except SettingError as exc:
         parser.error(str(exc))
-    parser.add_argument(
-        "--url",
-        default=default_url,
-        help="the server, or several comma-separated (default: $CHIPS_URL, else the local "
-        "stack's gateway: %(default)s)",
+    url_help = (
+        "the server, or several comma-separated (default: $CHIPS_URL, else the local "
+        "stack's gateway, moved by $CHIPS_PORT_BASE: %(default)s)"
     )
-    parser.add_argument(
-        "--token", help="a token (default: $CHIPS_TOKEN, else $CHIPS_HARNESS_TOKEN)"
-    )
+    token_help = "a token (default: $CHIPS_TOKEN, else $CHIPS_HARNESS_TOKEN)"
+    parser.add_argument("--url", default=default_url, help=url_help)
+    parser.add_argument("--token", help=token_help)
     parser.add_argument("--json", action="store_true", help="answer in JSON")
-    # --json is taken after the command too; SUPPRESS keeps the top-level one when absent.
+    # --url, --token and --json are taken after the command too (`chips doctor --url X`);
+    # SUPPRESS keeps the top-level value when one is absent there.
     common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=argparse.SUPPRESS, help=url_help)
+    common.add_argument("--token", default=argparse.SUPPRESS, help=token_help)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -224,17 +168,70 @@ def build_parser() -> argparse.ArgumentParser:
         dest="action", required=True
     )
     create = command(
-        workspace, "create", workspace_create, "create a workspace and its owner (operator)"
+        workspace, "create", admin.workspace_create, "create a workspace and its owner (operator)"
     )
     create.add_argument("--name", required=True)
     create.add_argument("--owner", required=True, help="the owner's name")
+    create.add_argument(
+        "--env",
+        action="store_true",
+        help="print CHIPS_URL and the owner's CHIPS_TOKEN as lines a shell loads "
+        "(set -a; . ./FILE; set +a), not the JSON",
+    )
 
     person = commands.add_parser("person", help="people").add_subparsers(
         dest="action", required=True
     )
-    add = command(person, "add", person_add, "add a person (workspace owner or admin)")
+    add = command(person, "add", admin.person_add, "add a person (workspace owner or admin)")
     add.add_argument("--name", required=True)
     add.add_argument("--role", default="member", choices=["admin", "member", "guest"])
+    inv = command(
+        person, "invite", admin.person_invite, "invite somebody: a one-time link (owner or admin)"
+    )
+    inv.add_argument("--name", required=True)
+    inv.add_argument("--email")
+    inv.add_argument("--role", default="member", choices=["admin", "member", "guest"])
+    inv.add_argument("--days", type=float, default=7, help="how long it works (default 7)")
+    inv.add_argument("--person", help="a person already here (usr_…), invited back in")
+    role = command(person, "role", admin.person_change, "change a person's role (owner or admin)")
+    role.add_argument("participant_id", metavar="ID")
+    role.add_argument("role", choices=["admin", "member", "guest"])
+    for act, words in (
+        ("deactivate", "sign out every device, key and harness of a person; keep their words"),
+        ("reactivate", "let a deactivated person be invited back in"),
+    ):
+        changed = command(person, act, admin.person_change, words)
+        changed.add_argument("participant_id", metavar="ID")
+        if act == "deactivate":
+            changed.add_argument(
+                "--rooms-to",
+                metavar="ID",
+                help="the active person (usr_…) who takes over the group rooms they own "
+                "(needed when they own any)",
+            )
+    command(person, "invites", admin.person_invites, "the open invites (owner or admin)")
+    withdraw = command(person, "withdraw", admin.person_withdraw, "withdraw an open invite")
+    withdraw.add_argument("invite_id", metavar="ID")
+
+    signin = command(
+        commands, "login", login.login, "pair this command line as your device (invite or code)"
+    )
+    signin.add_argument("invite", metavar="INVITE", help="the invite link, or a pairing code")
+    signin.add_argument("--name", default="Command line", help="this device's name")
+    command(commands, "logout", login.logout, "revoke this device and forget its key")
+    device = commands.add_parser("device", help="your devices and keys").add_subparsers(
+        dest="action", required=True
+    )
+    listed = command(device, "list", admin.device_list, "your devices and API keys")
+    listed.add_argument("--person", help="another person's (owner or admin)")
+    gone = command(
+        device, "revoke", admin.device_revoke, "revoke a device or key; its sockets close"
+    )
+    gone.add_argument("device_id", metavar="ID")
+    command(device, "code", admin.device_code, "a pairing code for another device, for ten minutes")
+    key = command(device, "api-key", admin.api_key, "a named, expiring token for a script")
+    key.add_argument("--name", required=True)
+    key.add_argument("--days", type=float, default=90)
 
     connect = commands.add_parser(
         "connect",
@@ -243,7 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
         "may: the harness is theirs, with a direct space between them.",
     ).add_subparsers(dest="kind", required=True)
     custom = command(
-        connect, "custom", connect_custom, "a harness of your own, over HTTP and the socket"
+        connect,
+        "custom",
+        harnesses.connect_custom,
+        "a harness of your own, over HTTP and the socket",
     )
     custom.add_argument("--name", required=True)
     custom.add_argument(
@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     declared = command(
         commands,
         "declare",
-        declare,
+        harnesses.declare,
         "say what a harness does (its owner; the list replaces the last one)",
     )
     declared.add_argument("name", metavar="NAME", help="the harness's name, or its hrn_ id")
@@ -274,9 +274,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     gone = command(
-        commands, "disconnect", disconnect, "withdraw a harness's tokens and close its sockets"
+        commands,
+        "disconnect",
+        harnesses.disconnect,
+        "withdraw a harness's tokens and close its sockets",
     )
     gone.add_argument("name", metavar="NAME", help="the harness's name, or its hrn_ id")
+
+    dialled = command(
+        commands,
+        "dial",
+        harnesses.dial,
+        "show a harness's autonomy dial and rules, or set its level (its owner)",
+    )
+    dialled.add_argument("name", metavar="NAME", help="the harness's name, or its hrn_ id")
+    dialled.add_argument(
+        "level", metavar="LEVEL", nargs="?", choices=list(AUTONOMY_LEVELS), help="off, L0…L3"
+    )
+
+    ruled = command(
+        commands,
+        "rule",
+        harnesses.rule,
+        "allow, always ask or deny an action for a harness, or remove that rule (its owner)",
+    )
+    ruled.add_argument("name", metavar="NAME", help="the harness's name, or its hrn_ id")
+    ruled.add_argument("effect", choices=["allow", "ask", "deny", "remove"])
+    ruled.add_argument("action", metavar="ACTION", help="the action's name; * is anything")
+    ruled.add_argument(
+        "args", metavar="ARGS", nargs="?", help="only for arguments like this; * is anything"
+    )
 
     command(commands, "doctor", doctor.run, "check the server, the token, the socket and the clock")
 
@@ -316,8 +343,22 @@ def build_parser() -> argparse.ArgumentParser:
     tail.add_argument("--since", type=int, help="start after this seq (default: from now)")
     tail.add_argument("--count", type=int, help="stop after this many events")
 
-    traced = command(commands, "trace", trace_message, "a message's trace, as a tree")
-    traced.add_argument("message_id", help="msg_…")
+    traced = command(
+        commands, "trace", trace_message, "a message's trace, as a tree, by any id you have"
+    )
+    traced.add_argument(
+        "id",
+        metavar="ID",
+        help="a message id (msg_…, as chips say prints it), a trace id (an ack's trace_id) "
+        "or a seq (of your workspace)",
+    )
+    traced.add_argument(
+        "--wait",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="wait this long for spans still arriving (default: %(default)s)",
+    )
     traced.add_argument(
         "--file",
         help="the spans file the services write (default: $CHIPS_TRACE_FILE, else "
@@ -339,7 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
 async def run(args: argparse.Namespace, out: Out) -> None:
     urls = [u for u in args.url.split(",") if u]
     args.urls = urls
-    async with Http(urls[0], token_of(args)) as http:
+    token = token_of(args)
+    if token is None and args.run is not login.login and (device := login.read_device()):
+        token = await login.session_token(device)  # the device chips login paired
+        if "CHIPS_URL" not in os.environ and args.url == build_parser().get_default("url"):
+            urls = args.urls = [device["url"]]
+    async with Http(urls[0], token) as http:
         await args.run(http, args, out)
 
 
@@ -350,6 +396,11 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(run(args, out))
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (`chips trace ID | head`): it has what it wanted. Point
+        # stdout at nothing so that flushing it on the way out does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     except CliError as exc:
         out.fail(str(exc), exc.code)
     except ChipsError as exc:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from chips_cli.output import CliError, Out
-from chips_sdk import Client, Http
+from chips_sdk import ChipsError, Client, Http
 
 
 async def resolve_space(http: Http, space: str) -> tuple[str, str]:
@@ -37,6 +39,12 @@ async def resolve_space(http: Http, space: str) -> tuple[str, str]:
     return str(named[0]["id"]), str(named[0].get("title") or space)
 
 
+def said_line(title: str, ack: Mapping[str, Any]) -> str:
+    """``said in Scout (seq 7, msg_…)``: what `chips trace` and a reply can name it by."""
+    got = [f"seq {ack['seq']}"] + ([str(ack["message_id"])] if ack.get("message_id") else [])
+    return f"said in {title} ({', '.join(got)})"
+
+
 async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
     """``chips say SPACE "words"``: a message.post, answered with its seq.
 
@@ -54,7 +62,7 @@ async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
     }
     if args.wait is None:
         ack = await http.append(event)
-        out.data({**ack, "space_id": space_id}, f"said in {title} (seq {ack['seq']})")
+        out.data({**ack, "space_id": space_id}, said_line(title, ack))
         return
     client = Client(args.urls, http.token, name="chips-say")
     try:
@@ -68,7 +76,7 @@ async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
             )
         )
         sent = await client.send(event)
-        out.data({**sent, "space_id": space_id}, f"said in {title} (seq {sent['seq']})")
+        out.data({**sent, "space_id": space_id}, said_line(title, sent))
         try:
             answer = await asyncio.wait_for(heard, args.wait)
         except TimeoutError:
@@ -82,7 +90,7 @@ async def say(http: Http, args: argparse.Namespace, out: Out) -> None:
 
 
 async def approve(http: Http, args: argparse.Namespace, out: Out) -> None:
-    """``chips approve [ID]``: decide an approval card waiting in your rooms.
+    """``chips approve [ID]``: decide an approval card waiting in your rooms or their threads.
 
     Without an id, the one card waiting (``--wait`` waits for one to come up). ``--deny``
     denies it instead.
@@ -98,8 +106,9 @@ async def approve(http: Http, args: argparse.Namespace, out: Out) -> None:
             break
         await asyncio.sleep(0.25)
     if not waiting:
-        which = args.approval_id or "no approval"
-        raise CliError(f"{which} is waiting for a decision in your rooms", "not_found")
+        if not args.approval_id:
+            raise ChipsError("not_found", "no approval is waiting in your rooms or their threads")
+        raise ChipsError(*await why_not_waiting(http, args.approval_id))
     if len(waiting) > 1:
         ids = ", ".join(a["id"] for a in waiting)
         raise CliError(f"{len(waiting)} approvals are waiting; name one: {ids}")
@@ -119,6 +128,43 @@ async def approve(http: Http, args: argparse.Namespace, out: Out) -> None:
         {**ack, "approval_id": card["id"], "decision": decision, "action": action},
         f"{'denied' if args.deny else 'approved'} {action} ({card['id']})",
     )
+
+
+async def why_not_waiting(http: Http, approval_id: str) -> tuple[str, str]:
+    """The code and sentence for an approval that is not waiting: what became of it."""
+    every = (await http.get("/v1/approvals", waiting="false"))["approvals"]
+    card = next((a for a in every if a["id"] == approval_id), None)
+    if card is None:
+        return not_waiting(approval_id, None, None, {}, datetime.now(UTC))
+    state = (await http.run(card["run_id"]))["state"]
+    names = {p["participant_id"]: p["name"] for p in await http.participants()}
+    return not_waiting(approval_id, card, state, names, datetime.now(UTC))
+
+
+def not_waiting(
+    approval_id: str,
+    card: dict[str, Any] | None,
+    run_state: str | None,
+    names: dict[str, str],
+    now: datetime,
+) -> tuple[str, str]:
+    """Why an approval is not waiting for a decision, as a code and a sentence.
+
+    ``card`` is the approval as ``GET /v1/approvals?waiting=false`` lists it (None when it
+    is not in the caller's rooms nor their threads); ``run_state`` is its run's state.
+    """
+    if card is None:
+        return "not_found", f"no approval {approval_id} was asked in your rooms or their threads"
+    if card["answered_by"] is not None:
+        who = names.get(card["answered_by"], card["answered_by"])
+        decided = "approved" if (card["answer"] or {}).get("decision") == "approve" else "denied"
+        return "not_waiting", f"approval {approval_id} was decided already: {decided} by {who}"
+    expires = card.get("expires_at")
+    if expires is not None and datetime.fromisoformat(expires) <= now:
+        return "not_waiting", f"approval {approval_id} expired at {expires}: nobody decides it now"
+    if run_state not in ("running", "paused"):
+        return "not_waiting", f"approval {approval_id} is closed: the run that asked it ended"
+    return "not_waiting", f"approval {approval_id} was decided a moment ago; look again"
 
 
 async def spaces(http: Http, args: argparse.Namespace, out: Out) -> None:

@@ -8,6 +8,8 @@ harness and its direct space) under one idempotency key.
 
 from __future__ import annotations
 
+import hashlib
+from datetime import datetime
 from typing import Any, Literal
 
 import orjson
@@ -28,16 +30,50 @@ class Actor(BaseModel):
 
 
 class IssuedCredential(BaseModel):
-    """A token to store, as a hash, with the participant a request creates."""
+    """A credential to store with the participant or device a request creates: a token,
+    as a hash, or a paired device's public key (docs/adr/0125)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     credential_id: str
     participant_id: str
-    token_hash: str
+    token_hash: str | None = None
+    kind: str = "token"
+    name: str | None = Field(default=None, max_length=120)
+    public_key: str | None = Field(default=None, max_length=400)
+    user_agent: str | None = Field(default=None, max_length=400)
+    expires_at: datetime | None = None
+
+
+class InviteSecret(BaseModel):
+    """Beside an invite's request, never in its event: the hash of its secret, and the
+    email it was sent to; or, to use one, the hash of the secret presented."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    secret_hash: str = Field(min_length=64, max_length=64)
+    email: str | None = Field(default=None, max_length=200)
+
+
+def fingerprint_of(request: Any) -> str:
+    """The fingerprint of a request as its sender made it: the SHA-256 of its canonical
+    JSON (keys sorted, no spaces), so the same request always gives the same one.
+
+    Stored with the idempotency key, it tells a request sent again (answered
+    ``duplicate``) from another request under a used key (refused
+    ``idempotency_key_reused``; docs/adr/0126).
+    """
+    return hashlib.sha256(orjson.dumps(request, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 class AppendRequest(BaseModel):
+    """One request to the log.
+
+    ``fingerprint`` is :func:`fingerprint_of` what the client sent (the gateway sets it);
+    None for Chips' own writers, whose keys are derived from what they decide, so their
+    key is not compared with a body.
+    """
+
     model_config = ConfigDict(extra="forbid")
 
     request_id: str
@@ -47,11 +83,13 @@ class AppendRequest(BaseModel):
     idempotency_key: str = Field(min_length=1, max_length=200)
     events: list[dict[str, Any]] = Field(min_length=1, max_length=16)
     credentials: list[IssuedCredential] = Field(default_factory=list)
+    invite: InviteSecret | None = None
+    fingerprint: str | None = Field(default=None, max_length=128)
 
 
 # A field of a logged event whose compact JSON is longer than this is left out of the
-# answer: the writer has the body it sent, and the log has the event (DESIGN.md §2, "the
-# eventlog's answer never repeats bulky bodies").
+# answer: the writer has the body it sent, and the log has the event (docs/architecture/design.md
+# §2, "the eventlog's answer never repeats bulky bodies").
 ANSWER_FIELD_BYTES = 1024
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class OpenSpace(BaseModel):
     """``POST /v1/harnesses/:id/spaces``: a harness opens, finds or claims its space by key.
 
-    spec/spaces.md, How one is opened: the key is unique in the workspace; the same key
+    docs/product/spaces.md, How one is opened: the key is unique in the workspace; the same key
     finds the same space; a ``shared`` key lets a second harness join the first one's
     space; a new title retitles unless a person renamed it; ``space_id`` claims a room a
     person asked of the harness.
@@ -84,3 +84,13 @@ class RenameAgent(BaseModel):
     command: Literal["agent.rename"] = "agent.rename"
     agent_id: str = Field(max_length=100)
     name: str = Field(min_length=1, max_length=80)
+
+
+class GiveAgents(BaseModel):
+    """Chips gives every harness of the workspace that speaks agents and has none of its own
+    the agent it is owed in each room it stands in as itself (docs/adr/0146): how rooms from
+    before that rule are brought over, in the log. Only Chips sends it (``system``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: Literal["agents.give"] = "agents.give"

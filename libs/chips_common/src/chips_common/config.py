@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_OPERATOR_SECRET = "chips-dev-operator-secret"
@@ -52,17 +52,34 @@ class Settings(BaseSettings):
     port: int = 8080
     public_url: str = ""
 
-    # websocket.md, Getting on / Staying alive: all four numbers are configuration.
+    # docs/product/websocket.md, Getting on / Staying alive: all four numbers are configuration.
     ticket_ttl_seconds: int = 30
     ws_ping_interval_seconds: float = 20.0
     ws_silence_timeout_seconds: float = 60.0
     ws_max_queued_frames: int = 1000
     replay_batch_size: int = 500
-    # A turn nothing was heard from this long is not counted as working (spec/websocket.md:
+    # A turn nothing was heard from this long is not counted as working (docs/product/websocket.md:
     # ten minutes): the referee's room.working / room.idle, and a message's working_turns.
     turn_silent_seconds: float = 600.0
+    # A notification not read in the app this long after it was made is mailed, for a
+    # person whose email preference is "delayed" with no delay of their own (docs/adr/0132;
+    # the notifier mails, the gateway answers the preference).
+    notify_email_delay_seconds: float = Field(default=600.0, ge=0)
 
     append_timeout_seconds: float = 10.0
+
+    # A consumer of the log (projector, search, referee, attachments, notifier) whose fold
+    # fails on one event tries that workspace again after a delay that starts here and
+    # doubles with each delivery, up to the max; the event is set aside on the dead-letter
+    # stream once it has failed this many deliveries or this long (docs/adr/0148).
+    consumer_max_attempts: int = Field(default=10, ge=1, le=19)
+    consumer_give_up_seconds: float = Field(default=300.0, gt=0)
+    consumer_first_delay_seconds: float = Field(default=0.1, gt=0)
+    consumer_max_delay_seconds: float = Field(default=10.0, gt=0)
+    # The test hook: every event in this space fails a consumer's fold, as a poison event
+    # would (tests/e2e/test_consumer_poison.py). Empty: off; never set it in a deployment.
+    test_fold_fails_in: str = ""
+
     log_level: str = "INFO"
 
     @model_validator(mode="after")

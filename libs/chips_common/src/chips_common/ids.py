@@ -1,7 +1,7 @@
 """Prefixed ULID identifiers.
 
 Every id Chips hands out is ``<prefix>_<ULID>``: sortable by creation time, unique
-without coordination, and telling at a glance what it names (DESIGN.md §2, §7).
+without coordination, and telling at a glance what it names (docs/architecture/design.md §2, §7).
 A message's id is its event's ULID with the ``msg_`` prefix, so ``reply_to`` can
 name the event that carried the words.
 """
@@ -21,6 +21,7 @@ PREFIXES = {
     "agent": "agt",
     "space": "spc",
     "credential": "crd",
+    "invite": "inv",
     "request": "req",
 }
 

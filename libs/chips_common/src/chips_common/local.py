@@ -2,7 +2,9 @@
 
 ``CHIPS_PORT_BASE`` moves every port of the local stack at once (the services and the
 infrastructure ``make up`` would start), so two checkouts run side by side. Without it
-the stack uses the usual ports. ``CHIPS_RUN_DIR`` is where ``make up`` keeps its state,
+the stack uses the usual ports. Clients find the gateway by the SDK's own copy of the
+rule (``chips_sdk.settings.gateway_urls``, which must not import this package); a test
+in libs/chips_cli checks that the two agree. ``CHIPS_RUN_DIR`` is where ``make up`` keeps its state,
 logs and traces; by default ``.run/`` at the top of the checkout whose ``.venv`` runs the
 command, so ``chips trace`` finds the traces from any directory.
 """
@@ -26,6 +28,8 @@ DEFAULT_PORTS: dict[str, int] = {
     "redis": 6379,
     "s3": 9000,
     "postgres": 5432,
+    # Added after the rest, so that every other port keeps its offset.
+    "notifier": 8096,
 }
 # ... and its offset from CHIPS_PORT_BASE with it.
 OFFSETS: dict[str, int] = {name: i for i, name in enumerate(DEFAULT_PORTS)}
@@ -55,14 +59,6 @@ def local_ports(environ: Mapping[str, str] | None = None) -> dict[str, int]:
     if base is None:
         return dict(DEFAULT_PORTS)
     return {name: base + offset for name, offset in OFFSETS.items()}
-
-
-def local_gateway_url(environ: Mapping[str, str] | None = None) -> str:
-    """``CHIPS_URL`` when set; otherwise the local stack's gateway."""
-    env = os.environ if environ is None else environ
-    if env.get("CHIPS_URL"):
-        return env["CHIPS_URL"]
-    return f"http://127.0.0.1:{local_ports(env)['gateway']}"
 
 
 def checkout_root() -> Path | None:

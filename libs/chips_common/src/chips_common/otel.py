@@ -4,7 +4,7 @@ Spans go to an OTLP endpoint when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, and to
 lines file when ``CHIPS_TRACE_FILE`` is (what ``make up`` does, for ``chips trace``).
 With neither, the provider keeps no exporter and spans cost next to nothing.
 
-Span attributes follow DESIGN.md §8: ``chips.workspace_id``, ``chips.seq``,
+Span attributes follow docs/architecture/design.md §8: ``chips.workspace_id``, ``chips.seq``,
 ``chips.event_type``, and ``chips.message_id`` on a message's spans.
 """
 
@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
-from opentelemetry.trace import Span, SpanContext
+from opentelemetry.trace import Span, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 PROPAGATOR = TraceContextTextMapPropagator()
@@ -41,8 +41,8 @@ MESSAGE_ID = "chips.message_id"
 # four spans of every request (the request, its dependencies, its endpoint, its
 # serialization), each the root of a trace of its own that no message's trace reaches,
 # and counted every request in metrics nobody reads: a tenth of the gateway's CPU per
-# post. The services trace what they do themselves (DESIGN.md §8) and count requests in
-# their Prometheus metrics, so every app is built with it off.
+# post. The services trace what they do themselves (docs/architecture/design.md §8) and count
+# requests in their Prometheus metrics, so every app is built with it off.
 FASTAPI_TELEMETRY_OFF: TelemetryConfig = {
     "tracing": False,
     "metrics": False,
@@ -82,6 +82,20 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
         "start_ns": span.start_time,
         "end_ns": span.end_time,
         "attributes": dict(span.attributes or {}),
+        **(
+            {
+                "links": [
+                    {
+                        "trace_id": format(link.context.trace_id, "032x"),
+                        "span_id": format(link.context.span_id, "016x"),
+                        "attributes": dict(link.attributes or {}),
+                    }
+                    for link in span.links
+                ]
+            }
+            if span.links
+            else {}
+        ),
     }
 
 
@@ -120,7 +134,29 @@ def extract(carrier: Mapping[str, str] | None) -> otel_context.Context:
     return PROPAGATOR.extract(dict(carrier or {}))
 
 
+def span_context_of(carrier: Mapping[str, str] | None) -> SpanContext | None:
+    """The remote span context of a ``traceparent`` header (version 00), or None: what a
+    link to the sender's span needs, read without the propagator's machinery (a consumer
+    reads one per event it receives)."""
+    raw = carrier.get(TRACEPARENT) if carrier else None
+    if raw is None or len(raw) != 55 or raw[:3] != "00-":
+        return None
+    try:
+        trace_id, span_id, flags = int(raw[3:35], 16), int(raw[36:52], 16), int(raw[53:], 16)
+    except ValueError:
+        return None
+    if not trace_id or not span_id:
+        return None
+    return SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(flags))
+
+
 def from_traceparent(traceparent: str | None) -> otel_context.Context:
+    """The context of a stored ``traceparent`` (version 00 read directly, as a consumer
+    reads one per event it applies; anything else through the propagator)."""
+    if traceparent:
+        ctx = span_context_of({TRACEPARENT: traceparent})
+        if ctx is not None:
+            return trace.set_span_in_context(trace.NonRecordingSpan(ctx))
     return extract({TRACEPARENT: traceparent} if traceparent else None)
 
 

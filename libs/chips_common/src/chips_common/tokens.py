@@ -1,4 +1,4 @@
-"""Hashing of bearer tokens: Chips keeps only the hash (DESIGN.md §7)."""
+"""Hashing of bearer tokens: Chips keeps only the hash (docs/architecture/design.md §7)."""
 
 from __future__ import annotations
 

@@ -319,7 +319,7 @@ def up() -> int:
         print(f"{name} runs, but its work is {work}")
     print(f"Chips is up: the gateway listens on {state.gateway}  (logs in {local.logs})")
     if local.moved and "CHIPS_URL" not in os.environ:
-        print(f"(`chips` finds it while CHIPS_PORT_BASE={port_base()} is set)")
+        print(f"(`chips` and the SDK find it while CHIPS_PORT_BASE={port_base()} is set)")
     return 0
 
 

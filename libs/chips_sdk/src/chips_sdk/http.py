@@ -7,11 +7,32 @@ Every error Chips answers is ``{code, message}``; it is raised as the matching
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import httpx
 
 from chips_sdk.errors import ChipsError, Unavailable
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a connection failed, in words: the OS's reason under the library's wrapping.
+
+    httpx says "All connection attempts failed" over a refused connection; the refusal
+    itself is further down its chain of causes.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused: nothing listens on that port"
+        if isinstance(current, socket.gaierror):
+            return f"the host name does not resolve ({current.strerror})"
+        if isinstance(current, TimeoutError | httpx.TimeoutException):
+            return "timed out"
+        current = current.__cause__ or current.__context__
+    return str(exc) or type(exc).__name__
 
 
 class Http:
@@ -48,8 +69,11 @@ class Http:
                 method, path, json=json, params=query, headers=headers
             )
         except httpx.HTTPError as exc:
+            reason = failure_reason(exc)
             raise Unavailable(
-                "unavailable", f"could not reach Chips at {self.url}: {exc or type(exc).__name__}"
+                "unavailable",
+                f"could not reach Chips at {self.url}: {reason}",
+                extra={"url": self.url, "reason": reason},
             ) from None
         try:
             body = response.json()

@@ -1,6 +1,6 @@
 """Words for a model: what a turn's ``context`` and ``room`` say, as text.
 
-The spec names these helpers (``renderContext``, ``renderRoomNote``, ``noteWithoutRules``);
+The product pages name these helpers (``renderContext``, ``renderRoomNote``, ``noteWithoutRules``);
 here they are :func:`render_context`, :func:`render_room_note` and
 :func:`note_without_rules`. They are pure functions of what a ``message.new`` carries, so
 every harness tells its model the same thing Chips would.
@@ -32,7 +32,11 @@ def render_line(line: Mapping[str, Any]) -> str:
     kind = line.get("kind")
     if kind == "said":
         words = line.get("text") or ""
-        return f"{who}: {words}" + (" (edited)" if line.get("edited") else "")
+        said = f"{who}: {words}" + (" (edited)" if line.get("edited") else "")
+        if line.get("transcript"):
+            # A machine heard a voice note: its words, and that a name or a number may be off.
+            said = f"{said.rstrip()} [voice note, as heard: “{line['transcript']}”]"
+        return said
     if kind == "renamed":
         return f"{who} renamed the room to “{line.get('title', '')}”"
     if kind in ("joined", "left", "archived", "unarchived"):

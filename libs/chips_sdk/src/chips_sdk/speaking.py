@@ -1,4 +1,4 @@
-"""Speaking as one of the harness's agents (spec/websocket.md, Agents: Speaking as one)."""
+"""Speaking as one of the harness's agents (docs/product/websocket.md, Agents: Speaking as one)."""
 
 from __future__ import annotations
 

@@ -9,21 +9,28 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
-from chips_attachments.api import Service, build_router
+from chips_attachments.api import build_router
 from chips_attachments.appender import Appender
 from chips_attachments.config import AttachmentsSettings
 from chips_attachments.consumer import build_handler
+from chips_attachments.hearing import Hearing
+from chips_attachments.service import Service, database_away_response
 from chips_attachments.store import Blobs
+from chips_attachments.voice import engine_named
 from chips_common import otel
+from chips_common.db.away import DATABASE_AWAY
 from chips_common.db.engine import build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
 from chips_common.service.consumer import consume_events
 from chips_common.service.health import add_health_routes
+from chips_common.service.poison import Limits
 from chips_common.service.runner import serve_with_health
 
 log = logging.getLogger(__name__)
@@ -39,6 +46,7 @@ BUILT = (
     "signed_urls",
     "fetch_audit",
     "erasure",
+    "voice_notes",
 )
 
 
@@ -66,7 +74,24 @@ def build_app(service: Service, nats_ok: object) -> FastAPI:
         return {"service": "attachments", "built": list(BUILT)}
 
     app.include_router(build_router(service))
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    # Postgres away (restarting, failing over): an upload or a fetch is told unavailable
+    # with a retry hint, never a 500 (docs/operations.md, When Postgres restarts).
+    for away in DATABASE_AWAY:
+        app.add_exception_handler(away, database_away_response)
     return app
+
+
+async def invalid_request(_: Request, exc: Exception) -> JSONResponse:
+    """A query the routes cannot take (a name past 255 characters) in the API's one error
+    shape, ``{code, message, field}`` 400, as the gateway answers its own."""
+    assert isinstance(exc, RequestValidationError)
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"] if p not in ("body", "query", "header"))
+    return JSONResponse(
+        {"code": "invalid_request", "message": f"{field}: {err['msg']}", "field": field},
+        status_code=400,
+    )
 
 
 async def _ready_bucket(blobs: Blobs) -> None:
@@ -98,12 +123,26 @@ async def run(settings: AttachmentsSettings) -> None:
         return bool(nc.is_connected)
 
     handler = build_handler(engine, blobs)
+    hearing = Hearing(settings, engine, blobs, appender, engine_named(settings.transcriber))
 
     async def work(stop: asyncio.Event) -> None:
-        # It acts only on erasures: every other event is acked unread.
-        await consume_events(
-            nc, js, names, "attachments", handler, stop, wanted=frozenset({"space.erased"})
-        )
+        # It acts only on erasures: every other event is acked unread. Posted voice notes
+        # are heard beside it (docs/adr/0137).
+        heard = asyncio.create_task(hearing.run(stop))
+        try:
+            await consume_events(
+                nc,
+                js,
+                names,
+                "attachments",
+                handler,
+                stop,
+                wanted=frozenset({"space.erased"}),
+                limits=Limits.from_settings(settings),
+            )
+        finally:
+            stop.set()
+            await heard
 
     try:
         await serve_with_health(build_app(service, nats_ok), settings.host, settings.port, work)

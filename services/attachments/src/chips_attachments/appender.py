@@ -1,75 +1,38 @@
 """Appending the fetch audit through the eventlog, and waiting for it to be logged.
 
-A fetch by a harness is an event in the room (spec/messages.md, Attachments); its bytes
+A fetch by a harness is an event in the room (docs/product/messages.md, Attachments); its bytes
 are sent only once the eventlog has logged it, so no fetch goes unrecorded. The request
 travels like a gateway's: a JetStream publish on the workspace's append subject with a
-reply subject of this replica's in its headers.
+reply subject of this replica's in its headers (the library's, ``chips_common.nats.appender``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from nats.aio.client import Client as NATS
-from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
-from chips_common.append import Actor, AppendAnswer, AppendRequest
+from chips_common.append import Actor, AppendAnswer
 from chips_common.ids import new_id
-from chips_common.nats.streams import HDR_REPLY, Names
-from chips_common.otel import inject
+from chips_common.nats import appender
+from chips_common.nats.appender import Unavailable
+from chips_common.nats.streams import Names
+
+__all__ = ["Appender", "Unavailable"]
 
 
-class Unavailable(Exception):
-    """The log did not answer in time."""
-
-
-class Appender:
+class Appender(appender.Appender):
     def __init__(self, nc: NATS, js: JetStreamContext, names: Names, timeout: float) -> None:
-        self.nc = nc
-        self.js = js
-        self.names = names
-        self.timeout = timeout
-        self.reply_prefix = names.reply_subject(new_id("att").lower())
-        self.waiting: dict[str, asyncio.Future[AppendAnswer]] = {}
-        self.sub: Subscription | None = None
-
-    async def start(self) -> None:
-        self.sub = await self.nc.subscribe(f"{self.reply_prefix}.*", cb=self._on_reply)
-
-    async def stop(self) -> None:
-        if self.sub is not None:
-            await self.sub.unsubscribe()
-
-    async def _on_reply(self, msg: Msg) -> None:
-        answer = AppendAnswer.model_validate_json(msg.data)
-        future = self.waiting.pop(answer.request_id, None)
-        if future is not None and not future.done():
-            future.set_result(answer)
+        super().__init__(nc, js, names, timeout, "att")
 
     async def append(
-        self, workspace_id: str, credential_id: str, actor: Actor, event: dict[str, Any]
+        self,
+        workspace_id: str,
+        credential_id: str,
+        actor: Actor,
+        event: dict[str, Any],
+        key: str | None = None,
     ) -> AppendAnswer:
-        request = AppendRequest(
-            request_id=new_id("req"),
-            workspace_id=workspace_id,
-            credential_id=credential_id,
-            actor=actor,
-            idempotency_key=new_id("fetch"),
-            events=[event],
-        )
-        future: asyncio.Future[AppendAnswer] = asyncio.get_running_loop().create_future()
-        self.waiting[request.request_id] = future
-        try:
-            await self.js.publish(
-                self.names.append_subject(workspace_id),
-                request.model_dump_json().encode(),
-                headers=inject({HDR_REPLY: f"{self.reply_prefix}.{request.request_id}"}),
-            )
-            return await asyncio.wait_for(future, self.timeout)
-        except Exception:
-            raise Unavailable from None
-        finally:
-            self.waiting.pop(request.request_id, None)
+        """Append ``event``; under ``key`` when deciding it again must log nothing twice."""
+        return await self.send(workspace_id, credential_id, actor, [event], key or new_id("fetch"))

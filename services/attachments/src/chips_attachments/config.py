@@ -23,3 +23,16 @@ class AttachmentsSettings(Settings):
     s3_access_key_id: str = ""
     s3_secret_access_key: str = ""
     s3_region: str = "us-east-1"
+    # How long one S3 call may wait to connect and for each read, and how long the first
+    # look of an upload or a fetch may wait on the file store: an S3 that does not answer
+    # costs an upload a clear ``unavailable`` in seconds, never a client's own timeout.
+    s3_connect_timeout_seconds: float = 3.0
+    s3_read_timeout_seconds: float = 10.0
+    s3_deadline_seconds: float = 8.0
+    # Voice notes (docs/adr/0137): the engine that hears them (``pocketsphinx``, ``none``,
+    # or ``module:attribute`` naming a factory of one's own), the longest one heard, how
+    # long hearing one may take, and how often the replica looks for one to hear.
+    transcriber: str = "pocketsphinx"
+    voice_note_max_seconds: int = 300
+    hearing_timeout_seconds: float = 120.0
+    hearing_poll_seconds: float = 1.0

@@ -1,6 +1,6 @@
 """What the attachments service does with committed events: erasure of bytes.
 
-Deleting a space takes its files with it (spec/spaces.md, Deleting one): on
+Deleting a space takes its files with it (docs/product/spaces.md, Deleting one): on
 ``space.erased`` the uploads posted in the space and its threads are forgotten, and the
 bytes and thumbnails no other upload still holds are deleted from S3. The objects go
 before the transaction that forgets the rows commits, so a crash in between deletes them
@@ -19,7 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from chips_attachments.store import Blobs, blob_key, thumb_key
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments, attachments_checkpoints
+from chips_common.events import canonical
 from chips_common.service.consumer import Handler
+from chips_common.service.poison import folding, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +54,12 @@ def build_handler(engine: AsyncEngine, blobs: Blobs) -> Handler:
                 )
             ).all()
             for row in erased:
-                spaces = [row.body["space_id"], *(row.body.get("threads") or [])]
-                await erase_files(conn, blobs, workspace_id, spaces)
+                event = canonical(row.body)
+                if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
+                    continue
+                with folding(event):
+                    spaces = [event["space_id"], *(event.get("threads") or [])]
+                    await erase_files(conn, blobs, workspace_id, spaces)
             stmt = pg_insert(attachments_checkpoints).values(workspace_id=workspace_id, seq=seq)
             await conn.execute(
                 stmt.on_conflict_do_update(index_elements=["workspace_id"], set_={"seq": seq})
@@ -65,11 +71,14 @@ def build_handler(engine: AsyncEngine, blobs: Blobs) -> Handler:
 async def erase_files(
     conn: AsyncConnection, blobs: Blobs, workspace_id: str, spaces: list[str]
 ) -> None:
-    a = attachments.c
+    a, p = attachments.c, t.posted_files.c
+    posted_there = select(p.upload_id).where(
+        and_(p.workspace_id == workspace_id, p.space_id.in_(spaces))
+    )
     gone = (
         await conn.execute(
             delete(attachments)
-            .where(and_(a.workspace_id == workspace_id, a.space_id.in_(spaces)))
+            .where(and_(a.workspace_id == workspace_id, a.id.in_(posted_there)))
             .returning(a.sha256)
         )
     ).all()

@@ -1,4 +1,4 @@
-"""What an upload's bytes are, and what is kept of them (spec/messages.md, Attachments).
+"""What an upload's bytes are, and what is kept of them (docs/product/messages.md, Attachments).
 
 The type is sniffed from the bytes, never from the name or what the client said. A
 picture in one of the decoded formats is opened with limits (its pixel count is read
@@ -22,6 +22,7 @@ import filetype
 from PIL import Image, ImageFile, ImageOps
 
 from chips_attachments.video import measure
+from chips_attachments.voice import NotARecording, recording
 from chips_common.rules.files import FileKind, kind_of
 
 # The formats decoded here: a picture in any other format is kept as a plain file.
@@ -99,8 +100,22 @@ def keep(
     keep_metadata: bool,
     max_pixels: int,
     thumbnail_px: int,
+    voice_note: bool = False,
 ) -> Kept:
-    """Decide what is stored of the upload at ``original``; raise Unacceptable if nothing."""
+    """Decide what is stored of the upload at ``original``; raise Unacceptable if nothing.
+
+    A voice note is a recording, measured from its headers (``voice.py``), and kept as
+    uploaded; bytes posted as one that are not a recording are refused.
+    """
+    if voice_note:
+        try:
+            found = recording(original, mime_type)
+        except NotARecording:
+            raise Unacceptable(
+                "not_a_recording",
+                f"A voice note is a recording, and this file is {mime_type}.",
+            ) from None
+        return Kept(original, found.mime_type, "voice_note", duration_ms=found.duration_ms)
     kind = kind_for(mime_type)
     if mime_type in PICTURE_FORMATS:
         return _picture(original, workdir, mime_type, keep_metadata, max_pixels, thumbnail_px)

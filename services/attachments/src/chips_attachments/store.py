@@ -1,4 +1,4 @@
-"""The bytes, in S3 only: each stored once under its sha256 (DESIGN.md §6).
+"""The bytes, in S3 only: each stored once under its sha256 (docs/architecture/design.md §6).
 
 boto3 is blocking, so every call runs in a worker thread. Uploads go up in parts of a
 fixed size from a file on disk, and downloads come down in chunks, so the service's
@@ -47,7 +47,10 @@ class Blobs:
             "endpoint_url": settings.s3_endpoint_url or None,
             "region_name": settings.s3_region,
             "config": Config(
-                retries={"max_attempts": 3, "mode": "standard"}, max_pool_connections=20
+                retries={"max_attempts": 3, "mode": "standard"},
+                max_pool_connections=20,
+                connect_timeout=settings.s3_connect_timeout_seconds,
+                read_timeout=settings.s3_read_timeout_seconds,
             ),
         }
         if settings.s3_access_key_id:
@@ -59,6 +62,8 @@ class Blobs:
             kwargs["aws_secret_access_key"] = "chips-dev"
         self.client: S3Client = boto3.client("s3", **kwargs)
         self.bucket = settings.s3_bucket
+        # How long a first look at S3 may take before the file store is called away.
+        self.deadline = settings.s3_deadline_seconds
 
     async def ensure_bucket(self) -> None:
         def ensure() -> None:
@@ -86,8 +91,13 @@ class Blobs:
         return await asyncio.to_thread(head)
 
     async def put_file(self, key: str, path: Path, content_type: str) -> bool:
-        """Store the file under ``key`` unless it is there already; whether it was stored."""
-        if await self.exists(key):
+        """Store the file under ``key`` unless it is there already; whether it was stored.
+
+        The look first is bounded by ``deadline``: an S3 that does not answer is found out
+        in seconds. The upload itself is bounded only per call (its read timeout), since a
+        large file takes as long as it takes.
+        """
+        if await asyncio.wait_for(self.exists(key), self.deadline):
             return False
         await asyncio.to_thread(
             self.client.upload_file,

@@ -28,7 +28,7 @@ class EventlogSettings(Settings):
     # failure of each of its requests: a hung batch does not hold its partition for good.
     append_delivery_cap_seconds: float = 30.0
     # How long a fork's copy or a new agent may come after the person's ask and still join
-    # the room (spec/websocket.md, Forks; New agents: a minute). Tests set a shorter one.
+    # the room (docs/product/websocket.md, Forks; New agents: a minute). Tests set a shorter one.
     agent_ask_wait_seconds: float = Field(default=60.0, gt=0)
 
     def request_cap(self) -> float:

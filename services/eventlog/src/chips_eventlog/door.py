@@ -1,5 +1,5 @@
 """The door's pipeline: decode a request, dispatch each event to its rule, stage what it
-logs (DESIGN.md §2, docs/adr/0021).
+logs (docs/architecture/design.md §2, docs/adr/0021).
 
 The rules (``chips_eventlog.rules``) are pure functions over the workspace's in-memory
 :class:`~chips_eventlog.state.DoorState`; this module dispatches to them through one
@@ -15,25 +15,40 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from chips_common.append import Actor, AppendRequest
 from chips_common.clock import iso
-from chips_common.commands import AttachAgent, MoveAgent, OpenSpace, RegisterAgent, RenameAgent
+from chips_common.commands import (
+    AttachAgent,
+    GiveAgents,
+    MoveAgent,
+    OpenSpace,
+    RegisterAgent,
+    RenameAgent,
+)
 from chips_common.events import (
     EVENT_VERSION,
     AgentAsked,
     AgentFork,
+    ApprovalRequest,
     AttachmentCapsSet,
     AttachmentFetched,
+    AttachmentTranscribed,
     BudgetWarning,
+    DevicePaired,
+    DeviceRevoked,
     EventBody,
     ExchangeSet,
     Feedback,
     HarnessDeclared,
     HarnessDisconnected,
+    HarnessPolicySet,
     InvalidEvent,
+    InviteCreated,
+    InviteWithdrawn,
     LeadHanded,
+    LoggedJson,
     MembershipAdded,
     MembershipRemoved,
     MessageDeleted,
@@ -45,6 +60,7 @@ from chips_common.events import (
     MessageShown,
     MessageUnpinned,
     ParticipantJoined,
+    PersonUpdated,
     RoomIdle,
     RoomWorking,
     RunCancel,
@@ -72,6 +88,8 @@ from chips_eventlog.rules import (
     lanes,
     messages,
     participants,
+    people,
+    policy,
     referee,
     runs,
     spaces,
@@ -79,6 +97,7 @@ from chips_eventlog.rules import (
     threads,
     words,
 )
+from chips_eventlog.rules.agents import given
 from chips_eventlog.rules.common import (
     ASK_WAIT,
     Ctx,
@@ -100,6 +119,7 @@ COMMANDS: dict[str, tuple[type[BaseModel], Command]] = {
     "agent.attach": (AttachAgent, agents.run_attach),
     "agent.move": (MoveAgent, agents.run_move),
     "agent.rename": (RenameAgent, agents.run_rename),
+    "agents.give": (GiveAgents, given.run_give),
 }
 
 
@@ -123,6 +143,12 @@ RULES: dict[type[EventBody], Rule] = {
     ParticipantJoined: participants.check_participant_joined,
     HarnessDeclared: participants.check_harness_declared,
     HarnessDisconnected: participants.check_harness_disconnected,
+    HarnessPolicySet: policy.check_policy_set,
+    InviteCreated: people.check_invite_created,
+    InviteWithdrawn: people.check_invite_withdrawn,
+    DevicePaired: people.check_device_paired,
+    DeviceRevoked: people.check_device_revoked,
+    PersonUpdated: people.check_person_updated,
     SpaceCreated: _space_created,
     SpaceUpdated: spaces.check_space_updated,
     SpaceLockSet: spaces.check_space_lock_set,
@@ -138,6 +164,7 @@ RULES: dict[type[EventBody], Rule] = {
     Feedback: words.check_feedback,
     AttachmentCapsSet: files.check_caps_set,
     AttachmentFetched: files.check_fetched,
+    AttachmentTranscribed: files.check_transcribed,
     SpaceClaimed: _claimed,
     SpaceErased: _erased,
     AgentFork: agents.check_fork,
@@ -165,7 +192,7 @@ class Door:
         self.head_seq = state.head_seq
         self.now = now
         # Events admitted but not yet written; the consumer writes them together.
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[LoggedJson] = []
         self.traces: dict[int, str | None] = {}
         # Spaces erased in this batch: nothing of them is published.
         self.erased: set[str] = set()
@@ -203,9 +230,7 @@ class Door:
             refuse("invalid_event", f"{body.type} has no rule at the door", "type")
         return rule(self.state, body, actor, self.ctx(request))
 
-    def append(
-        self, request: AppendRequest, traceparent: str | None = None
-    ) -> list[dict[str, Any]]:
+    def append(self, request: AppendRequest, traceparent: str | None = None) -> list[LoggedJson]:
         """Check and stage every event of ``request``; return them as they will be logged.
 
         Each event is staged (given its seq and its changes applied) before the next is
@@ -220,6 +245,16 @@ class Door:
         return logged
 
     def admit(self, raw: Any, request: AppendRequest) -> None:
+        """Decode one event the request carries, decide its rule and stage it; then the
+        agent each harness it brought into a room as itself is given there
+        (rules/agents/given.py)."""
+        first = len(self.pending)
+        self.admit_one(raw, request)
+        gifts = given.gifts_after(self.state, self.pending[first:], self.head_seq + 1)
+        if gifts is not None:
+            self.stage_plan(gifts)
+
+    def admit_one(self, raw: Any, request: AppendRequest) -> None:
         """Decode one event the request carries, decide its rule and stage it."""
         actor = request.actor
         if isinstance(raw, dict) and "command" in raw:
@@ -235,7 +270,7 @@ class Door:
             body = parse_event(raw)
         except InvalidEvent as exc:
             raise Refused("invalid_event", exc.message, exc.field) from None
-        # A post with files says something, whatever its words (websocket.md).
+        # A post with files says something, whatever its words (docs/product/websocket.md).
         if (
             isinstance(body, MessagePost)
             and not body.upload_ids
@@ -267,7 +302,8 @@ class Door:
         self.decide(body, actor, request)
 
     def decide(self, body: EventBody, actor: Actor, request: AppendRequest | None) -> None:
-        """Decide one event's rule and stage it, after the runs it stops (websocket.md).
+        """Decide one event's rule and stage it, after the runs it stops
+        (docs/product/websocket.md).
 
         A harness taken out of a room, or a room archived, stops the runs there: each is
         sent ``run.cancel`` while the harness is still in the room. The operation's own
@@ -275,7 +311,7 @@ class Door:
         reason.
         """
         moved = spaces.agents_moved(self.state, body, actor, self.ctx(request))
-        if moved is not None:  # agents enter or leave with it (rules/agents.py)
+        if moved is not None:  # agents enter or leave with it (rules/agents/)
             self.stage_plan(moved)
             return
         stops = stopping.stopped_by(body)
@@ -283,7 +319,13 @@ class Door:
         if stops and running:
             self.check(body, actor, request)
             self.stop(running, stops[0], actor)
-        self.stage(body, self.check(body, actor, request), actor)
+        logged = self.stage(body, self.check(body, actor, request), actor)
+        if isinstance(body, PersonUpdated):  # the rooms handed on, to an heir not in them
+            self.stage_steps(people.heir_joins(self.state, logged, actor, self.head_seq + 1))
+        if isinstance(body, ApprovalRequest):  # the dial may decide it at once (ADR 0130)
+            auto = policy.auto_answer(self.state, body, self.ctx(None))
+            if auto is not None:
+                self.stage(auto.body, auto.decision, auto.actor)
 
     def erase(self, body: SpaceErased, actor: Actor, request: AppendRequest | None) -> None:
         """A delete (rules/erase.py): refused for its own reason first; then every run in
@@ -317,7 +359,7 @@ class Door:
                 seqs.append(event["seq"])
         return seqs
 
-    def run_command(self, raw: dict[str, Any], actor: Actor) -> None:
+    def run_command(self, raw: dict[str, JsonValue], actor: Actor) -> None:
         found = COMMANDS.get(str(raw.get("command")))
         if found is None:
             raise Refused("invalid_event", "no such command at the door", "command")
@@ -342,12 +384,12 @@ class Door:
 
     def stage_plan(self, plan: agents.Plan) -> None:
         """Stage what a plan of agents' moves logs; then what its agents said while free,
-        each decided as the agent's post in the room it joined (rules/agents.py)."""
+        each decided as the agent's post in the room it joined (rules/agents/)."""
         self.stage_steps(plan.steps)
         for post in plan.posts:
             self.decide(post.body, post.actor, None)
 
-    def stage(self, body: EventBody, decision: Decision, actor: Actor) -> dict[str, Any]:
+    def stage(self, body: EventBody, decision: Decision, actor: Actor) -> LoggedJson:
         """Apply what deciding an event changed, and give it its envelope and next seq."""
         self.state.apply(decision.changes)
         space_id = decision.filled.get("space_id", getattr(body, "space_id", None))
@@ -356,7 +398,7 @@ class Door:
         event_id = decision.event_id or new_id("evt")
         fields = body.model_dump(mode="json", exclude_none=True)
         fields.update(decision.filled)
-        event: dict[str, Any] = {
+        event: LoggedJson = {
             "v": EVENT_VERSION,
             "id": event_id,
             "seq": seq,

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import secrets
 import socket
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -35,6 +37,9 @@ from chips_eventlog.state import DoorState
 
 class Fenced(Exception):
     """The lease this replica wrote under is gone: the transaction must not commit."""
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -91,19 +96,48 @@ class Leases:
 
     async def connect(self) -> None:
         conn = await self.engine.connect()
-        self.conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        # A takeover never waits long on a row a stopped replica's transaction holds: it
-        # gives up and tries again at the next look.
-        await self.conn.execute(text(f"SET lock_timeout = {max(1, int(self.ttl * 250))}"))
+        try:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            # A takeover never waits long on a row a stopped replica's transaction holds:
+            # it gives up and tries again at the next look.
+            await conn.execute(text(f"SET lock_timeout = {max(1, int(self.ttl * 250))}"))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await conn.close()
+            raise
+        self.conn = conn
+
+    async def _live(self) -> AsyncConnection:
+        """The lease connection, opened again if the last one was dropped (call it under
+        ``lock``). While Postgres is away this raises, and the caller tries later."""
+        if self.conn is None:
+            await self.connect()
+        assert self.conn is not None
+        return self.conn
+
+    async def _drop(self) -> None:
+        """Forget a connection that failed (Postgres restarted, failed over, or cut it):
+        the next statement opens a new one, so the leases outlive the outage."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+    async def _execute(self, statement: Any, params: dict[str, Any] | None = None) -> Any:
+        """One statement on the lease connection (call it under ``lock``); a connection
+        that failed under it is dropped, and the error raised."""
+        conn = await self._live()
+        try:
+            return await conn.execute(statement, params)
+        except Exception:
+            await self._drop()
+            raise
 
     async def reopen(self) -> None:
-        """A new connection after the old one failed; the leases are renewed on it, or
-        found lost, at the next heartbeat."""
+        """Drop the connection after it failed; the next statement opens a new one, and
+        the leases are renewed on it, or found lost, at the next heartbeat."""
         async with self.lock:
-            if self.conn is not None:
-                with contextlib.suppress(Exception):
-                    await self.conn.close()
-            await self.connect()
+            await self._drop()
 
     async def open(self) -> None:
         await self.connect()
@@ -125,23 +159,26 @@ class Leases:
         await self.heartbeat()
 
     async def close(self) -> None:
-        """Hand back every lease at once (another replica need not wait for expiry)."""
-        if self.conn is None:
-            return
+        """Hand back every lease at once (another replica need not wait for expiry).
+
+        With Postgres away they cannot be handed back: they expire by themselves.
+        """
         try:
-            await self.conn.execute(
-                text(
-                    "UPDATE eventlog_leases SET holder = NULL, expires_at = '-infinity'"
-                    " WHERE holder = :me"
-                ),
-                {"me": self.holder},
-            )
-            await self.conn.execute(
-                text("DELETE FROM eventlog_replicas WHERE id = :me"), {"me": self.holder}
-            )
+            async with self.lock:
+                await self._execute(
+                    text(
+                        "UPDATE eventlog_leases SET holder = NULL, expires_at = '-infinity'"
+                        " WHERE holder = :me"
+                    ),
+                    {"me": self.holder},
+                )
+                await self._execute(
+                    text("DELETE FROM eventlog_replicas WHERE id = :me"), {"me": self.holder}
+                )
+        except Exception as exc:
+            log.warning("could not hand the leases back (%r); they expire by themselves", exc)
         finally:
-            await self.conn.close()
-            self.conn = None
+            await self._drop()
             self.held.clear()
 
     async def heartbeat(self) -> set[int]:
@@ -150,9 +187,8 @@ class Leases:
             return await self._heartbeat()
 
     async def _heartbeat(self) -> set[int]:
-        assert self.conn is not None
         sent = time.monotonic()
-        await self.conn.execute(
+        await self._execute(
             text(
                 "INSERT INTO eventlog_replicas (id, expires_at)"
                 " VALUES (:me, clock_timestamp() + make_interval(secs => :ttl))"
@@ -162,7 +198,7 @@ class Leases:
         )
         if not self.held:
             return set()
-        rows = await self.conn.execute(
+        rows = await self._execute(
             text(
                 "UPDATE eventlog_leases SET expires_at = clock_timestamp()"
                 " + make_interval(secs => :ttl)"
@@ -183,16 +219,14 @@ class Leases:
         self.held.pop(partition, None)
 
     async def replicas(self) -> int:
-        assert self.conn is not None
         async with self.lock:
-            count = await self.conn.execute(
+            count = await self._execute(
                 text("SELECT count(*) FROM eventlog_replicas WHERE expires_at > clock_timestamp()")
             )
         return max(1, int(count.scalar() or 1))
 
     async def release(self, partition: int) -> None:
         """Hand a partition back: free at once for whoever looks next."""
-        assert self.conn is not None
         held = self.held.pop(partition, None)
         if held is None:
             return
@@ -200,8 +234,7 @@ class Leases:
             await self._release(held)
 
     async def _release(self, held: Held) -> None:
-        assert self.conn is not None
-        await self.conn.execute(
+        await self._execute(
             text(
                 "UPDATE eventlog_leases SET holder = NULL, expires_at = '-infinity'"
                 " WHERE partition = :p AND holder = :me AND epoch = :e"
@@ -211,12 +244,11 @@ class Leases:
 
     async def take(self, partition: int) -> Held | None:
         """Take a free or expired partition, with the next epoch; None if it is held."""
-        assert self.conn is not None
         sent = time.monotonic()
         try:
             async with self.lock:
                 row = (
-                    await self.conn.execute(
+                    await self._execute(
                         text(
                             "UPDATE eventlog_leases SET holder = :me, epoch = epoch + 1,"
                             " expires_at = clock_timestamp() + make_interval(secs => :ttl)"

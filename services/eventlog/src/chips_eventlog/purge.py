@@ -24,14 +24,14 @@ from sqlalchemy import and_, delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
-from chips_common.events import canonical
+from chips_common.events import LoggedJson, canonical
 from chips_common.nats.streams import HDR_MSG_ID, Names
 
 log = logging.getLogger(__name__)
 
 
 async def purge_below(
-    js: JetStreamContext, names: Names, engine: AsyncEngine, event: dict[str, Any], stream_seq: int
+    js: JetStreamContext, names: Names, engine: AsyncEngine, event: LoggedJson, stream_seq: int
 ) -> None:
     """Purge the workspace's subject below the space.erased's stream sequence."""
     workspace_id = event["workspace_id"]
@@ -51,7 +51,7 @@ async def after_publish(
     js: JetStreamContext,
     names: Names,
     engine: AsyncEngine,
-    events: list[dict[str, Any]],
+    events: list[LoggedJson],
     results: list[Any],
 ) -> None:
     """For each space.erased just published, purge what came before it."""

@@ -6,7 +6,11 @@ nothing of the request is logged and the door state is left as it was.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import NoReturn
+
+from pydantic import JsonValue
+
+from chips_common.rules.may import No
 
 
 class Refused(Exception):
@@ -21,7 +25,7 @@ class Refused(Exception):
         code: str,
         message: str,
         field: str | None = None,
-        data: dict[str, Any] | None = None,
+        data: dict[str, JsonValue] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -31,7 +35,13 @@ class Refused(Exception):
 
 
 def refuse(
-    code: str, message: str, field: str | None = None, data: dict[str, Any] | None = None
+    code: str, message: str, field: str | None = None, data: dict[str, JsonValue] | None = None
 ) -> NoReturn:
     """Refuse the request being decided, with the ``{code, message}`` the client gets."""
     raise Refused(code, message, field, data)
+
+
+def refuse_if(no: No | None) -> None:
+    """Refuse with what a shared rule (``chips_common.rules.may``) answered, if it refused."""
+    if no is not None:
+        raise Refused(no.code, no.message, no.field)

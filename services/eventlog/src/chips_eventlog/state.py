@@ -1,4 +1,4 @@
-"""A workspace's door state, in memory (DESIGN.md §2, docs/adr/0021).
+"""A workspace's door state, in memory (docs/architecture/design.md §2, docs/adr/0021).
 
 The eventlog replica that holds a partition's lease is the only writer of its
 workspaces, so it keeps each workspace's door state here while it holds the lease:
@@ -11,634 +11,185 @@ is undone with :meth:`DoorState.undo`, and the rows it touched are written toget
 ``state_store.flush`` at the end of the transaction. A transaction that fails leaves no
 trace here either: the caller drops the whole state and reads it again from Postgres.
 
+The records the state holds are in ``state_rows``, the changes a rule returns in
+``state_changes``; the rules import both from here. The keyed tables are one list,
+:data:`TABLES`: what a batch touched, what an erasure removes and what
+``state_store.flush`` writes are each driven from it (docs/adr/0141).
+
 This module is pure: no I/O, so every rule can be tested without infrastructure.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from chips_common.rules.addressing import Choice
-from chips_common.rules.exchanges import Exchange, ExchangeSettings
-from chips_common.rules.files import Version
-from chips_common.rules.handles import Member, as_shown
+from chips_common.rules import may
+from chips_eventlog.state_changes import (
+    AddCredential,
+    AddMember,
+    AddOpener,
+    Change,
+    Decision,
+    EraseSpaces,
+    PostFile,
+    PutAsk,
+    PutCard,
+    PutChoice,
+    PutExchange,
+    PutHeld,
+    PutInvite,
+    PutLane,
+    PutMark,
+    PutParticipant,
+    PutRun,
+    PutSpace,
+    RemoveMember,
+    Rename,
+    RevokeCredentials,
+    RevokeDevice,
+    SetHidden,
+    SetReaction,
+    SetReferee,
+    SetStanding,
+)
+from chips_eventlog.state_rows import (
+    AgentFacts,
+    Ask,
+    Card,
+    Device,
+    FileVersion,
+    HeldWords,
+    Invite,
+    Lane,
+    Mark,
+    Membership,
+    Message,
+    Participant,
+    Run,
+    Said,
+    Space,
+    Upload,
+)
+from chips_eventlog.state_view import DoorView
 
-LIVE = ("running", "paused")
+__all__ = [
+    "KEY_WINDOW",
+    "LIVE",
+    "MESSAGE_WINDOW",
+    "TABLES",
+    "TABLE_NAMES",
+    "AddCredential",
+    "AddMember",
+    "AddOpener",
+    "AgentFacts",
+    "Ask",
+    "Card",
+    "Change",
+    "Decision",
+    "Device",
+    "DoorState",
+    "DoorTable",
+    "EraseSpaces",
+    "FileVersion",
+    "HeldWords",
+    "Invite",
+    "Lane",
+    "Mark",
+    "Membership",
+    "Message",
+    "Participant",
+    "PostFile",
+    "PutAsk",
+    "PutCard",
+    "PutChoice",
+    "PutExchange",
+    "PutHeld",
+    "PutInvite",
+    "PutLane",
+    "PutMark",
+    "PutParticipant",
+    "PutRun",
+    "PutSpace",
+    "RemoveMember",
+    "Rename",
+    "RevokeCredentials",
+    "RevokeDevice",
+    "Run",
+    "Said",
+    "SetHidden",
+    "SetReaction",
+    "SetReferee",
+    "SetStanding",
+    "Space",
+    "Upload",
+]
+
+LIVE = may.LIVE
 # How many recent messages and idempotency keys each workspace keeps in memory; older
 # ones are read from Postgres when a request names them.
 MESSAGE_WINDOW = 20_000
 KEY_WINDOW = 20_000
 
-
-@dataclass(frozen=True)
-class AgentFacts:
-    """What an agent is beside its name (docs/adr/0070); its harness is ``owner_id``."""
-
-    key: str
-    state: str = "active"  # "active" | "archived"
-    main: bool = False
-    name_by: str | None = None
-    forked_from: str | None = None
-    made_for: str | None = None
-    # The room it last left and why (docs/adr/0071): its words while free are held for
-    # the next room; a room's unarchive, or its own, brings it back there.
-    left_space_id: str | None = None
-    left_why: str | None = None
-    # The room archived with it (it was the room's only agent), opened again with it.
-    archived_room: str | None = None
-    # Why a fork's copy or a new agent was registered free; the registration answers it.
-    why: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
-@dataclass(frozen=True)
-class Ask:
-    """A person's ask of a harness for an agent (``agent.fork`` / ``agent.asked``): the
-    event's id, the room, when, and the agent that answered it (docs/adr/0071)."""
-
-    id: str
-    kind: str  # "fork" | "new"
-    harness_id: str
-    space_id: str
-    at: datetime
-    agent_id: str | None = None  # the agent to copy, for a fork
-    answered_by: str | None = None
-
-
-@dataclass(frozen=True)
-class HeldWords:
-    """What a free agent said (``message.held``), to post in the next room it joins."""
-
-    seq: int
-    at: str
-    text: str
-    upload_ids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Participant:
-    id: str
-    kind: str
-    role: str
-    owner_id: str | None
-    name: str = ""
-    joined_seq: int = 0
-    capabilities: tuple[str, ...] = ()
-    # A harness's autonomy: "off" (no dial) or the dial's level (docs/adr/0031).
-    autonomy: str | None = None
-    # An agent's facts (kind "agent"): its harness is owner_id.
-    agent: AgentFacts | None = None
-
-
-@dataclass(frozen=True)
-class Space:
-    """A space's door state: what the rules about it are decided against."""
-
-    id: str
-    kind: str
-    title: str | None
-    created_by: str
-    created_seq: int
-    state: str = "open"
-    title_held: bool = False
-    home_of: str | None = None
-    key: str | None = None
-    key_shared: bool = False
-    locked: bool = False
-    asked_of: str | None = None
-    parent_space_id: str | None = None
-    root_message_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Membership:
-    standing: str
-    since_seq: int
-
-
-@dataclass(frozen=True)
-class Run:
-    id: str
-    space_id: str
-    harness_id: str
-    state: str
-    started_seq: int = 0
-    # The agent whose turn it is, when one of the harness's agents started it (ADR 0070).
-    agent_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Card:
-    kind: str
-    id: str
-    run_id: str
-    space_id: str
-    harness_id: str
-    answerers: tuple[str, ...] = ()
-    expires_at: datetime | None = None
-    options: tuple[tuple[str, str], ...] = ()
-    free_text: bool = False
-    answered_by: str | None = None
-    answer: str | None = None
-    answered_seq: int | None = None
-
-
-@dataclass(frozen=True)
-class Lane:
-    id: str
-    run_id: str | None
-    from_space_id: str
-    to_space_id: str
-    opener_id: str
-    working_run_id: str | None
-    state: str
-    opened_seq: int = 0
-
-
-@dataclass(frozen=True)
-class Message:
-    """A posted message as the door needs it: where, by whom, and what kind."""
-
-    message_id: str
-    space_id: str
-    author_id: str
-    author_kind: str
-    kind: str = "text"
-
-
-@dataclass(frozen=True)
-class Mark:
-    """What was done to a message since it was posted (``message_marks``)."""
-
-    space_id: str
-    deleted_seq: int | None = None
-    edited_seq: int | None = None
-    pinned: bool = False
-
-
-@dataclass(frozen=True)
-class Said:
-    """A message and what became of it."""
-
-    message_id: str
-    space_id: str
-    author_id: str
-    author_kind: str
-    kind: str
-    deleted: bool
-    pinned: bool
-
-
-@dataclass(frozen=True)
-class Upload:
-    """An upload the attachments service stored, as the door needs it to post it."""
-
-    id: str
-    uploader_id: str
-    name: str
-    mime_type: str
-    kind: str
-    byte_size: int
-    sha256: str
-    width: int | None = None
-    height: int | None = None
-    duration_ms: int | None = None
-    thumbnail: bool = False
-    space_id: str | None = None
-    posted: bool = False
-
-
-@dataclass(frozen=True)
-class FileVersion:
-    """A posted version of one name in a room."""
-
-    attachment_id: str
-    version: int
-    sha256: str
-    uploader_id: str
-    posted_seq: int
-
-
-# --- the changes a rule returns --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Rename:
-    name: str
-
-
-@dataclass(frozen=True)
-class PutParticipant:
-    participant: Participant
-
-
-@dataclass(frozen=True)
-class AddCredential:
-    id: str
-    participant_id: str
-    token_hash: str
-
-
-@dataclass(frozen=True)
-class RevokeCredentials:
-    """Every live token of a participant withdrawn (``harness.disconnected``)."""
-
-    participant_id: str
-
-
-@dataclass(frozen=True)
-class PutSpace:
-    space: Space
-
-
-@dataclass(frozen=True)
-class AddMember:
-    space_id: str
-    participant_id: str
-    standing: str
-    seq: int
-
-
-@dataclass(frozen=True)
-class SetStanding:
-    """A member's standing changed in place: a harness whose own place an agent took
-    (``membership.replaced``) now stands behind its agents there (docs/adr/0071)."""
-
-    space_id: str
-    participant_id: str
-    standing: str
-
-
-@dataclass(frozen=True)
-class PutAsk:
-    ask: Ask
-
-
-@dataclass(frozen=True)
-class PutHeld:
-    """An agent's held words as they stand now (none once posted)."""
-
-    agent_id: str
-    words: tuple[HeldWords, ...]
-
-
-@dataclass(frozen=True)
-class RemoveMember:
-    space_id: str
-    participant_id: str
-    seq: int
-
-
-@dataclass(frozen=True)
-class AddOpener:
-    space_id: str
-    harness_id: str
-    seq: int
-
-
-@dataclass(frozen=True)
-class PutChoice:
-    space_id: str
-    participant_id: str
-    choice: Choice
-
-
-@dataclass(frozen=True)
-class PutRun:
-    run: Run
-
-
-@dataclass(frozen=True)
-class PutCard:
-    card: Card
-
-
-@dataclass(frozen=True)
-class PutLane:
-    lane: Lane
-
-
-@dataclass(frozen=True)
-class PutMark:
-    message_id: str
-    mark: Mark
-
-
-@dataclass(frozen=True)
-class SetHidden:
-    message_id: str
-    participant_id: str
-    space_id: str
-    hidden: bool
-
-
-@dataclass(frozen=True)
-class SetReaction:
-    message_id: str
-    participant_id: str
-    emoji: str
-    space_id: str
-    on: bool
-
-
-@dataclass(frozen=True)
-class PostFile:
-    """An upload posted into a room at ``seq``, as ``version`` of its name."""
-
-    upload_id: str
-    space_id: str
-    seq: int
-    version: int
-    replaces: str | None
-
-
-@dataclass(frozen=True)
-class EraseSpaces:
-    """A space and its threads erased at ``seq`` (docs/adr/0010): their events before it,
-    and every piece of door state about them, go."""
-
-    space_id: str
-    erased: tuple[str, ...]
-    seq: int
-    # The run.cancel its deletion sent first: they outlive the room (rules/stopping.py).
-    spared: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class PutExchange:
-    """A room's exchange as the referee counts it now (rules/exchanges.py)."""
-
-    space_id: str
-    exchange: Exchange
-
-
-@dataclass(frozen=True)
-class SetReferee:
-    """The workspace's referee settings (``workspace.referee_set``)."""
-
-    settings: ExchangeSettings
-
-
-Change = (
-    Rename
-    | PutParticipant
-    | AddCredential
-    | RevokeCredentials
-    | PutSpace
-    | AddMember
-    | RemoveMember
-    | SetStanding
-    | PutAsk
-    | PutHeld
-    | AddOpener
-    | PutChoice
-    | PutRun
-    | PutCard
-    | PutLane
-    | PutMark
-    | SetHidden
-    | SetReaction
-    | PostFile
-    | EraseSpaces
-    | PutExchange
-    | SetReferee
-)
-
-
-@dataclass
-class Decision:
-    """What a rule decided: the fields Chips fills in, and the door state it changes."""
-
-    filled: dict[str, Any] = field(default_factory=dict)
-    changes: list[Change] = field(default_factory=list)
-    # The id the event is logged with, when the rule must know it ahead (an ask of a
-    # harness is named by its event's id); else the door gives it one.
-    event_id: str | None = None
-
-
 _MISSING: Any = object()
 
-# The keyed door-state tables a batch may touch; state_store writes each one's touched
-# rows in one statement (two when some were removed).
-TABLES = (
-    "participants",
-    "spaces",
-    "memberships",
-    "space_openers",
-    "address_choices",
-    "runs",
-    "run_cards",
-    "lanes",
-    "message_marks",
-    "message_hidden",
-    "reactions",
-    "agent_asks",
-    "held_words",
-    "door_exchanges",
+
+@dataclass(frozen=True)
+class DoorTable:
+    """A keyed door-state table a batch may touch.
+
+    ``name`` is its Postgres table (and its key in ``DoorState.touched``), ``held`` the
+    map of :class:`DoorState` that holds its rows. ``about`` gives the spaces a row
+    ``(key, value)`` is about: erasing one of them removes the row. It is None where no
+    row is about a space, and for memberships and spaces, whose erasure
+    :meth:`DoorState._erase` says itself (the log of who left, the tombstone).
+    """
+
+    name: str
+    held: str
+    about: Callable[[Any, Any], Iterable[str]] | None = None
+
+
+# The keyed door-state tables; state_store writes each one's touched rows in one
+# statement (two when some were removed).
+TABLES: tuple[DoorTable, ...] = (
+    DoorTable("participants", "participants"),
+    DoorTable("spaces", "spaces"),
+    DoorTable("memberships", "members"),
+    DoorTable("space_openers", "openers", lambda key, _: (key[0],)),
+    DoorTable("address_choices", "choices", lambda key, _: (key[0],)),
+    # Runs in the room are gone with it, and so is every lane into or out of it.
+    DoorTable("runs", "runs", lambda _, run: (run.space_id,)),
+    DoorTable("run_cards", "cards", lambda _, card: (card.space_id,)),
+    DoorTable("lanes", "lanes", lambda _, lane: (lane.from_space_id, lane.to_space_id)),
+    DoorTable("message_marks", "marks", lambda _, mark: (mark.space_id,)),
+    # Hidden messages and reactions are held with their message's space.
+    DoorTable("message_hidden", "hidden", lambda _, space_id: (space_id,)),
+    DoorTable("reactions", "reactions", lambda _, space_id: (space_id,)),
+    DoorTable("agent_asks", "asks", lambda _, ask: (ask.space_id,)),
+    DoorTable("held_words", "held"),
+    DoorTable("door_exchanges", "exchanges", lambda space_id, _: (space_id,)),
+    DoorTable("invites", "invites"),
+    DoorTable("devices", "devices"),
 )
+TABLE_NAMES = tuple(table.name for table in TABLES)
 
 
-class DoorState:
+class DoorState(DoorView):
     """One workspace's door state, held while this replica holds its partition's lease."""
 
     def __init__(self, workspace_id: str, head_seq: int = 0, name: str = "") -> None:
-        self.workspace_id = workspace_id
-        self.head_seq = head_seq
-        self.name = name
-        self.participants: dict[str, Participant] = {}
-        self.spaces: dict[str, Space] = {}
-        self.members: dict[str, dict[str, Membership]] = {}
-        self.openers: dict[tuple[str, str], int] = {}
-        self.choices: dict[tuple[str, str], Choice] = {}
-        self.runs: dict[str, Run] = {}
-        self.cards: dict[tuple[str, str], Card] = {}
-        self.lanes: dict[str, Lane] = {}
-        self.marks: dict[str, Mark] = {}
-        self.hidden: dict[tuple[str, str], str] = {}
-        self.reactions: dict[tuple[str, str, str], str] = {}
-        # The referee's count per room, and the workspace's settings (docs/adr/0083).
-        self.exchanges: dict[str, Exchange] = {}
-        self.referee = ExchangeSettings()
-        self.messages: OrderedDict[str, Message] = OrderedDict()
-        self.keys: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
-        # Indexes kept with the maps above.
-        self.by_key: dict[str, str] = {}
-        self.homes: dict[str, str] = {}
-        self.roots: dict[str, str] = {}
-        self.live: dict[str, dict[str, None]] = {}
-        # The room each agent is in (an agent is in one at a time, docs/adr/0070).
-        self.where: dict[str, str] = {}
-        # The asks of harnesses for agents, by the ask's event id, and each free agent's
-        # held words, oldest first (docs/adr/0071).
-        self.asks: dict[str, Ask] = {}
-        self.held: dict[str, tuple[HeldWords, ...]] = {}
-        # Read for one batch only (state_store.prefetch): the attachments service writes
-        # uploads, so they are read where a batch names them.
-        self.last_harness_said: dict[str, str | None] = {}
-        self.taken_space_ids: set[str] = set()
-        self.uploads: dict[str, Upload] = {}
-        self.files: dict[tuple[str, str], tuple[FileVersion, ...]] = {}
+        super().__init__(workspace_id, head_seq, name)
         # Since the last settle(): the journal of every change, and what to write.
         self._journal: list[tuple[Any, Any, Any]] = []
-        self.touched: dict[str, set[Any]] = {name: set() for name in TABLES}
+        self.touched: dict[str, set[Any]] = {name: set() for name in TABLE_NAMES}
         self.membership_log: list[dict[str, Any]] = []
         self.credentials: list[AddCredential] = []
         self.revoked: list[RevokeCredentials] = []
         self.erasures: list[EraseSpaces] = []
         self.posted_files: list[PostFile] = []
         self.renamed = False
-        self._rooms: dict[str, list[Member]] = {}
-
-    # --- reading ----------------------------------------------------------------------------
-
-    def participant(self, participant_id: str) -> Participant | None:
-        return self.participants.get(participant_id)
-
-    def space(self, space_id: str) -> Space | None:
-        return self.spaces.get(space_id)
-
-    def space_by_key(self, key: str) -> Space | None:
-        space_id = self.by_key.get(key)
-        return self.spaces.get(space_id) if space_id is not None else None
-
-    def room_of(self, space_id: str) -> str:
-        """The space whose members are in ``space_id``: its room for a thread, else itself."""
-        space = self.spaces.get(space_id)
-        if space is not None and space.parent_space_id is not None:
-            return space.parent_space_id
-        return space_id
-
-    def standing(self, space_id: str, participant_id: str) -> str | None:
-        member = self.members.get(self.room_of(space_id), {}).get(participant_id)
-        return member.standing if member is not None else None
-
-    def room_members(self, space_id: str) -> list[Member]:
-        """Who is in the room, in the order they came in (addressing decides over them).
-
-        As everybody is shown it (docs/adr/0070): each agent with its harness beside it,
-        and a harness that stands behind agents here shown as those agents.
-        """
-        room = self.room_of(space_id)
-        if room not in self._rooms:
-            here = sorted(self.members.get(room, {}).items(), key=lambda m: (m[1].since_seq, m[0]))
-            found: list[Member] = []
-            for pid, membership in here:
-                p = self.participants.get(pid)
-                if p is None:
-                    continue
-                behind = self.participants.get(p.owner_id or "") if p.kind == "agent" else None
-                found.append(
-                    Member(
-                        pid,
-                        p.kind,
-                        p.name,
-                        membership.standing,
-                        behind.id if behind else None,
-                        behind.name if behind else None,
-                    )
-                )
-            self._rooms[room] = as_shown(found)
-        return self._rooms[room]
-
-    def room_of_agent(self, agent_id: str) -> str | None:
-        """The room an agent is in, or None when it is free."""
-        return self.where.get(agent_id)
-
-    def agents_of(self, harness_id: str) -> list[Participant]:
-        """A harness's agents, in the order they were registered."""
-        found = [
-            p for p in self.participants.values() if p.kind == "agent" and p.owner_id == harness_id
-        ]
-        return sorted(found, key=lambda p: (p.joined_seq, p.id))
-
-    def agent_by_key(self, harness_id: str, key: str) -> Participant | None:
-        for agent in self.agents_of(harness_id):
-            if agent.agent is not None and agent.agent.key == key:
-                return agent
-        return None
-
-    def opened(self, space_id: str, harness_id: str) -> bool:
-        return (space_id, harness_id) in self.openers
-
-    def home_of(self, harness_id: str) -> str | None:
-        return self.homes.get(harness_id)
-
-    def thread_of(self, root_message_id: str) -> str | None:
-        return self.roots.get(root_message_id)
-
-    def choice(self, space_id: str, participant_id: str) -> Choice | None:
-        return self.choices.get((space_id, participant_id))
-
-    def run(self, run_id: str) -> Run | None:
-        return self.runs.get(run_id)
-
-    def live_runs(self, space_id: str) -> list[Run]:
-        running = [self.runs[r] for r in self.live.get(space_id, {})]
-        return sorted(running, key=lambda r: (r.started_seq, r.id))
-
-    def card(self, kind: str, card_id: str) -> Card | None:
-        return self.cards.get((kind, card_id))
-
-    def lane(self, lane_id: str) -> Lane | None:
-        return self.lanes.get(lane_id)
-
-    def said(self, message_id: str) -> Said | None:
-        """The message ``message_id`` names in this workspace, and what became of it."""
-        found = self.messages.get(message_id)
-        if found is None:
-            return None
-        mark = self.marks.get(message_id)
-        return Said(
-            found.message_id,
-            found.space_id,
-            found.author_id,
-            found.author_kind,
-            found.kind,
-            deleted=mark is not None and mark.deleted_seq is not None,
-            pinned=mark is not None and mark.pinned,
-        )
-
-    def is_hidden(self, message_id: str, participant_id: str) -> bool:
-        return (message_id, participant_id) in self.hidden
-
-    def reacted(self, message_id: str, participant_id: str, emoji: str) -> bool:
-        return (message_id, participant_id, emoji) in self.reactions
-
-    def directory(self, space_id: str | None = None) -> list[tuple[str, str]]:
-        """``(id, name)`` of the workspace's participants, or of a space's members."""
-        people = sorted(self.participants.values(), key=lambda p: (p.joined_seq, p.id))
-        if space_id is not None:
-            here = self.members.get(space_id, {})
-            people = [p for p in people if p.id in here]
-        return [(p.id, p.name) for p in people]
-
-    def threads_of(self, space_id: str) -> list[str]:
-        found = [s for s in self.spaces.values() if s.parent_space_id == space_id]
-        return [s.id for s in sorted(found, key=lambda s: (s.created_seq, s.id))]
-
-    def current_file(self, space_id: str, name: str) -> tuple[Version | None, set[str]]:
-        """The current version of ``name`` in the room, and the ids of all its versions."""
-        versions = self.files.get((space_id, name), ())
-        if not versions:
-            return None, set()
-        top = max(versions, key=lambda v: (v.posted_seq, v.version))
-        uploader = self.participants.get(top.uploader_id)
-        by_name = (uploader.name if uploader else "") or "somebody"
-        current = Version(top.attachment_id, top.version, top.sha256, by_name)
-        return current, {v.attachment_id for v in versions}
-
-    def exchange(self, space_id: str) -> Exchange:
-        """The room's exchange as the referee counts it (a fresh one when none)."""
-        return self.exchanges.get(space_id) or Exchange()
-
-    def space_id_taken(self, space_id: str) -> bool:
-        """Whether a space has this id, here or (as read for the batch) in any workspace."""
-        return space_id in self.spaces or space_id in self.taken_space_ids
 
     # --- changing ---------------------------------------------------------------------------
 
@@ -668,12 +219,14 @@ class DoorState:
         del self.posted_files[posted:]
         self._rooms.clear()
 
-    def settle(self, head_seq: int, keys: list[tuple[tuple[str, str], list[int]]]) -> None:
+    def settle(
+        self, head_seq: int, keys: list[tuple[tuple[str, str], list[int], str | None]]
+    ) -> None:
         """The batch committed: forget the journal, keep its keys, trim the windows."""
         self.head_seq = head_seq
         self._journal.clear()
-        for name in TABLES:
-            self.touched[name].clear()
+        for touched in self.touched.values():
+            touched.clear()
         self.membership_log.clear()
         self.credentials.clear()
         self.revoked.clear()
@@ -684,8 +237,8 @@ class DoorState:
         self.taken_space_ids.clear()
         self.uploads.clear()
         self.files.clear()
-        for key, seqs in keys:
-            self.keys[key] = seqs
+        for key, seqs, fingerprint in keys:
+            self.keys[key] = (seqs, fingerprint)
         while len(self.keys) > KEY_WINDOW:
             self.keys.popitem(last=False)
         while len(self.messages) > MESSAGE_WINDOW:
@@ -710,6 +263,19 @@ class DoorState:
                 self._rooms.clear()
             case AddCredential():
                 self.credentials.append(change)
+                self._put(
+                    self.devices,
+                    change.id,
+                    Device(change.id, change.participant_id, change.kind),
+                )
+            case RevokeDevice(device_id):
+                device = self.devices.get(device_id)
+                if device is not None:
+                    self._put(self.devices, device_id, replace(device, revoked=True))
+                    self.touched["devices"].add(device_id)
+            case PutInvite(invite):
+                self._put(self.invites, invite.id, invite)
+                self.touched["invites"].add(invite.id)
             case RevokeCredentials():
                 self.revoked.append(change)
             case PutSpace(space):
@@ -824,7 +390,7 @@ class DoorState:
 
     def _erase(self, change: EraseSpaces) -> None:
         erased = set(change.erased)
-        # Whoever was in it is in it up to this seq and no further (DESIGN.md §4).
+        # Whoever was in it is in it up to this seq and no further (docs/architecture/design.md §4).
         for pid in list(self.members.get(change.space_id, {})):
             self._log_membership(change.space_id, pid, False, change.seq)
         for space_id in erased:
@@ -834,65 +400,42 @@ class DoorState:
                     self._pop(self.where, pid)
                 self.touched["memberships"].add((space_id, pid))
             self._rooms.pop(space_id, None)
-        # The keyed tables: everything about the erased spaces goes.
-        for key in [k for k in self.openers if k[0] in erased]:
-            self._pop(self.openers, key)
-            self.touched["space_openers"].add(key)
-        for key in [k for k in self.choices if k[0] in erased]:
-            self._pop(self.choices, key)
-            self.touched["address_choices"].add(key)
-        for space_id in [k for k in self.exchanges if k in erased]:
-            self._pop(self.exchanges, space_id)
-            self.touched["door_exchanges"].add(space_id)
-        for message_id in [m for m, mark in self.marks.items() if mark.space_id in erased]:
-            self._pop(self.marks, message_id)
-            self.touched["message_marks"].add(message_id)
-        for hidden in [k for k, space_id in self.hidden.items() if space_id in erased]:
-            self._pop(self.hidden, hidden)
-            self.touched["message_hidden"].add(hidden)
-        for reaction in [k for k, space_id in self.reactions.items() if space_id in erased]:
-            self._pop(self.reactions, reaction)
-            self.touched["reactions"].add(reaction)
+            for run_id in list(self.live.get(space_id, {})):
+                self._pop(self.live[space_id], run_id)
+        # The keyed tables: every row about an erased space goes.
+        for table in TABLES:
+            if table.about is not None:
+                self._drop(table.name, getattr(self, table.held), table.about, erased)
         for message_id in [m for m, said in self.messages.items() if said.space_id in erased]:
             self._pop(self.messages, message_id)
-        for ask in [a for a in self.asks.values() if a.space_id in erased]:
-            self._pop(self.asks, ask.id)
-            self.touched["agent_asks"].add(ask.id)
-        # Runs in the room are gone with it, and so is every lane into or out of it.
-        for run in [r for r in self.runs.values() if r.space_id in erased]:
-            self._pop(self.live.get(run.space_id, {}), run.id)
-            self._pop(self.runs, run.id)
-            self.touched["runs"].add(run.id)
-        for card_key in [k for k, c in self.cards.items() if c.space_id in erased]:
-            self._pop(self.cards, card_key)
-            self.touched["run_cards"].add(card_key)
-        for lane in [
-            lane
-            for lane in self.lanes.values()
-            if lane.from_space_id in erased or lane.to_space_id in erased
-        ]:
-            self._pop(self.lanes, lane.id)
-            self.touched["lanes"].add(lane.id)
-        # The space's row stays as a tombstone, so its id is never given out again.
         for space_id in erased:
-            space = self.spaces.get(space_id)
-            if space is None:
-                continue
-            if space.key is not None:
-                self._pop(self.by_key, space.key)
-            tombstone = Space(
-                **{
-                    **space.__dict__,
-                    "state": "erased",
-                    "title": None,
-                    "key": None,
-                    "key_shared": False,
-                    "asked_of": None,
-                }
-            )
-            self._put(self.spaces, space_id, tombstone)
-            self.touched["spaces"].add(space_id)
+            self._tombstone(space_id)
         self.erasures.append(change)
+
+    def _drop(
+        self,
+        name: str,
+        held: dict[Any, Any],
+        about: Callable[[Any, Any], Iterable[str]],
+        erased: set[str],
+    ) -> None:
+        """Remove the rows of ``held`` that are about an erased space."""
+        for key in [k for k, row in held.items() if not erased.isdisjoint(about(k, row))]:
+            self._pop(held, key)
+            self.touched[name].add(key)
+
+    def _tombstone(self, space_id: str) -> None:
+        """The space's row stays as a tombstone, so its id is never given out again."""
+        space = self.spaces.get(space_id)
+        if space is None:
+            return
+        if space.key is not None:
+            self._pop(self.by_key, space.key)
+        tombstone = replace(
+            space, state="erased", title=None, key=None, key_shared=False, asked_of=None
+        )
+        self._put(self.spaces, space_id, tombstone)
+        self.touched["spaces"].add(space_id)
 
     def _put(self, container: Any, key: Any, value: Any) -> None:
         self._journal.append((container, key, container.get(key, _MISSING)))

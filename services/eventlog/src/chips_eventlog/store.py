@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from sqlalchemy import and_, delete, insert, select, text, tuple_, update
@@ -12,13 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.db.direct import Conn, compiled
-from chips_common.events import canonical
+from chips_common.events import LoggedJson, canonical
+from chips_eventlog.keys import Seen
 
 
 async def lock_head(
     conn: AsyncConnection, workspace_id: str, *, create: bool, now: datetime
 ) -> int | None:
-    """Lock the workspace's head row and return its seq (DESIGN.md §2).
+    """Lock the workspace's head row and return its seq (docs/architecture/design.md §2).
 
     With ``create`` a missing workspace gets its row first (head 0), so the request that
     creates it holds the lock like any other.
@@ -55,8 +56,9 @@ async def drop_empty_workspace(conn: AsyncConnection, workspace_id: str) -> None
 
 async def find_keys(
     conn: AsyncConnection, keys: list[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[str, list[int]]]:
-    """For each (credential, key) seen before: the workspace and seqs it produced."""
+) -> dict[tuple[str, str], Seen]:
+    """For each (credential, key) seen before: the workspace and seqs it produced, and
+    the fingerprint of the request that did."""
     if not keys:
         return {}
     rows = await conn.execute(
@@ -65,12 +67,31 @@ async def find_keys(
             t.idempotency.c.key,
             t.idempotency.c.workspace_id,
             t.idempotency.c.seqs,
+            t.idempotency.c.fingerprint,
         ).where(tuple_(t.idempotency.c.credential_id, t.idempotency.c.key).in_(keys))
     )
-    return {(r.credential_id, r.key): (r.workspace_id, list(r.seqs)) for r in rows}
+    return {
+        (r.credential_id, r.key): Seen(r.workspace_id, list(r.seqs), r.fingerprint) for r in rows
+    }
 
 
-async def save_keys(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+class KeyRow(TypedDict):
+    """An idempotency key a batch decided from memory writes, with its guard (ADR 0105)."""
+
+    credential_id: str
+    key: str
+    seqs: list[int]
+    fingerprint: str | None
+
+
+class KeyRecord(KeyRow):
+    """An idempotency key's row as a locked batch inserts it."""
+
+    workspace_id: str
+    created_at: datetime
+
+
+async def save_keys(conn: AsyncConnection, rows: list[KeyRecord]) -> None:
     if rows:
         await conn.execute(insert(t.idempotency), rows)
 
@@ -78,7 +99,7 @@ async def save_keys(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
 async def write_events(
     conn: AsyncConnection,
     workspace_id: str,
-    events: list[dict[str, Any]],
+    events: list[LoggedJson],
     traces: dict[int, str | None],
     now: datetime,
 ) -> None:
@@ -109,7 +130,7 @@ async def write_events(
 
 async def read_events(
     conn: AsyncConnection, workspace_id: str, seqs: list[int]
-) -> list[dict[str, Any]]:
+) -> list[LoggedJson]:
     rows = await conn.execute(
         select(t.events.c.body)
         .where(and_(t.events.c.workspace_id == workspace_id, t.events.c.seq.in_(seqs)))
@@ -120,7 +141,7 @@ async def read_events(
 
 async def unpublished(
     engine: AsyncEngine, limit: int = 1000
-) -> list[tuple[dict[str, Any], str | None]]:
+) -> list[tuple[LoggedJson, str | None]]:
     """Committed events still waiting in the outbox, oldest first, with their trace context."""
     async with engine.connect() as conn:
         rows = await conn.execute(
@@ -140,7 +161,7 @@ async def unpublished(
         return [(canonical(row.body), row.traceparent) for row in rows]
 
 
-async def mark_published(engine: AsyncEngine, events: list[dict[str, Any]]) -> None:
+async def mark_published(engine: AsyncEngine, events: list[LoggedJson]) -> None:
     by_workspace: dict[str, list[int]] = {}
     for event in events:
         by_workspace.setdefault(event["workspace_id"], []).append(event["seq"])
@@ -172,10 +193,11 @@ _GUARDED = text(
     " SELECT guard.id, e.seq, e.id, e.type, :now, e.actor_id, e.space_id, e.body, e.tp"
     " FROM guard, rows AS e),"
     " ob AS (INSERT INTO outbox (workspace_id, seq) SELECT guard.id, e.seq FROM guard, rows AS e),"
-    " k AS (INSERT INTO idempotency (credential_id, key, workspace_id, seqs, created_at)"
-    " SELECT k.credential_id, k.key, guard.id, k.seqs, :now"
+    " k AS (INSERT INTO idempotency"
+    " (credential_id, key, workspace_id, seqs, created_at, fingerprint)"
+    " SELECT k.credential_id, k.key, guard.id, k.seqs, :now, k.fingerprint"
     " FROM guard, jsonb_to_recordset(CAST(:keys AS jsonb))"
-    " AS k(credential_id text, key text, seqs jsonb))"
+    " AS k(credential_id text, key text, seqs jsonb, fingerprint text))"
     " SELECT EXISTS (SELECT 1 FROM guard) AS wrote, {lease} AS leased"
 )
 _LEASE = (
@@ -194,13 +216,13 @@ def _guarded(
     workspace_id: str,
     old_head: int,
     new_head: int,
-    events: list[dict[str, Any]],
+    events: list[LoggedJson],
     traces: dict[int, str | None],
-    keys: list[dict[str, Any]],
+    keys: list[KeyRow],
     now: datetime,
     lease: tuple[int, str, int] | None,
-) -> dict[str, Any]:
-    params: dict[str, Any] = {
+) -> dict[str, object]:
+    params: dict[str, object] = {
         "workspace_id": workspace_id,
         "old_head": old_head,
         "new_head": new_head,
@@ -221,7 +243,12 @@ def _guarded(
         ).decode(),
         "keys": orjson.dumps(
             [
-                {"credential_id": k["credential_id"], "key": k["key"], "seqs": k["seqs"]}
+                {
+                    "credential_id": k["credential_id"],
+                    "key": k["key"],
+                    "seqs": k["seqs"],
+                    "fingerprint": k["fingerprint"],
+                }
                 for k in keys
             ]
         ).decode(),
@@ -236,9 +263,9 @@ async def write_guarded(
     workspace_id: str,
     old_head: int,
     new_head: int,
-    events: list[dict[str, Any]],
+    events: list[LoggedJson],
     traces: dict[int, str | None],
-    keys: list[dict[str, Any]],
+    keys: list[KeyRow],
     now: datetime,
     lease: tuple[int, str, int] | None,
 ) -> tuple[bool, bool]:

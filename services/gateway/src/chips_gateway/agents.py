@@ -7,8 +7,8 @@ read's view as of a seq, and, for reads of the present, a harness's agents now.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import and_, select
 
@@ -19,6 +19,8 @@ from chips_gateway.auth import Principal
 from chips_gateway.reader import LogReader
 
 Translate = Callable[[dict[str, Any]], dict[str, Any] | None]
+# A read's answer, typed (``chips_gateway.rows``) or not: shown as the same type.
+Answer = TypeVar("Answer", bound=Mapping[str, object])
 
 
 async def view_as_of(reader: LogReader, principal: Principal, seq: int) -> MembershipView:
@@ -60,12 +62,15 @@ async def present_view_of(reader: LogReader, kind: str, participant_id: str) -> 
     return lambda event: as_seen_by(event, participant_id, own)
 
 
-async def shown(reader: LogReader, principal: Principal, answer: dict[str, Any]) -> dict[str, Any]:
+async def shown(reader: LogReader, principal: Principal, answer: Answer) -> Answer:
     """A read's answer as its caller is shown it: a harness that has not declared
     ``agents`` is shown the view from before agents (docs/adr/0079), its own agents as
-    itself, on every read route (``tests/e2e/test_agents_view_reads.py`` holds each to it)."""
+    itself, on every read route (``tests/e2e/test_agents_view_reads.py`` holds each to it).
+    The view renames ids and leaves the shape as it was, so the answer keeps its type."""
     translate = await present_view(reader, principal)
-    return answer if translate is None else (translate(answer) or answer)
+    if translate is None:
+        return answer
+    return cast(Answer, translate(dict(answer)) or answer)
 
 
 def shown_in_room(rows: Sequence[Any]) -> list[Any]:
@@ -78,8 +83,8 @@ def shown_in_room(rows: Sequence[Any]) -> list[Any]:
 
 
 async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str, Any]]:
-    """A harness's agents with their rooms, for its hello (websocket.md, Saying you speak
-    agents): ``{id, name, key, space_id, main, state}``, in the order registered."""
+    """A harness's agents with their rooms, for its hello (docs/product/websocket.md, Saying you
+    speak agents): ``{id, name, key, space_id, main, state}``, in the order registered."""
     p, m = t.participants.c, t.memberships.c
     query = (
         select(p.id, p.name, p.agent, m.space_id)

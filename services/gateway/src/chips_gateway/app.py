@@ -19,8 +19,9 @@ from chips_common.db.engine import build_direct, build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
-from chips_gateway import openapi
-from chips_gateway.api import attachments, events, identity, spaces
+from chips_gateway import asyncapi, openapi
+from chips_gateway.api import attachments, events, identity, oidc, passkeys, people, spaces
+from chips_gateway.api import notifications as notifications_api
 from chips_gateway.api import runs as runs_api
 from chips_gateway.api import search as search_api
 from chips_gateway.appender import AppendClient
@@ -29,15 +30,18 @@ from chips_gateway.config import GatewaySettings
 from chips_gateway.context import Context
 from chips_gateway.edge import Edge, cors_options
 from chips_gateway.errors import (
+    DATABASE_AWAY,
     ChipsError,
     JsonBodies,
     chips_error_handler,
     data_error_handler,
+    database_error_handler,
     http_error_handler,
     validation_error_handler,
 )
 from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
+from chips_gateway.notifications import Inbox
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
 from chips_gateway.restarts import Restarts
@@ -75,7 +79,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             await progress.start()
             stack.push_async_callback(progress.stop)
             # Short timeouts: Redis holds tickets and rate counters only, and a write or a
-            # ticket must not hang on it while it is away (DESIGN.md §3).
+            # ticket must not hang on it while it is away (docs/architecture/design.md §3).
             redis = Redis.from_url(
                 settings.redis_url, socket_timeout=1.0, socket_connect_timeout=1.0
             )
@@ -98,6 +102,10 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             stack.push_async_callback(app.state.attachments_client.aclose)
             sockets = Sockets()
             await sockets.start(nc, names.disconnected_subject)
+            # What waits for each person, and its live frames (docs/adr/0132).
+            inbox = Inbox(engine, sockets, names.subject_prefix)
+            await inbox.start(nc)
+            app.state.inbox = inbox
             restarts = Restarts(
                 redis,
                 settings.redis_prefix,
@@ -123,7 +131,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_burst,
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
-                search=SearchReader(search_engine, progress),
+                search=SearchReader(search_engine, progress, settings.signing_key),
                 restarts=restarts,
                 sockets=sockets,
             )
@@ -135,6 +143,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
         telemetry=otel.FASTAPI_TELEMETRY_OFF,
+        generate_unique_id_function=openapi.operation_id,
     )
     # Innermost: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
     app.add_middleware(JsonBodies)
@@ -150,14 +159,21 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     app.add_exception_handler(ChipsError, chips_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(DataError, data_error_handler)
+    for away in DATABASE_AWAY:
+        app.add_exception_handler(away, database_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.include_router(identity.router)
+    app.include_router(people.router)
+    app.include_router(passkeys.router)
+    app.include_router(oidc.router)
     app.include_router(events.router)
     app.include_router(spaces.router)
     app.include_router(runs_api.router)
     app.include_router(attachments.router)
     app.include_router(search_api.router)
+    app.include_router(notifications_api.router)
     openapi.install(app)
+    asyncapi.install(app)
 
     async def db_ok() -> bool:
         async with app.state.ctx.engine.connect() as conn:

@@ -2,8 +2,8 @@
 
 Each request is a JetStream publish on ``chips.append.<workspace>`` whose headers name
 this replica's reply subject; the eventlog answers there after its commit. Many requests
-may be in flight at once (DESIGN.md §2, Pipelining): a request is written to the stream
-without waiting for the stream's ack (it comes back beside the answer, and a refusal by
+may be in flight at once (docs/architecture/design.md §2, Pipelining): a request is written to the
+stream without waiting for the stream's ack (it comes back beside the answer, and a refusal by
 the stream answers the request with ``unavailable``), so a socket's requests follow one
 another into the stream in the order it sent them, with no round trip in between.
 """
@@ -20,7 +20,14 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 from pydantic import ValidationError
 
-from chips_common.append import Actor, AppendAnswer, AppendRequest, IssuedCredential
+from chips_common.append import (
+    Actor,
+    AppendAnswer,
+    AppendRequest,
+    InviteSecret,
+    IssuedCredential,
+    fingerprint_of,
+)
 from chips_common.ids import new_id
 from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import HDR_REPLY, Names
@@ -121,8 +128,15 @@ class AppendClient:
         idempotency_key: str,
         events: list[dict[str, Any]],
         credentials: list[IssuedCredential] | None = None,
+        invite: InviteSecret | None = None,
+        fingerprint: str | None = None,
     ) -> asyncio.Future[AppendAnswer]:
         """Publish a request; the returned future resolves with the eventlog's answer.
+
+        ``fingerprint`` tells this request from another sent under the same key
+        (docs/adr/0126); by default it is taken from who sends it and its events, which
+        is what the client sent when the events are its own. A route that adds fresh ids
+        to the events passes the fingerprint of the client's request instead.
 
         The write to the connection is awaited (it does not wait for the server), so
         requests a caller sends one after another enter the stream in that order; the
@@ -131,14 +145,19 @@ class AppendClient:
         if (held := self.held.get(workspace_id)) is not None:
             await held[1].wait()
         try:
+            who = actor if isinstance(actor, Actor) else Actor.model_validate(actor)
+            if fingerprint is None:
+                fingerprint = fingerprint_of({"actor": who.model_dump(), "events": events})
             request = AppendRequest(
                 request_id=new_id("req"),
                 workspace_id=workspace_id,
                 credential_id=credential_id,
-                actor=actor if isinstance(actor, Actor) else Actor.model_validate(actor),
+                actor=who,
                 idempotency_key=idempotency_key,
                 events=events,
                 credentials=credentials or [],
+                invite=invite,
+                fingerprint=fingerprint,
             )
         except ValidationError as exc:
             field = ".".join(str(p) for p in exc.errors()[0]["loc"])
@@ -156,7 +175,8 @@ class AppendClient:
         self.sent_at[request.request_id] = loop.time()
         future.add_done_callback(lambda _: self._forget(request.request_id))
         try:
-            # The current span's trace context travels with the request (DESIGN.md §8).
+            # The current span's trace context travels with the request (docs/architecture/design.md
+            # §8).
             stored = await self.stored_publisher.publish(
                 self.names.append_subject(workspace_id),
                 payload,

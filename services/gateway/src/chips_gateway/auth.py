@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hmac
+import logging
 import secrets
+from collections.abc import Awaitable
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -18,8 +20,11 @@ from chips_common.db.principals import (
     principal_for_credential,
     principal_for_token,
 )
+from chips_common.rules.devices import SESSION_PREFIX
 from chips_common.tokens import hash_token
-from chips_gateway.errors import ChipsError
+from chips_gateway.errors import DATABASE_AWAY, ChipsError, database_away
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Principal",
@@ -29,17 +34,38 @@ __all__ = [
     "principal_for_credential",
     "principal_for_token",
     "require_principal",
+    "signed_in",
 ]
 
+# What a refusal says when the database that knows the tokens does not answer.
+CHECKING = "check who you are"
 
-async def require_principal(engine: AsyncEngine | Direct, authorization: str | None) -> Principal:
+
+async def require_principal(
+    engine: AsyncEngine | Direct, authorization: str | None, signing_key: str = ""
+) -> Principal:
     token = bearer(authorization)
     if token is None:
         raise ChipsError("unauthorized", "send your token as Authorization: Bearer <token>")
-    principal = await principal_for_token(engine, token)
+    principal = await signed_in(principal_for_token(engine, token, signing_key))
     if principal is None:
-        raise ChipsError("unauthorized", "that token is not known or was withdrawn")
+        if token.startswith(SESSION_PREFIX):
+            raise ChipsError(
+                "unauthorized",
+                "this device's session expired or the device was revoked: sign in again",
+            )
+        raise ChipsError("unauthorized", "that token is not known, expired, or was withdrawn")
     return principal
+
+
+async def signed_in(lookup: Awaitable[Principal | None]) -> Principal | None:
+    """Who a token or a ticket's credential is; ``unavailable`` (with a retry hint) when the
+    database does not answer, so a caller can tell it from a wrong token or no gateway."""
+    try:
+        return await lookup
+    except DATABASE_AWAY as exc:
+        log.warning("could not check a token: the database does not answer (%s)", exc)
+        raise database_away(CHECKING) from None
 
 
 def check_operator(secret: str | None, expected: str) -> None:
@@ -48,7 +74,8 @@ def check_operator(secret: str | None, expected: str) -> None:
 
 
 class Tickets:
-    """Single-use socket tickets in Redis, spent atomically with GETDEL (DESIGN.md §7)."""
+    """Single-use socket tickets in Redis, spent atomically with GETDEL (docs/architecture/design.md
+    §7)."""
 
     def __init__(self, redis: Redis, prefix: str, ttl_seconds: int) -> None:
         self.redis = redis
@@ -57,7 +84,7 @@ class Tickets:
 
     @staticmethod
     def away() -> ChipsError:
-        # Redis being away costs tickets, nothing else (DESIGN.md §3).
+        # Redis being away costs tickets, nothing else (docs/architecture/design.md §3).
         return ChipsError(
             "unavailable",
             "socket tickets cannot be issued or spent right now (their store does not "

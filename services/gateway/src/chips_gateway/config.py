@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from chips_common.config import Settings
 from chips_common.ids import new_id
 
@@ -11,14 +13,14 @@ class GatewaySettings(Settings):
     # Names this replica's reply subject; unique per process unless set.
     gateway_id: str = ""
     # How often a workspace feed asks Postgres for a head it has not heard of (a lost
-    # or delayed JetStream message at the tail of the stream, DESIGN.md §2).
+    # or delayed JetStream message at the tail of the stream, docs/architecture/design.md §2).
     feed_tail_check_seconds: float = 1.0
     read_your_writes_timeout_seconds: float = 5.0
     # Where uploads and fetches are passed on to (docs/adr/0043).
     attachments_url: str = "http://127.0.0.1:8093"
 
-    # Size at the edge (DESIGN.md §2): one event, one HTTP body, one socket frame. The
-    # largest legal event (32,000 characters of text, or a card's lines) fits in
+    # Size at the edge (docs/architecture/design.md §2): one event, one HTTP body, one socket frame.
+    # The largest legal event (32,000 characters of text, or a card's lines) fits in
     # max_event_bytes; a frame or body may be three times that, so that JSON escapes pass
     # and an event somewhat over the limit is told too_large rather than cut off. All
     # stay well under NATS's 1 MB max payload, so nothing oversized reaches the eventlog.
@@ -52,6 +54,10 @@ class GatewaySettings(Settings):
     # Until then the socket is read on, its pongs with it, so a client with many writes
     # queued is not taken for a silent one (a rate limit refuses a flood long before).
     ws_max_queued_writes: int = 1000
+    # permessage-deflate on /v1/ws, when a client offers it (browsers do). Off by default:
+    # it holds a compressor and a decompressor per socket (about 40 KB) and compresses
+    # every event once per socket, for frames of a few hundred bytes (docs/adr/0149).
+    ws_compression: bool = False
 
     # Browsers' cross-origin access: origins (scheme://host[:port], comma separated) that
     # may open /v1/ws and call the HTTP API. The gateway's own origin is always allowed (the
@@ -70,10 +76,23 @@ class GatewaySettings(Settings):
     web_dir: str = ""
 
     # Restarts (docs/adr/0080): how long a harness asked to restart reads "Restarting"
-    # without a word from it (spec/websocket.md: three minutes), and how long a harness's
+    # without a word from it (docs/product/websocket.md: three minutes), and how long a harness's
     # socket counts as open unless its gateway renews it (a third of it at a time).
     restart_wait_seconds: float = 180.0
     presence_ttl_seconds: float = 30.0
+
+    # Sign-in with the team's identity provider (OpenID Connect, docs/adr/0135); off while
+    # oidc_issuer is empty. People sign in to the workspace oidc_workspace names (its id).
+    # oidc_allowed_domains (comma separated) limits the verified emails taken; empty takes
+    # any. oidc_new_people: "invite" (only an invited email, or a person already here) or
+    # "member" (anybody of the allowed domains comes in as a member).
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: str = ""
+    oidc_workspace: str = ""
+    oidc_allowed_domains: str = ""
+    oidc_new_people: Literal["invite", "member"] = "invite"
+    oidc_button: str = "Sign in with your team's account"
 
     def replica_id(self) -> str:
         if not self.gateway_id:

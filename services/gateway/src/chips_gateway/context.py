@@ -55,10 +55,22 @@ Ctx = Annotated[Context, Depends(get_context)]
 async def get_principal(
     ctx: Ctx, authorization: Annotated[str | None, Header()] = None
 ) -> Principal:
-    return await require_principal(ctx.auth, authorization)
+    return await require_principal(ctx.auth, authorization, ctx.settings.signing_key)
 
 
 Caller = Annotated[Principal, Depends(get_principal)]
+
+# The Idempotency-Key header a write route takes: the same request again with it is a
+# duplicate, another request with it is refused (docs/adr/0126). Without it a write is
+# given a fresh key, so a retry of it may be logged twice.
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        min_length=1,
+        max_length=200,
+        description="makes a retry safe: the same request again is answered as the first",
+    ),
+]
 
 
 async def check_write_rate(ctx: Context, caller: Principal) -> None:

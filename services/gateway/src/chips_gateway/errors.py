@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -11,10 +12,20 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from chips_common.db.away import DATABASE_AWAY as DATABASE_AWAY
+
+log = logging.getLogger(__name__)
+
 HTTP_STATUS = {
     "invalid_frame": 400,
     "invalid_request": 400,
     "invalid_event": 422,
+    # A used Idempotency-Key sent with another request (docs/adr/0126).
+    "idempotency_key_reused": 422,
+    # A device's public key that is well formed but no P-256 key (docs/adr/0125).
+    "invalid_key": 422,
+    # A notification preference that is well formed but none we can take (docs/adr/0132).
+    "invalid_preference": 422,
     "unauthorized": 401,
     "forbidden": 403,
     "not_found": 404,
@@ -25,6 +36,17 @@ HTTP_STATUS = {
     "room_closed": 409,
     "lead_room": 409,
     "not_connected": 409,
+    # An invite link or pairing code that cannot be used (docs/adr/0125).
+    "invalid_invite": 404,
+    "invite_used": 410,
+    "invite_withdrawn": 410,
+    "invite_expired": 410,
+    # A device's signed exchange refused: replayed, off the clock, or not its signature.
+    "replayed": 401,
+    "clock_skew": 401,
+    "bad_signature": 401,
+    # A creating call sent again under its key: made once, its token shown once.
+    "already_created": 409,
     "too_large": 413,
     "rate_limited": 429,
     "unavailable": 503,
@@ -33,12 +55,28 @@ HTTP_STATUS = {
 }
 
 
+# When to send again something answered ``unavailable`` without a time of its own: a
+# dependency that went away (Postgres restarting, the log not answering in time) is back
+# within seconds or not soon; a client told one second comes back and is told again.
+UNAVAILABLE_RETRY_AFTER = 1.0
+
+
 class ChipsError(Exception):
     def __init__(self, code: str, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.extra = {k: v for k, v in extra.items() if v is not None}
+        if code == "unavailable":  # every unavailable says when to try again
+            self.extra.setdefault("retry_after", UNAVAILABLE_RETRY_AFTER)
+
+    @classmethod
+    def database_away(cls) -> ChipsError:
+        return cls(
+            "unavailable",
+            "the database is not reachable right now (restarting or failing over); "
+            "send it again shortly, with the same idempotency key for a write",
+        )
 
     def body(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.extra}
@@ -49,6 +87,27 @@ async def chips_error_handler(_: Request, exc: Exception) -> JSONResponse:
     retry = exc.extra.get("retry_after")
     headers = {"Retry-After": str(math.ceil(retry))} if isinstance(retry, int | float) else None
     return JSONResponse(exc.body(), status_code=HTTP_STATUS.get(exc.code, 400), headers=headers)
+
+
+# The database away: a host name that does not resolve, a connection refused or dropped.
+# A request that needed it is answered ``unavailable`` with a retry hint, never an
+# unhandled 500 (which a client cannot tell from a gateway that is not there).
+# (The exceptions are chips_common.db.away's, shared with the eventlog and attachments.)
+RETRY_SECONDS = 2
+
+
+def database_away(doing: str = "answer that") -> ChipsError:
+    """The refusal for a request the database did not answer: what could not be done."""
+    return ChipsError(
+        "unavailable",
+        f"Chips cannot {doing} right now: its database does not answer; try again in a few seconds",
+        retry_after=RETRY_SECONDS,
+    )
+
+
+async def database_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    log.warning("the database did not answer %s: %s", request.url.path, exc)
+    return await chips_error_handler(request, database_away())
 
 
 async def validation_error_handler(_: Request, exc: Exception) -> JSONResponse:

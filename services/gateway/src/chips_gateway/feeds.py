@@ -4,7 +4,7 @@ A feed listens on ``chips.events.<workspace>`` and hands every committed event, 
 order and without gaps, to each subscription attached to it. A missing seq (a lost or
 reordered message) is read from Postgres before going on, and a periodic look at the
 workspace's head catches a loss at the tail, so JetStream losing a message may delay
-an event but never drop it (DESIGN.md §2, Gaps are healed from the log).
+an event but never drop it (docs/architecture/design.md §2, Gaps are healed from the log).
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ class Feed:
         if space_id is None:
             return
         if event["type"] == "space.erased":
-            # Nothing of an erased room stays in memory (spec/spaces.md, Deleting one).
+            # Nothing of an erased room stays in memory (docs/product/spaces.md, Deleting one).
             for erased in (space_id, *(event.get("threads") or ())):
                 self.rooms.pop(erased, None)
                 self.parents.pop(erased, None)

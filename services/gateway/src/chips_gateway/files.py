@@ -1,6 +1,6 @@
 """The room's files, and links to them signed for whoever is sent them.
 
-spec/websocket.md, The room's files: the files of one name are its versions, the newest
+docs/product/websocket.md, The room's files: the files of one name are its versions, the newest
 the current one; ``context.files`` lists the current version of each, newest first, the
 20 newest, as of the message. They are read from ``attachments`` (written by the door as
 each message posts them) joined to the log, so a message taken back as of a seq takes its
@@ -20,9 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from chips_common.clock import iso
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
+from chips_common.events import JsonObject
 from chips_common.rules.files import disposition_for
 from chips_common.rules.signed_urls import URL_TTL_SECONDS, signed_path, url_key
 from chips_gateway.reader import LogReader
+from chips_gateway.rows import FileRow, Links, RoomFile, RoomFileBy
 
 CONTEXT_FILES = 20
 
@@ -35,27 +37,49 @@ class FileLinks:
         self.base_url = base_url.rstrip("/")
         self.ttl = ttl
 
-    def link(self, item: dict[str, Any], credential_id: str, now: float) -> dict[str, Any]:
-        """The file with ``url`` and ``url_expires_at`` (and ``thumbnail_url``) added."""
+    def links(
+        self, attachment_id: str, mime_type: str, thumbnail: bool, credential_id: str, now: float
+    ) -> Links:
+        """A file's ``url`` and ``url_expires_at`` (and ``thumbnail_url``)."""
         path, exp = signed_path(
-            self.key,
-            item["attachment_id"],
-            credential_id,
-            disposition_for(item["mime_type"]),
-            now,
-            self.ttl,
+            self.key, attachment_id, credential_id, disposition_for(mime_type), now, self.ttl
         )
-        linked = {
-            **item,
+        links: Links = {
             "url": self.base_url + path,
             "url_expires_at": iso(datetime.fromtimestamp(exp, UTC)),
         }
-        if item.get("thumbnail"):
+        if thumbnail:
             thumb, _ = signed_path(
-                self.key, item["attachment_id"], credential_id, "thumbnail", now, self.ttl
+                self.key, attachment_id, credential_id, "thumbnail", now, self.ttl
             )
-            linked["thumbnail_url"] = self.base_url + thumb
+            links["thumbnail_url"] = self.base_url + thumb
+        return links
+
+    def link(self, item: JsonObject, credential_id: str, now: float) -> JsonObject:
+        """An attachment as an event carries it (the catalogue's ``Attachment``, as JSON),
+        with its links added."""
+        links = self.links(
+            str(item["attachment_id"]),
+            str(item["mime_type"]),
+            bool(item.get("thumbnail")),
+            credential_id,
+            now,
+        )
+        linked: JsonObject = {
+            **item,
+            "url": links["url"],
+            "url_expires_at": links["url_expires_at"],
+        }
+        if "thumbnail_url" in links:
+            linked["thumbnail_url"] = links["thumbnail_url"]
         return linked
+
+    def link_file(self, item: FileRow, credential_id: str, now: float) -> RoomFile:
+        """A room's file with its links added."""
+        links = self.links(
+            item["attachment_id"], item["mime_type"], item["thumbnail"], credential_id, now
+        )
+        return {**item, **links}
 
     def sign_event(self, event: dict[str, Any], credential_id: str) -> dict[str, Any]:
         """The event with each of its attachments (and its context's files) linked."""
@@ -80,15 +104,15 @@ async def room_files(
     space_id: str,
     as_of: int | None = None,
     name: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[FileRow]:
     """Every version of the room's files as of ``as_of`` (all when None), newest first."""
-    a, e, m = attachments.c, t.events.c, t.message_marks.c
+    a, p, e, m = attachments.c, t.posted_files.c, t.events.c, t.message_marks.c
     message_id = e.body["message_id"].astext
     query = (
         select(
             a.id,
             a.name,
-            a.version,
+            p.version,
             a.sha256,
             a.byte_size,
             a.mime_type,
@@ -97,25 +121,25 @@ async def room_files(
             a.height,
             a.duration_ms,
             a.thumbnail,
-            a.replaces,
+            p.replaces,
             a.uploader_id,
-            a.posted_seq,
+            p.posted_seq,
             e.ts,
             e.actor_id,
             message_id.label("message_id"),
             m.deleted_seq,
         )
         .select_from(
-            attachments.join(
-                t.events, and_(e.workspace_id == a.workspace_id, e.seq == a.posted_seq)
-            ).outerjoin(t.message_marks, m.message_id == message_id)
+            t.posted_files.join(attachments, a.id == p.upload_id)
+            .join(t.events, and_(e.workspace_id == p.workspace_id, e.seq == p.posted_seq))
+            .outerjoin(t.message_marks, m.message_id == message_id)
         )
-        .where(and_(a.workspace_id == workspace_id, a.space_id == space_id))
-        .order_by(a.posted_seq.desc(), a.version.desc())
+        .where(and_(p.workspace_id == workspace_id, p.space_id == space_id))
+        .order_by(p.posted_seq.desc(), p.version.desc())
         .limit(2000)
     )
     if as_of is not None:
-        query = query.where(a.posted_seq <= as_of)
+        query = query.where(p.posted_seq <= as_of)
     if name is not None:
         query = query.where(a.name == name)
     async with engine.connect() as conn:
@@ -123,17 +147,23 @@ async def room_files(
     rows = [
         r for r in rows if r.deleted_seq is None or (as_of is not None and r.deleted_seq > as_of)
     ]
-    # Who posted it is who said the post: an agent, for an agent's words (spec/websocket.md,
+    # Who posted it is who said the post: an agent, for an agent's words (docs/product/websocket.md,
     # The room's files), though its harness's token uploaded the bytes.
     people = await reader.participants(sorted({r.actor_id for r in rows}))
     # The same bytes posted again are the same version: the version is its first post.
     seen: set[tuple[str, int]] = set()
-    files: list[dict[str, Any]] = []
+    files: list[FileRow] = []
     for r in reversed(rows):
         if (r.name, r.version) in seen:
             continue
         seen.add((r.name, r.version))
-        item: dict[str, Any] = {
+        who = people.get(r.actor_id)
+        by: RoomFileBy = (
+            {"id": who["id"], "kind": who["kind"], "name": who["name"]}
+            if who
+            else {"id": r.actor_id, "kind": "unknown"}
+        )
+        item: FileRow = {
             "name": r.name,
             "version": r.version,
             "attachment_id": r.id,
@@ -141,23 +171,28 @@ async def room_files(
             "byte_size": r.byte_size,
             "mime_type": r.mime_type,
             "kind": r.kind,
-            "by": people.get(r.actor_id) or {"id": r.actor_id, "kind": "unknown"},
+            "by": by,
             "at": iso(r.ts),
             "message_id": r.message_id,
             "thumbnail": r.thumbnail,
         }
-        for extra in ("width", "height", "duration_ms", "replaces"):
-            if getattr(r, extra) is not None:
-                item[extra] = getattr(r, extra)
+        if r.width is not None:
+            item["width"] = r.width
+        if r.height is not None:
+            item["height"] = r.height
+        if r.duration_ms is not None:
+            item["duration_ms"] = r.duration_ms
+        if r.replaces is not None:
+            item["replaces"] = r.replaces
         files.append(item)
     files.reverse()
     return files
 
 
-def current_versions(files: list[dict[str, Any]], limit: int | None = None) -> list[dict[str, Any]]:
+def current_versions(files: list[FileRow], limit: int | None = None) -> list[FileRow]:
     """The newest version of each name, newest first."""
     names: set[str] = set()
-    current: list[dict[str, Any]] = []
+    current: list[FileRow] = []
     for item in files:
         if item["name"] in names:
             continue
@@ -170,7 +205,7 @@ def current_versions(files: list[dict[str, Any]], limit: int | None = None) -> l
 
 async def context_files(
     engine: AsyncEngine, reader: LogReader, workspace_id: str, space_id: str, seq: int
-) -> list[dict[str, Any]]:
+) -> list[FileRow]:
     """``context.files``: the 20 newest files' current versions, as of the message."""
     files = await room_files(engine, reader, workspace_id, space_id, as_of=seq)
     return current_versions(files, CONTEXT_FILES)

@@ -6,6 +6,7 @@ that a projector fills later, and never by a join written differently in each ro
 
 - :func:`require_member` for a route about one space (a thread counts as its room);
 - :func:`spaces_of` for a route that lists several, as a subquery of the space ids;
+  :func:`spaces_and_threads_of` when what it lists may also live in their threads;
 - :func:`require_harness_or_owner` for a route about one harness;
 - :func:`now_visible` for a route that lists spaces a participant is *not* necessarily
   in (a harness's opened rooms): what it may still be shown of each.
@@ -25,6 +26,7 @@ from chips_common.db import tables as t
 from chips_gateway.auth import Principal
 from chips_gateway.context import Ctx
 from chips_gateway.errors import ChipsError
+from chips_gateway.rows import OpenerSpace
 
 
 async def require_member(ctx: Ctx, caller: Principal, space_id: str) -> None:
@@ -39,6 +41,18 @@ def spaces_of(participant_id: str, workspace_id: str) -> Select[Any]:
     return select(m.space_id).where(
         and_(m.workspace_id == workspace_id, m.participant_id == participant_id)
     )
+
+
+def spaces_and_threads_of(participant_id: str, workspace_id: str) -> Select[Any]:
+    """The ids of the spaces a participant is in now and of their threads, as a subquery.
+
+    A thread has no members of its own: whoever is in its room is in it (docs/product/messages.md,
+    Threads), so what was asked or said in a thread is listed with its room's.
+    """
+    s = t.spaces.c
+    rooms = spaces_of(participant_id, workspace_id)
+    threads = select(s.id).where(and_(s.workspace_id == workspace_id, s.parent_space_id.in_(rooms)))
+    return select(rooms.union_all(threads).subquery().c.space_id)
 
 
 async def require_harness_or_owner(ctx: Ctx, caller: Principal, harness_id: str) -> None:
@@ -65,8 +79,19 @@ async def require_harness_or_owner(ctx: Ctx, caller: Principal, harness_id: str)
 NAMING_FIELDS = frozenset({"space_id", "key", "shared", "member"})
 
 
-def now_visible(row: dict[str, Any]) -> dict[str, Any]:
-    """A listed space as its reader may see it: whole while a member, else only its name."""
-    if row.get("member"):
+def now_visible(row: OpenerSpace) -> OpenerSpace:
+    """A listed space as its reader may see it: whole while a member, else only its name
+    (:data:`NAMING_FIELDS`)."""
+    if row["member"]:
         return row
-    return {k: (v if k in NAMING_FIELDS else None) for k, v in row.items()}
+    return {
+        "space_id": row["space_id"],
+        "key": row["key"],
+        "shared": row["shared"],
+        "title": None,
+        "state": None,
+        "open": None,
+        "moved_by": None,
+        "moved_seq": None,
+        "member": row["member"],
+    }

@@ -45,3 +45,9 @@ SEARCH_WAIT_READS = Counter(
     "Reads of the index's checkpoint made while searches waited (no notice in time, or "
     "not listening)",
 )
+WS_BYTES_IN = Counter(
+    "chips_ws_bytes_in_total",
+    "Bytes read from sockets, by their fate: parsed into frames, or dropped unparsed after"
+    " the gateway's close frame (docs/adr/0149)",
+    ["fate"],
+)

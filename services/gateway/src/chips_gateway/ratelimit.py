@@ -5,12 +5,13 @@ through several gateways at once, so its bucket is kept in Redis and taken from 
 script (atomic, timed by Redis's own clock). To keep a Redis round trip off every write,
 a gateway takes a few tokens at a time and spends them locally for a quarter of a second.
 
-Redis is a soft dependency (DESIGN.md §3): while it does not answer, the per-credential
-limit is not applied (the per-socket one still is) and writes go on.
+Redis is a soft dependency (docs/architecture/design.md §3): while it does not answer, the
+per-credential limit is not applied (the per-socket one still is) and writes go on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -137,6 +138,11 @@ class CredentialLimiter:
     burst: int
     held: dict[str, Held] = field(default_factory=dict)
     down_until: float = 0.0
+    # One take from Redis at a time per credential: the sockets that find its held tokens
+    # spent wait for that take and share its chunk. Each taking a chunk of its own drained
+    # the bucket many times faster than the writes spent it, and refused writes far below
+    # the rate.
+    asking: dict[str, asyncio.Future[None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.script = self.redis.register_script(TAKE)
@@ -149,13 +155,29 @@ class CredentialLimiter:
 
     async def take(self, credential_id: str) -> float:
         """Take one write's token for the credential: 0.0, or the seconds to wait."""
-        now = time.monotonic()
-        held = self.held.get(credential_id)
-        if held is not None and held.tokens > 0 and now < held.until:
-            held.tokens -= 1
-            return 0.0
-        if now < self.down_until:
-            return 0.0
+        while True:
+            now = time.monotonic()
+            held = self.held.get(credential_id)
+            if held is not None and held.tokens > 0 and now < held.until:
+                held.tokens -= 1
+                return 0.0
+            if now < self.down_until:
+                return 0.0
+            pending = self.asking.get(credential_id)
+            if pending is None:
+                break
+            # Another socket is taking this credential's next chunk: share it.
+            await asyncio.shield(pending)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.asking[credential_id] = done
+        try:
+            return await self.take_from_redis(credential_id, now)
+        finally:
+            del self.asking[credential_id]
+            done.set_result(None)
+
+    async def take_from_redis(self, credential_id: str, now: float) -> float:
+        """One take of a chunk from the credential's bucket in Redis; one token is spent."""
         try:
             granted, wait = await self.script(
                 keys=[self.key(credential_id)], args=[self.rate, self.burst, self.chunk]

@@ -11,23 +11,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from chips_common.db import tables as t
 from chips_common.events import canonical
 from chips_common.rules.delivery import RUN_ENDS
-from chips_common.rules.handles import Member
-from chips_common.rules.room import JOINING
-from chips_common.rules.scope import standings_of
+from chips_gateway.history import TURN_ENDS, WORKING_TOLD, HistoryReads, room_of
 
-# What ends a harness's turn in a room: its words, or its passing.
-TURN_ENDS = ("message.post", "turn.passed")
-# What says who of a room's agents is working (docs/adr/0090).
-WORKING_TOLD = ("room.working", "room.idle")
+__all__ = ["TURN_ENDS", "WORKING_TOLD", "LogReader", "room_of"]
 
 
-def room_of(space_id: str) -> Any:
-    """The space whose members are in ``space_id``: a thread's room, else itself."""
-    parent = select(t.spaces.c.parent_space_id).where(t.spaces.c.id == space_id).scalar_subquery()
-    return func.coalesce(parent, space_id)
+class LogReader(HistoryReads):
+    """Read-only access to the log and the door state; the past of rooms and participants
+    is :class:`~chips_gateway.history.HistoryReads`'."""
 
-
-class LogReader:
     def __init__(self, engine: AsyncEngine, batch_size: int = 500) -> None:
         self.engine = engine
         self.batch_size = batch_size
@@ -63,7 +55,7 @@ class LogReader:
     async def context_start(
         self, workspace_id: str, space_id: str, participant_id: str, before: int
     ) -> int:
-        """The seq a harness's context starts after (spec/websocket.md, What you're told).
+        """The seq a harness's context starts after (docs/product/websocket.md, What you're told).
 
         Its joining, or where the turn that said its last words here began: the first
         message for it after its words before those, so what was said while that turn
@@ -79,7 +71,7 @@ class LogReader:
             .where(
                 and_(
                     t.membership_log.c.workspace_id == workspace_id,
-                    # In a thread, since joining its room (spec/messages.md, Threads).
+                    # In a thread, since joining its room (docs/product/messages.md, Threads).
                     t.membership_log.c.space_id == room_of(space_id),
                     t.membership_log.c.participant_id == participant_id,
                     t.membership_log.c.added.is_(True),
@@ -115,6 +107,30 @@ class LogReader:
             ).scalar()
         return int(began) if began else spoke
 
+    async def heard(
+        self, workspace_id: str, space_id: str, after: int, attachment_ids: list[str]
+    ) -> dict[str, dict[str, Any]]:
+        """What was heard in these voice notes so far, by attachment (docs/adr/0137): the
+        ``attachment.transcribed`` logged after the post (``after``) in its room."""
+        e = t.events.c
+        query = select(e.body).where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.space_id == space_id,
+                e.seq > after,
+                e.type == "attachment.transcribed",
+                e.body["attachment_id"].astext.in_(sorted(attachment_ids)),
+            )
+        )
+        async with self.engine.connect() as conn:
+            found = await conn.execute(query)
+            return {
+                b["attachment_id"]: {
+                    k: b[k] for k in ("outcome", "transcript", "note", "engine") if k in b
+                }
+                for (b,) in found
+            }
+
     async def event_by_id(self, workspace_id: str, event_id: str) -> dict[str, Any] | None:
         """One event of the workspace by its id, or None."""
         e = t.events.c
@@ -125,33 +141,6 @@ class LogReader:
                 )
             ).scalar()
         return canonical(body) if body is not None else None
-
-    async def led_as_of(
-        self, workspace_id: str, space_id: str, seq: int
-    ) -> tuple[str | None, dict[str, Any] | None]:
-        """The room's lead once event ``seq`` was logged, and the last room.working or
-        room.idle before it (docs/adr/0090). Read through the log's partial index of those
-        events, so a room that never had them costs one short look."""
-        e = t.events.c
-        room = [e.workspace_id == workspace_id, e.space_id == space_id, e.seq <= seq]
-        async with self.engine.connect() as conn:
-            lead = (
-                await conn.execute(
-                    select(e.body)
-                    .where(and_(*room, e.type == "space.lead_set"))
-                    .order_by(e.seq.desc())
-                    .limit(1)
-                )
-            ).scalar()
-            told = (
-                await conn.execute(
-                    select(e.body)
-                    .where(and_(*room, e.type.in_(WORKING_TOLD)))
-                    .order_by(e.seq.desc())
-                    .limit(1)
-                )
-            ).scalar()
-        return (lead or {}).get("agent_id"), told
 
     async def space_window(
         self, workspace_id: str, space_id: str, after: int, before: int, limit: int
@@ -175,114 +164,6 @@ class LogReader:
         rows.reverse()
         return rows
 
-    async def members_as_of(self, workspace_id: str, space_id: str, seq: int) -> list[Member]:
-        """Who was in a space (a thread's room, for a thread) once event ``seq`` was applied,
-        each with the standing the event that brought them in gave them, and an agent with
-        its harness beside it. Every row: :func:`~chips_common.rules.handles.as_shown` says
-        who of them the room shows."""
-        log = t.membership_log
-        latest = (
-            select(log.c.participant_id, log.c.added, log.c.seq)
-            .where(
-                and_(
-                    log.c.workspace_id == workspace_id,
-                    log.c.space_id == room_of(space_id),
-                    log.c.seq <= seq,
-                )
-            )
-            .order_by(log.c.participant_id, log.c.seq.desc())
-            .distinct(log.c.participant_id)
-            .subquery()
-        )
-        p = t.participants.c
-        # An agent's harness, beside it (docs/adr/0070).
-        behind = t.participants.alias("behind")
-        query = (
-            select(
-                p.id,
-                p.kind,
-                p.name,
-                t.events.c.body,
-                behind.c.id.label("harness_id"),
-                behind.c.name.label("harness"),
-            )
-            .select_from(
-                latest.join(t.participants, latest.c.participant_id == p.id)
-                .outerjoin(
-                    t.events,
-                    and_(
-                        t.events.c.workspace_id == workspace_id,
-                        t.events.c.seq == latest.c.seq,
-                    ),
-                )
-                .outerjoin(behind, and_(p.kind == "agent", behind.c.id == p.owner_id))
-            )
-            .where(latest.c.added.is_(True))
-        )
-        async with self.engine.connect() as conn:
-            rows = await conn.execute(query)
-            return [
-                Member(
-                    r.id,
-                    r.kind,
-                    r.name,
-                    standings_of(r.body or {}).get(r.id, "member"),
-                    r.harness_id,
-                    r.harness,
-                )
-                for r in rows
-            ]
-
-    async def joinings(
-        self, workspace_id: str, space_id: str, since: int, before: int
-    ) -> list[dict[str, Any]]:
-        """The events of a space that brought somebody in, with ``since <= seq < before``."""
-        e = t.events.c
-        query = (
-            select(e.body)
-            .where(
-                and_(
-                    e.workspace_id == workspace_id,
-                    e.space_id == space_id,
-                    e.seq >= since,
-                    e.seq < before,
-                    e.type.in_(JOINING),
-                )
-            )
-            .order_by(e.seq)
-        )
-        async with self.engine.connect() as conn:
-            return [canonical(row.body) for row in await conn.execute(query)]
-
-    async def first_said(self, workspace_id: str, space_id: str, before: int) -> int | None:
-        """The seq of the first message.post in a space before event ``before``, if any."""
-        e = t.events.c
-        query = select(func.min(e.seq)).where(
-            and_(
-                e.workspace_id == workspace_id,
-                e.space_id == space_id,
-                e.seq < before,
-                e.type == "message.post",
-            )
-        )
-        async with self.engine.connect() as conn:
-            first = (await conn.execute(query)).scalar()
-        return int(first) if first is not None else None
-
-    async def talked_before(self, workspace_id: str, space_id: str, seq: int) -> bool:
-        """Whether anything was said in a space before event ``seq``."""
-        e = t.events.c
-        query = select(e.seq).where(
-            and_(
-                e.workspace_id == workspace_id,
-                e.space_id == space_id,
-                e.seq < seq,
-                e.type == "message.post",
-            )
-        )
-        async with self.engine.connect() as conn:
-            return (await conn.execute(query.limit(1))).first() is not None
-
     async def workspace_participants(self, workspace_id: str) -> dict[str, dict[str, str]]:
         query = select(t.participants.c.id, t.participants.c.kind, t.participants.c.name).where(
             t.participants.c.workspace_id == workspace_id
@@ -305,8 +186,9 @@ class LogReader:
     async def working_turns(
         self, workspace_id: str, harness_id: str, seq: int
     ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-        """The runs a harness's agents had going once event ``seq`` was applied: each
-        run's id with its room and its agent, in the order they started; and when each was
+        """The runs a harness's agents had going once event ``seq`` was applied (its
+        agents', and its own as itself, its own one agent where it is a member itself):
+        each run's id with its room and its agent, in the order they started; and when each was
         last heard from (the ts of the newest event in its room naming it)."""
         e = t.events.c
         ends = t.events.alias("ends")
@@ -330,8 +212,13 @@ class LogReader:
                     e.workspace_id == workspace_id,
                     e.type == "run.started",
                     e.seq <= seq,
-                    e.body["actor"]["kind"].astext == "agent",
-                    e.body["actor"]["harness_id"].astext == harness_id,
+                    or_(
+                        and_(
+                            e.body["actor"]["kind"].astext == "agent",
+                            e.body["actor"]["harness_id"].astext == harness_id,
+                        ),
+                        e.actor_id == harness_id,
+                    ),
                     ~ended,
                 )
             )
@@ -402,38 +289,6 @@ class LogReader:
         async with self.engine.connect() as conn:
             return [canonical(row.body) for row in await conn.execute(query)]
 
-    async def spaces_as_of(self, workspace_id: str, participant_id: str, seq: int) -> set[str]:
-        """The spaces a participant was in once event ``seq`` had been applied."""
-        log = t.membership_log
-        query = (
-            select(log.c.space_id, log.c.added)
-            .where(
-                and_(
-                    log.c.workspace_id == workspace_id,
-                    log.c.participant_id == participant_id,
-                    log.c.seq <= seq,
-                )
-            )
-            .order_by(log.c.space_id, log.c.seq.desc())
-            .distinct(log.c.space_id)
-        )
-        async with self.engine.connect() as conn:
-            return {row.space_id for row in await conn.execute(query) if row.added}
-
-    async def threads_as_of(self, workspace_id: str, seq: int) -> dict[str, str]:
-        """Each thread opened by event ``seq``, with its room (for scoping a replay).
-
-        An erased thread is among them: of what was said in it the log keeps only the
-        ``run.cancel`` its room's deletion sent first (rules/stopping.py in the eventlog), which
-        a harness catching up from before the deletion is still handed.
-        """
-        s = t.spaces.c
-        query = select(s.id, s.parent_space_id).where(
-            and_(s.workspace_id == workspace_id, s.kind == "thread", s.created_seq <= seq)
-        )
-        async with self.engine.connect() as conn:
-            return {row.id: row.parent_space_id for row in await conn.execute(query)}
-
     async def parent_of(self, space_id: str) -> str | None:
         """A thread's room, or None for a space that is not a thread."""
         query = select(t.spaces.c.parent_space_id).where(t.spaces.c.id == space_id)
@@ -479,57 +334,3 @@ class LogReader:
         )
         async with self.engine.connect() as conn:
             return (await conn.execute(query)).first() is not None
-
-    # --- agents, for the scope and the pre-agents view (docs/adr/0079) ------------------
-
-    async def agent_rooms_as_of(self, workspace_id: str, seq: int) -> dict[str, set[str]]:
-        """The rooms each agent of the workspace was in once event ``seq`` was applied."""
-        log = t.membership_log
-        query = (
-            select(log.c.participant_id, log.c.space_id, log.c.added)
-            .where(
-                and_(
-                    log.c.workspace_id == workspace_id,
-                    log.c.participant_id.startswith("agt_"),
-                    log.c.seq <= seq,
-                )
-            )
-            .order_by(log.c.participant_id, log.c.space_id, log.c.seq.desc())
-            .distinct(log.c.participant_id, log.c.space_id)
-        )
-        found: dict[str, set[str]] = {}
-        async with self.engine.connect() as conn:
-            for row in await conn.execute(query):
-                if row.added:
-                    found.setdefault(row.participant_id, set()).add(row.space_id)
-        return found
-
-    async def own_agents_as_of(self, harness_id: str, seq: int) -> set[str]:
-        """The agents a harness had registered by event ``seq``."""
-        p = t.participants.c
-        query = select(p.id).where(
-            and_(p.owner_id == harness_id, p.kind == "agent", p.joined_seq <= seq)
-        )
-        async with self.engine.connect() as conn:
-            return {row.id for row in await conn.execute(query)}
-
-    async def speaks_agents_as_of(self, workspace_id: str, harness_id: str, seq: int) -> bool:
-        """Whether the harness's last ``harness.declared`` by event ``seq`` named ``agents``."""
-        e = t.events.c
-        query = (
-            select(e.body)
-            .where(
-                and_(
-                    e.workspace_id == workspace_id,
-                    e.space_id.is_(None),
-                    e.type == "harness.declared",
-                    e.seq <= seq,
-                    e.body["harness_id"].astext == harness_id,
-                )
-            )
-            .order_by(e.seq.desc())
-            .limit(1)
-        )
-        async with self.engine.connect() as conn:
-            body = (await conn.execute(query)).scalar()
-        return isinstance(body, dict) and "agents" in (body.get("capabilities") or ())

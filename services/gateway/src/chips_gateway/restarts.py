@@ -1,6 +1,6 @@
 """Restarts, and what a harness's face reads: connected, restarting, trouble (docs/adr/0080).
 
-spec/websocket.md, Restarts: the owner of a harness that declared ``restarts`` (or an
+docs/product/websocket.md, Restarts: the owner of a harness that declared ``restarts`` (or an
 owner or admin of the workspace) asks Chips to restart it, and Chips sends
 ``{"frame": "restart", "asked_by", "asked_at"}`` down each of its sockets that said
 ``restart`` in its hello's ``accepts``, on every gateway. The frame is not an event: it
@@ -30,12 +30,14 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from nats.aio.client import Client as Nats
 from nats.aio.msg import Msg
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+
+from chips_gateway.frames import RestartFrame
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ RESTARTABLE = "restart"
 
 
 class Restartable(Protocol):
-    def ask_restart(self, frame: dict[str, Any]) -> bool: ...
+    def ask_restart(self, frame: RestartFrame) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ class Restarts:
             pipe.set(self.restarting_key(harness_id), mark, ex=max(1, round(self.wait)))
             pipe.delete(self.status_key(harness_id))
             await pipe.execute()
-        frame = {"frame": "restart", "asked_by": asked_by, "asked_at": asked_at}
+        frame = RestartFrame(frame="restart", asked_by=asked_by, asked_at=asked_at)
         if self.nc is not None:
             body = {"harness_id": harness_id, "frame": frame}
             await self.nc.publish(self.subject, json.dumps(body).encode())
@@ -170,7 +172,10 @@ class Restarts:
     async def _on_notice(self, msg: Msg) -> None:
         try:
             body = json.loads(msg.data)
-            harness_id, frame = str(body["harness_id"]), dict(body["frame"])
+            harness_id, said = str(body["harness_id"]), body["frame"]
+            frame = RestartFrame(
+                frame="restart", asked_by=str(said["asked_by"]), asked_at=str(said["asked_at"])
+            )
         except (ValueError, KeyError, TypeError):
             log.warning("a restart notice that is not one was ignored")
             return

@@ -1,6 +1,6 @@
 """Delivery shaping for runs: receipt frames and ``resolved_elsewhere``.
 
-spec/websocket.md, Receipts: a person's words into a room with a live run are answered by
+docs/product/websocket.md, Receipts: a person's words into a room with a live run are answered by
 the ack and then a ``receipt`` frame; the run's harness is sent the same frame beside the
 event, keyed the same way. The door decided the disposition and wrote it into the event
 (``receipt``), so a live delivery and a replay send the same receipt.
@@ -16,21 +16,22 @@ from typing import Any
 
 from chips_common.append import AppendAnswer
 from chips_gateway.auth import Principal
+from chips_gateway.frames import ReceiptFrame
 
 # Event types whose decider's key is remembered by the socket that sent them.
 DECISIONS = frozenset({"approval.resolved"})
 
 
-def receipt_frame(receipt: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "frame": "receipt",
-        "idempotency_key": receipt["idempotency_key"],
-        "disposition": receipt["disposition"],
-        "run_ids": receipt["run_ids"],
-    }
+def receipt_frame(receipt: dict[str, Any]) -> ReceiptFrame:
+    return ReceiptFrame(
+        frame="receipt",
+        idempotency_key=receipt["idempotency_key"],
+        disposition=receipt["disposition"],
+        run_ids=receipt["run_ids"],
+    )
 
 
-def receipt_after_ack(answer: AppendAnswer, key: str) -> dict[str, Any] | None:
+def receipt_after_ack(answer: AppendAnswer, key: str) -> ReceiptFrame | None:
     """The receipt that follows the sender's ack, when the door wrote one."""
     if not answer.ok or not answer.events:
         return None
@@ -40,7 +41,7 @@ def receipt_after_ack(answer: AppendAnswer, key: str) -> dict[str, Any] | None:
     return receipt_frame(receipt)
 
 
-def receipt_beside(principal: Principal, event: dict[str, Any]) -> dict[str, Any] | None:
+def receipt_beside(principal: Principal, event: dict[str, Any]) -> ReceiptFrame | None:
     """The receipt a run's harness is sent beside the event it is about."""
     receipt = event.get("run_receipt")
     if (

@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from chips_common.db.principals import principal_for_token
 from chips_common.db.retry import once_more
 from chips_common.db.search_tables import CHECKPOINT_CHANNEL, TEXT_SEARCH_CONFIG
+from chips_common.rules.devices import SESSION_PREFIX, session_device
 from chips_common.rules.search import HEADLINE_OPTIONS
 from chips_common.tokens import hash_token
 from chips_gateway.metrics import SEARCH_WAIT_READS, SEARCH_WAITS
@@ -60,14 +61,17 @@ WITH me AS MATERIALIZED (
 SELECT me.known, me.head_seq, me.as_of_seq, {{allowed}} AS allowed,
        CASE WHEN {{fresh}} THEN NULL ELSE me.rooms END AS rooms_now,
        h.doc_id, h.seq, h.space_id, h.room_id, h.kind, h.message_kind, h.message_id,
-       h.run_id, h.step_id, h.author_id, h.ts, h.headline
+       h.run_id, h.step_id, h.author_id, h.ts, h.headline, h.voice_note
 FROM me LEFT JOIN LATERAL (
     SELECT d.*,
            ts_headline('{TEXT_SEARCH_CONFIG}', d.words || E'\\n' || d.extra, query,
-                       :headline) AS headline
+                       :headline) AS headline,
+           coalesce(to_tsvector('{TEXT_SEARCH_CONFIG}', d.heard) @@ query, false)
+               AS voice_note
     FROM (
         SELECT d.doc_id, d.seq, d.space_id, d.room_id, d.kind, d.message_kind,
-               d.message_id, d.run_id, d.step_id, d.author_id, d.ts, d.words, d.extra
+               d.message_id, d.run_id, d.step_id, d.author_id, d.ts, d.words, d.extra,
+               d.heard
         FROM search_docs d
         WHERE me.known AND {{allowed}} AND {{fresh}}
           AND d.workspace_id = :workspace_id
@@ -147,6 +151,8 @@ class Hit:
     author_id: str
     ts: datetime
     headline: str
+    # What it quotes was heard in a voice note (docs/adr/0137).
+    voice_note: bool = False
 
 
 @dataclass(frozen=True)
@@ -259,9 +265,12 @@ class SearchReader:
     pool (a dead one is found by the statement, which goes once more on a new one).
     """
 
-    def __init__(self, engine: AsyncEngine, progress: IndexProgress | None = None) -> None:
+    def __init__(
+        self, engine: AsyncEngine, progress: IndexProgress | None = None, signing_key: str = ""
+    ) -> None:
         self.engine = engine
         self.progress = progress
+        self.signing_key = signing_key
         self.tokens: OrderedDict[str, Searcher] = OrderedDict()
         # The rooms each remembered credential was last seen in: the planner's guess.
         self.rooms: dict[str, list[str]] = {}
@@ -273,12 +282,14 @@ class SearchReader:
         Raises:
             UnknownToken: the token is not known, or its credential was withdrawn.
         """
+        if token.startswith(SESSION_PREFIX) and not session_device(self.signing_key, token):
+            raise UnknownToken  # a device's session that expired (ADR 0125)
         digest = hash_token(token)
         known = self.tokens.get(digest)
         if known is not None:
             self.tokens.move_to_end(digest)
             return known
-        principal = await principal_for_token(self.engine, token)
+        principal = await principal_for_token(self.engine, token, self.signing_key)
         if principal is None:
             raise UnknownToken
         known = Searcher(principal.credential_id, principal.workspace_id, principal.participant_id)

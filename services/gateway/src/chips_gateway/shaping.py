@@ -2,7 +2,7 @@
 
 Both are worked out from the log relative to the message's seq, never from what this
 gateway happens to have seen, so a live delivery, a replay and a delivery after any
-restart hand over the same lines (spec/websocket.md, What you're told with a question).
+restart hand over the same lines (docs/product/websocket.md, What you're told with a question).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from chips_common.db.spend_reads import JobRead, held_since_last_person, read_jo
 from chips_common.events import canonical
 from chips_common.ids import event_id_for_message
 from chips_common.rules.context import Budget, fit
-from chips_common.rules.context_lines import Changes, lines_of
+from chips_common.rules.context_lines import TAKEN_BY, Changes, lines_of, note_change
 from chips_common.rules.delivery import OwnerOf, WorkingTurns, nobody, shape_for, takers
 from chips_common.rules.handles import as_shown
 from chips_common.rules.lead import handed_opening
@@ -44,6 +44,8 @@ async def lines_from(
     ids = {(e.get("actor") or {}).get("id", "") for e in events} | {
         e["participant_id"] for e in events if "participant_id" in e
     }
+    # Who took somebody's place, known from a newer chunk: the author of older lines.
+    ids |= {v for k, v in (changes or {}).items() if k.startswith(TAKEN_BY) and v}
     people = await reader.participants(sorted(i for i in ids if i))
 
     def who(pid: str) -> dict[str, str]:
@@ -59,6 +61,7 @@ async def build_context(
     event: dict[str, Any],
     budget: Budget,
     since: int,
+    changes: Changes | None = None,
 ) -> dict[str, Any]:
     """Lines said in the room since the taker last spoke there (or joined), up to the message.
 
@@ -69,7 +72,7 @@ async def build_context(
     space_id, seq = event["space_id"], event["seq"]
     wanted = budget.lines + 1
     lines: list[dict[str, Any]] = []
-    changes: Changes = {}
+    changes = {} if changes is None else changes
     upper = seq
     while len(lines) < wanted:
         chunk = max(wanted - len(lines), 8)
@@ -95,7 +98,7 @@ def own(line: dict[str, Any], taker_id: str) -> bool:
 
 def least_heard(takers: list[str], since: dict[str, int]) -> str:
     """Of several agents taking one turn, the one whose context starts furthest back: they
-    share its context (spec/websocket.md, Being spoken to)."""
+    share its context (docs/product/websocket.md, Being spoken to)."""
     return min(takers, key=lambda t: (since[t], takers.index(t)))
 
 
@@ -140,13 +143,16 @@ class Shaper:
         shaped = shape_for(event, me, self.kind, self.owner_of, self.speaks_agents)
         if self.turns is not None:
             self.turns.fold(event)
-            if self.speaks_agents and event.get("type") == "message.post":
+            if event.get("type") == "message.post":
+                # Every harness is told the turns working where the words were said: a
+                # harness that never declared ``agents`` reads its own agents' as its own
+                # id, as the pre-agents view writes every id (docs/adr/0136).
                 working = self.turns.named_by(event, self.takers(event))
                 if working:
                     shaped = {**shaped, "working_turns": working}
                 if working and shaped["type"] == "message.post":
                     # Its own post coming back, said by one of its agents: who said it,
-                    # for the turns it is handed to (spec/websocket.md).
+                    # for the turns it is handed to (docs/product/websocket.md).
                     members = await self.reader.members_as_of(
                         self.principal.workspace_id, event["space_id"], event["seq"]
                     )
@@ -165,19 +171,32 @@ class Shaper:
             shaped = {**shaped, **await self.turn(event, self.takers(event))}
         if "context" in shaped:
             shaped = await self.with_files(shaped, event)
+        shaped = await self.with_heard(shaped, event)
         shaped = await self.with_spend(shaped, event, job)
         return self.signed(shaped)
 
     async def with_catch_up(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         """``agent.attached`` to its harness with ``catch_up``: the room's last lines before
         the agent joined, in context's shape and the harness's budget, for its next turn
-        there (spec/websocket.md, One room at a time). Read from the log as of the event,
+        there (docs/product/websocket.md, One room at a time). Read from the log as of the event,
         so a replay hands over the same lines; nothing when the budget is no lines."""
         if self.budget.lines <= 0 or not event.get("space_id"):
             return shaped
         agent_id = event["agent_id"]
+        # Attached in another's place: what that one said reads as this agent's already,
+        # though the membership.replaced saying so is logged just after (docs/adr/0136).
+        changes: Changes = {}
+        if event.get("replacing"):
+            note_change(
+                {
+                    "type": "membership.replaced",
+                    "replaced": event["replacing"],
+                    "participant_id": agent_id,
+                },
+                changes,
+            )
         catch_up = await build_context(
-            self.reader, self.principal.workspace_id, agent_id, event, self.budget, 0
+            self.reader, self.principal.workspace_id, agent_id, event, self.budget, 0, changes
         )
         # The steps that put it there (its harness's row, its own) are not what was said
         # before it came: the lines end where it joined.
@@ -237,8 +256,32 @@ class Shaper:
         extra["room"] = room_for(taking, members, news, Led(lead, told, event.get("ts", "")))
         return extra
 
+    async def with_heard(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+        """Each voice note's ``heard`` (outcome, transcript, note, engine), as the room's
+        lines carry it, once it was heard (docs/adr/0147): a message.new handed over after
+        the hearing (a replay, a hand-off, a harness that was away) carries what was said.
+        One delivered as the note is posted comes before the hearing, which follows as
+        ``attachment.transcribed``."""
+        notes = [
+            a["attachment_id"]
+            for a in shaped.get("attachments") or ()
+            if a.get("kind") == "voice_note" and "heard" not in a
+        ]
+        if not notes:
+            return shaped
+        heard = await self.reader.heard(
+            self.principal.workspace_id, event["space_id"], event["seq"], notes
+        )
+        if not heard:
+            return shaped
+        attachments = [
+            {**a, "heard": heard[a["attachment_id"]]} if a.get("attachment_id") in heard else a
+            for a in shaped["attachments"]
+        ]
+        return {**shaped, "attachments": attachments}
+
     async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
-        """``context.files``: the room's files as of the message (websocket.md)."""
+        """``context.files``: the room's files as of the message (docs/product/websocket.md)."""
         space_id = event["space_id"]
         if self.links is None or space_id in self.fileless:
             return shaped
@@ -258,7 +301,7 @@ class Shaper:
     ) -> list[dict[str, Any]]:
         """The held messages a person's act hands this harness: the newest held message
         that was for it since the person before last acted, as message.new with
-        ``handed: true`` (spec/websocket.md; docs/adr/0083). Read from the log as of the
+        ``handed: true`` (docs/product/websocket.md; docs/adr/0083). Read from the log as of the
         act, so a replay hands over the same. ``own``: the harness's own agents, shown as
         the harness itself in the pre-agents view; what was for them is its. ``held``: the
         held posts as the feed's window of the room read them as of the act, each with the
@@ -301,7 +344,7 @@ class Shaper:
     ) -> list[dict[str, Any]]:
         """Words nobody took, handed to the room's lead when it is this harness or one of
         its agents: the message as message.new with ``handed`` and ``lead``, its note
-        opening with why (spec/websocket.md, Who leads; docs/adr/0090). Read from the log,
+        opening with why (docs/product/websocket.md, Who leads; docs/adr/0090). Read from the log,
         so a replay hands over the same."""
         pid, lead = self.principal.participant_id, str(event.get("agent_id", ""))
         if not (lead == pid or lead in (own or ()) or self.owner_of(lead) == pid):
@@ -327,7 +370,7 @@ class Shaper:
         self, shaped: dict[str, Any], event: dict[str, Any], read: JobRead | None = None
     ) -> dict[str, Any]:
         """``context.spend`` and its sentence in the note: the room's job as of the message
-        (spec/websocket.md, What the job has spent; docs/adr/0083), as the feed's window
+        (docs/product/websocket.md, What the job has spent; docs/adr/0083), as the feed's window
         folded it (``read``) or else read from the log."""
         if read is None:
             metrics.SPEND_READS.labels("job", "log").inc()

@@ -6,6 +6,8 @@ that took the request publishes a notice on core NATS, which every gateway hears
 and which reaches a socket that never subscribed; and each subscribed socket sees the
 event itself go by in its workspace's feed, which is read from the log and never lost.
 Either closes the harness's sockets with an ``unauthorized`` error frame and code 4401.
+A revoked device (``device.revoked``, docs/adr/0125) is closed the same two ways, by its
+credential: its person's other devices stay open.
 """
 
 from __future__ import annotations
@@ -32,6 +34,18 @@ def disconnected_why(name: str) -> str:
     )
 
 
+REVOKED_WHY = (
+    "this device was revoked: it is signed out everywhere; pair it again with an invite "
+    "or a pairing code from one of your devices"
+)
+
+
+DEACTIVATED_WHY = (
+    "this person was deactivated by a workspace owner or admin: every device, key and "
+    "harness of theirs is signed out"
+)
+
+
 def seen_key(prefix: str, participant_id: str) -> str:
     """Redis: when the participant last subscribed on any gateway (``chips doctor``)."""
     return f"{prefix}:seen:{participant_id}"
@@ -40,18 +54,45 @@ def seen_key(prefix: str, participant_id: str) -> str:
 class Sockets:
     def __init__(self) -> None:
         self.by_participant: dict[str, set[Revocable]] = {}
+        self.by_credential: dict[str, set[Revocable]] = {}
         self.nc: Nats | None = None
         self.subject = ""
 
-    def add(self, participant_id: str, socket: Revocable) -> None:
+    def add(self, participant_id: str, socket: Revocable, credential_id: str = "") -> None:
         self.by_participant.setdefault(participant_id, set()).add(socket)
+        if credential_id:
+            self.by_credential.setdefault(credential_id, set()).add(socket)
 
-    def discard(self, participant_id: str, socket: Revocable) -> None:
-        sockets = self.by_participant.get(participant_id)
-        if sockets is not None:
-            sockets.discard(socket)
-            if not sockets:
-                del self.by_participant[participant_id]
+    def discard(self, participant_id: str, socket: Revocable, credential_id: str = "") -> None:
+        for index, key in (
+            (self.by_participant, participant_id),
+            (self.by_credential, credential_id),
+        ):
+            sockets = index.get(key)
+            if sockets is not None:
+                sockets.discard(socket)
+                if not sockets:
+                    del index[key]
+
+    def has(self, participant_id: str) -> bool:
+        return participant_id in self.by_participant
+
+    def send(self, participant_id: str, frame: dict[str, Any]) -> int:
+        """Queue ``frame`` on every socket of the participant on this gateway (a
+        notification, docs/adr/0132); how many sockets."""
+        sockets = list(self.by_participant.get(participant_id, ()))
+        for socket in sockets:
+            push = getattr(socket, "push", None)
+            if callable(push):
+                push(dict(frame))
+        return len(sockets)
+
+    def revoke_credential(self, credential_id: str, why: str) -> int:
+        """Close every socket opened with the credential on this gateway."""
+        sockets = list(self.by_credential.get(credential_id, ()))
+        for socket in sockets:
+            socket.revoke(why)
+        return len(sockets)
 
     def revoke(self, participant_id: str, why: str) -> int:
         """Close every socket of the participant on this gateway; how many there were."""
@@ -64,11 +105,14 @@ class Sockets:
         self.nc, self.subject = nc, subject
         await nc.subscribe(subject, cb=self._on_notice)
 
-    async def notify(self, participant_id: str, why: str) -> None:
-        """Tell every gateway (this one too) to close the participant's sockets."""
+    async def notify(self, participant_id: str, why: str, credential_id: str = "") -> None:
+        """Tell every gateway (this one too) to close the participant's sockets, or only
+        those of one credential of theirs."""
         if self.nc is None:
             return
         body: dict[str, Any] = {"participant_id": participant_id, "why": why}
+        if credential_id:
+            body["credential_id"] = credential_id
         # Best effort: each subscribed socket also sees the logged event go by.
         with contextlib.suppress(Exception):
             await self.nc.publish(self.subject, json.dumps(body).encode())
@@ -76,6 +120,9 @@ class Sockets:
     async def _on_notice(self, msg: Msg) -> None:
         try:
             body = json.loads(msg.data)
-            self.revoke(str(body["participant_id"]), str(body["why"]))
+            if body.get("credential_id"):
+                self.revoke_credential(str(body["credential_id"]), str(body["why"]))
+            else:
+                self.revoke(str(body["participant_id"]), str(body["why"]))
         except (ValueError, KeyError, TypeError):
             log.warning("a disconnect notice that is not one was ignored")

@@ -1,7 +1,7 @@
 """What a gateway keeps of each room it delivers: the fast path for context and room.
 
-DESIGN.md §4: the state per-recipient shaping needs comes either from what the gateway
-folds from the stream it already reads (a bounded window of each room's recent events),
+docs/architecture/design.md §4: the state per-recipient shaping needs comes either from what the
+gateway folds from the stream it already reads (a bounded window of each room's recent events),
 or from the log (cold start, deep history). A window answers only what it can answer
 exactly; anything older than it holds goes to the log, so both paths give the same frame.
 """
@@ -21,7 +21,13 @@ from chips_common.db.spend_reads import (
     read_job,
 )
 from chips_common.rules.context import Budget, fit
-from chips_common.rules.context_lines import Changes, line_of, note_change, revised
+from chips_common.rules.context_lines import (
+    Changes,
+    line_of,
+    note_change,
+    reauthored,
+    revised,
+)
 from chips_common.rules.handles import Member, as_shown
 from chips_common.rules.room import (
     JOINING,
@@ -318,7 +324,7 @@ class RoomWindow:
     ) -> dict[str, Any] | None:
         """The room and context for ``takers``' turn on ``event`` (a harness, or those of
         its agents the message is for), or None to ask the log. Several agents share one
-        context: the one that has heard least's (spec/websocket.md, Being spoken to)."""
+        context: the one that has heard least's (docs/product/websocket.md, Being spoken to)."""
         seq = event["seq"]
         since: dict[str, int] = {}
         comings: dict[str, tuple[list[dict[str, Any]], bool]] = {}
@@ -412,6 +418,8 @@ class RoomWindow:
             line = self.line(older, names)
             if line is not None:
                 line = revised(line, changes)
+            if line is not None:
+                line = reauthored(line, changes, lambda p: who(names, p))
             if line is not None and not (line["kind"] == "said" and line["from"]["id"] == pid):
                 lines.append(line)
                 if len(lines) == wanted:

@@ -20,6 +20,7 @@ from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
 from chips_common.service.consumer import BatchHandler
 from chips_common.service.fold import applying, pages_of_many
+from chips_common.service.poison import set_aside
 from chips_projector import store
 
 tracer = otel.tracer("chips.projector")
@@ -50,6 +51,8 @@ async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> 
 
 async def apply_page(fold: store.Fold, page: list[tuple[dict[str, Any], str | None]]) -> None:
     for event, traceparent in page:
+        if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
+            continue
         with applying(tracer, "projector.apply", event, traceparent):
             await fold.apply(event)
 

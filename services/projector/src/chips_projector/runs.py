@@ -1,7 +1,7 @@
 """The read models of runs: ``rm_runs``, ``rm_steps``, ``rm_cards``, ``rm_usage``, ``rm_lanes``.
 
 One ``apply_*`` per event type of ``chips_common.events.runs`` and ``.lanes``, each a pure
-function of the log like every other (DESIGN.md §5). Usage is kept per run (on
+function of the log like every other (docs/architecture/design.md §5). Usage is kept per run (on
 ``rm_runs``), per space and per harness (``rm_usage``), for the spend work that follows.
 A lane is folded from the copy of each event at home, in the room it went to (ADR 0017).
 """
@@ -16,34 +16,39 @@ from sqlalchemy import and_, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chips_common.db import run_tables as rt
-from chips_common.db import tables as t
+from chips_common.db import projector_tables as pt
+from chips_projector.rules import (
+    answer_of,
+    at_home,
+    card_kind,
+    harness_of,
+    lane_end_changes,
+    run_state_changes,
+    step_replaces,
+    ts_of,
+    usage_of,
+    usage_scopes,
+)
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
-ENDED = {"run.completed": "completed", "run.failed": "failed", "run.cancel": "cancelled"}
-
-
-def ts_of(event: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(event["ts"].replace("Z", "+00:00"))
-
 
 def this_run(event: dict[str, Any]) -> Any:
-    c = rt.rm_runs.c
+    c = pt.rm_runs.c
     return and_(c.workspace_id == event["workspace_id"], c.id == event["run_id"])
 
 
 async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> None:
     if event.get("lane_id"):  # a job taking over the lane it works (ADR 0017)
         await conn.execute(
-            update(rt.rm_lanes).where(this_lane(event)).values(working_run_id=event["run_id"])
+            update(pt.rm_lanes).where(this_lane(event)).values(working_run_id=event["run_id"])
         )
     await conn.execute(
-        insert(rt.rm_runs).values(
+        insert(pt.rm_runs).values(
             id=event["run_id"],
             workspace_id=event["workspace_id"],
             space_id=event["space_id"],
-            harness_id=event["actor"].get("harness_id") or event["actor"]["id"],
+            harness_id=harness_of(event),
             agent_id=event["actor"]["id"] if event["actor"]["kind"] == "agent" else None,
             goal=event["goal"],
             session_id=event.get("session_id"),
@@ -58,7 +63,7 @@ async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> Non
 
 async def apply_run_status(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        update(rt.rm_runs)
+        update(pt.rm_runs)
         .where(this_run(event))
         .values(
             phase=event.get("phase"),
@@ -70,21 +75,11 @@ async def apply_run_status(conn: AsyncConnection, event: dict[str, Any]) -> None
 
 
 async def apply_state(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    kind = event["type"]
-    values: dict[str, Any] = {}
-    if kind in ENDED:
-        values.update(state=ENDED[kind], ended_seq=event["seq"], ended_at=ts_of(event))
-        if kind == "run.completed":
-            values["summary"] = event.get("summary")
-        else:
-            values["why"] = event.get("why")
-    else:
-        values["state"] = "paused" if kind == "run.paused" else "running"
-    await conn.execute(update(rt.rm_runs).where(this_run(event)).values(**values))
+    await conn.execute(update(pt.rm_runs).where(this_run(event)).values(**run_state_changes(event)))
 
 
 async def apply_step_log(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    stmt = pg_insert(rt.rm_steps).values(
+    stmt = pg_insert(pt.rm_steps).values(
         workspace_id=event["workspace_id"],
         run_id=event["run_id"],
         step_id=event["step_id"],
@@ -95,10 +90,7 @@ async def apply_step_log(conn: AsyncConnection, event: dict[str, Any]) -> None:
         last_seq=event["seq"],
     )
     # A step is reported again as it moves on; what it says now replaces what it said.
-    changes: dict[str, Any] = {"status": stmt.excluded.status, "last_seq": stmt.excluded.last_seq}
-    for name in ("title", "summary"):
-        if event.get(name) is not None:
-            changes[name] = stmt.excluded[name]
+    changes = {name: stmt.excluded[name] for name in step_replaces(event)}
     await conn.execute(
         stmt.on_conflict_do_update(
             index_elements=["workspace_id", "run_id", "step_id"], set_=changes
@@ -107,43 +99,41 @@ async def apply_step_log(conn: AsyncConnection, event: dict[str, Any]) -> None:
 
 
 async def apply_usage(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    tokens_in, tokens_out = event["tokens_in"], event["tokens_out"]
-    cost = event.get("cost_usd")
-    uncosted = 1 if cost is None else 0
-    r = rt.rm_runs.c
+    counts = usage_of(event)
+    tokens_in, tokens_out = counts["tokens_in"], counts["tokens_out"]
+    cost, uncosted = counts["cost_usd"], counts["uncosted"]
+    r = pt.rm_runs.c
     await conn.execute(
-        update(rt.rm_runs)
+        update(pt.rm_runs)
         .where(this_run(event))
         .values(
             tokens_in=r.tokens_in + tokens_in,
             tokens_out=r.tokens_out + tokens_out,
-            cost_usd=r.cost_usd + (cost or 0),
+            cost_usd=r.cost_usd + cost,
             uncosted=r.uncosted + uncosted,
         )
     )
-    scopes = [("harness", event["actor"].get("harness_id") or event["actor"]["id"])]
-    room = select(t.rm_spaces.c.id).where(t.rm_spaces.c.id == event["space_id"])
-    if (await conn.execute(room)).first() is not None:  # not a room erased since
-        scopes.insert(0, ("space", event["space_id"]))
-    for scope, scope_id in scopes:
-        stmt = pg_insert(rt.rm_usage).values(
+    room = select(pt.rm_spaces.c.id).where(pt.rm_spaces.c.id == event["space_id"])
+    stands = (await conn.execute(room)).first() is not None  # not a room erased since
+    for scope, scope_id in usage_scopes(event, stands):
+        stmt = pg_insert(pt.rm_usage).values(
             workspace_id=event["workspace_id"],
             scope=scope,
             scope_id=scope_id,
             tokens_in=tokens_in,
             tokens_out=tokens_out,
-            cost_usd=cost or 0,
+            cost_usd=cost,
             reports=1,
             uncosted=uncosted,
         )
-        u = rt.rm_usage.c
+        u = pt.rm_usage.c
         await conn.execute(
             stmt.on_conflict_do_update(
                 index_elements=["workspace_id", "scope", "scope_id"],
                 set_={
                     "tokens_in": u.tokens_in + tokens_in,
                     "tokens_out": u.tokens_out + tokens_out,
-                    "cost_usd": u.cost_usd + (cost or 0),
+                    "cost_usd": u.cost_usd + cost,
                     "reports": u.reports + 1,
                     "uncosted": u.uncosted + uncosted,
                 },
@@ -152,16 +142,16 @@ async def apply_usage(conn: AsyncConnection, event: dict[str, Any]) -> None:
 
 
 async def apply_card(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    kind = "approval" if event["type"] == "approval.request" else "question"
+    kind = card_kind(event)
     expires = event.get("expires_at")
     await conn.execute(
-        insert(rt.rm_cards).values(
+        insert(pt.rm_cards).values(
             workspace_id=event["workspace_id"],
             kind=kind,
             id=event[f"{kind}_id"],
             run_id=event["run_id"],
             space_id=event["space_id"],
-            harness_id=event["actor"].get("harness_id") or event["actor"]["id"],
+            harness_id=harness_of(event),
             body={k: v for k, v in event.items() if k not in ("v", "workspace_id")},
             expires_at=datetime.fromisoformat(expires.replace("Z", "+00:00")) if expires else None,
             asked_seq=event["seq"],
@@ -170,11 +160,10 @@ async def apply_card(conn: AsyncConnection, event: dict[str, Any]) -> None:
 
 
 async def apply_answer(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    kind = "approval" if event["type"] == "approval.resolved" else "question"
-    answer = {k: event[k] for k in ("decision", "edited", "note", "value", "text") if k in event}
-    c = rt.rm_cards.c
+    kind = card_kind(event)
+    c = pt.rm_cards.c
     await conn.execute(
-        update(rt.rm_cards)
+        update(pt.rm_cards)
         .where(
             and_(
                 c.workspace_id == event["workspace_id"],
@@ -182,25 +171,22 @@ async def apply_answer(conn: AsyncConnection, event: dict[str, Any]) -> None:
                 c.id == event[f"{kind}_id"],
             )
         )
-        .values(answered_by=event["actor"]["id"], answer=answer, answered_seq=event["seq"])
+        .values(
+            answered_by=event["actor"]["id"], answer=answer_of(event), answered_seq=event["seq"]
+        )
     )
 
 
 def this_lane(event: dict[str, Any]) -> Any:
-    c = rt.rm_lanes.c
+    c = pt.rm_lanes.c
     return and_(c.workspace_id == event["workspace_id"], c.id == event["lane_id"])
-
-
-def at_home(event: dict[str, Any]) -> bool:
-    """A lane event is logged in both its rooms (ADR 0017); the copy at home is folded."""
-    return bool(event["space_id"] == event["to_space_id"])
 
 
 async def apply_lane_opened(conn: AsyncConnection, event: dict[str, Any]) -> None:
     if not at_home(event):
         return
     await conn.execute(
-        insert(rt.rm_lanes).values(
+        insert(pt.rm_lanes).values(
             workspace_id=event["workspace_id"],
             id=event["lane_id"],
             run_id=event.get("run_id"),
@@ -220,21 +206,9 @@ async def apply_lane_ended(conn: AsyncConnection, event: dict[str, Any]) -> None
     if not at_home(event):
         return
     await conn.execute(
-        update(rt.rm_lanes)
-        .where(this_lane(event))
-        .values(
-            state=LANE_ENDED[event["type"]],
-            summary=event.get("summary"),
-            why=event.get("why"),
-            cost_usd=event.get("cost_usd"),
-            ended_by=event["actor"]["id"],
-            ended_seq=event["seq"],
-            ended_at=ts_of(event),
-        )
+        update(pt.rm_lanes).where(this_lane(event)).values(**lane_end_changes(event))
     )
 
-
-LANE_ENDED = {"lane.completed": "completed", "lane.failed": "failed", "lane.cancelled": "cancelled"}
 
 RUN_APPLY: dict[str, Apply] = {
     "lane.opened": apply_lane_opened,
@@ -254,4 +228,5 @@ RUN_APPLY: dict[str, Apply] = {
     "question.ask": apply_card,
     "approval.resolved": apply_answer,
     "question.answered": apply_answer,
+    "question.expired": apply_answer,
 }

@@ -1,13 +1,12 @@
 """The read models: one ``apply_*`` per event type folds it into the tables.
 
 Applying is a pure function of the log: the same events in seq order give the same
-rows, whether they arrive live or in a rebuild from seq 0 (DESIGN.md §5).
+rows, whether they arrive live or in a rebuild from seq 0 (docs/architecture/design.md §5).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -15,33 +14,39 @@ from sqlalchemy import and_, delete, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chips_common.db import tables as t
+from chips_common.db import projector_tables as pt
 from chips_common.db.direct import Conn, compiled
-from chips_common.events import canonical, words_of
-from chips_common.events.messages import CARD_FIELDS
+from chips_common.events import canonical
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
 from chips_projector import erase, threads, words
+from chips_projector.rules import (
+    BEHIND_AGENTS,
+    agent_changes,
+    agent_facts,
+    draws_a_line,
+    first_members,
+    moves_behind_agents,
+    post_row,
+    space_changes,
+    ts_of,
+)
 from chips_projector.runs import RUN_APPLY
 
 Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
 
 
-def ts_of(event: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(event["ts"].replace("Z", "+00:00"))
-
-
 async def touch(conn: AsyncConnection, space_id: str, seq: int, messages: int = 0) -> None:
     await conn.execute(
-        update(t.rm_spaces)
-        .where(t.rm_spaces.c.id == space_id)
-        .values(last_seq=seq, message_count=t.rm_spaces.c.message_count + messages)
+        update(pt.rm_spaces)
+        .where(pt.rm_spaces.c.id == space_id)
+        .values(last_seq=seq, message_count=pt.rm_spaces.c.message_count + messages)
     )
 
 
 async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, standing: str) -> None:
     await conn.execute(
-        pg_insert(t.rm_members)
+        pg_insert(pt.rm_members)
         .values(
             space_id=event["space_id"],
             participant_id=who,
@@ -59,9 +64,8 @@ async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> N
         return
     # A harness opens a space for its owner (opened_for), who owns it; the harness is in it.
     actor = event["actor"]["id"]
-    owner = event.get("opened_for") or actor
     await conn.execute(
-        insert(t.rm_spaces).values(
+        insert(pt.rm_spaces).values(
             id=event["space_id"],
             workspace_id=event["workspace_id"],
             kind=event["kind"],
@@ -77,19 +81,16 @@ async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> N
             asked_of=event.get("asked_of"),
         )
     )
-    await add_member(conn, event, owner, "owner")
-    if owner != actor:
-        await add_member(conn, event, actor, "member")
-    for member in event.get("members", []):
-        await add_member(conn, event, member, "member")
+    for who, standing in first_members(event):
+        await add_member(conn, event, who, standing)
     if event.get("key") is not None:
         await add_opener(conn, event)
 
 
 async def apply_space_claimed(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        update(t.rm_spaces)
-        .where(and_(t.rm_spaces.c.id == event["space_id"], t.rm_spaces.c.key.is_(None)))
+        update(pt.rm_spaces)
+        .where(and_(pt.rm_spaces.c.id == event["space_id"], pt.rm_spaces.c.key.is_(None)))
         .values(key=event["key"], key_shared=bool(event.get("shared")))
     )
     await add_opener(conn, event)
@@ -98,7 +99,7 @@ async def apply_space_claimed(conn: AsyncConnection, event: dict[str, Any]) -> N
 
 async def add_opener(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        insert(t.rm_openers).values(
+        insert(pt.rm_openers).values(
             space_id=event["space_id"],
             harness_id=event["actor"]["id"],
             workspace_id=event["workspace_id"],
@@ -107,49 +108,57 @@ async def add_opener(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
-# The standing of a harness's row in a room it is in only behind its agents (docs/adr/0070):
-# kept in rm_members, as the door keeps it, but never listed and drawing no line.
-BEHIND_AGENTS = "agents"
-
-
 async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -> None:
     standing = event.get("standing", "member")
     await add_member(conn, event, event["participant_id"], standing)
     await touch(conn, event["space_id"], event["seq"])
-    if standing != BEHIND_AGENTS:
+    if draws_a_line(standing):
         await draw_line(conn, event)
 
 
 async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any]) -> None:
     gone = (
         await conn.execute(
-            delete(t.rm_members)
+            delete(pt.rm_members)
             .where(
                 and_(
-                    t.rm_members.c.space_id == event["space_id"],
-                    t.rm_members.c.participant_id == event["participant_id"],
+                    pt.rm_members.c.space_id == event["space_id"],
+                    pt.rm_members.c.participant_id == event["participant_id"],
                 )
             )
-            .returning(t.rm_members.c.standing)
+            .returning(pt.rm_members.c.standing)
         )
     ).scalar()
     await touch(conn, event["space_id"], event["seq"])
-    if gone != BEHIND_AGENTS:
+    if draws_a_line(gone):
         await draw_line(conn, event)
 
 
 async def apply_membership_replaced(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    """An agent took its harness's own place in a room (docs/adr/0071): the harness stays,
-    behind its agents there, as the door keeps it. An agent it replaced leaves by its own
-    ``membership.removed``."""
-    if not str(event["replaced"]).startswith("hrn_"):
-        return
+    """An agent took another's place in a room (docs/adr/0071): what the replaced one said
+    there reads as the agent's from then on (docs/adr/0136): the room's lines, not the
+    muted lines of what it did to the room. A harness it replaced stays, behind its agents
+    there, as the door keeps it; an agent it replaced leaves by its own ``membership.removed``."""
+    msg = pt.rm_messages
     await conn.execute(
-        update(t.rm_members)
+        update(msg)
         .where(
             and_(
-                t.rm_members.c.space_id == event["space_id"],
-                t.rm_members.c.participant_id == event["replaced"],
+                msg.c.space_id == event["space_id"],
+                msg.c.author_id == event["replaced"],
+                msg.c.kind != "system",
+            )
+        )
+        .values(author_id=event["participant_id"])
+    )
+    if not moves_behind_agents(event):
+        return
+    await conn.execute(
+        update(pt.rm_members)
+        .where(
+            and_(
+                pt.rm_members.c.space_id == event["space_id"],
+                pt.rm_members.c.participant_id == event["replaced"],
             )
         )
         .values(standing=BEHIND_AGENTS)
@@ -157,21 +166,18 @@ async def apply_membership_replaced(conn: AsyncConnection, event: dict[str, Any]
 
 
 async def apply_space_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    changes: dict[str, Any] = {"last_seq": event["seq"]}
-    if "title" in event:
-        changes["title"] = event["title"]
-    if "state" in event:
-        changes.update(state=event["state"], moved_by=event["actor"]["id"], moved_seq=event["seq"])
     await conn.execute(
-        update(t.rm_spaces).where(t.rm_spaces.c.id == event["space_id"]).values(**changes)
+        update(pt.rm_spaces)
+        .where(pt.rm_spaces.c.id == event["space_id"])
+        .values(**space_changes(event))
     )
     await draw_line(conn, event)
 
 
 async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        update(t.rm_spaces)
-        .where(t.rm_spaces.c.id == event["space_id"])
+        update(pt.rm_spaces)
+        .where(pt.rm_spaces.c.id == event["space_id"])
         .values(locked=event["locked"], last_seq=event["seq"])
     )
     await draw_line(conn, event)
@@ -180,8 +186,8 @@ async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> 
 async def apply_space_lead_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
     """The room's lead, for its sheet and the space reads (docs/adr/0090)."""
     await conn.execute(
-        update(t.rm_spaces)
-        .where(t.rm_spaces.c.id == event["space_id"])
+        update(pt.rm_spaces)
+        .where(pt.rm_spaces.c.id == event["space_id"])
         .values(lead_id=event.get("agent_id"))
     )
     await draw_line(conn, event)
@@ -189,7 +195,7 @@ async def apply_space_lead_set(conn: AsyncConnection, event: dict[str, Any]) -> 
 
 async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        insert(t.rm_participants).values(
+        insert(pt.rm_participants).values(
             id=event["participant_id"],
             workspace_id=event["workspace_id"],
             kind=event["kind"],
@@ -201,15 +207,35 @@ async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any])
     )
 
 
-AGENT_FACTS = ("key", "state", "main", "forked_from", "made_for")
+async def apply_person_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
+    """A person's role, or whether they are active (docs/adr/0125), and the rooms their
+    deactivation handed on; their name or time zone, as they changed it."""
+    fields = ("role", "active", "name", "time_zone")
+    change = {k: event[k] for k in fields if event.get(k) is not None}
+    if change:
+        await conn.execute(
+            update(pt.rm_participants)
+            .where(pt.rm_participants.c.id == event["participant_id"])
+            .values(**change)
+        )
+    handed = event.get("rooms_handed") or []
+    if handed:
+        # Deactivated: the rooms they owned are the heir's (docs/adr/0144). An heir not
+        # in a room comes in as its owner by the membership.added logged next.
+        m = pt.rm_members.c
+        for who, standing in ((event["participant_id"], "member"), (event["rooms_to"], "owner")):
+            await conn.execute(
+                update(pt.rm_members)
+                .where(and_(m.space_id.in_(handed), m.participant_id == who))
+                .values(standing=standing)
+            )
 
 
 async def apply_agent_registered(conn: AsyncConnection, event: dict[str, Any]) -> None:
     """An agent is a participant of kind ``agent``, its harness its owner (docs/adr/0070),
     with its facts as the door keeps them."""
-    facts = {k: event[k] for k in AGENT_FACTS if event.get(k) is not None}
     await conn.execute(
-        insert(t.rm_participants).values(
+        insert(pt.rm_participants).values(
             id=event["agent_id"],
             workspace_id=event["workspace_id"],
             kind="agent",
@@ -217,40 +243,32 @@ async def apply_agent_registered(conn: AsyncConnection, event: dict[str, Any]) -
             role="member",
             owner_id=event["harness_id"],
             joined_seq=event["seq"],
-            agent=facts,
+            agent=agent_facts(event),
         )
     )
 
 
 async def apply_agent_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
     """Renamed (by whom, when a person did), archived or brought back."""
-    p = t.rm_participants
+    p = pt.rm_participants
     facts = (await conn.execute(select(p.c.agent).where(p.c.id == event["agent_id"]))).scalar()
-    changes: dict[str, Any] = {}
-    merged = dict(facts or {})
-    for name in ("state", "name_by"):
-        if event.get(name) is not None:
-            merged[name] = event[name]
-    if merged != (facts or {}):
-        changes["agent"] = merged
-    if event.get("name") is not None:
-        changes["name"] = event["name"]
+    changes = agent_changes(facts, event)
     if changes:
         await conn.execute(update(p).where(p.c.id == event["agent_id"]).values(**changes))
 
 
 async def apply_harness_declared(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        update(t.rm_participants)
-        .where(t.rm_participants.c.id == event["harness_id"])
+        update(pt.rm_participants)
+        .where(pt.rm_participants.c.id == event["harness_id"])
         .values(capabilities=event["capabilities"])
     )
 
 
 async def names(conn: AsyncConnection, ids: set[str]) -> dict[str, str]:
     rows = await conn.execute(
-        select(t.rm_participants.c.id, t.rm_participants.c.name).where(
-            t.rm_participants.c.id.in_(ids)
+        select(pt.rm_participants.c.id, pt.rm_participants.c.name).where(
+            pt.rm_participants.c.id.in_(ids)
         )
     )
     return {row.id: row.name for row in rows}
@@ -268,7 +286,7 @@ async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
     if text is None:
         return
     await conn.execute(
-        insert(t.rm_messages).values(
+        insert(pt.rm_messages).values(
             id=message_id_for(event["id"]),
             workspace_id=event["workspace_id"],
             space_id=event["space_id"],
@@ -284,6 +302,7 @@ async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
 
 APPLY: dict[str, Apply] = {
     "participant.joined": apply_participant_joined,
+    "person.updated": apply_person_updated,
     "harness.declared": apply_harness_declared,
     "agent.registered": apply_agent_registered,
     "agent.updated": apply_agent_updated,
@@ -338,25 +357,7 @@ class Fold:
         if not self.posts and not names:
             return
         posts, self.posts = self.posts, []
-        rows = []
-        for e in posts:
-            kind = e.get("kind", "text")
-            rows.append(
-                {
-                    "id": e["message_id"],
-                    "workspace_id": e["workspace_id"],
-                    "space_id": e["space_id"],
-                    "seq": e["seq"],
-                    "author_id": e["actor"]["id"],
-                    "kind": kind,
-                    "text": words_of(e),
-                    "reply_to": e.get("reply_to"),
-                    "ts": e["ts"],
-                    # JSON's null when there is no card, as the row-by-row insert wrote it.
-                    "card": e.get(kind) if kind in CARD_FIELDS else None,
-                    "run_id": e.get("run_id"),
-                }
-            )
+        rows = [post_row(e) for e in posts]
         params = {
             "posts": orjson.dumps(rows).decode(),
             "checkpoints": orjson.dumps(
@@ -379,7 +380,7 @@ def posts_only(events: list[tuple[dict[str, Any], str | None]]) -> bool:
 
 
 # The posts gathered, each space's count and last seq (a post in a thread brings the
-# thread's room forward: spec/messages.md), and the checkpoints, in one statement. Applied
+# thread's room forward: docs/product/messages.md), and the checkpoints, in one statement. Applied
 # one by one, each post set its space's (and its thread's room's) last seq to its own
 # seq, in seq order: the greatest of them is what stands.
 _FLUSH = text(

@@ -1,4 +1,4 @@
-"""Threads in the read models (spec/messages.md, Threads).
+"""Threads in the read models (docs/product/messages.md, Threads).
 
 A thread has a row in ``rm_spaces`` naming its room and root message, and no rows in
 ``rm_members``: whoever is in the room is in it. A message posted in a thread brings the
@@ -13,12 +13,12 @@ from typing import Any
 from sqlalchemy import and_, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chips_common.db import tables as t
+from chips_common.db import projector_tables as pt
 
 
 async def apply_thread_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        insert(t.rm_spaces).values(
+        insert(pt.rm_spaces).values(
             id=event["space_id"],
             workspace_id=event["workspace_id"],
             kind="thread",
@@ -37,12 +37,12 @@ async def apply_thread_created(conn: AsyncConnection, event: dict[str, Any]) -> 
 async def bring_room_forward(conn: AsyncConnection, event: dict[str, Any]) -> None:
     """Move a thread's room to the top of the list when somebody says something in it."""
     parent = (
-        select(t.rm_spaces.c.parent_space_id)
+        select(pt.rm_spaces.c.parent_space_id)
         .where(
-            and_(t.rm_spaces.c.id == event["space_id"], t.rm_spaces.c.parent_space_id.isnot(None))
+            and_(pt.rm_spaces.c.id == event["space_id"], pt.rm_spaces.c.parent_space_id.isnot(None))
         )
         .scalar_subquery()
     )
     await conn.execute(
-        update(t.rm_spaces).where(t.rm_spaces.c.id == parent).values(last_seq=event["seq"])
+        update(pt.rm_spaces).where(pt.rm_spaces.c.id == parent).values(last_seq=event["seq"])
     )

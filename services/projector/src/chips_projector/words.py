@@ -1,4 +1,4 @@
-"""Read models of what is done to messages after they are posted (spec/messages.md).
+"""Read models of what is done to messages after they are posted (docs/product/messages.md).
 
 The room shows the latest words, marked edited; a tombstone where a message was taken
 back (its pin goes with it); pins; each person's hidden lines; and the feedback standing
@@ -13,52 +13,52 @@ from sqlalchemy import and_, delete, func, insert, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chips_common.db import tables as t
+from chips_common.db import projector_tables as pt
+from chips_projector.rules import hides, pins
 
 
 def _message(event: dict[str, Any]) -> Any:
-    return t.rm_messages.c.id == event["message_id"]
+    return pt.rm_messages.c.id == event["message_id"]
 
 
 async def apply_message_edited(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        update(t.rm_messages).where(_message(event)).values(text=event["text"], edited=True)
+        update(pt.rm_messages).where(_message(event)).values(text=event["text"], edited=True)
     )
 
 
 async def apply_message_deleted(conn: AsyncConnection, event: dict[str, Any]) -> None:
     await conn.execute(
-        update(t.rm_messages)
+        update(pt.rm_messages)
         .where(_message(event))
         .values(text="", card=None, deleted=True, pinned=False)
     )
     await conn.execute(
-        delete(t.rm_feedback).where(t.rm_feedback.c.message_id == event["message_id"])
+        delete(pt.rm_feedback).where(pt.rm_feedback.c.message_id == event["message_id"])
     )
 
 
 async def apply_message_heard(conn: AsyncConnection, event: dict[str, Any]) -> None:
     """A turn heard the message while working: "J1 heard this while working" beneath it
-    (spec/websocket.md; docs/adr/0075). Each agent once, in the order they heard it."""
-    heard_by = t.rm_messages.c.heard_by
+    (docs/product/websocket.md; docs/adr/0075). Each agent once, in the order they heard it."""
+    heard_by = pt.rm_messages.c.heard_by
     who = func.jsonb_build_array(event["actor"]["id"])
     await conn.execute(
-        update(t.rm_messages)
+        update(pt.rm_messages)
         .where(and_(_message(event), ~func.coalesce(heard_by, text("'[]'::jsonb")).op("@>")(who)))
         .values(heard_by=func.coalesce(heard_by, text("'[]'::jsonb")).op("||")(who))
     )
 
 
 async def apply_message_pinned(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    pinned = event["type"] == "message.pinned"
-    await conn.execute(update(t.rm_messages).where(_message(event)).values(pinned=pinned))
+    await conn.execute(update(pt.rm_messages).where(_message(event)).values(pinned=pins(event)))
 
 
 async def apply_message_hidden(conn: AsyncConnection, event: dict[str, Any]) -> None:
     who = event["actor"]["id"]
-    if event["type"] == "message.hidden":
+    if hides(event):
         await conn.execute(
-            pg_insert(t.rm_hidden)
+            pg_insert(pt.rm_hidden)
             .values(
                 participant_id=who,
                 message_id=event["message_id"],
@@ -68,21 +68,21 @@ async def apply_message_hidden(conn: AsyncConnection, event: dict[str, Any]) -> 
         )
     else:
         await conn.execute(
-            delete(t.rm_hidden).where(
+            delete(pt.rm_hidden).where(
                 and_(
-                    t.rm_hidden.c.participant_id == who,
-                    t.rm_hidden.c.message_id == event["message_id"],
+                    pt.rm_hidden.c.participant_id == who,
+                    pt.rm_hidden.c.message_id == event["message_id"],
                 )
             )
         )
 
 
 async def apply_feedback(conn: AsyncConnection, event: dict[str, Any]) -> None:
-    fb = t.rm_feedback.c
+    fb = pt.rm_feedback.c
     who = event["actor"]["id"]
     if event.get("withdrawn"):
         await conn.execute(
-            delete(t.rm_feedback).where(
+            delete(pt.rm_feedback).where(
                 and_(
                     fb.message_id == event["message_id"],
                     fb.from_id == who,
@@ -93,7 +93,7 @@ async def apply_feedback(conn: AsyncConnection, event: dict[str, Any]) -> None:
         )
         return
     await conn.execute(
-        insert(t.rm_feedback).values(
+        insert(pt.rm_feedback).values(
             id=event["id"],
             workspace_id=event["workspace_id"],
             space_id=event["space_id"],

@@ -12,10 +12,13 @@ from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
 from chips_common.service.consumer import consume_events
 from chips_common.service.health import build_health_app
+from chips_common.service.poison import Limits
 from chips_common.service.runner import serve_with_health
 from chips_referee.appender import Appender
 from chips_referee.config import RefereeSettings
 from chips_referee.consumer import WANTED, Memory, build_handler, build_tick, run_clock
+from chips_referee.give import build_give_tick
+from chips_referee.questions import build_expiry_tick
 from chips_referee.rooms import Clock
 
 
@@ -37,6 +40,8 @@ async def run(settings: RefereeSettings) -> None:
     memory = Memory()
     handler = build_handler(engine, appender, clock, memory, direct)
     tick = build_tick(engine, appender, clock, memory)
+    expiry_tick = build_expiry_tick(engine, appender)
+    give_tick = build_give_tick(engine, appender)
 
     async def db_ok() -> bool:
         async with engine.connect() as conn:
@@ -48,8 +53,19 @@ async def run(settings: RefereeSettings) -> None:
 
     async def work(stop: asyncio.Event) -> None:
         await asyncio.gather(
-            consume_events(nc, js, names, "referee", handler, stop, wanted=WANTED),
+            consume_events(
+                nc,
+                js,
+                names,
+                "referee",
+                handler,
+                stop,
+                wanted=WANTED,
+                limits=Limits.from_settings(settings),
+            ),
             run_clock(tick, settings.clock_seconds, stop),
+            run_clock(expiry_tick, settings.clock_seconds, stop),
+            run_clock(give_tick, settings.clock_seconds, stop),
         )
 
     try:

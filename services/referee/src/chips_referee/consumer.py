@@ -1,4 +1,5 @@
-"""What the referee does with committed events (DESIGN.md §6; docs/adr/0083, 0090).
+"""What the referee does with committed events (docs/architecture/design.md §6; docs/adr/0083,
+0090).
 
 It is prompted with a workspace and a seq and reads what it has not seen from the log.
 It folds every room's events into what it keeps of the room (``rooms.py``: who works, the

@@ -1,5 +1,5 @@
 """The referee's clock for each room: who is working, and the lead hand-off
-(spec/websocket.md, Who leads, and who is working; docs/adr/0090).
+(docs/product/websocket.md, Who leads, and who is working; docs/adr/0090).
 
 It folds each room's events with ``chips_common.rules.lead`` into a row of
 ``referee_rooms`` (the ``Room`` and when the next thing is due there), in the transaction
@@ -7,8 +7,8 @@ that moves its checkpoint. Whenever a room's counted turns change it says so
 (``room.working`` / ``room.idle``); when a room's ``due_at`` comes it looks again, as of
 then: a turn fallen silent is told, and words nobody took are handed to the lead
 (``lead.handed``). Each append's key is made of what it tells (the room, the change's
-seq and the turns; the message handed), so a crash, a restart or a second replica deciding
-the same again is answered ``duplicate`` and logs nothing twice.
+seq and a digest of the turns; the message handed), so a crash, a restart or a second
+replica deciding the same again is answered ``duplicate`` and logs nothing twice.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from chips_common.rules.lead import (
     forget_silent,
     handoff_at,
     next_silence,
+    told_key,
 )
+from chips_common.service.poison import folding, set_aside
 from chips_referee.appender import Appender
 
 log = logging.getLogger(__name__)
@@ -181,7 +183,10 @@ def by_room(rows: Iterable[Any]) -> RoomEvents:
     """Rows of ``ROOM_EVENTS``, by room."""
     found = RoomEvents({}, set())
     for row in rows:
-        found.by_room.setdefault(row.space_id, []).append(canonical(row.body))
+        event = canonical(row.body)
+        if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
+            continue
+        found.by_room.setdefault(row.space_id, []).append(event)
         if row.type == "usage":
             found.spent_in.add(row.space_id)
     return found
@@ -312,7 +317,8 @@ async def fold_read(
         kept = rooms[space_id]
         room = kept.room if kept is not None else Room()
         for event in events:
-            room = fold(room, event)
+            with folding(event):
+                room = fold(room, event)
         room = await tell_working(appender, workspace_id, space_id, room, now_utc(), clock)
         rooms[space_id] = await save_room(rows, workspace_id, space_id, room, clock, kept)
 
@@ -331,8 +337,7 @@ async def tell_working(
         return room
     body, runs = found
     # Keyed by the change told of and the turns still counted (fewer once one falls silent).
-    going = ",".join(r.split(" ", 1)[0] for r in runs) or "-"
-    key = f"room:{space_id}:{room.changed}:{going}"
+    key = told_key(space_id, room.changed, runs)
     answer = await appender.append(workspace_id, key, [{**body, "space_id": space_id}])
     if not answer.ok:
         log.warning("the referee's %s was refused: %s %s", key, answer.code, answer.message)

@@ -1,5 +1,5 @@
 """The referee's accountant: after each usage in a room, weigh the job against its ceiling
-(spec/websocket.md, "At the ceiling"; docs/adr/0083).
+(docs/product/websocket.md, "At the ceiling"; docs/adr/0083).
 
 At 80% it warns everyone in the room, once per job; at the ceiling it pauses the room
 (``exchange.set`` paused, why spend) and says so (``budget.warning`` threshold 100). Each is

@@ -1,7 +1,7 @@
 """Folding committed events into the search index, checkpoint in the same transaction.
 
-The same loop as the projector's, shared (``chips_common.service.fold``; DESIGN.md §2,
-§5): a ``CHIPS_EVENTS`` message is only a prompt; the handler reads every event after its
+The same loop as the projector's, shared (``chips_common.service.fold``; docs/architecture/design.md
+§2, §5): a ``CHIPS_EVENTS`` message is only a prompt; the handler reads every event after its
 checkpoint from the log in Postgres, so a message JetStream lost or reordered is healed
 from the log, and a redelivered one finds the checkpoint past it and does nothing.
 """
@@ -24,7 +24,8 @@ from chips_common.db.retry import once_more
 from chips_common.db.search_tables import search_checkpoints
 from chips_common.service.consumer import BatchHandler
 from chips_common.service.fold import applying, pages_of_many
-from chips_search import store
+from chips_common.service.poison import set_aside
+from chips_search import pages, store
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.search")
@@ -44,7 +45,7 @@ async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> 
     post and every checkpoint (an edit, a step, a thread or an erasure is its own
     statement, in the order of the log). Returns the checkpoints reached."""
     index = store.Index(conn)
-    first = await store.lock_and_read(index, upto, PAGE)
+    first = await pages.lock_and_read(index, upto, PAGE)
     reached = dict(first.checkpoints)
     await apply_page(index, first.events)
     counts: dict[str, int] = {}
@@ -65,7 +66,7 @@ async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> 
 
 async def apply_page(index: store.Index, page: list[tuple[dict[str, Any], str | None]]) -> None:
     for event, traceparent in page:
-        if event["type"] in INDEXED:
+        if event["type"] in INDEXED and not set_aside(event):
             with applying(tracer, "search.apply", event, traceparent):
                 await index.apply(event)
 
@@ -88,11 +89,11 @@ async def fold_posts(
     conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
     index = store.Index(conn)
 
-    async def read() -> store.Read:
-        return await store.read_unlocked(index, upto, PAGE)
+    async def read() -> pages.Read:
+        return await pages.read_unlocked(index, upto, PAGE)
 
     async def write(moves: Mapping[str, tuple[int, int]], absent: set[str]) -> set[str]:
-        return await store.write_if_still(index, moves, absent)
+        return await pages.write_if_still(index, moves, absent)
 
     return await _fold_posts(index, read, write)
 
@@ -104,18 +105,18 @@ async def fold_posts_direct(
     statements without SQLAlchemy's layers (docs/adr/0120)."""
     posts = store.Posts()
 
-    async def read() -> store.Read:
-        return await store.read_unlocked_direct(conn, posts, upto, PAGE)
+    async def read() -> pages.Read:
+        return await pages.read_unlocked_direct(conn, posts, upto, PAGE)
 
     async def write(moves: Mapping[str, tuple[int, int]], absent: set[str]) -> set[str]:
-        return await store.write_if_still_direct(conn, posts, moves, absent)
+        return await pages.write_if_still_direct(conn, posts, moves, absent)
 
     return await _fold_posts(posts, read, write)
 
 
 async def _fold_posts(
     posts: store.Posts,
-    read_unlocked: Callable[[], Awaitable[store.Read]],
+    read_unlocked: Callable[[], Awaitable[pages.Read]],
     write_if_still: Callable[[Mapping[str, tuple[int, int]], set[str]], Awaitable[set[str]]],
 ) -> tuple[dict[str, int], set[str]]:
     read = await read_unlocked()
@@ -133,7 +134,7 @@ async def _fold_posts(
         if w in locked:
             continue
         for event, traceparent in page:
-            if event["type"] == "message.post":
+            if event["type"] == "message.post" and not set_aside(event):
                 with applying(tracer, "search.apply", event, traceparent):
                     await store.apply_message_post(posts, event)
         moves[w] = (read.checkpoints[w], page[-1][0]["seq"])

@@ -1,9 +1,9 @@
 """The tables of attachments, kept apart from ``tables`` (they share its metadata).
 
-``attachments``: one row per upload, written by the attachments service when the bytes
-are stored (immutable from then on), and given its room, seq and version by the
-eventlog's door in the transaction that logs the message posting it (door state: an
-upload is posted once, and a name's current version decides ``stale_file``).
+``attachments``: one row per upload, written by the attachments service alone when the
+bytes are stored (immutable from then on). The room, seq and version a post gives it are
+the door's, in ``tables.posted_files`` (docs/adr/0140). A posted voice note's
+``heard_at`` is the attachments service's too, once it logged what it heard (ADR 0137).
 ``attachments_checkpoints``: how far the attachments service's consumer has read each
 workspace's log (erasure of bytes). The bytes themselves are in S3 only, under their
 sha256 (docs/adr/0043).
@@ -11,7 +11,18 @@ sha256 (docs/adr/0043).
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Column, DateTime, Index, Integer, Table, Text, false
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    Table,
+    Text,
+    false,
+    text,
+)
 
 from chips_common.db.tables import metadata
 
@@ -33,12 +44,15 @@ attachments = Table(
     Column("thumbnail", Boolean, nullable=False, server_default=false()),
     Column("kept_metadata", Boolean, nullable=False, server_default=false()),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    # Written by the door when a message posts it.
-    Column("space_id", Text),
-    Column("posted_seq", BigInteger),
-    Column("version", Integer),
-    Column("replaces", Text),
-    Index("ix_attachments_room_name", "space_id", "name", "posted_seq"),
+    # A voice note: when what it said was logged (``attachment.transcribed``), and until
+    # when a replica hearing it holds it (docs/adr/0137).
+    Column("heard_at", DateTime(timezone=True)),
+    Column("hearing_until", DateTime(timezone=True)),
+    Index(
+        "ix_attachments_unheard",
+        "created_at",
+        postgresql_where=text("kind = 'voice_note' AND heard_at IS NULL"),
+    ),
 )
 
 attachments_checkpoints = Table(

@@ -1,4 +1,5 @@
-"""Async engines, built once per service and passed in (STYLE.md, A service is wired)."""
+"""Async engines, built once per service and passed in (docs/architecture/code-style.md, A service
+is wired)."""
 
 from __future__ import annotations
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, select
+from sqlalchemy import and_, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.db.direct import Conn, Direct, compiled
 from chips_common.db.retry import once_more
+from chips_common.rules.devices import SESSION_PREFIX, session_device
 from chips_common.tokens import hash_token
 
 
@@ -51,8 +52,17 @@ def bearer(header: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-async def principal_for_token(engine: AsyncEngine | Direct, token: str) -> Principal | None:
-    """The token's participant (only its hash is kept), unless it was withdrawn."""
+async def principal_for_token(
+    engine: AsyncEngine | Direct, token: str, signing_key: str = ""
+) -> Principal | None:
+    """The token's participant (only its hash is kept), unless it was withdrawn or expired.
+
+    A device's session token (``chips_ss_…``, docs/adr/0125) names its device: it is that
+    device's participant while the session lasts and the device is not revoked.
+    """
+    if token.startswith(SESSION_PREFIX):
+        device_id = session_device(signing_key, token) if signing_key else None
+        return None if device_id is None else await principal_for_credential(engine, device_id)
     return await _principal(engine, _BY_TOKEN, hash_token(token))
 
 
@@ -70,7 +80,13 @@ def _where(column: Any) -> Any:
     return (
         select(c.id, c.workspace_id, p.id.label("pid"), p.kind, p.name, p.role, p.owner_id)
         .select_from(t.credentials.join(t.participants, c.participant_id == p.id))
-        .where(and_(column == bindparam("value"), c.revoked_at.is_(None)))
+        .where(
+            and_(
+                column == bindparam("value"),
+                c.revoked_at.is_(None),
+                or_(c.expires_at.is_(None), c.expires_at > func.now()),
+            )
+        )
     )
 
 

@@ -57,3 +57,12 @@ referee_rooms = Table(
     PrimaryKeyConstraint("workspace_id", "space_id"),
     Index("referee_rooms_due", "due_at", postgresql_where=text("due_at IS NOT NULL")),
 )
+
+# The workspaces whose harnesses may be owed the agent Chips gives one with none of its own
+# (docs/adr/0146): filled once by migration 1700 with every workspace then; the referee
+# sends each the door's ``agents.give`` and takes its row out once the log answered.
+agents_to_give = Table(
+    "agents_to_give",
+    metadata,
+    Column("workspace_id", Text, primary_key=True),
+)

@@ -37,6 +37,8 @@ search_docs = Table(
     Column("ts", DateTime(timezone=True), nullable=False),
     Column("words", Text, nullable=False),  # the text (a card's caption), a step's title
     Column("extra", Text, nullable=False),  # a card's words, a step's summary
+    # What a machine heard in the message's voice notes (also in ``extra``, so found by it).
+    Column("heard", Text),
     Column("tsv", TSVECTOR, nullable=False),
     PrimaryKeyConstraint("workspace_id", "doc_id"),
     Index("search_docs_seq", "workspace_id", "seq", unique=True),

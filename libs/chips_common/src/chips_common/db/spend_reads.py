@@ -10,16 +10,24 @@ it needs is in ``events``, under its ``(workspace_id, space_id, seq)`` index.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
+from pydantic import JsonValue
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
 from chips_common.events import canonical
-from chips_common.rules.spend import Job, add_usage, ceiling_of, new_job, spend_facts
+from chips_common.rules.spend import (
+    Job,
+    SpendFacts,
+    add_usage,
+    ceiling_of,
+    new_job,
+    spend_facts,
+)
 
-# A person's participant id begins so (DESIGN.md §7); their acts start a job.
+# A person's participant id begins so (docs/architecture/design.md §7); their acts start a job.
 PERSON_PREFIX = "usr_"
 # How many held posts a person's act is read to hand on, newest first.
 HELD_READ = 200
@@ -30,7 +38,7 @@ class JobRead:
     job: Job
     ceiling_usd: float
 
-    def facts(self) -> dict[str, object]:
+    def facts(self) -> SpendFacts:
         return spend_facts(self.job, self.ceiling_usd)
 
 
@@ -100,9 +108,17 @@ async def held_since_last_person(
     return [canonical(row.body) for row in rows]
 
 
-async def read_pause(
-    conn: AsyncConnection, workspace_id: str, space_id: str
-) -> dict[str, Any] | None:
+class Pause(TypedDict):
+    """Why a room's agents are paused, by whom, since which seq."""
+
+    why: Literal["spend", "person"]
+    by: str
+    seq: int
+    at: str
+    spend: NotRequired[JsonValue]  # the spend the pause at the ceiling saw
+
+
+async def read_pause(conn: AsyncConnection, workspace_id: str, space_id: str) -> Pause | None:
     """Whether the room's agents are paused now, and by whom (docs/adr/0100): what the
     people's banner says when the room is opened.
 
@@ -148,7 +164,7 @@ async def read_pause(
         ).first()
         if acted is not None:  # a person's act began a new job: the spend pause is over
             return None
-    pause: dict[str, Any] = {
+    pause: Pause = {
         "why": "spend" if row.body.get("why") == "spend" else "person",
         "by": row.actor_id,
         "seq": int(row.seq),

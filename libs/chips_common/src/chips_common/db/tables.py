@@ -1,7 +1,10 @@
-"""Every table, grouped by the service that writes it.
+"""The eventlog's tables: the log of record, its outbox and keys, the door state, and the
+partition leases, with the ``metadata`` every table module shares.
 
-The eventlog is the only writer of the log and the door state; the projector owns the
-read models (``rm_*``). Others read. Schema changes go through Alembic
+The eventlog is their only writer; who else may read which is listed in
+``chips_common.db.ownership``. The other services' tables are in their own modules
+(``projector_tables``, ``search_tables``, ``attachment_tables``, ``referee_tables``), and
+the door state of runs in ``run_tables``. Schema changes go through Alembic
 (``chips_common/db/migrations``); this module is what the code queries with.
 """
 
@@ -20,6 +23,7 @@ from sqlalchemy import (
     Text,
     false,
     text,
+    true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -59,6 +63,13 @@ events = Table(
         "seq",
         postgresql_where=text("type IN ('space.spend_ceiling_set', 'exchange.set')"),
     ),
+    # The runs a harness had going as of its subscription (docs/adr/0136; migration 1660).
+    Index(
+        "events_runs_started",
+        "workspace_id",
+        "seq",
+        postgresql_where=text("type = 'run.started'"),
+    ),
 )
 
 outbox = Table(
@@ -86,10 +97,13 @@ idempotency = Table(
     Column("workspace_id", Text, nullable=False),
     Column("seqs", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # What the first request was, to tell it sent again from another under its key
+    # (docs/adr/0126); null for Chips' own writers and for keys from before it was kept.
+    Column("fingerprint", Text),
     PrimaryKeyConstraint("credential_id", "key"),
 )
 
-# --- eventlog: the door state (DESIGN.md §2) -------------------------------------------
+# --- eventlog: the door state (docs/architecture/design.md §2) ----------------------------
 
 workspaces = Table(
     "workspaces",
@@ -114,8 +128,12 @@ participants = Table(
     Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
     # A harness's autonomy: "off" (no dial) or the dial's level (docs/adr/0031).
     Column("autonomy", Text),
+    # Its owner's rules for the dial, each {action, args?, effect} (docs/adr/0130).
+    Column("rules", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
     # An agent's facts (key, state, main, name_by, forked_from, made_for), docs/adr/0070.
     Column("agent", JSONB),
+    # A person an owner or admin deactivated (person.updated, docs/adr/0125).
+    Column("active", Boolean, nullable=False, server_default=true()),
 )
 
 credentials = Table(
@@ -124,9 +142,62 @@ credentials = Table(
     Column("id", Text, primary_key=True),
     Column("workspace_id", Text, nullable=False),
     Column("participant_id", Text, nullable=False, index=True),
-    Column("token_hash", Text, nullable=False, unique=True),
+    # Empty for a paired device, which signs with its key instead (docs/adr/0125).
+    Column("token_hash", Text, unique=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True)),
+    # token (a harness's, or a person's from before devices) | browser | cli | api_key
+    Column("kind", Text, server_default="token"),
+    Column("name", Text),
+    # A device's public key: P-256, SubjectPublicKeyInfo DER, base64url.
+    Column("public_key", Text),
+    Column("user_agent", Text),
+    Column("expires_at", DateTime(timezone=True)),
+)
+
+# The newest time each device signed an exchange for a session (the gateway's own table,
+# docs/adr/0125): a signed exchange not newer than it is a replay, refused on every gateway
+# whatever Redis remembers.
+device_signatures = Table(
+    "device_signatures",
+    metadata,
+    Column("device_id", Text, primary_key=True),
+    Column("last_ts", BigInteger, nullable=False),
+    Column("signed_at", DateTime(timezone=True), nullable=False),
+)
+
+# Passkeys (the gateway's own table, docs/adr/0145): a device whose key is a WebAuthn
+# credential. Its credentials row says whose it is and whether it was revoked; here, the
+# credential's id, its COSE public key, and the authenticator's count, which only grows.
+passkeys = Table(
+    "passkeys",
+    metadata,
+    Column("credential_id", Text, primary_key=True),
+    Column("device_id", Text, nullable=False, unique=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("cose_key", Text, nullable=False),
+    Column("sign_count", BigInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# Invites and pairing codes, door state (docs/adr/0125): the secret is kept as a hash.
+invites = Table(
+    "invites",
+    metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("id", Text, nullable=False),
+    Column("secret_hash", Text, nullable=False, unique=True),
+    Column("name", Text, nullable=False),
+    Column("email", Text),
+    Column("role", Text, nullable=False),
+    Column("invited_by", Text, nullable=False),
+    # Set for a pairing code: the person whose further device it pairs.
+    Column("participant_id", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("state", Text, nullable=False),  # pending | used | withdrawn
+    Column("used_by", Text),
+    PrimaryKeyConstraint("workspace_id", "id"),
 )
 
 spaces = Table(
@@ -138,20 +209,21 @@ spaces = Table(
     Column("title", Text),
     Column("created_by", Text, nullable=False),
     Column("created_seq", BigInteger, nullable=False),
-    # open | closed (archived): spec/spaces.md, Retitling and archiving.
+    # open | closed (archived): docs/product/spaces.md, Retitling and archiving.
     Column("state", Text, nullable=False, server_default="open"),
-    # A person retitled it: a harness's door title no longer applies (spec/spaces.md).
+    # A person retitled it: a harness's door title no longer applies (docs/product/spaces.md).
     Column("title_held", Boolean, nullable=False, server_default=false()),
     # The harness whose home this is: the direct space it was handed when connected.
     Column("home_of", Text),
-    # The key a harness opened or claimed it under: unique in the workspace (spec/spaces.md).
+    # The key a harness opened or claimed it under: unique in the workspace
+    # (docs/product/spaces.md).
     Column("key", Text),
     Column("key_shared", Boolean, nullable=False, server_default=false()),
     # Its changes are locked: no person renames, archives or deletes it (space.lock_set).
     Column("locked", Boolean, nullable=False, server_default=false()),
     # The harness a person asked to make something of it, until it claims it.
     Column("asked_of", Text),
-    # A thread's room and the message it grew from (spec/messages.md, Threads).
+    # A thread's room and the message it grew from (docs/product/messages.md, Threads).
     Column("parent_space_id", Text),
     Column("root_message_id", Text),
     Index(
@@ -168,7 +240,7 @@ spaces = Table(
 )
 
 # The harnesses that opened a space through their door, or claimed it there: each one
-# retitles, archives and unarchives it as its own (spec/spaces.md, Who may do what).
+# retitles, archives and unarchives it as its own (docs/product/spaces.md, Who may do what).
 space_openers = Table(
     "space_openers",
     metadata,
@@ -233,7 +305,7 @@ held_words = Table(
 )
 
 # Where each sender's last message in a space went, for the next one's rule 5
-# (spec/spaces.md: "Where your last message here went").
+# (docs/product/spaces.md: "Where your last message here went").
 address_choices = Table(
     "address_choices",
     metadata,
@@ -246,6 +318,23 @@ address_choices = Table(
 
 # What has been done to a message since it was posted: taken back, pinned, edited. A row
 # exists only for a message something was done to, so a post writes nothing here.
+# A posted upload: the room, seq and version the door gave it in the transaction that
+# logged the post naming it (an upload is posted once; a name's current version in a room
+# decides ``stale_file``). The upload itself, its name and bytes are the attachments
+# service's (``attachment_tables.attachments``); a room's erasure leaves these bare ids
+# behind, every read of them joins the upload, which the erasure deleted.
+posted_files = Table(
+    "posted_files",
+    metadata,
+    Column("upload_id", Text, primary_key=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("space_id", Text, nullable=False),
+    Column("posted_seq", BigInteger, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("replaces", Text),
+    Index("ix_posted_files_room", "workspace_id", "space_id", "posted_seq"),
+)
+
 message_marks = Table(
     "message_marks",
     metadata,
@@ -276,143 +365,6 @@ reactions = Table(
     Column("emoji", Text, nullable=False),
     Column("workspace_id", Text, nullable=False),
     PrimaryKeyConstraint("message_id", "participant_id", "emoji"),
-)
-
-# --- projector: read models (DESIGN.md §5) ---------------------------------------------
-
-projector_checkpoints = Table(
-    "projector_checkpoints",
-    metadata,
-    Column("workspace_id", Text, primary_key=True),
-    Column("seq", BigInteger, nullable=False),
-)
-
-rm_spaces = Table(
-    "rm_spaces",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("workspace_id", Text, nullable=False, index=True),
-    Column("kind", Text, nullable=False),
-    Column("title", Text),
-    Column("created_by", Text, nullable=False),
-    Column("created_seq", BigInteger, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("last_seq", BigInteger, nullable=False),
-    Column("message_count", BigInteger, nullable=False),
-    Column("state", Text, nullable=False, server_default="open"),
-    Column("home_of", Text),
-    # Who last archived or unarchived it, and when (GET /v1/harnesses/:id/spaces).
-    Column("moved_by", Text),
-    Column("moved_seq", BigInteger),
-    Column("key", Text),
-    Column("key_shared", Boolean, nullable=False, server_default=false()),
-    Column("locked", Boolean, nullable=False, server_default=false()),
-    Column("asked_of", Text),
-    Column("parent_space_id", Text),
-    Column("root_message_id", Text),
-    # The room's lead (space.lead_set; docs/adr/0090).
-    Column("lead_id", Text),
-)
-
-# Which harness opened (or claimed) which space by key: GET /v1/harnesses/:id/spaces.
-rm_openers = Table(
-    "rm_openers",
-    metadata,
-    Column("space_id", Text, nullable=False),
-    Column("harness_id", Text, nullable=False),
-    Column("workspace_id", Text, nullable=False),
-    Column("since_seq", BigInteger, nullable=False),
-    PrimaryKeyConstraint("space_id", "harness_id"),
-    Index("rm_openers_harness", "workspace_id", "harness_id"),
-)
-
-rm_members = Table(
-    "rm_members",
-    metadata,
-    Column("space_id", Text, nullable=False),
-    Column("participant_id", Text, nullable=False),
-    Column("workspace_id", Text, nullable=False),
-    Column("standing", Text, nullable=False),
-    Column("since_seq", BigInteger, nullable=False),
-    PrimaryKeyConstraint("space_id", "participant_id"),
-    Index("rm_members_participant", "workspace_id", "participant_id"),
-)
-
-rm_messages = Table(
-    "rm_messages",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("workspace_id", Text, nullable=False),
-    Column("space_id", Text, nullable=False),
-    Column("seq", BigInteger, nullable=False),
-    Column("author_id", Text, nullable=False),
-    Column("kind", Text, nullable=False),
-    Column("text", Text, nullable=False),
-    Column("reply_to", Text),
-    Column("ts", DateTime(timezone=True), nullable=False),
-    # A card's fields, for every kind but text and system.
-    Column("card", JSONB),
-    Column("edited", Boolean, nullable=False, server_default=false()),
-    Column("deleted", Boolean, nullable=False, server_default=false()),
-    Column("pinned", Boolean, nullable=False, server_default=false()),
-    # The run a harness's reply was said on (message.post's run_id), for the run's reads.
-    Column("run_id", Text),
-    # The agents whose turns heard the message while working (message.heard), in order.
-    Column("heard_by", JSONB),
-    Index("rm_messages_space_seq", "space_id", "seq"),
-    Index("rm_messages_run", "workspace_id", "run_id", "seq"),
-)
-
-# The lines each person hid from their own room (message.hidden, until message.shown).
-rm_hidden = Table(
-    "rm_hidden",
-    metadata,
-    Column("participant_id", Text, nullable=False),
-    Column("message_id", Text, nullable=False),
-    Column("workspace_id", Text, nullable=False),
-    PrimaryKeyConstraint("participant_id", "message_id"),
-)
-
-# Feedback standing under each line: reactions not taken back, and every correction.
-rm_feedback = Table(
-    "rm_feedback",
-    metadata,
-    Column("id", Text, primary_key=True),  # the feedback event's id
-    Column("workspace_id", Text, nullable=False),
-    Column("space_id", Text, nullable=False),
-    Column("message_id", Text, nullable=False, index=True),
-    Column("from_id", Text, nullable=False),
-    Column("kind", Text, nullable=False),
-    Column("emoji", Text),
-    Column("note", Text),
-    Column("reasons", JSONB),
-    Column("seq", BigInteger, nullable=False),
-)
-
-# The directory: who is in the workspace, for names on screens and in room lines.
-rm_participants = Table(
-    "rm_participants",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("workspace_id", Text, nullable=False, index=True),
-    Column("kind", Text, nullable=False),
-    Column("name", Text, nullable=False),
-    Column("role", Text, nullable=False),
-    Column("owner_id", Text),
-    Column("joined_seq", BigInteger, nullable=False),
-    Column("capabilities", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
-    # An agent's facts, as the door keeps them (docs/adr/0070).
-    Column("agent", JSONB),
-)
-
-READ_MODELS = (
-    rm_spaces,
-    rm_members,
-    rm_messages,
-    rm_participants,
-    rm_openers,
-    rm_hidden,
-    rm_feedback,
 )
 
 # --- eventlog: partition leases (docs/adr/0022) ------------------------------------------------

@@ -8,6 +8,7 @@ from chips_common.events import (  # noqa: F401
     attachments,
     lanes,
     messages,
+    people,
     referee,
     runs,
     spaces,
@@ -24,7 +25,11 @@ from chips_common.events.agents import (
     MembershipReplaced,
     MessageHeld,
 )
-from chips_common.events.attachments import AttachmentCapsSet, AttachmentFetched
+from chips_common.events.attachments import (
+    AttachmentCapsSet,
+    AttachmentFetched,
+    AttachmentTranscribed,
+)
 from chips_common.events.base import (
     CATALOGUE,
     ENVELOPE_FIELDS,
@@ -32,6 +37,8 @@ from chips_common.events.base import (
     PROTOCOL_VERSION,
     EventBody,
     InvalidEvent,
+    JsonObject,
+    LoggedJson,
     canonical,
     parse_event,
 )
@@ -58,6 +65,13 @@ from chips_common.events.messages import (
     said_on_run,
     words_of,
 )
+from chips_common.events.people import (
+    DevicePaired,
+    DeviceRevoked,
+    InviteCreated,
+    InviteWithdrawn,
+    PersonUpdated,
+)
 from chips_common.events.referee import (
     REFEREE_EVENTS,
     BudgetWarning,
@@ -75,6 +89,7 @@ from chips_common.events.runs import (
     ApprovalResolved,
     QuestionAnswered,
     QuestionAsk,
+    QuestionExpired,
     Receipt,
     RunCancel,
     RunCompleted,
@@ -101,12 +116,14 @@ from chips_common.events.workspaces import (
     CAPABILITIES,
     HarnessDeclared,
     HarnessDisconnected,
+    HarnessPolicySet,
     ParticipantJoined,
+    PolicyRule,
     WorkspaceCreated,
 )
 
 # Delivered shapes that are not logged types: a harness hears a person's message.post
-# as message.new (websocket.md, What a harness hears).
+# as message.new (docs/product/websocket.md, What a harness hears).
 DELIVERED_TYPES = frozenset({"message.new"})
 
 __all__ = [
@@ -132,19 +149,27 @@ __all__ = [
     "Attachment",
     "AttachmentCapsSet",
     "AttachmentFetched",
+    "AttachmentTranscribed",
     "BudgetWarning",
+    "DevicePaired",
+    "DeviceRevoked",
     "EventBody",
     "ExchangeSet",
     "Feedback",
     "HarnessDeclared",
     "HarnessDisconnected",
+    "HarnessPolicySet",
     "InvalidEvent",
+    "InviteCreated",
+    "InviteWithdrawn",
     "JobSpend",
+    "JsonObject",
     "LaneCancelled",
     "LaneCompleted",
     "LaneFailed",
     "LaneOpened",
     "LeadHanded",
+    "LoggedJson",
     "MembershipAdded",
     "MembershipRemoved",
     "MembershipReplaced",
@@ -158,8 +183,11 @@ __all__ = [
     "MessageShown",
     "MessageUnpinned",
     "ParticipantJoined",
+    "PersonUpdated",
+    "PolicyRule",
     "QuestionAnswered",
     "QuestionAsk",
+    "QuestionExpired",
     "Receipt",
     "RoomIdle",
     "RoomWorking",
@@ -188,6 +216,7 @@ __all__ = [
     "lanes",
     "messages",
     "parse_event",
+    "people",
     "referee",
     "runs",
     "said_on_run",

@@ -131,6 +131,9 @@ class AgentAsked(EventBody):
     space_id: str
     harness_id: str
     name: str | None = Field(default=None, min_length=1, max_length=80)
+    # Who asked (the door writes it from the actor): a harness answers only an owner or
+    # admin of the workspace or its own owner, so it is told which of them it was.
+    by: str | None = None
 
 
 @register

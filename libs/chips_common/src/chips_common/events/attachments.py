@@ -1,7 +1,8 @@
-"""Attachments: the workspace's caps, and every fetch a harness makes (spec/messages.md).
+"""Attachments: the workspace's caps, and every fetch a harness makes (docs/product/messages.md).
 
 A file itself is logged with the message that posts it (``MessagePost.attachments``);
-these are the two facts about files that are not a message.
+these are the facts about files that are not a message: the caps, the fetch audit, and
+what Chips heard in a voice note.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from chips_common.events.base import EventBody, Ref, register
+from chips_common.events.messages import MAX_TEXT
 
 
 @register
@@ -42,3 +44,26 @@ class AttachmentFetched(EventBody):
     name: str = Field(min_length=1, max_length=255)
     message_id: Ref | None = None
     thumbnail: bool | None = None
+
+
+@register
+class AttachmentTranscribed(EventBody):
+    """What Chips heard in a voice note, written on it once it was posted (docs/adr/0137).
+
+    Written by Chips (the attachments service), never by a client, after the post and off
+    its path: ``outcome`` is ``words`` with the ``transcript``, or says why there is none
+    (``nothing`` heard, ``too_long`` for the configured cap, ``failed``). ``note`` is a
+    sentence a screen shows as it is: why there are no words, or with words that a machine
+    heard them, so a name or a number may be misheard. ``engine`` names what heard it.
+    """
+
+    client_writable: ClassVar[bool] = False
+
+    type: Literal["attachment.transcribed"] = "attachment.transcribed"
+    space_id: Ref
+    message_id: Ref
+    attachment_id: Ref
+    outcome: Literal["words", "nothing", "too_long", "failed"]
+    transcript: str | None = Field(default=None, max_length=MAX_TEXT)
+    note: str | None = Field(default=None, max_length=500)
+    engine: str = Field(min_length=1, max_length=100)

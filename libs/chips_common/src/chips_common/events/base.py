@@ -1,6 +1,6 @@
 """The base of the event catalogue: one registry, one decoder.
 
-Each event type is a frozen pydantic model whose ``type`` literal is the name the spec
+Each event type is a frozen pydantic model whose ``type`` literal is the name the product pages
 gives it. Registering a name twice fails at import. ``parse_event`` is the only way
 a dict becomes an event body; it raises :class:`InvalidEvent` naming the first bad
 field, which the door turns into an ``invalid_event`` error.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-# Fields Chips fills in itself; a client may not send them (websocket.md, Writing).
+# Fields Chips fills in itself; a client may not send them (docs/product/websocket.md, Writing).
 ENVELOPE_FIELDS = frozenset({"v", "id", "seq", "ts", "workspace_id", "actor"})
 
 PROTOCOL_VERSION = 1
@@ -28,7 +28,21 @@ EVENT_VERSION = 1
 ENVELOPE_ORDER = ("v", "id", "seq", "ts", "workspace_id", "actor", "type", "space_id")
 
 
-def canonical(event: dict[str, Any]) -> dict[str, Any]:
+# A logged event as JSON: its envelope and its type's fields, as the events table keeps it
+# (a JSONB body) and as it is published and sent, byte for byte. Its fields are typed by
+# its type's model here, where it is decoded (``parse_event``) before a rule reads it; the
+# services that store it, publish it or send it on read only its envelope (``seq``,
+# ``id``, ``type``, ``space_id``, ``actor``) and pass the rest on unread. The one alias of
+# an untyped dict the code may use, counted on its own by scripts/count_untyped.py
+# (docs/adr/0150).
+LoggedJson = dict[str, Any]
+
+# A JSON object passed on, or read with a check of each value's type: a real recursive
+# type, not ``Any``.
+JsonObject = dict[str, JsonValue]
+
+
+def canonical(event: LoggedJson) -> LoggedJson:
     """The event with the envelope first, in a fixed order, and its own fields sorted."""
     ordered = {k: event[k] for k in ENVELOPE_ORDER if k in event}
     ordered.update(sorted((k, v) for k, v in event.items() if k not in ordered))

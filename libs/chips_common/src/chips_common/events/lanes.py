@@ -1,7 +1,7 @@
 """Lanes: work handed from one room into another, linked both ways.
 
-spec/jacobian-channel.md (a placement, a ``hand_down``, a ``hand_down`` that does not
-wait) and spec/messages.md (a task "becomes a run, or a lane"). A lane is opened from a
+docs/product/jacobian-channel.md (a placement, a ``hand_down``, a ``hand_down`` that does not
+wait) and docs/product/messages.md (a task "becomes a run, or a lane"). A lane is opened from a
 room — by a run of a harness there, or by a person — into another room, where it is at
 home: the route card and the answer show in both. It can outlive the run that opened it,
 and it ends once: completed with a summary and its cost, failed with why, or cancelled

@@ -1,4 +1,4 @@
-"""Messages said in a space, and what is done to them afterwards (spec/messages.md).
+"""Messages said in a space, and what is done to them afterwards (docs/product/messages.md).
 
 A ``message.post`` is one of eleven kinds. Text carries words; every other kind carries a
 card of its own, in the field named after the kind (``"kind": "status", "status": {…}``),
@@ -43,8 +43,21 @@ Lines = Field(default=None, max_length=100)
 LineItem = Annotated[str, Field(max_length=MAX_LINE)]
 
 
+class Heard(BaseModel):
+    """What Chips heard in a voice note (``attachment.transcribed``), on the note as a reader
+    is handed it once it was heard: the room's lines, and a ``message.new`` shaped after
+    the hearing (docs/adr/0137, 0147). The door never writes it in the log."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    outcome: Literal["words", "nothing", "too_long", "failed"]
+    transcript: str | None = Field(default=None, max_length=MAX_TEXT)
+    note: str | None = Field(default=None, max_length=500)
+    engine: str | None = Field(default=None, max_length=100)
+
+
 class Attachment(BaseModel):
-    """A file a message carries, as Chips stored it (spec/messages.md, Attachments).
+    """A file a message carries, as Chips stored it (docs/product/messages.md, Attachments).
 
     Filled in by the door from the sender's uploads: what the bytes turned out to be, the
     digest they are kept under, and the file's version among the room's files of its name.
@@ -55,7 +68,9 @@ class Attachment(BaseModel):
     attachment_id: Ref
     name: str = Field(min_length=1, max_length=255)
     mime_type: str = Field(max_length=255)
-    kind: Literal["photo", "video", "file"]
+    # A voice note is a recording posted as one: Chips transcribes it once it is posted
+    # (``attachment.transcribed``); any other audio is a file.
+    kind: Literal["photo", "video", "voice_note", "file"]
     byte_size: int = Field(ge=0)
     sha256: str = Field(max_length=64)
     version: int = Field(ge=1)
@@ -64,6 +79,8 @@ class Attachment(BaseModel):
     duration_ms: int | None = None
     thumbnail: bool = False
     replaces: Ref | None = None
+    # What was heard in a voice note, once it was (as delivered; never logged here).
+    heard: Heard | None = None
 
 
 class Card(BaseModel):
@@ -217,7 +234,7 @@ CARD_FILE_FIELDS: dict[str, str] = {
 
 
 class ExchangeFacts(BaseModel):
-    """What the referee said of a message an agent sent agents (spec/websocket.md, ADR 0083):
+    """What the referee said of a message an agent sent agents (docs/product/websocket.md):
     its count since a person last acted or an agent made something new, the workspace's
     stop and hold (``allowance``), whether it goes in a circle, whether it was held, and
     the note for the turn it gives (from half the stop, or on a circle)."""
@@ -238,14 +255,14 @@ class MessagePost(EventBody):
 
     ``to`` is the composer's pick: harness ids, or ``"everyone"``. ``mentions`` is filled in
     by Chips from the text's @handles (a value the sender writes is replaced), and so is
-    ``addressed_to``: the harnesses the message is for (spec/spaces.md, the five rules).
+    ``addressed_to``: the harnesses the message is for (docs/product/spaces.md, the five rules).
     A text or system message has ``text``; any other kind has its card in the field named
     after it, and may add ``text`` as a caption.
     """
 
     type: Literal["message.post"] = "message.post"
     space_id: str
-    # A reply on the run (spec/jacobian-channel.md: "reply: message.post, on the run"): the
+    # A reply on the run (docs/product/jacobian-channel.md: "reply: message.post, on the run"): the
     # harness's run it answers in. A post naming run_id may leave space_id out; Chips fills
     # it in with the run's room, so every logged post names its room.
     run_id: RunId | None = None
@@ -256,7 +273,7 @@ class MessagePost(EventBody):
     mentions: list[Ref] | None = Field(default=None, max_length=200)
     # Filled in by Chips at append; what a client writes here is replaced.
     addressed_to: list[Ref] | None = Field(default=None, max_length=200)
-    # Filled in by Chips when a run is live in the room (websocket.md, Receipts).
+    # Filled in by Chips when a run is live in the room (docs/product/websocket.md, Receipts).
     run_receipt: Receipt | None = None
     # Filled in by Chips for a message an agent sends agents (the referee, ADR 0083):
     # ``exchange`` from half the stop or on a circle; ``held`` past the hold or while the
@@ -274,7 +291,7 @@ class MessagePost(EventBody):
     checkpoint: CheckpointCard | None = None
     summary: SummaryCard | None = None
     # Files: the sender's uploads by id, and for each one it changed, the attachment_id of
-    # the version it was made from (websocket.md, The room's files). ``attachments`` is
+    # the version it was made from (docs/product/websocket.md, The room's files). ``attachments`` is
     # filled in by Chips from the uploads; a client does not write it.
     upload_ids: list[Ref] | None = Field(default=None, min_length=1, max_length=20)
     replaces: dict[Ref, Ref] | None = Field(default=None, max_length=20)
@@ -287,7 +304,7 @@ class MessagePost(EventBody):
     def _one_card(self) -> MessagePost:
         given = [name for name in CARD_FIELDS if getattr(self, name) is not None]
         if self.kind in WORDED:
-            # A post with files says something, words or none (websocket.md).
+            # A post with files says something, words or none (docs/product/websocket.md).
             if self.text is None and not self.upload_ids and not self.attachments:
                 raise FieldProblem("text", "text is required")
             if given:
@@ -303,7 +320,7 @@ class MessagePost(EventBody):
 def said_on_run(event: dict[str, object]) -> bool:
     """A ``message.post`` that names its run and leaves its room out: a reply on the run,
     whose ``space_id`` Chips fills in with the run's room before it is checked as a post
-    (spec/jacobian-channel.md, "reply: message.post, on the run")."""
+    (docs/product/jacobian-channel.md, "reply: message.post, on the run")."""
     return (
         event.get("type") == "message.post"
         and "space_id" not in event
@@ -335,7 +352,7 @@ def words_of(event: dict[str, object]) -> str:
 
 @register
 class TurnPassed(EventBody):
-    """A harness that had nothing to say: it posted ``NO_REPLY`` alone (websocket.md).
+    """A harness that had nothing to say: it posted ``NO_REPLY`` alone (docs/product/websocket.md).
 
     Logged instead of the message. Nobody is shown it and no agent is handed it.
     """
@@ -350,7 +367,7 @@ class TurnPassed(EventBody):
 @register
 class MessageHeard(EventBody):
     """A turn working in a room was handed words said there to somebody else, or a message
-    for its agent joined to it (spec/websocket.md, What a harness hears; ADR 0106).
+    for its agent joined to it (docs/product/websocket.md, What a harness hears).
 
     Posted on the run, as its agent; Chips fills in ``space_id`` (the run's room, which
     the message must be in). The room shows "J1 heard this while working" beneath it.

@@ -1,4 +1,4 @@
-"""The referee and a room's spend (spec/websocket.md; docs/adr/0083).
+"""The referee and a room's spend (docs/product/websocket.md; docs/adr/0083).
 
 What a workspace's referee counts to (``workspace.referee_set``), what a room allows a job
 (``space.spend_ceiling_set``), a room's agents being paused or let carry on
@@ -109,7 +109,7 @@ class BudgetWarning(EventBody):
 class SpaceLeadSet(EventBody):
     """A person in the room chose its lead: the agent that hands out the work there and is
     handed what is nobody's turn (``agent_id`` null: no lead). A room asked of a harness is
-    led, from its claim, by who claimed it (spec/websocket.md, Who leads)."""
+    led, from its claim, by who claimed it (docs/product/websocket.md, Who leads)."""
 
     type: Literal["space.lead_set"] = "space.lead_set"
     space_id: str
@@ -172,7 +172,7 @@ class LeadHanded(EventBody):
     """Chips handed the lead an agent's words that reached nobody, once nobody had worked
     in the room for the quiet spell (``quiet_seconds``). The room shows one quiet line
     under them; the lead's harness is sent the words as ``message.new`` with ``handed``
-    and ``lead`` (spec/websocket.md, Who leads, and who is working)."""
+    and ``lead`` (docs/product/websocket.md, Who leads, and who is working)."""
 
     client_writable: ClassVar[bool] = False
 

@@ -1,6 +1,6 @@
 """Runs, their steps, approvals, questions, steering and usage.
 
-spec/jacobian-channel.md (Every surface, and what it becomes) and spec/websocket.md
+docs/product/jacobian-channel.md (Every surface, and what it becomes) and docs/product/websocket.md
 (Writing, Receipts, First answer wins). A run is a harness's turn in a space; the harness
 names it (``run_…``) when it reports it started, and every later event about it names the
 run. Chips fills in the run's ``space_id`` on the events that only name the run, so each
@@ -11,11 +11,12 @@ the state does not take (docs/architecture/runs.md).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chips_common.events.base import EventBody, Ref, register
+from chips_common.events.workspaces import Autonomy, PolicyRule
 
 MAX_TEXT = 32_000
 
@@ -30,7 +31,8 @@ Long = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 
 
 class Receipt(BaseModel):
-    """What Chips did with a person's words while a run was live (websocket.md, Receipts).
+    """What Chips did with a person's words while a run was live (docs/product/websocket.md,
+    Receipts).
 
     Filled in by Chips on the ``message.post`` or ``run.steer`` it is about: ``queued`` for
     the harness's next look, or ``steered`` into the turn now. ``idempotency_key`` is the
@@ -179,7 +181,8 @@ class ApprovalRequest(EventBody):
     ``action`` is the action's fixed name (``jacobian.shell.execute``), ``preview`` what it
     will do, ``risk`` its class where the name really says so, ``expires_at`` when Chips
     stops waiting (it then decides nothing), and ``answerers`` who besides the harness's
-    owner may decide.
+    owner may decide. ``args`` is the exact arguments as text (a command line, a JSON
+    object): the owner's rules match it, and a rule's approval is bound to it (ADR 0130).
     """
 
     type: Literal["approval.request"] = "approval.request"
@@ -187,6 +190,7 @@ class ApprovalRequest(EventBody):
     run_id: RunId
     space_id: str | None = None
     action: Short
+    args: Long | None = None
     preview: Long | None = None
     risk: Short | None = None
     expires_at: datetime | None = None
@@ -199,7 +203,10 @@ class ApprovalResolved(EventBody):
 
     The first decision wins on every surface; a second is refused naming who was first.
     Chips fills in ``run_id``, ``space_id`` and ``idempotency_key`` (the decider's key, so
-    the socket that sent it is not told it was decided elsewhere).
+    the socket that sent it is not told it was decided elsewhere). A decision the dial made
+    (ADR 0130) is Chips's own, with ``system`` as the decider: ``autonomy`` is the level it
+    was made at, ``rule`` the owner's rule that made it (absent when the level alone did),
+    and ``bound_to`` the hash of the exact action and arguments it decided.
     """
 
     type: Literal["approval.resolved"] = "approval.resolved"
@@ -210,6 +217,9 @@ class ApprovalResolved(EventBody):
     run_id: RunId | None = None
     space_id: str | None = None
     idempotency_key: str | None = None
+    autonomy: Autonomy | None = None
+    rule: PolicyRule | None = None
+    bound_to: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
 
     @model_validator(mode="after")
     def _edit_says_how(self) -> ApprovalResolved:
@@ -229,8 +239,15 @@ class Option(BaseModel):
 
 @register
 class QuestionAsk(EventBody):
-    """A question for the people, one option per button; ``free_text`` takes typed answers
-    (``wreply <id> <answer>`` in the composer); ``default`` is the value taken on silence."""
+    """A question for the people, one option per button; every question also takes typed
+    words (``wreply <id> <answer>`` in the composer, docs/adr/0134), and ``free_text`` says it
+    asks for words rather than a tap; ``default`` is the value taken on silence;
+    ``multiple`` lets several options be chosen together (answered with ``values``).
+
+    ``expires_at`` is when Chips stops waiting: 30 minutes after it is asked unless the
+    asker says otherwise (Chips fills it in). Then ``question.expired`` keeps the card,
+    marked expired, and takes the ``default`` if there is one (ADR 0131).
+    """
 
     type: Literal["question.ask"] = "question.ask"
     question_id: CardId
@@ -240,6 +257,8 @@ class QuestionAsk(EventBody):
     options: list[Option] = Field(default_factory=list, max_length=50)
     free_text: bool = False
     default: Short | None = None
+    multiple: bool = False
+    expires_at: datetime | None = None
 
     @model_validator(mode="after")
     def _answerable(self) -> QuestionAsk:
@@ -248,6 +267,8 @@ class QuestionAsk(EventBody):
             raise ValueError("each option of a question has a value of its own")
         if not values and not self.free_text:
             raise ValueError("a question has options, or takes free text, or both")
+        if self.multiple and len(values) < 2:
+            raise ValueError("a question with multiple: true has two options or more")
         if self.default is not None and self.default not in values:
             raise ValueError("default is the value of one of the options")
         return self
@@ -255,7 +276,9 @@ class QuestionAsk(EventBody):
 
 @register
 class QuestionAnswered(EventBody):
-    """A question was answered: a tap (``value``, an option's value) or typed ``text``.
+    """A question was answered: a tap (``value``, an option's value), several taps on a
+    question with ``multiple`` (``values``, logged in the order the options were asked), or
+    typed ``text``.
 
     Typed words that are an option's value or label are that option, so both are given.
 
@@ -266,12 +289,36 @@ class QuestionAnswered(EventBody):
     type: Literal["question.answered"] = "question.answered"
     question_id: CardId
     value: Short | None = None
+    values: list[Short] | None = Field(default=None, min_length=1, max_length=50)
     text: Long | None = None
     run_id: RunId | None = None
     space_id: str | None = None
 
     @model_validator(mode="after")
     def _one_answer(self) -> QuestionAnswered:
-        if self.value is None and self.text is None:
-            raise ValueError("an answer is a value (a tap) or text (typed)")
+        if self.value is None and self.text is None and self.values is None:
+            raise ValueError("an answer is a value (a tap), values (several) or text (typed)")
+        if self.values is not None and (self.value is not None or self.text is not None):
+            raise ValueError("values is the whole answer: leave value and text out")
+        if self.values is not None and len(set(self.values)) != len(self.values):
+            raise ValueError("each value is chosen once")
         return self
+
+
+@register
+class QuestionExpired(EventBody):
+    """Nobody answered a question by its ``expires_at`` (ADR 0131). Written by Chips's
+    clock, as ``system``: the card is kept, marked expired, with ``note`` saying so, and
+    nobody answers it after. ``value`` is the question's ``default``, taken on silence
+    (``default_taken``); without one the asker goes on with no answer. Chips fills in
+    ``run_id``, ``space_id``, ``value``, ``default_taken`` and ``note``."""
+
+    client_writable: ClassVar[bool] = False
+
+    type: Literal["question.expired"] = "question.expired"
+    question_id: CardId
+    run_id: RunId | None = None
+    space_id: str | None = None
+    value: Short | None = None
+    default_taken: bool | None = None
+    note: Long | None = None

@@ -1,4 +1,4 @@
-"""Spaces (rooms) and who is in them (spec/spaces.md)."""
+"""Spaces (rooms) and who is in them (docs/product/spaces.md)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class SpaceCreated(EventBody):
 
     A ``thread`` grows from one message (``root_message_id``) of a room
     (``parent_space_id``). It has no members of its own: whoever is in the room is in its
-    threads (spec/messages.md, Threads).
+    threads (docs/product/messages.md, Threads).
     """
 
     type: Literal["space.created"] = "space.created"
@@ -61,7 +61,7 @@ class SpaceCreated(EventBody):
 
 @register
 class SpaceErased(EventBody):
-    """A space was deleted: erased from the server, with its threads (spec/spaces.md,
+    """A space was deleted: erased from the server, with its threads (docs/product/spaces.md,
     Deleting one).
 
     This event is the one line the log keeps in place of everything that was said in the
@@ -83,7 +83,7 @@ class SpaceClaimed(EventBody):
     """A harness took a space as its own under a key, through its door.
 
     Either a room a person asked of it, or the space another harness opened under a
-    ``shared`` key (spec/spaces.md, How one is opened). From then on the harness retitles,
+    ``shared`` key (docs/product/spaces.md, How one is opened). From then on the harness retitles,
     archives and unarchives it as a space it opened.
     """
 
@@ -100,7 +100,7 @@ class SpaceUpdated(EventBody):
     """A space was retitled, archived (``state: "closed"``) or unarchived (``"open"``).
 
     At least one of ``title`` and ``state`` is given; the room shows a muted line saying
-    who did it (spec/spaces.md, Retitling and archiving).
+    who did it (docs/product/spaces.md, Retitling and archiving).
     """
 
     type: Literal["space.updated"] = "space.updated"
@@ -120,7 +120,7 @@ class SpaceLockSet(EventBody):
     """A room's changes were locked or unlocked (``POST /v1/spaces/:id/lock``).
 
     While locked no person renames, archives or deletes the room; the harness that opened
-    it still retitles and closes it (spec/websocket.md, spend ceilings and locks).
+    it still retitles and closes it (docs/product/websocket.md, spend ceilings and locks).
     """
 
     type: Literal["space.lock_set"] = "space.lock_set"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chips_common.events.base import EventBody, register
 
 Name = Field(min_length=1, max_length=80)
 
-# The autonomy dial's settings (docs/adr/0031-the-autonomy-dial-and-disconnecting.md).
+# The autonomy dial's settings (docs/adr/0031).
 Autonomy = Literal["off", "L0", "L1", "L2", "L3"]
 AUTONOMY_LEVELS: tuple[str, ...] = ("off", "L0", "L1", "L2", "L3")
 DEFAULT_AUTONOMY = "L1"
@@ -47,6 +47,8 @@ class ParticipantJoined(EventBody):
     # A harness's autonomy (docs/adr/0031): "off" when it does not take the dial
     # (`chips connect custom --no-dial`), else the level it starts at. Said in its hello.
     autonomy: Autonomy | None = None
+    # The invite a person came in by (docs/adr/0125); the door checks its secret.
+    invite_id: str | None = Field(default=None, max_length=100)
 
 
 @register
@@ -63,7 +65,8 @@ class HarnessDisconnected(EventBody):
     harness_id: str
 
 
-# What a harness may declare it does (spec/jacobian-channel.md, Connect it; websocket.md).
+# What a harness may declare it does (docs/product/jacobian-channel.md, Connect it;
+# docs/product/websocket.md).
 Capability = Literal["new_spaces", "follows_rooms", "agents", "forks", "new_agents", "restarts"]
 CAPABILITIES: tuple[str, ...] = (
     "new_spaces",
@@ -81,7 +84,7 @@ class HarnessDeclared(EventBody):
 
     ``new_spaces``: it may be asked for a room; ``follows_rooms``: it carries archives and
     deletes over to its own side; ``agents``, ``forks``, ``new_agents``, ``restarts``:
-    see spec/websocket.md. Written by the harness itself or its owner (``chips declare``).
+    see docs/product/websocket.md. Written by the harness itself or its owner (``chips declare``).
     """
 
     in_space: ClassVar[bool] = False
@@ -89,3 +92,44 @@ class HarnessDeclared(EventBody):
     type: Literal["harness.declared"] = "harness.declared"
     harness_id: str
     capabilities: list[Capability] = Field(default_factory=list, max_length=len(CAPABILITIES))
+
+
+# What a rule of the dial does with an approval it matches (docs/adr/0130).
+Effect = Literal["allow", "ask", "deny"]
+
+
+class PolicyRule(BaseModel):
+    """One rule of a harness's owner: ``allow``, ``ask`` (always ask) or ``deny`` an approval
+    whose action matches ``action`` and, when given, whose ``args`` match ``args``.
+
+    Both are patterns where ``*`` stands for anything (``jacobian.shell.*``, ``ls *``);
+    without ``*`` a pattern is the exact text.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action: str = Field(min_length=1, max_length=200)
+    args: str | None = Field(default=None, min_length=1, max_length=2000)
+    effect: Effect
+
+
+@register
+class HarnessPolicySet(EventBody):
+    """A harness's owner set its autonomy dial, its rules, or both (docs/adr/0130).
+
+    ``autonomy`` left out keeps the level; ``rules`` left out keeps the rules, and a list
+    replaces them (an empty one clears them). Only the harness's owner writes it.
+    """
+
+    in_space: ClassVar[bool] = False
+
+    type: Literal["harness.policy_set"] = "harness.policy_set"
+    harness_id: str
+    autonomy: Autonomy | None = None
+    rules: list[PolicyRule] | None = Field(default=None, max_length=100)
+
+    @model_validator(mode="after")
+    def _sets_something(self) -> HarnessPolicySet:
+        if self.autonomy is None and self.rules is None:
+            raise ValueError("say the autonomy, the rules, or both")
+        return self

@@ -1,4 +1,4 @@
-"""Streams, subjects and consumers, declared in code and idempotently (DESIGN.md §3).
+"""Streams, subjects and consumers, declared in code and idempotently.
 
 ``CHIPS_APPEND`` is a work queue of append requests (``chips.append.<workspace>``);
 ``CHIPS_EVENTS`` carries committed events (``chips.events.<workspace>``) for live
@@ -67,7 +67,8 @@ class Names:
 
     @property
     def dead_letter_stream(self) -> str:
-        """Append requests the eventlog gave up on, kept for an operator to read."""
+        """Append requests the eventlog gave up on, and events a consumer of the log set
+        aside (docs/adr/0025, docs/adr/0148), kept for an operator to read."""
         return f"{self.stream_prefix}_DEADLETTER"
 
     def append_subject(self, workspace_id: str) -> str:
@@ -108,9 +109,10 @@ class Names:
         return f"{self.stream_prefix.lower()}_{name}"
 
 
-async def declare_streams(js: JetStreamContext, names: Names) -> None:
-    """Create or update both streams; safe to call from every service at start."""
-    configs = [
+def stream_configs(names: Names) -> list[StreamConfig]:
+    """Every stream Chips creates. Each is kept on ``names.replicas`` nodes: on a three-node
+    cluster a stream with one copy goes offline with its node, which a drain may take."""
+    return [
         StreamConfig(
             name=names.append_stream,
             subjects=[names.append_wildcard],
@@ -135,9 +137,14 @@ async def declare_streams(js: JetStreamContext, names: Names) -> None:
             storage=StorageType.FILE,
             max_age=30 * 24 * 3600,
             max_msgs=100_000,
+            num_replicas=names.replicas,
         ),
     ]
-    for config in configs:
+
+
+async def declare_streams(js: JetStreamContext, names: Names) -> None:
+    """Create or update every stream; safe to call from every service at start."""
+    for config in stream_configs(names):
         try:
             await js.add_stream(config)
         except BadRequestError:

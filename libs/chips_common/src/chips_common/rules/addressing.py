@@ -1,4 +1,4 @@
-"""Who a message is for: ``addressed_to``, decided once, at append (spec/spaces.md).
+"""Who a message is for: ``addressed_to``, decided once, at append (docs/product/spaces.md).
 
 For a person's message the first rule that applies decides:
 

@@ -1,6 +1,6 @@
 """The view a harness that has not declared ``agents`` is shown (docs/adr/0070, 0079).
 
-spec/websocket.md, Saying you speak agents: until a harness declares the capability
+docs/product/websocket.md, Saying you speak agents: until a harness declares the capability
 ``agents``, Chips shows it the view it knew before agents, on the socket and over HTTP
 alike. Its own agents are its own id wherever an id is written, any other agent is a
 participant of kind ``harness``, and it is never sent the agent events nor
@@ -20,7 +20,7 @@ import orjson
 
 from chips_common.events.agents import AGENT_EVENTS
 
-# What a pre-agents harness is never sent (websocket.md, Saying you speak agents).
+# What a pre-agents harness is never sent (docs/product/websocket.md, Saying you speak agents).
 NEVER_SENT = frozenset(AGENT_EVENTS)
 # Keys that name the harness behind an agent: a pre-agents harness knows no such thing.
 HARNESS_OF_AGENT = ("harness_id", "harness")

@@ -1,8 +1,8 @@
-"""Composer commands: a person's message that is a room operation (spec/spaces.md).
+"""Composer commands: a person's message that is a room operation (docs/product/spaces.md).
 
 ``/add @name``, ``/remove @name``, ``/title New title``, ``/archive``, ``/unarchive`` and
 ``/leave`` do from the composer what the room sheet does; ``/wrong <note>`` says a harness's
-last message here is wrong (a correction, spec/messages.md, Feedback). The eventlog's
+last message here is wrong (a correction, docs/product/messages.md, Feedback). The eventlog's
 door reads them from a person's ``message.post`` and logs the operation instead of the words
 (docs/adr/0008). Any other text, including ``//command`` (a harness command passed
 through) and slash words that are not these, is an ordinary message.

@@ -1,4 +1,4 @@
-"""The context a message.new carries, and its budget (spec/websocket.md, What you're told).
+"""The context a message.new carries, and its budget (docs/product/websocket.md, What you're told).
 
 Lines are built from the log by the gateway; this module only fits them to a budget:
 the oldest go first, a line longer than the whole budget is cut so the newest is always

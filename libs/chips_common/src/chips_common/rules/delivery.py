@@ -1,4 +1,4 @@
-"""Per-recipient shaping of a logged event (websocket.md, What a harness hears).
+"""Per-recipient shaping of a logged event (docs/product/websocket.md, What a harness hears).
 
 Pure functions of the event and the recipient, so a replay and a live delivery give the
 same frame. Context and room, which need the log, are added by the gateway around them.
@@ -68,7 +68,7 @@ def shape_for(
     is told in ``for`` which of them take the turn (never empty); one that did not is
     sent what it always was. Its own post comes back as it was sent, which is how it
     knows the message landed; but words one of its agents said to another of them come
-    back as that one's ``message.new`` (spec/websocket.md, One of yours addressing
+    back as that one's ``message.new`` (docs/product/websocket.md, One of yours addressing
     another of yours). A person's session hears every message as posted.
     """
     if recipient_kind != "harness" or event.get("type") != "message.post":
@@ -89,14 +89,15 @@ RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancel"})
 
 class WorkingTurns:
     """The turns one harness's agents have going, by room, folded from the events its
-    connection is delivered in seq order (each run's ``run.started`` said as an agent, and
-    its end). ``runs`` starts as the log says as of the subscription's start, ``heard``
-    with when each was last heard from (any event naming it). A turn nothing was heard
+    connection is delivered in seq order (each run's ``run.started`` said as one of its
+    agents or as the harness itself, and its end). ``runs`` starts as the log says as of
+    the subscription's start, ``heard`` with when each was last heard from (any event
+    naming it). A turn nothing was heard
     from for ``silent`` seconds before a message is not named (docs/adr/0090).
 
     A message said in a room where another of the harness's agents is working names that
     turn in ``working_turns``, so the words are handed to it at its next step
-    (spec/websocket.md, What a harness hears when someone speaks; ADR 0106).
+    (docs/product/websocket.md, What a harness hears when someone speaks).
     """
 
     def __init__(
@@ -119,15 +120,25 @@ class WorkingTurns:
         if isinstance(run_id, str) and (run_id in self.runs or kind == "run.started"):
             self.heard[run_id] = str(event.get("ts", ""))
         if kind == "run.started":
-            actor = event.get("actor") or {}
-            if actor.get("kind") == "agent" and actor.get("harness_id") == self.harness_id:
-                self.runs[event["run_id"]] = (event["space_id"], actor["id"])
+            if (agent_id := self.whose(event.get("actor") or {})) is not None:
+                self.runs[event["run_id"]] = (event["space_id"], agent_id)
         elif kind in RUN_ENDS:
             self.runs.pop(event.get("run_id", ""), None)
             self.heard.pop(event.get("run_id", ""), None)
         elif kind == "space.erased":
             gone = {event.get("space_id"), *(event.get("threads") or ())}
             self.runs = {r: w for r, w in self.runs.items() if w[0] not in gone}
+
+    def whose(self, actor: dict[str, Any]) -> str | None:
+        """The agent of this harness a run started by ``actor`` is the turn of: one of its
+        agents, or the harness itself where it stands as its own one agent (a run it
+        started as itself, in a room where it is a member itself); None for anybody
+        else's."""
+        if actor.get("kind") == "agent" and actor.get("harness_id") == self.harness_id:
+            return str(actor["id"])
+        if actor.get("kind") == "harness" and actor.get("id") == self.harness_id:
+            return self.harness_id
+        return None
 
     def named_by(self, event: dict[str, Any], taking: list[str]) -> list[dict[str, str]]:
         """The turns a message said in their room names: never the sender's, nor those of

@@ -1,4 +1,4 @@
-"""The referee's counting of what agents say to each other (spec/websocket.md, ADR 0083).
+"""The referee's counting of what agents say to each other (docs/product/websocket.md, ADR 0083).
 
 Chips counts the messages agents send agents in a room since a person last did anything
 there, or an agent last made something new there (a file new to the room, a question to a
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 STOP = 16
 HOLD = 48
@@ -315,7 +315,15 @@ def exchange_from_json(body: dict[str, Any]) -> Exchange:
     )
 
 
-def settings_json(settings: ExchangeSettings) -> dict[str, object]:
+class SettingsJson(TypedDict):
+    """The referee's settings as JSON: a count, or ``"never"``."""
+
+    stop: int | Literal["never"]
+    hold: int | Literal["never"]
+    circles: bool
+
+
+def settings_json(settings: ExchangeSettings) -> SettingsJson:
     return {
         "stop": settings.stop if settings.stop is not None else "never",
         "hold": settings.hold if settings.hold is not None else "never",

@@ -1,5 +1,5 @@
-"""Attachments and the room's files, as pure rules (spec/messages.md, Attachments;
-spec/websocket.md, The room's files).
+"""Attachments and the room's files, as pure rules (docs/product/messages.md, Attachments;
+docs/product/websocket.md, The room's files).
 
 What kind a file is, how it is served, how big it may be and what a cap refusal says,
 and which version a posted file becomes. Nothing here touches a database or S3: the
@@ -11,13 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-FileKind = Literal["photo", "video", "file"]
+FileKind = Literal["photo", "video", "voice_note", "file"]
 
 # Shown inline: pictures Chips decoded itself, and PDFs. Anything else, and anything that
-# could carry a script (HTML, SVG, XML), is a download (DESIGN.md §6).
+# could carry a script (HTML, SVG, XML), is a download (docs/architecture/design.md §6).
 INLINE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"})
 
-KIND_WORDS: dict[FileKind, str] = {"photo": "Photos", "video": "Videos", "file": "Files"}
+# Audio counts as a file (docs/product/messages.md, Attachments): a voice note too.
+KIND_WORDS: dict[FileKind, str] = {
+    "photo": "Photos",
+    "video": "Videos",
+    "voice_note": "Files",
+    "file": "Files",
+}
 
 
 def kind_of(mime_type: str) -> FileKind:
@@ -52,14 +58,19 @@ class Caps:
     files: int | None = None
 
     def cap_for(self, kind: FileKind) -> int:
-        own = {"photo": self.photos, "video": self.videos, "file": self.files}[kind]
+        own = {
+            "photo": self.photos,
+            "video": self.videos,
+            "voice_note": self.files,
+            "file": self.files,
+        }[kind]
         return self.ceiling if own is None else min(own, self.ceiling)
 
 
 def over_cap(caps: Caps, kind: FileKind, byte_size: int) -> str | None:
     """The refusal's sentence when a file is over its kind's cap, else None.
 
-    spec/messages.md: "Videos here are capped at 50 MB, and this one is 62.3 MB."
+    docs/product/messages.md: "Videos here are capped at 50 MB, and this one is 62.3 MB."
     """
     cap = caps.cap_for(kind)
     if byte_size <= cap:
@@ -90,7 +101,7 @@ def next_version(
 ) -> int | Stale:
     """The version a posted file becomes, or why the post is stale.
 
-    spec/websocket.md, The room's files: each change of a file's bytes is the next
+    docs/product/websocket.md, The room's files: each change of a file's bytes is the next
     version; bytes that are the current version's are never stale; a post that says it
     replaces a version other than the current one is refused. ``replaces`` is only
     passed when it names a version of this very name in this room (anything else is left

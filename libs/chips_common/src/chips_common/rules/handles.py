@@ -1,4 +1,4 @@
-"""Handles and mentions (spec/messages.md, Message; spec/spaces.md, rule 1).
+"""Handles and mentions (docs/product/messages.md, Message; docs/product/spaces.md, rule 1).
 
 A handle is a participant's name without its spaces, or its first word, compared without
 regard to case: ``Jacobian · mini`` is reached by ``@Jacobian·mini`` and ``@jacobian``.
@@ -74,7 +74,7 @@ def reach(members: Sequence[Member]) -> list[tuple[Member, set[str]]]:
     """Each member with every handle that reaches it in this room.
 
     A harness's name is also a handle of its agent here when that agent is the only one of
-    the harness's in the room (spec/websocket.md, Being spoken to).
+    the harness's in the room (docs/product/websocket.md, Being spoken to).
     """
     agents_of: dict[str, int] = {}
     for member in members:

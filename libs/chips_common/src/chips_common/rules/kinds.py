@@ -1,4 +1,4 @@
-"""Who may post which kind of message (spec/messages.md, the table of kinds).
+"""Who may post which kind of message (docs/product/messages.md, the table of kinds).
 
 Text and a hand-off are anyone's. The cards that report a harness's work (status,
 approval, question, receipt, artifact, checkpoint, summary) are a harness's. A task is
@@ -13,7 +13,8 @@ HARNESS_ONLY = frozenset(
 PERSON_ONLY = frozenset({"task"})
 ARTICLE = {"approval": "an", "artifact": "an"}
 
-# What a harness posts to say it has nothing to say (websocket.md, What a harness hears).
+# What a harness posts to say it has nothing to say (docs/product/websocket.md, What a harness
+# hears).
 NO_REPLY = "NO_REPLY"
 
 

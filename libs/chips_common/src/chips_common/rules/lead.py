@@ -1,6 +1,6 @@
 """A room's lead, who of its agents is working, and the hand-off of what is nobody's turn.
 
-spec/websocket.md, Who leads, and who is working: "When the last words in a room with a
+docs/product/websocket.md, Who leads, and who is working: "When the last words in a room with a
 lead are an agent's that reached nobody, and nobody has been working for twenty seconds,
 Chips hands those words to the lead … Not the lead's own words, words that named anybody,
 an answer to a person who asked that agent alone, anything the referee holds, nor the same
@@ -15,6 +15,7 @@ ids' prefixes (``agt_``, ``hrn_``): a harness is its own one agent until it has 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -247,6 +248,19 @@ def told_of(turns: Iterable[Turn]) -> tuple[str, ...]:
     return tuple(sorted(f"{t.run_id} {t.last_step or ''}" for t in turns))
 
 
+def told_key(space_id: str, changed: int, runs: Iterable[str]) -> str:
+    """The key a room's telling of who works is appended under: one per room, change and
+    set of runs told of (``runs`` as :func:`told_of` gives them, or their bare ids).
+
+    The runs are named by a digest of their sorted ids, a fixed 32 characters: a key that
+    listed them grew with every run going and passed the log's 200 characters at about
+    five, so the referee failed on that room until some ended.
+    """
+    ids = sorted({r.split(" ", 1)[0] for r in runs})
+    going = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:32] if ids else "-"
+    return f"room:{space_id}:{changed}:{going}"
+
+
 def working(room: Room, now: datetime, silent: float = SILENT_SECONDS) -> list[Turn]:
     """The turns counted as going at ``now``: each heard from within ``silent`` seconds."""
     limit = timedelta(seconds=silent)
@@ -354,7 +368,7 @@ def silenced(room: Room) -> set[str]:
     return {t.agent_id for t in room.turns.values()}
 
 
-# --- the note's words (spec/websocket.md, Who leads, and who is working) ------------------
+# --- the note's words (docs/product/websocket.md, Who leads, and who is working) ------------------
 
 LEAD_YOU = (
     "You lead here: you hand out the work, and what is nobody's turn goes to you. "
@@ -431,7 +445,7 @@ def working_sentence(
 
 
 def handed_opening(sender: str, quiet_seconds: int) -> str:
-    """The opening of the lead's note on words handed to it (spec/websocket.md)."""
+    """The opening of the lead's note on words handed to it (docs/product/websocket.md)."""
     return (
         f"Nobody has this turn: {sender} said it with no @, and nobody here has worked for "
         f"{quiet_seconds} seconds since. As the lead, see that it is done: take it, or hand "

@@ -1,4 +1,5 @@
-"""The muted line a room shows for an operation on it (spec/spaces.md, Retitling and archiving).
+"""The muted line a room shows for an operation on it (docs/product/spaces.md, Retitling and
+archiving).
 
 A room operation is one event; the line saying who did it is drawn from that event, not
 logged beside it (docs/adr/0006-room-lines-are-drawn-from-the-event.md). This function is
@@ -42,7 +43,7 @@ def system_line(event: dict[str, Any], name_of: Callable[[str], str]) -> str | N
             return f"{who} left"
         return f"{who} removed {name_of(event['participant_id'])}"
     if kind == "lead.handed":
-        # One quiet line under the words (spec/websocket.md, Who leads; docs/adr/0090).
+        # One quiet line under the words (docs/product/websocket.md, Who leads; docs/adr/0090).
         return f"{name_of(event['agent_id'])} took it as the lead: it was nobody’s turn"
     if kind == "space.lead_set":
         lead = event.get("agent_id")

@@ -1,8 +1,9 @@
 """A harness's name is its own in the workspace, case and spaces aside.
 
 ``chips declare NAME`` and an @handle find a harness by its name, so two may not share one
-(the spec's rule for agents, ADR 0091, applied to harnesses: docs/adr/0031). A name that is
-taken is numbered, the way the spec numbers agents: "Scout" then "Scout 2", "Scout 3".
+(the product's rule for agents, docs/product/websocket.md, Agents, applied to harnesses:
+docs/adr/0031). A name that is taken is numbered, the way the product numbers agents: "Scout" then
+"Scout 2", "Scout 3".
 """
 
 from __future__ import annotations

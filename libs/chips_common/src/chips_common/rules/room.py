@@ -1,6 +1,6 @@
 """Who is in the room, and the note Chips words for each harness taking a turn.
 
-spec/websocket.md, Who is in the room: members with the handle that reaches each, people
+docs/product/websocket.md, Who is in the room: members with the handle that reaches each, people
 first and then harnesses, each group by name; a note per taker, which opens with what is
 news to it (its joining, who joined since its last turn, why the message is its turn,
 lines left out of its context) and ends with the room's rules. Chips words the note itself
@@ -65,7 +65,7 @@ def ordered(members: Sequence[Member]) -> list[Member]:
 
 def harness_shown(member: Member) -> str | None:
     """The name of the harness an agent runs on, as the room shows it: only for an agent
-    whose name is not its harness's own (spec/websocket.md, Who is in the room)."""
+    whose name is not its harness's own (docs/product/websocket.md, Who is in the room)."""
     if member.kind != "agent" or not member.harness:
         return None
     if handles_of(member.name) == handles_of(member.harness):
@@ -147,7 +147,7 @@ def parse_ts(ts: str) -> datetime:
 
 
 def news_of(news: TurnNews) -> list[str]:
-    """The sentences a note opens with: what is news to the taker, in the spec's words."""
+    """The sentences a note opens with: what is news to the taker, in the product's words."""
     said: list[str] = []
     if news.joined is not None:
         by = f", added by {news.joined.added_by}" if news.joined.added_by else ""
@@ -203,7 +203,7 @@ def reach_of(
     event: dict[str, Any], taker_id: str, members: Sequence[Member]
 ) -> Literal["all", "no_at"] | None:
     """Why a message is this taker's turn, when the note must say so: only beside other
-    agents, since alone in a room every message is the harness's (spec/websocket.md)."""
+    agents, since alone in a room every message is the harness's (docs/product/websocket.md)."""
     if not any(m.kind != "person" and m.id != taker_id for m in members):
         return None
     actor = event.get("actor") or {}

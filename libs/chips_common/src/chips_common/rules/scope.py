@@ -1,4 +1,4 @@
-"""Who is delivered which event: membership as of each event's seq (DESIGN.md §4).
+"""Who is delivered which event: membership as of each event's seq (docs/architecture/design.md §4).
 
 A credential sees the events of the spaces its participant is a member of (and of their
 threads, which have no members of their own), and the workspace-wide events that belong
@@ -15,14 +15,14 @@ from typing import Any
 from chips_common.rules.agents_view import as_seen_by, hidden_from
 
 # Events told to the participant who did them and nobody else: a harness passing its
-# turn, and a person's delete-for-me and its undo (spec/messages.md, Delete for me).
+# turn, and a person's delete-for-me and its undo (docs/product/messages.md, Delete for me).
 OWN_ONLY = frozenset({"turn.passed", "message.hidden", "message.shown"})
 # An agent being made, renamed or archived: told to its harness, to the people told who
 # everybody in the workspace is, and to whoever shares a room with the agent
-# (spec/websocket.md, Agents).
+# (docs/product/websocket.md, Agents).
 AGENT_NEWS = frozenset({"agent.registered", "agent.updated"})
 # Told to the agent's harness alone (message.held), or to its harness besides the room
-# (what a person asks of it, and where its agents go): websocket.md, Agents, Forks.
+# (what a person asks of it, and where its agents go): docs/product/websocket.md, Agents, Forks.
 HARNESS_ONLY = frozenset({"message.held"})
 HARNESS_TOO = frozenset(
     {"agent.attached", "agent.released", "membership.replaced", "agent.fork", "agent.asked"}
@@ -33,7 +33,7 @@ def told(event: dict[str, Any], participant_id: str, kind: str) -> bool:
     """Whether an event of a space this participant is in is told to them.
 
     Everything is, but the events that are the doer's alone, and feedback, which a harness
-    hears only about its own words (spec/messages.md, Feedback).
+    hears only about its own words (docs/product/messages.md, Feedback).
     """
     kind_of_event = event.get("type")
     if kind_of_event in OWN_ONLY:
@@ -95,7 +95,7 @@ class MembershipView:
     ) -> None:
         self.participant_id = participant_id
         self.spaces: set[str] = set(spaces)
-        # Each thread's room, for every thread of the workspace (spec/messages.md, Threads).
+        # Each thread's room, for every thread of the workspace (docs/product/messages.md, Threads).
         self.parents: dict[str, str] = dict(parents or {})
         self.kind = kind
         # A person's role in the workspace: a guest is not told who everybody is.

@@ -1,6 +1,6 @@
 """Search, as pure functions: the words a search finds, the query, snippets and cursors.
 
-spec/messages.md, Search: every word of ``q`` is required and the last is a prefix, so a
+docs/product/messages.md, Search: every word of ``q`` is required and the last is a prefix, so a
 search narrows as it is typed; a hit carries a snippet with the match marked; pages follow
 a cursor. The index itself is Postgres full-text search with the ``chips_search`` text
 search configuration (``simple`` plus ``unaccent``, docs/adr/0028); Postgres splits both
@@ -89,7 +89,7 @@ def build_tsquery(q: str) -> str:
 
 # --- what a message says, for the index ---------------------------------------------
 
-# The fields of each card that are words somebody may look for (spec/messages.md, the
+# The fields of each card that are words somebody may look for (docs/product/messages.md, the
 # eleven kinds). ``name[]`` is a list of strings; ``name[].field`` a field of each item.
 CARD_WORDS: dict[str, tuple[str, ...]] = {
     "status": ("phase", "verb"),

@@ -1,4 +1,4 @@
-"""Signed attachment URLs (spec/websocket.md; DESIGN.md §6).
+"""Signed attachment URLs (docs/product/websocket.md; docs/architecture/design.md §6).
 
 A URL is ``/v1/attachments/<id>?exp=<unix seconds>&tok=<credential id>&sig=<hex>``: an
 HMAC-SHA256 over the attachment, the expiry, the credential it is bound to and how the

@@ -1,4 +1,4 @@
-"""What a room's job has spent, and the ceiling it is weighed against (spec/websocket.md,
+"""What a room's job has spent, and the ceiling it is weighed against (docs/product/websocket.md,
 "What the job has spent", "At the ceiling"; ADR 0083).
 
 A job is the work a room's agents do after the last thing a person did there, or after a
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, TypedDict
 
 DEFAULT_CEILING = 3.0
 MIN_CEILING = 0.25
@@ -117,7 +117,16 @@ def valid_ceiling(usd: float) -> bool:
     return MIN_CEILING <= usd <= MAX_CEILING
 
 
-def spend_facts(job: Job, ceiling_usd: float) -> dict[str, object]:
+class SpendFacts(TypedDict):
+    """What a room's job has spent, against its ceiling."""
+
+    ceiling_usd: float
+    spent_usd: float
+    since_seq: int
+    uncounted_runs: int
+
+
+def spend_facts(job: Job, ceiling_usd: float) -> SpendFacts:
     """``context.spend`` and the answer of ``GET /v1/spaces/:id/spend``."""
     return {
         "ceiling_usd": ceiling_usd,

@@ -2,9 +2,9 @@
 
 A consumer's handler (``chips_common.service.consumer``) is prompted with a workspace and
 a seq; what it folds it reads from the log in Postgres, after its checkpoint, in pages,
-in seq order, each event under a span of the trace it was appended under (DESIGN.md §2,
-§5). Its checkpoint is locked before and saved after, in the same transaction, by the
-caller: each read model keeps its own checkpoint table.
+in seq order, each event under a span of the trace it was appended under
+(docs/architecture/design.md §2, §5). Its checkpoint is locked before and saved after, in the same
+transaction, by the caller: each read model keeps its own checkpoint table.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common import otel
 from chips_common.db import tables as t
 from chips_common.events import canonical
+from chips_common.service.poison import folding, set_aside
 
 Apply = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -60,6 +61,8 @@ async def fold_events(
         for event, traceparent in batch:
             if wanted is not None and event["type"] not in wanted:
                 continue
+            if set_aside(event):
+                continue
             with applying(tracer, span, event, traceparent):
                 await apply(event)
         checkpoint = batch[-1][0]["seq"]
@@ -70,7 +73,9 @@ async def fold_events(
 def applying(
     tracer: Tracer, span: str, event: dict[str, Any], traceparent: str | None
 ) -> Iterator[None]:
-    """A span for applying one event, in the trace of the append that logged it."""
+    """A span for applying one event, in the trace of the append that logged it; what
+    the event's fold raises is raised as ``FoldFailed``, naming it (``poison.folding``).
+    The caller reads past an event ``set_aside`` says was dead-lettered."""
     attributes: dict[str, str | int] = {
         otel.WORKSPACE_ID: event["workspace_id"],
         otel.SEQ: event["seq"],
@@ -78,8 +83,11 @@ def applying(
     }
     if "message_id" in event:
         attributes[otel.MESSAGE_ID] = event["message_id"]
-    with tracer.start_as_current_span(
-        span, context=otel.from_traceparent(traceparent), attributes=attributes
+    with (
+        tracer.start_as_current_span(
+            span, context=otel.from_traceparent(traceparent), attributes=attributes
+        ),
+        folding(event),
     ):
         yield
 

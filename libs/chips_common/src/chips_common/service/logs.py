@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 
 from chips_common.otel import current_trace_id
 
-# Tokens and tickets never appear in logs (DESIGN.md §7), even where a library logs a URL.
+# Tokens and tickets never appear in logs (docs/architecture/design.md §7), even where a library
+# logs a URL.
 SECRET_IN_URL = re.compile(r"((?:token|ticket)=)[^&\s\"']+")
 SECRET_TOKEN = re.compile(r"chips_(?:at|pt|tk)_[A-Za-z0-9_-]+")
 

@@ -1,7 +1,7 @@
 """Running a worker service: its consumer loop beside a small health server.
 
 SIGTERM and SIGINT set ``stop``; the loop finishes the batch in flight, then the health
-server stops (STYLE.md, A NATS consumer).
+server stops (docs/architecture/code-style.md, A NATS consumer).
 """
 
 from __future__ import annotations

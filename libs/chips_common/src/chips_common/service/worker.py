@@ -22,6 +22,7 @@ from chips_common.service.consumer import (
     consume_events,
 )
 from chips_common.service.health import BUILT, About, Check, build_health_app
+from chips_common.service.poison import Limits
 from chips_common.service.runner import serve_with_health
 
 log = logging.getLogger(__name__)
@@ -55,18 +56,19 @@ async def run_worker(
     js = jetstream(nc)
     names = Names.from_settings(settings)
     await declare_streams(js, names)
+    limits = Limits.from_settings(settings)
     consume: Callable[[asyncio.Event], Awaitable[None]]
     if build_batch_handler is not None:
         batch_handler = build_batch_handler(engine)
 
         async def consume(stop: asyncio.Event) -> None:
-            await consume_batches(nc, js, names, service, batch_handler, stop)
+            await consume_batches(nc, js, names, service, batch_handler, stop, limits=limits)
     else:
         assert build_handler is not None, "a worker needs a handler"
         handler = build_handler(engine)
 
         async def consume(stop: asyncio.Event) -> None:
-            await consume_events(nc, js, names, service, handler, stop)
+            await consume_events(nc, js, names, service, handler, stop, limits=limits)
 
     async def db_ok() -> bool:
         async with engine.connect() as conn:

@@ -1,4 +1,4 @@
-"""The rules at the door, one module per topic (DESIGN.md §2, docs/adr/0021).
+"""The rules at the door, one module per topic (docs/architecture/design.md §2, docs/adr/0021).
 
 Each rule is a pure function: it reads a :class:`~chips_eventlog.state.DoorState`
 snapshot and the event, and either refuses (:class:`~chips_eventlog.refused.Refused`) or

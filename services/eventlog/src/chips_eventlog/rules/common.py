@@ -9,8 +9,9 @@ from typing import Any
 
 from chips_common.append import Actor, AppendRequest
 from chips_common.events import EventBody
+from chips_common.rules import may
 from chips_eventlog.refused import refuse
-from chips_eventlog.state import Decision, DoorState
+from chips_eventlog.state import Decision, DoorState, Space
 
 # How long a fork's copy or a new agent has to be registered after the ask (FORK_WAIT_MS,
 # NEW_AGENT_WAIT_MS): after that it is registered free, and the answer says why. The
@@ -43,6 +44,17 @@ class Step:
     body: EventBody
     actor: Actor
     decision: Decision
+
+
+def room_facts(space: Space) -> may.Room:
+    """What the shared rules of ``chips_common.rules.may`` read of a space."""
+    return may.Room(space.kind, space.state, space.locked, space.home_of, space.key)
+
+
+def role_of(s: DoorState, actor: Actor) -> str | None:
+    """The actor's role in the workspace, for the rules an owner or admin passes."""
+    me = s.participant(actor.id)
+    return me.role if me is not None else None
 
 
 def check_member(s: DoorState, space_id: str, actor: Actor) -> str:
@@ -122,7 +134,7 @@ THE_HARNESS_S = frozenset(
 
 
 def check_speaker(s: DoorState, raw: Any, actor: Actor) -> Actor:
-    """Who an event is decided and logged as (spec/websocket.md, Speaking as one).
+    """Who an event is decided and logged as (docs/product/websocket.md, Speaking as one).
 
     An agent named as the actor must be the sending harness's own, and active. A harness
     sending as itself about a run one of its agents started is read as that agent; and in

@@ -1,4 +1,4 @@
-"""Deleting a space: ``space.erased`` (spec/spaces.md, Deleting one; docs/adr/0010).
+"""Deleting a space: ``space.erased`` (docs/product/spaces.md, Deleting one; docs/adr/0010).
 
 Deleting erases: in the transaction that logs ``space.erased``, every event of the space
 and of its threads is deleted from the log, and the door state that held anything of it
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from chips_common.append import Actor
 from chips_common.events import SpaceErased, SpaceUpdated
-from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import Ctx, check_member
+from chips_common.rules import may
+from chips_eventlog.refused import refuse, refuse_if
+from chips_eventlog.rules.common import Ctx, check_member, role_of, room_facts
 from chips_eventlog.state import Decision, DoorState, EraseSpaces, Space
 
 
@@ -27,21 +28,13 @@ def check_space_erased(
     space = s.space(body.space_id)
     if space is None:
         refuse("forbidden", "you are not a member of this space", "space_id")
-    if space.kind == "thread":
-        refuse("invalid_event", "a thread goes with its room: delete the room", "space_id")
-    if actor.kind != "person":
+    if space.kind != "thread" and actor.kind != "person":
         refuse(
             "forbidden",
             "a space is deleted by a person: its owner, or a workspace owner or admin",
         )
-    me = s.participant(actor.id)
-    if standing != "owner" and (me is None or me.role not in ("owner", "admin")):
-        refuse("forbidden", "only the room's owner, or a workspace owner or admin, deletes it")
-    if space.home_of is not None:
-        refuse("forbidden", "a harness's home is never deleted")
-    if space.locked:
-        refuse("forbidden", "this room's changes are locked; unlock it to delete it")
-    if space.kind == "direct" and space.key is None:
+    refuse_if(may.erase(room_facts(space), standing, role_of(s, actor)))
+    if may.archives_instead(room_facts(space)):
         return archive_instead(space)
     threads = s.threads_of(space.id)
     follows = following_harnesses(s, space.id, actor)
@@ -56,12 +49,7 @@ def check_space_erased(
 
 def archive_instead(space: Space) -> SpaceUpdated:
     """A direct space nobody could open again is archived rather than deleted."""
-    if space.state == "closed":
-        refuse(
-            "invalid_event",
-            "nobody could open this direct space again, so it is archived rather than "
-            "deleted, and it is archived already",
-        )
+    refuse_if(may.archive_instead(room_facts(space)))
     return SpaceUpdated(space_id=space.id, state="closed")
 
 

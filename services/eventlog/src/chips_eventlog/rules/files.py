@@ -1,5 +1,5 @@
-"""The rules of files at the door (spec/messages.md, Attachments; spec/websocket.md, The
-room's files).
+"""The rules of files at the door (docs/product/messages.md, Attachments; docs/product/websocket.md,
+The room's files).
 
 A ``message.post`` with ``upload_ids``, or a card naming files in its file fields
 (``CARD_FILE_FIELDS``: an artifact's ``upload_id``, a receipt's, task's, hand-off's or
@@ -16,10 +16,15 @@ not held in memory across batches.
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import JsonValue
 
 from chips_common.append import Actor
-from chips_common.events import AttachmentCapsSet, AttachmentFetched, MessagePost
+from chips_common.events import (
+    AttachmentCapsSet,
+    AttachmentFetched,
+    AttachmentTranscribed,
+    MessagePost,
+)
 from chips_common.events.messages import CARD_FILE_FIELDS
 from chips_common.rules.files import Stale, Version, next_version
 from chips_eventlog.refused import refuse
@@ -47,7 +52,7 @@ def named_uploads(body: MessagePost) -> list[tuple[str, str]]:
     return named
 
 
-def named_in_raw(raw: dict[str, Any]) -> list[str]:
+def named_in_raw(raw: dict[str, JsonValue]) -> list[str]:
     """The uploads an undecoded ``message.post`` names (what a batch reads ahead)."""
     ids = raw.get("upload_ids")
     named = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
@@ -80,7 +85,7 @@ def _field_of(body: MessagePost, upload_id: str) -> str:
 
 def check_post_files(
     s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx
-) -> tuple[list[dict[str, Any]] | None, list[PostFile]]:
+) -> tuple[list[dict[str, JsonValue]] | None, list[PostFile]]:
     """Decide a post's files: what ``attachments`` it carries, and the files it posts."""
     if body.attachments is not None:
         refuse("invalid_event", "attachments are filled in by Chips from upload_ids", "attachments")
@@ -101,14 +106,14 @@ def check_post_files(
         if upload.posted:
             refuse("invalid_event", f"upload {upload_id} was posted already", where)
     posted: list[PostFile] = []
-    filled: list[dict[str, Any]] = []
+    filled: list[dict[str, JsonValue]] = []
     # Two files of one name in one post: the second is the next version of the first.
     earlier: dict[str, Version] = {}
     for upload_id in ids:
         upload = s.uploads[upload_id]
         current, versions = s.current_file(body.space_id, upload.name)
         current = earlier.get(upload.name, current)
-        # websocket.md: "A replaces naming another file or another room's is left out."
+        # docs/product/websocket.md: "A replaces naming another file or another room's is left out."
         made_from = replaces.get(upload_id)
         if made_from not in versions:
             made_from = None
@@ -117,7 +122,7 @@ def check_post_files(
             refuse("stale_file", version.message, "replaces")
         earlier[upload.name] = Version(upload.id, version, upload.sha256, "")
         posted.append(PostFile(upload.id, body.space_id, ctx.seq, version, made_from))
-        item: dict[str, Any] = {
+        item: dict[str, JsonValue] = {
             "attachment_id": upload.id,
             "name": upload.name,
             "mime_type": upload.mime_type,
@@ -137,7 +142,8 @@ def check_post_files(
 
 
 def check_caps_set(s: DoorState, body: AttachmentCapsSet, actor: Actor, ctx: Ctx) -> Decision:
-    """An owner or admin of the workspace caps photos, videos and files (spec/messages.md)."""
+    """An owner or admin of the workspace caps photos, videos and files
+    (docs/product/messages.md)."""
     me = s.participant(actor.id) if actor.kind == "person" else None
     if me is None or me.role not in ("owner", "admin"):
         refuse("forbidden", "the attachment caps are a workspace owner's or admin's")
@@ -150,4 +156,20 @@ def check_fetched(s: DoorState, body: AttachmentFetched, actor: Actor, ctx: Ctx)
     check_member(s, body.space_id, actor)
     if kind_of(actor) != "harness":
         refuse("forbidden", "only a harness's fetches are logged")
+    return Decision()
+
+
+def check_transcribed(
+    s: DoorState, body: AttachmentTranscribed, actor: Actor, ctx: Ctx
+) -> Decision:
+    """What a voice note said is Chips's to write (the attachments service, as ``system``),
+    in a room that is still there (docs/adr/0137)."""
+    if actor.kind != "system":
+        refuse("forbidden", "what a voice note said is written by Chips")
+    if s.space(body.space_id) is None:
+        refuse("not_found", "no such space", "space_id")
+    if body.outcome == "words" and not (body.transcript or "").strip():
+        refuse("invalid_event", "a voice note heard as words says them", "transcript")
+    if body.outcome != "words" and not body.note:
+        refuse("invalid_event", "a voice note with no words says why", "note")
     return Decision()

@@ -1,5 +1,5 @@
 """The harness door (docs/adr/0007): ``POST /v1/harnesses/:id/spaces`` opens, finds,
-joins, retitles or claims a space by key (spec/spaces.md, How one is opened).
+joins, retitles or claims a space by key (docs/product/spaces.md, How one is opened).
 
 A command, not an event: it decides *which* events to log, which may be none (the same
 key with the same title finds the same space). :func:`run_open_space` returns them as
@@ -22,6 +22,7 @@ from chips_common.events import (
 )
 from chips_common.ids import new_id
 from chips_eventlog.refused import refuse
+from chips_eventlog.rules.agents import given
 from chips_eventlog.rules.common import Ctx, Step
 from chips_eventlog.state import (
     AddMember,
@@ -60,7 +61,7 @@ def run_open_space(s: DoorState, command: OpenSpace, actor: Actor, ctx: Ctx) -> 
             "key",
         )
     if command.title is not None and command.title != space.title and not space.title_held:
-        # A person's rename holds over the door's title (spec/spaces.md).
+        # A person's rename holds over the door's title (docs/product/spaces.md).
         retitled = replace(space, title=command.title)
         update = SpaceUpdated(space_id=space.id, title=command.title)
         steps.append(Step(update, me, Decision(changes=[PutSpace(retitled)])))
@@ -96,9 +97,10 @@ def claim(
     body = SpaceClaimed(space_id=space.id, key=command.key, shared=command.shared)
     steps.append(Step(body, me, Decision(changes=changes)))
     # The room is led, from the claim, by who claimed it: the harness's agent there, or
-    # the harness itself where it is its own one agent (spec/websocket.md; docs/adr/0090).
+    # the harness itself where it is its own one agent (docs/product/websocket.md; docs/adr/0090).
     mine = [m.id for m in s.room_members(space.id) if harness.id in (m.id, m.harness_id)]
-    if mine:
+    if mine and not given.gives_agent(s, harness.id, space.id, claiming=True):
+        # (a harness given its agent by the claim is led by that agent: rules/agents/given.py)
         steps.append(Step(SpaceLeadSet(space_id=space.id, agent_id=mine[0]), me, Decision()))
     if command.title is not None and command.title != space.title and not space.title_held:
         retitled = replace(claimed, title=command.title)

@@ -1,6 +1,6 @@
 """The rules of lanes: who opens one, who ends it, and that it ends once.
 
-spec/jacobian-channel.md (a placement, ``hand_down``, a ``hand_down`` that does not wait,
+docs/product/jacobian-channel.md (a placement, ``hand_down``, a ``hand_down`` that does not wait,
 Cancel a lane from its route card) and ADR 0017.
 
 A lane event is about two rooms, and scope delivers an event by its one ``space_id``; so

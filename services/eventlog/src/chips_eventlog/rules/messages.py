@@ -2,7 +2,7 @@
 ``NO_REPLY`` (``turn.passed``), and a person's composer commands (ADR 0008).
 
 ``mentions`` and ``addressed_to`` are decided once, here, and written into the event
-(DESIGN.md §2), so every reader sees the same answer and a replay reproduces it.
+(docs/architecture/design.md §2), so every reader sees the same answer and a replay reproduces it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from chips_eventlog.state import Change, Decision, DoorState, PutChoice
 
 def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) -> Decision:
     if body.held_since is not None and ctx.request is not None:
-        # What a free agent said, posted by Chips where it joins (rules/agents.py).
+        # What a free agent said, posted by Chips where it joins (rules/agents/).
         refuse("invalid_event", "held_since is filled in by Chips; leave it out", "held_since")
     attachments, posted = check_post_files(s, body, actor, ctx)
     check_member(s, body.space_id, actor)
@@ -50,7 +50,8 @@ def check_message_post(s: DoorState, body: MessagePost, actor: Actor, ctx: Ctx) 
 
 
 def check_turn_passed(s: DoorState, body: MessagePost, actor: Actor) -> TurnPassed:
-    """A harness's ``NO_REPLY``: logged as turn.passed, not as a message (websocket.md)."""
+    """A harness's ``NO_REPLY``: logged as turn.passed, not as a message
+    (docs/product/websocket.md)."""
     check_member(s, body.space_id, actor)
     if body.reply_to and message_author(s, body.space_id, body.reply_to) is None:
         refuse("not_found", "reply_to names no message in this space", "reply_to")
@@ -66,7 +67,8 @@ def message_author(s: DoorState, space_id: str, message_id: str) -> Member | Non
 
 
 def address_message(s: DoorState, body: MessagePost, actor: Actor) -> Decision:
-    """Fill in ``mentions`` and ``addressed_to``, once, at append (DESIGN.md §2)."""
+    """Fill in ``mentions`` and ``addressed_to``, once, at append (docs/architecture/design.md
+    §2)."""
     members = s.room_members(body.space_id)
     sender = next((m for m in members if m.id == actor.id), None)
     if sender is None:  # an operator or system writer: the words are for the people

@@ -1,11 +1,12 @@
 """The workspace and who is in it: ``workspace.created``, ``participant.joined``,
-``harness.declared``, ``harness.disconnected`` (spec/workspaces.md, spec/spaces.md,
+``harness.declared``, ``harness.disconnected`` (docs/adr/0003, docs/product/spaces.md,
 docs/adr/0031)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+
+from pydantic import JsonValue
 
 from chips_common.append import Actor
 from chips_common.events import (
@@ -16,6 +17,7 @@ from chips_common.events import (
 )
 from chips_common.rules.names import free_name
 from chips_eventlog.refused import refuse
+from chips_eventlog.rules import people
 from chips_eventlog.rules.common import Ctx
 from chips_eventlog.state import (
     AddCredential,
@@ -33,7 +35,7 @@ def refusal_to_add(kind: str | None, role: str | None, joining: str) -> str | No
     """Why this participant may not add a ``joining`` participant, or None if it may.
 
     A person connects a harness ("Add the harness the way you add any harness",
-    spec/jacobian-channel.md): any person of the workspace but a guest, who is there to
+    docs/product/jacobian-channel.md): any person of the workspace but a guest, who is there to
     talk in the rooms they are asked into and not to bring in anyone (docs/adr/0060). A
     person is added by a workspace owner or admin.
     """
@@ -68,6 +70,8 @@ def check_participant_joined(
         refuse("invalid_event", f"{body.type} has no rule at the door", "type")
     if s.participant(body.participant_id):
         refuse("invalid_event", "that participant already exists", "participant_id")
+    if body.invite_id is not None:  # a person comes in by their invite (ADR 0125)
+        return people.check_joined_by_invite(s, body, actor, ctx)
     prefix = "usr_" if body.kind == "person" else "hrn_"
     if not body.participant_id.startswith(prefix):
         refuse("invalid_event", f"a {body.kind}'s id starts with {prefix}", "participant_id")
@@ -83,7 +87,7 @@ def check_participant_joined(
             refuse("forbidden", "a workspace has one owner", "role")
         if body.kind == "harness" and body.owner_id != actor.id:
             refuse("invalid_event", "a harness is owned by who connects it", "owner_id")
-    filled: dict[str, Any] = {}
+    filled: dict[str, JsonValue] = {}
     name = body.name
     if body.kind == "harness":  # its name is its own (rules/names.py, ADR 0031)
         name = free_name(body.name, [n for _, n in s.directory()])

@@ -1,4 +1,4 @@
-"""The referee's settings and a room's spend at the door (spec/websocket.md; docs/adr/0083).
+"""The referee's settings and a room's spend at the door (docs/product/websocket.md; docs/adr/0083).
 
 Who may set what: the workspace's referee is an owner's or admin's; a room's spend
 ceiling and pausing or letting its agents carry on are a person's in the room; a pause for
@@ -7,7 +7,7 @@ spend and a budget warning are Chips's own (the referee service writes them as `
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import JsonValue
 
 from chips_common.append import Actor
 from chips_common.events import (
@@ -124,7 +124,7 @@ def check_room_working(
 
 def check_lead_handed(s: DoorState, body: LeadHanded, actor: Actor, ctx: Ctx) -> Decision:
     """Chips hands the lead what is nobody's turn: never in a paused room, and only to an
-    agent still in it (spec/websocket.md, Who leads; docs/adr/0090)."""
+    agent still in it (docs/product/websocket.md, Who leads; docs/adr/0090)."""
     if actor.kind != "system":
         refuse("forbidden", "handing the lead what is nobody's turn is Chips's")
     if s.space(body.space_id) is None:
@@ -144,14 +144,14 @@ def count_post(
     body: MessagePost,
     actor: Actor,
     decision: Decision,
-    attachments: list[dict[str, Any]] | None,
+    attachments: list[dict[str, JsonValue]] | None,
 ) -> Decision:
     """Count a post as the referee does, and write its verdict into the event.
 
     A message an agent sends agents gets ``exchange`` from half the stop or on a circle;
     past the hold, or while the room is paused, it is held: for nobody (``addressed_to``
     empty), ``held: true``, and ``held_for`` whom it was for, so that a person's next act
-    can hand it over (spec/websocket.md; docs/adr/0083).
+    can hand it over (docs/product/websocket.md; docs/adr/0083).
     """
     for name in VERDICT_FIELDS:
         if getattr(body, name) is not None:
@@ -162,7 +162,7 @@ def count_post(
     to_agents = any(pid != actor.id and speaks_for_itself(kinds.get(pid, "")) for pid in addressed)
     new_files = old_files = 0
     for attachment in attachments or []:
-        versions = s.files.get((space_id, attachment["name"]), ())
+        versions = s.files.get((space_id, str(attachment["name"])), ())
         if any(v.sha256 == attachment["sha256"] for v in versions):
             old_files += 1
         else:
@@ -182,7 +182,7 @@ def count_post(
         decision.changes.append(PutExchange(space_id, after))
     if verdict is None:
         return decision
-    facts: dict[str, Any] = dict(verdict.facts)
+    facts: dict[str, object] = dict(verdict.facts)
     if verdict.note is not None:
         facts["note"] = verdict.note
     if verdict.held:

@@ -1,18 +1,22 @@
 """The rules of runs: the state machine, first answer wins, receipts, and the composer's
 ``wreply`` and ``/stop``.
 
-spec/websocket.md (Writing, Receipts, First answer wins) and spec/jacobian-channel.md.
-Decided, like every rule, against the door state, so two racing answers to one card can
-never both win. docs/architecture/runs.md has the whole table.
+docs/product/websocket.md (Writing, Receipts, First answer wins) and
+docs/product/jacobian-channel.md. Decided, like every rule, against the door state, so two racing
+answers to one card can never both win. docs/architecture/runs.md has the whole table.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
+from pydantic import JsonValue
+
 from chips_common.append import Actor, AppendRequest
+from chips_common.clock import iso
 from chips_common.events import (
     ApprovalRequest,
     ApprovalResolved,
@@ -21,6 +25,7 @@ from chips_common.events import (
     MessagePost,
     QuestionAnswered,
     QuestionAsk,
+    QuestionExpired,
     RunCancel,
     RunCompleted,
     RunFailed,
@@ -32,9 +37,12 @@ from chips_common.events import (
     StepLog,
     Usage,
 )
+from chips_common.rules import may
+from chips_common.rules.deciders import may_decide
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import Ctx, check_member, harness_of
 from chips_eventlog.rules.lanes import take_lane
+from chips_eventlog.rules.policy import check_client_resolved
 from chips_eventlog.state import LIVE, Card, Change, Decision, DoorState, PutCard, PutRun, Run
 
 RUN_EVENTS = (
@@ -52,6 +60,7 @@ RUN_EVENTS = (
     ApprovalResolved,
     QuestionAsk,
     QuestionAnswered,
+    QuestionExpired,
 )
 
 # The state each event leaves a run in; events not named here leave it as it was.
@@ -62,11 +71,13 @@ NEXT_STATE = {
     "run.failed": "failed",
     "run.cancel": "cancelled",
 }
+# How long a question waits when its asker does not say (ADR 0131).
+QUESTION_WAIT = timedelta(minutes=30)
 _WREPLY = re.compile(r"^wreply(?:\s+(\S+))?(?:\s+(.*))?$", re.IGNORECASE | re.DOTALL)
 
 
 def room_of_reply(run: Run | None, run_id: str, named_space: object, actor: Actor) -> str:
-    """The room a post on a run is said in: the run's (spec/jacobian-channel.md, "reply:
+    """The room a post on a run is said in: the run's (docs/product/jacobian-channel.md, "reply:
     message.post, on the run"). A refusal raises, and nothing of the post is logged.
 
     The run must be one that was started; a harness replies only on its own run; a
@@ -110,6 +121,8 @@ def check_run_event(s: DoorState, body: Any, actor: Actor, ctx: Ctx) -> Decision
             return check_run_started(s, body, actor, ctx)
         case ApprovalResolved() | QuestionAnswered():
             return check_answer(s, body, actor, ctx)
+        case QuestionExpired():
+            return check_expired(s, body, actor, ctx)
         case RunCancel() | RunSteer():
             run = run_for(s, body, actor, people=True)
         case _:
@@ -127,6 +140,9 @@ def check_run_event(s: DoorState, body: Any, actor: Actor, ctx: Ctx) -> Decision
         case ApprovalRequest():
             decision.changes.append(add_card(s, run, "approval", body.approval_id, body))
         case QuestionAsk():
+            if body.expires_at is None:
+                body = body.model_copy(update={"expires_at": ctx.now + QUESTION_WAIT})
+                decision.filled["expires_at"] = iso(ctx.now + QUESTION_WAIT)
             decision.changes.append(add_card(s, run, "question", body.question_id, body))
     if body.type in NEXT_STATE:
         decision.changes.append(PutRun(replace(run, state=NEXT_STATE[body.type])))
@@ -136,7 +152,11 @@ def check_run_event(s: DoorState, body: Any, actor: Actor, ctx: Ctx) -> Decision
 def check_run_started(s: DoorState, body: RunStarted, actor: Actor, ctx: Ctx) -> Decision:
     harness = harness_of(actor)
     if harness is None:
-        refuse("forbidden", "a run is a harness's turn; only a harness reports one started")
+        refuse(
+            "forbidden",
+            "a run is a harness's turn: only a harness reports one started, on its own token "
+            "(the one `chips connect` printed), never a person's",
+        )
     check_member(s, body.space_id, actor)
     if s.run(body.run_id) is not None:
         refuse("invalid_event", f"{body.run_id} was started already; name a new run", "run_id")
@@ -173,7 +193,7 @@ def run_for(s: DoorState, body: Any, actor: Actor, *, people: bool) -> Run:
 
 
 def check_heard(s: DoorState, body: MessageHeard, actor: Actor, ctx: Ctx) -> Decision:
-    """A turn says it was handed words said in its room (spec/websocket.md; ADR 0106): on a
+    """A turn says it was handed words said in its room (docs/product/websocket.md): on a
     live run, as the run's agent, about a message of the run's room."""
     run = run_for(s, body, actor, people=False)
     check_state(run, body.type)
@@ -190,7 +210,8 @@ def check_heard(s: DoorState, body: MessageHeard, actor: Actor, ctx: Ctx) -> Dec
 
 
 def check_state(run: Run, event_type: str) -> None:
-    """Refuse what the run's state does not take, with the reason (websocket.md, Writing)."""
+    """Refuse what the run's state does not take, with the reason (docs/product/websocket.md,
+    Writing)."""
     if run.state not in LIVE:
         refuse(
             "invalid_event",
@@ -215,16 +236,24 @@ def add_card(
         card = replace(card, answerers=tuple(body.answerers or ()), expires_at=body.expires_at)
     else:
         options = tuple((o.value, o.label) for o in body.options)
-        card = replace(card, options=options, free_text=body.free_text)
+        card = replace(
+            card,
+            options=options,
+            free_text=body.free_text,
+            expires_at=body.expires_at,
+            default_value=body.default,
+            multiple=body.multiple,
+        )
     return PutCard(card)
 
 
 def check_answer(
     s: DoorState, body: ApprovalResolved | QuestionAnswered, actor: Actor, ctx: Ctx
 ) -> Decision:
-    """First answer wins, on every surface (websocket.md, First answer wins)."""
+    """First answer wins, on every surface (docs/product/websocket.md, First answer wins)."""
     answer: str | None
     if isinstance(body, ApprovalResolved):
+        check_client_resolved(body)
         kind, card_id, answer = "approval", body.approval_id, body.decision
     else:
         kind, card_id, answer = "question", body.question_id, body.value or ""
@@ -234,6 +263,13 @@ def check_answer(
     if body.space_id is not None and body.space_id != card.space_id:
         refuse("invalid_event", f"{kind} {card_id} is a card of another space", "space_id")
     check_member(s, card.space_id, actor)
+    if kind == "question" and card.expires_at and may.expired(card.expires_at, ctx.now):
+        refuse(
+            "invalid_event",
+            f"question {card_id} expired at {card.expires_at.isoformat()}: nobody answered "
+            "it in time, and an expired card takes no answer",
+            "question_id",
+        )
     if card.answered_by is not None:
         first = s.participant(card.answered_by)
         said = "decided" if kind == "approval" else "answered"
@@ -243,10 +279,10 @@ def check_answer(
             f"{first.name if first and first.name else card.answered_by} ({card.answer})",
             f"{kind}_id",
         )
-    filled: dict[str, Any] = {"run_id": card.run_id, "space_id": card.space_id}
+    filled: dict[str, JsonValue] = {"run_id": card.run_id, "space_id": card.space_id}
     if isinstance(body, ApprovalResolved):
         check_decider(s, card, actor)
-        if card.expires_at is not None and card.expires_at <= ctx.now:
+        if card.expires_at and may.expired(card.expires_at, ctx.now):
             refuse(
                 "invalid_event",
                 f"approval {card_id} expired at {card.expires_at.isoformat()}: Chips stopped "
@@ -259,10 +295,15 @@ def check_answer(
         harness = harness_of(actor)
         if harness is not None and harness != card.harness_id:
             refuse("forbidden", f"question {card_id} is another harness's to settle")
-        answer = pick_option(card, body) or body.text
-        filled["value"] = pick_option(card, body)
+        if body.values is not None:
+            chosen = pick_options(card, body.values)
+            filled["values"] = [value for value in chosen]
+            answer = ", ".join(chosen)
+        else:
+            answer = pick_option(card, body) or body.text
+            filled["value"] = pick_option(card, body)
     run = s.run(card.run_id)
-    if run is not None and run.state not in LIVE:
+    if run is not None and not may.live(run.state):
         refuse("invalid_event", f"the run that asked it, {run.id}, has ended ({run.state})")
     if not filled.get("value"):
         filled.pop("value", None)
@@ -272,7 +313,8 @@ def check_answer(
 
 def check_decider(s: DoorState, card: Card, actor: Actor) -> None:
     """Who decides an approval: the harness's owner, the people the card names, and the
-    harness whose run asked (it reports a decision made on its own side, websocket.md)."""
+    harness whose run asked (it reports a decision made on its own side,
+    docs/product/websocket.md)."""
     speaking_for = harness_of(actor)
     if speaking_for is not None:
         if speaking_for != card.harness_id:
@@ -284,15 +326,67 @@ def check_decider(s: DoorState, card: Card, actor: Actor) -> None:
         return
     harness = s.participant(card.harness_id)
     owner = harness.owner_id if harness else None
-    if actor.id != owner and actor.id not in card.answerers:
+    if not may_decide(actor.id, owner, card.answerers):
         refuse(
             "forbidden",
             f"approval {card.id} is decided by the harness's owner or the people it names",
         )
 
 
+def pick_options(card: Card, values: list[str]) -> list[str]:
+    """Several options of a question that takes them, in the order they were asked."""
+    asked = [value for value, _ in card.options]
+    if not card.multiple:
+        refuse(
+            "invalid_event",
+            f"question {card.id} takes one option; answer with value, not values",
+            "values",
+        )
+    unknown = [v for v in values if v not in asked]
+    if unknown:
+        refuse(
+            "invalid_event",
+            f"{unknown[0]!r} is not an option of question {card.id}: {', '.join(asked)}",
+            "values",
+        )
+    return [v for v in asked if v in values]
+
+
+def expired_note(card: Card) -> str:
+    """The sentence an expired card reads (ADR 0131)."""
+    if card.default_value is None:
+        return "Nobody answered in time. The agent goes on without an answer to this question."
+    label = dict(card.options).get(card.default_value, card.default_value)
+    return f"Nobody answered in time, so the default was taken: {label}."
+
+
+def check_expired(s: DoorState, body: QuestionExpired, actor: Actor, ctx: Ctx) -> Decision:
+    """Chips's clock says nobody answered a question in time: the card is kept, marked
+    expired, and its default taken (ADR 0131)."""
+    if actor.kind != "system":
+        refuse("forbidden", "a question expires on Chips's clock; the asker is told, not asked")
+    card = s.card("question", body.question_id)
+    if card is None:
+        refuse("not_found", f"no question {body.question_id} was asked in this workspace")
+    if card.answered_by is not None:
+        refuse("invalid_event", f"question {card.id} was answered already ({card.answer})")
+    if card.expires_at is None or card.expires_at > ctx.now:
+        refuse("invalid_event", f"question {card.id} has not expired yet", "question_id")
+    filled: dict[str, JsonValue] = {
+        "run_id": card.run_id,
+        "space_id": card.space_id,
+        "default_taken": card.default_value is not None,
+        "note": expired_note(card),
+    }
+    if card.default_value is not None:
+        filled["value"] = card.default_value
+    answer = card.default_value if card.default_value is not None else "expired"
+    answered = replace(card, answered_by=actor.id, answer=answer, answered_seq=ctx.seq)
+    return Decision(filled, [PutCard(answered)])
+
+
 def pick_option(card: Card, body: QuestionAnswered) -> str | None:
-    """The option a tap or typed words choose, or None for free text the question takes."""
+    """The option a tap or typed words choose, or None for words of the person's own."""
     values = [value for value, _ in card.options]
     if body.value is not None:
         if body.value not in values:
@@ -306,24 +400,20 @@ def pick_option(card: Card, body: QuestionAnswered) -> str | None:
     for value, label in card.options:
         if typed in (value.casefold(), label.casefold()):
             return value
-    if not card.free_text:
-        refuse(
-            "invalid_event",
-            f"question {card.id} takes one of its options, not typed words: {', '.join(values)}",
-            "text",
-        )
+    # Every card takes a written answer, whatever its options (docs/adr/0134): free_text
+    # only says the question asks for words rather than a tap.
     return None
 
 
 # --- receipts and the composer -----------------------------------------------------------
 
 
-def receipt(key: str, disposition: str, runs: list[Run]) -> dict[str, Any]:
+def receipt(key: str, disposition: str, runs: list[Run]) -> dict[str, JsonValue]:
     return {
         "idempotency_key": key,
         "disposition": disposition,
         "run_ids": [r.id for r in runs],
-        "harness_ids": sorted({r.harness_id for r in runs}),
+        "harness_ids": [h for h in sorted({r.harness_id for r in runs})],
     }
 
 
@@ -332,8 +422,8 @@ def with_receipt(
     body: MessagePost,
     actor: Actor,
     request: AppendRequest | None,
-    filled: dict[str, Any],
-) -> dict[str, Any]:
+    filled: dict[str, JsonValue],
+) -> dict[str, JsonValue]:
     """A person's words into a room with a live run are queued for the harness's next look.
 
     A ``run_receipt`` written by the client is replaced, or refused when no run is live.
@@ -355,8 +445,8 @@ def with_receipt(
 def composer_events(s: DoorState, body: MessagePost, actor: Actor) -> list[EventBody] | None:
     """``wreply <id> <answer>`` and ``/stop`` from a person's composer; None if not one.
 
-    ``wreply`` is a question's typed answer (jacobian-channel.md, What Chips says), decided
-    as ``question.answered``; ``/stop`` cancels every live run in the room.
+    ``wreply`` is a question's typed answer (docs/product/jacobian-channel.md, What Chips says),
+    decided as ``question.answered``; ``/stop`` cancels every live run in the room.
     """
     text = (body.text or "").strip()
     if (match := _WREPLY.match(text)) is not None and text[:6].lower() == "wreply":

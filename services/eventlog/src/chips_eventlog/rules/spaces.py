@@ -1,15 +1,14 @@
 """Spaces and who is in them: ``space.created`` (not a thread), ``membership.added`` and
-``.removed``, ``space.updated`` and ``space.lock_set`` (spec/spaces.md).
+``.removed``, ``space.updated`` and ``space.lock_set`` (docs/product/spaces.md).
 
 An agent added, taken out, or in a room archived or unarchived moves by the one rule of
-``rules/agents.py`` (:func:`agents_moved`): what the person did is logged among the steps
+``rules/agents/`` (:func:`agents_moved`): what the person did is logged among the steps
 that rule decides (docs/adr/0071).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from chips_common.append import Actor
 from chips_common.events import (
@@ -20,9 +19,17 @@ from chips_common.events import (
     SpaceUpdated,
 )
 from chips_common.ids import new_id
-from chips_eventlog.refused import refuse
+from chips_common.rules import may
+from chips_eventlog.refused import refuse, refuse_if
 from chips_eventlog.rules import agents, stopping
-from chips_eventlog.rules.common import Ctx, check_member, harness_of, kind_of
+from chips_eventlog.rules.common import (
+    Ctx,
+    check_member,
+    harness_of,
+    kind_of,
+    role_of,
+    room_facts,
+)
 from chips_eventlog.state import (
     AddMember,
     Change,
@@ -50,7 +57,7 @@ def check_space_created(s: DoorState, body: SpaceCreated, actor: Actor, ctx: Ctx
     if body.asked_of is not None:
         check_asked(s, body.asked_of)
         if body.asked_of not in members:
-            members.append(body.asked_of)  # every face picked is put in it (ADR 0084)
+            members.append(body.asked_of)  # every face picked is put in it (docs/product/spaces.md)
     for member in members:
         if s.participant(member) is None:
             refuse("not_found", f"no participant {member} in this workspace", "members")
@@ -74,7 +81,7 @@ def check_space_created(s: DoorState, body: SpaceCreated, actor: Actor, ctx: Ctx
 
 
 def check_asked(s: DoorState, harness_id: str) -> None:
-    """spec/spaces.md: "only a harness that declares new_spaces may be asked"."""
+    """docs/product/spaces.md: "only a harness that declares new_spaces may be asked"."""
     harness = s.participant(harness_id)
     if harness is None or harness.kind != "harness":
         refuse("not_found", "no such harness in this workspace", "asked_of")
@@ -98,13 +105,12 @@ def check_home(s: DoorState, body: SpaceCreated, actor: Actor, members: list[str
 
 
 def check_membership_added(s: DoorState, body: MembershipAdded, actor: Actor, ctx: Ctx) -> Decision:
-    # spec/spaces.md, Who may do what in a space: members and owners add; a guest
+    # docs/product/spaces.md, Who may do what in a space: members and owners add; a guest
     # talks and leaves; a harness talks and works.
     standing = check_member(s, body.space_id, actor)
     if kind_of(actor) == "harness":
         refuse("forbidden", "a harness talks and works in a space; it adds nobody")
-    if standing == "guest":
-        refuse("forbidden", "a guest may talk and leave, not add anyone")
+    refuse_if(may.add(standing))
     if body.standing == "owner" and standing != "owner":
         refuse("forbidden", "only the space's owner makes another owner", "standing")
     if body.standing == agents.BEHIND:
@@ -116,10 +122,8 @@ def check_membership_added(s: DoorState, body: MembershipAdded, actor: Actor, ct
         if body.standing != "member":
             refuse("invalid_event", "an agent is a member of the room it is in", "standing")
         agents.check_enter(s, joining, body.space_id)
-    elif joining.kind == "harness" and agents.main_room_of(s, body.space_id) is not None:
-        refuse(
-            "lead_room", "this is a Main room: it takes people and no other agent", "participant_id"
-        )
+    elif joining.kind == "harness":
+        refuse_if(may.harness_entry(agents.main_room_of(s, body.space_id) is not None))
     if s.standing(body.space_id, body.participant_id):
         refuse("invalid_event", "already a member of this space", "participant_id")
     return Decision(changes=[AddMember(body.space_id, body.participant_id, body.standing, ctx.seq)])
@@ -131,27 +135,15 @@ def check_membership_removed(
     standing = check_member(s, body.space_id, actor)
     if body.standing is not None:
         refuse("invalid_event", "standing agents is written by Chips itself", "standing")
-    if body.participant_id != actor.id:
-        if kind_of(actor) == "harness":
-            refuse("forbidden", "a harness talks and works in a space; it removes nobody")
-        if standing != "owner":
-            refuse("forbidden", "only the space's owner takes others out of it")
+    if body.participant_id != actor.id and kind_of(actor) == "harness":
+        refuse("forbidden", "a harness talks and works in a space; it removes nobody")
+    refuse_if(may.remove(standing, actor.id, body.participant_id))
     leaving = s.standing(body.space_id, body.participant_id)
     if not leaving:
         refuse("invalid_event", "not a member of this space", "participant_id")
-    if leaving == agents.BEHIND:
-        refuse(
-            "invalid_event",
-            "that harness is here only behind its agents: take them out instead",
-            "participant_id",
-        )
     gone = s.participant(body.participant_id)
-    if gone is not None and gone.kind == "agent" and agents.facts_of(gone).main:
-        refuse(
-            "lead_room",
-            f"{gone.name} is the Main agent: it stays in its Main room",
-            "participant_id",
-        )
+    main = gone is not None and gone.kind == "agent" and agents.facts_of(gone).main
+    refuse_if(may.removable(leaving, main, gone.name if gone is not None else ""))
     if kind_of(actor) == "harness":
         space = s.space(body.space_id)
         if space is not None and space.home_of == harness_of(actor):
@@ -160,7 +152,7 @@ def check_membership_removed(
 
 
 def check_space_updated(s: DoorState, body: SpaceUpdated, actor: Actor, ctx: Ctx) -> Decision:
-    """Retitle, archive or unarchive (spec/spaces.md, Retitling and archiving)."""
+    """Retitle, archive or unarchive (docs/product/spaces.md, Retitling and archiving)."""
     standing = check_member(s, body.space_id, actor)
     space = s.space(body.space_id)
     if space is None:  # a member of a space that is not there: door state is broken
@@ -170,27 +162,19 @@ def check_space_updated(s: DoorState, body: SpaceUpdated, actor: Actor, ctx: Ctx
             refuse("forbidden", "a harness retitles or closes only a space it opened itself")
     elif actor.kind != "person":
         refuse("forbidden", "a space is retitled and archived by who is in it")
-    elif standing == "guest":
-        refuse("forbidden", "a guest may talk and leave, not retitle or archive")
-    elif space.locked:
-        # spec/websocket.md: while a room's changes are locked no person renames,
-        # archives or deletes it; its opening harness's own changes still land.
-        refuse("forbidden", "this room's changes are locked; unlock it to rename or archive it")
-    if body.state == "closed" and space.home_of is not None:
-        refuse("forbidden", "a harness's home is never archived", "state")
-    if body.state is not None and body.state == space.state:
-        already = "archived" if space.state == "closed" else "open"
-        refuse("invalid_event", f"this space is {already} already", "state")
+    else:
+        refuse_if(may.person_change(room_facts(space), standing))
+    refuse_if(may.state_change(room_facts(space), body.state))
     if body.title is not None and body.title == space.title:
         refuse("invalid_event", "that is the space's title already", "title")
-    changes: dict[str, Any] = {}
+    changed = space
     if body.state is not None:
-        changes["state"] = body.state
+        changed = replace(changed, state=body.state)
     if body.title is not None:
-        changes["title"] = body.title
+        changed = replace(changed, title=body.title)
         if actor.kind == "person":
-            changes["title_held"] = True
-    return Decision(changes=[PutSpace(replace(space, **changes))])
+            changed = replace(changed, title_held=True)
+    return Decision(changes=[PutSpace(changed)])
 
 
 def check_space_lock_set(s: DoorState, body: SpaceLockSet, actor: Actor, ctx: Ctx) -> Decision:
@@ -201,15 +185,7 @@ def check_space_lock_set(s: DoorState, body: SpaceLockSet, actor: Actor, ctx: Ct
         refuse("forbidden", "you are not a member of this space", "space_id")
     if actor.kind != "person":
         refuse("forbidden", "locking a room's changes is a person's to do")
-    me = s.participant(actor.id)
-    if standing != "owner" and (me is None or me.role not in ("owner", "admin")):
-        refuse(
-            "forbidden",
-            "only the room's owner, or a workspace owner or admin, locks its changes",
-        )
-    if body.locked == space.locked:
-        already = "locked" if space.locked else "not locked"
-        refuse("invalid_event", f"the room's changes are {already} already", "locked")
+    refuse_if(may.lock_change(room_facts(space), standing, role_of(s, actor), body.locked))
     return Decision(changes=[PutSpace(replace(space, locked=body.locked))])
 
 

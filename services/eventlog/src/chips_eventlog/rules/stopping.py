@@ -1,4 +1,4 @@
-"""Leaving a room stops the work (spec/websocket.md, One room at a time).
+"""Leaving a room stops the work (docs/product/websocket.md, One room at a time).
 
 A harness taken out of a room, a room archived and a room deleted each stop the runs
 there, and in its threads, first: every such run is sent ``run.cancel`` while its harness
@@ -14,7 +14,8 @@ what each ends. Kept apart from ``runs`` and ``lanes`` because it needs both.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+
+from pydantic import JsonValue
 
 from chips_common.append import Actor
 from chips_common.events import EventBody, LaneCancelled, MembershipRemoved, RunCancel, SpaceUpdated
@@ -32,7 +33,7 @@ class Stop:
     """One event the stop logs, with what Chips fills in (its room)."""
 
     body: EventBody
-    filled: dict[str, Any]
+    filled: dict[str, JsonValue]
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Threads at the door (spec/messages.md, Threads).
+"""Threads at the door (docs/product/messages.md, Threads).
 
 A thread is a space with a parent room and the message it grew from, and no members of
 its own: whoever is in the room is in its threads. So every standing the door reads for a
@@ -18,8 +18,9 @@ from chips_common.events import (
     SpaceUpdated,
 )
 from chips_common.ids import new_id
-from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import Ctx, check_member
+from chips_common.rules import may
+from chips_eventlog.refused import refuse, refuse_if
+from chips_eventlog.rules.common import Ctx, check_member, room_facts
 from chips_eventlog.state import Decision, DoorState, PutSpace, Space
 
 # What a thread refuses: it has no members, title, archive or lock of its own.
@@ -34,11 +35,7 @@ def refuse_room_operation(s: DoorState, body: EventBody, actor: Actor) -> None:
     if space is None or space.kind != "thread":
         return
     check_member(s, body.space_id, actor)  # a stranger learns nothing more
-    refuse(
-        "invalid_event",
-        "a thread has no members, title or state of its own; change its room instead",
-        "space_id",
-    )
+    refuse_if(may.thread_change(room_facts(space)))
 
 
 def is_thread_event(body: SpaceCreated) -> bool:
@@ -73,7 +70,7 @@ def check_thread_created(s: DoorState, body: SpaceCreated, actor: Actor, ctx: Ct
     root = s.said(body.root_message_id)
     if root is None or root.space_id != parent.id:
         refuse("not_found", "root_message_id names no message of that room", "root_message_id")
-    if root.deleted:  # a message taken back takes no thread (spec/messages.md)
+    if root.deleted:  # a message taken back takes no thread (docs/product/messages.md)
         refuse(
             "invalid_event", "a thread is not opened from a message taken back", "root_message_id"
         )

@@ -1,4 +1,4 @@
-"""What is done to a message after it is posted (spec/messages.md): edit, take back,
+"""What is done to a message after it is posted (docs/product/messages.md): edit, take back,
 delete for me, pin, and feedback.
 
 Each reads the message from the snapshot's window of messages (the batch reads one
@@ -20,8 +20,9 @@ from chips_common.events import (
     MessageShown,
     MessageUnpinned,
 )
-from chips_eventlog.refused import refuse
-from chips_eventlog.rules.common import Ctx, check_member
+from chips_common.rules import may
+from chips_eventlog.refused import refuse, refuse_if
+from chips_eventlog.rules.common import Ctx, check_member, role_of
 from chips_eventlog.state import Decision, DoorState, Mark, PutMark, Said, SetHidden, SetReaction
 
 
@@ -58,15 +59,7 @@ def check_deleted(s: DoorState, body: MessageDeleted, actor: Actor, ctx: Ctx) ->
     said = message_in(s, body.space_id, body.message_id, live=False)
     if said.deleted:
         refuse("invalid_event", "that message was taken back already", "message_id")
-    if said.author_id != actor.id and standing != "owner":
-        who = s.participant(actor.id)
-        if who is None or who.role not in ("owner", "admin"):
-            refuse(
-                "forbidden",
-                "a message is taken back by its author, the room's owner, "
-                "or a workspace owner or admin",
-                "message_id",
-            )
+    refuse_if(may.take_back(standing, role_of(s, actor), said.author_id == actor.id))
     return Decision(changes=[marked(s, said, deleted_seq=ctx.seq, pinned=False)])
 
 
@@ -92,8 +85,7 @@ def check_pinned(
 ) -> Decision:
     """Anyone in the room but a guest pins a standing message, and lets it go."""
     standing = check_member(s, body.space_id, actor)
-    if standing == "guest":
-        refuse("forbidden", "a guest does not pin messages", "message_id")
+    refuse_if(may.pin(standing))
     said = message_in(s, body.space_id, body.message_id)
     pin = isinstance(body, MessagePinned)
     if pin and said.pinned:
@@ -104,7 +96,7 @@ def check_pinned(
 
 
 def check_feedback(s: DoorState, body: Feedback, actor: Actor, ctx: Ctx) -> Decision:
-    """A person's reaction or correction (spec/messages.md, Feedback).
+    """A person's reaction or correction (docs/product/messages.md, Feedback).
 
     A correction is on a harness's words in this room and nothing else; a reaction on
     anybody's. The same emoji from the same person again takes the reaction back.

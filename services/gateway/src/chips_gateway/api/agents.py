@@ -1,4 +1,4 @@
-"""A harness's agents over HTTP (docs/adr/0070, 0071; spec/websocket.md, Agents).
+"""A harness's agents over HTTP (docs/adr/0070, 0071; docs/product/websocket.md, Agents).
 
 ``POST /v1/harnesses/:id/agents`` registers one by key, ``POST /v1/agents/:id/attach``
 puts one in a room in another's place (the harness's), ``POST /v1/agents/:id/move`` moves
@@ -10,9 +10,9 @@ the door's state holds it once that transaction committed. Included by ``api/spa
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 from sqlalchemy import and_, select
 
@@ -20,7 +20,7 @@ from chips_common.commands import AttachAgent, MoveAgent, RegisterAgent, RenameA
 from chips_common.db import tables as t
 from chips_common.db.principals import Principal
 from chips_gateway.api.identity import request_key
-from chips_gateway.context import Caller, Ctx, check_write_rate
+from chips_gateway.context import Caller, Ctx, IdempotencyKey, check_write_rate
 from chips_gateway.errors import ChipsError
 
 router = APIRouter()
@@ -142,7 +142,7 @@ async def register_agent(
     ctx: Ctx,
     caller: Caller,
     response: Response,
-    idempotency_key: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> AgentOut:
     """Register one of the harness's agents by key, with the harness's own token.
 
@@ -169,7 +169,7 @@ async def attach_agent(
     body: AttachIn,
     ctx: Ctx,
     caller: Caller,
-    idempotency_key: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> AgentOut:
     """The harness puts one of its agents in a room it is in, in the place of another of
     its agents there or of itself (``replacing``); from another room, it moves."""
@@ -184,7 +184,7 @@ async def move_agent(
     body: MoveIn,
     ctx: Ctx,
     caller: Caller,
-    idempotency_key: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> AgentOut:
     """A person moves an agent into a room they may add to; its runs in the room it
     leaves are cancelled first."""
@@ -199,7 +199,7 @@ async def rename_agent(
     body: RenameIn,
     ctx: Ctx,
     caller: Caller,
-    idempotency_key: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> AgentOut:
     """A person renames an agent; its harness registering it under another name leaves
     the person's name alone (``name_by``)."""

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import httpx
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel
 from starlette.background import BackgroundTask
 
 from chips_gateway.agents import shown
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
 from chips_gateway.files import FileLinks, current_versions, room_files
+from chips_gateway.rows import RoomFiles
 
 router = APIRouter(prefix="/v1")
 
@@ -68,18 +70,104 @@ async def _pass(request: Request, method: str) -> Response:
     )
 
 
-@router.post("/uploads", include_in_schema=True)
+class Upload(BaseModel):
+    """An upload as the attachments service stored it: post ``upload_id`` in a message's
+    ``attachments`` to attach it."""
+
+    upload_id: str
+    attachment_id: str
+    name: str
+    mime_type: str
+    kind: Literal["photo", "video", "voice_note", "file"]
+    byte_size: int
+    sha256: str
+    width: int | None = None
+    height: int | None = None
+    duration_ms: int | None = None
+    thumbnail: bool
+    metadata_stripped: bool
+    stored: bool
+
+
+class UploadCaps(BaseModel):
+    """The most bytes an upload may hold in this workspace: all told, and by kind."""
+
+    ceiling_bytes: int
+    photos_bytes: int
+    videos_bytes: int
+    files_bytes: int
+
+
+BINARY = {"type": "string", "format": "binary"}
+# A file's bytes, by a signed URL (exp, tok, sig) or with the caller's own token.
+FETCH_DOC: dict[str, Any] = {
+    "parameters": [
+        {"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
+        for n in ("exp", "tok", "sig")
+    ],
+    "security": [{"bearer": []}, {}],
+}
+FETCHED: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "the file's bytes, with its own content type",
+        # Bytes for a generated client; any type, as the file is served with its own.
+        "content": {"application/octet-stream": {"schema": BINARY}, "*/*": {"schema": BINARY}},
+    }
+}
+
+
+@router.post(
+    "/uploads",
+    status_code=201,
+    responses={201: {"model": Upload, "description": "the upload, stored"}},
+    openapi_extra={
+        "parameters": [
+            {
+                "name": "name",
+                "in": "query",
+                "required": False,
+                "description": "the file's name as the person knows it",
+                "schema": {"type": "string", "maxLength": 255},
+            },
+            {
+                "name": "keep_metadata",
+                "in": "query",
+                "required": False,
+                "description": "keep a photo's metadata (where and when it was taken)",
+                "schema": {"type": "boolean", "default": False},
+            },
+            {
+                "name": "voice_note",
+                "in": "query",
+                "required": False,
+                "description": "post it as a voice note: a recording Chips transcribes once "
+                "it is posted (its length is read from the file)",
+                "schema": {"type": "boolean", "default": False},
+            },
+        ],
+        "requestBody": {
+            "required": True,
+            "description": "the file's bytes",
+            "content": {"application/octet-stream": {"schema": BINARY}},
+        },
+    },
+)
 async def upload(request: Request) -> Response:
     """An upload slot: the file's bytes are the body; answers the upload's id."""
     return await _pass(request, "POST")
 
 
-@router.get("/uploads/caps")
+@router.get("/uploads/caps", responses={200: {"model": UploadCaps, "description": "the caps"}})
 async def caps(request: Request) -> Response:
     return await _pass(request, "GET")
 
 
-@router.get("/attachments/{attachment_id}")
+@router.get(
+    "/attachments/{attachment_id}",
+    response_class=Response,
+    responses=FETCHED,
+    openapi_extra=FETCH_DOC,
+)
 async def fetch(request: Request, attachment_id: str) -> Response:
     """A file's bytes, by a signed URL or with the caller's own token."""
     if not ATTACHMENT_ID.match(attachment_id):
@@ -87,7 +175,12 @@ async def fetch(request: Request, attachment_id: str) -> Response:
     return await _pass(request, "GET")
 
 
-@router.get("/attachments/{attachment_id}/thumbnail")
+@router.get(
+    "/attachments/{attachment_id}/thumbnail",
+    response_class=Response,
+    responses=FETCHED,
+    openapi_extra=FETCH_DOC,
+)
 async def thumbnail(request: Request, attachment_id: str) -> Response:
     """A photo's thumbnail, as the file itself is fetched."""
     if not ATTACHMENT_ID.match(attachment_id):
@@ -95,13 +188,13 @@ async def thumbnail(request: Request, attachment_id: str) -> Response:
     return await _pass(request, "GET")
 
 
-@router.get("/spaces/{space_id}/files")
+@router.get("/spaces/{space_id}/files", response_model=None)
 async def files(
     ctx: Ctx,
     caller: Caller,
     space_id: str,
     name: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
-) -> dict[str, Any]:
+) -> RoomFiles:
     """The room's files (current versions), or one name's versions, newest first."""
     if not await ctx.reader.is_member(space_id, caller.participant_id):
         raise ChipsError("forbidden", "you are not a member of this space", field="space_id")
@@ -109,5 +202,7 @@ async def files(
     listed = found if name is not None else current_versions(found)
     links: FileLinks = ctx.links
     now = time.time()
-    answer = {"files": [links.link(item, caller.credential_id, now) for item in listed]}
+    answer: RoomFiles = {
+        "files": [links.link_file(item, caller.credential_id, now) for item in listed]
+    }
     return await shown(ctx.reader, caller, answer)  # by: its agent is the harness (ADR 0079)

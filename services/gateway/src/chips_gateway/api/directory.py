@@ -1,7 +1,7 @@
 """Who is in the workspace (``GET /v1/participants``), and a harness's face: restarting it
 and the status it reports (docs/adr/0079, 0080). Included by ``api/spaces.py``.
 
-spec/websocket.md, Agents: "Read who is in your rooms from GET /v1/participants, which
+docs/product/websocket.md, Agents: "Read who is in your rooms from GET /v1/participants, which
 lists each agent there and the harness behind it." Restarts: the ``restart`` frame, and
 "Restarting" until the harness's next word.
 """
@@ -16,8 +16,11 @@ from pydantic import BaseModel
 from redis.exceptions import RedisError
 from sqlalchemy import and_, func, select
 
+from chips_common.db import projector_tables as pt
 from chips_common.db import tables as t
-from chips_gateway.agents import present_view
+from chips_common.rules.exchanges import ExchangeSettings, settings_json
+from chips_gateway import rows as typed
+from chips_gateway.agents import shown
 from chips_gateway.api.reads import wait_for_checkpoint
 from chips_gateway.auth import Principal
 from chips_gateway.context import Caller, Ctx
@@ -27,8 +30,34 @@ from chips_gateway.sockets import seen_key
 router = APIRouter()
 
 
-@router.get("/participants")
-async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
+@router.get("/referee", response_model=None)
+async def referee(ctx: Ctx, caller: Caller) -> typed.RefereeSettings:
+    """The workspace's referee as last set (``workspace.referee_set``): the stop and the
+    hold (a count, or ``"never"``) and whether circles count, and the seq that set them
+    (null: nobody has, and these are the defaults). Anyone with a token: the settings pages
+    of the app draw them, and what a harness is told carries them anyway."""
+    e = t.events.c
+    async with ctx.engine.connect() as conn:
+        row = (
+            await conn.execute(
+                select(e.seq, e.body)
+                .where(
+                    and_(
+                        e.workspace_id == caller.workspace_id,
+                        e.space_id.is_(None),
+                        e.type == "workspace.referee_set",
+                    )
+                )
+                .order_by(e.seq.desc())
+                .limit(1)
+            )
+        ).first()
+    settings = ExchangeSettings.from_body(row.body if row else None)
+    return {**settings_json(settings), "seq": row.seq if row else None}
+
+
+@router.get("/participants", response_model=None)
+async def directory(ctx: Ctx, caller: Caller) -> typed.Directory:
     """The workspace's directory: who is in it, what each harness declared, each agent
     with the harness behind it and its room, and what each harness's face reads.
 
@@ -42,7 +71,7 @@ async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
     """
     ws_id = caller.workspace_id
     as_of = await wait_for_checkpoint(ctx, ws_id, await ctx.reader.head(ws_id))
-    p, m = t.rm_participants, t.memberships
+    p, m = pt.rm_participants, t.memberships
     async with ctx.engine.connect() as conn:
         rows = (
             (
@@ -60,7 +89,7 @@ async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
             )
         ).all()
         # How many of each free agent's words wait (the door's held_words), never the words:
-        # those are its harness's alone (spec/websocket.md, A message is said in a room).
+        # those are its harness's alone (docs/product/websocket.md, A message is said in a room).
         h = t.held_words.c
         waiting = {
             row.agent_id: int(row.n)
@@ -78,14 +107,12 @@ async def directory(ctx: Ctx, caller: Caller) -> dict[str, Any]:
     people = [entry(row, names, rooms_of, waiting) for row in listed]
     await add_faces(ctx, people)
     await add_last_seen(ctx, people)
-    answer = {"as_of_seq": as_of, "participants": people}
-    if (translate := await present_view(ctx.reader, caller)) is not None:
-        return translate(answer) or answer
-    return answer
+    answer: typed.Directory = {"as_of_seq": as_of, "participants": people}
+    return await shown(ctx.reader, caller, answer)
 
 
 def shown_to(caller: Principal, row: Any, rooms_of: dict[str, set[str]]) -> bool:
-    """Whether ``caller`` is told of the participant ``row`` (websocket.md, Agents)."""
+    """Whether ``caller`` is told of the participant ``row`` (docs/product/websocket.md, Agents)."""
     pid = row["id"]
     mine = rooms_of.get(caller.participant_id, set())
     if pid == caller.participant_id:
@@ -99,8 +126,8 @@ def shown_to(caller: Principal, row: Any, rooms_of: dict[str, set[str]]) -> bool
 
 def entry(
     row: Any, names: dict[str, str], rooms_of: dict[str, set[str]], waiting: dict[str, int]
-) -> dict[str, Any]:
-    found: dict[str, Any] = {
+) -> typed.Participant:
+    found: typed.Participant = {
         "participant_id": row["id"],
         "kind": row["kind"],
         "name": row["name"],
@@ -108,28 +135,28 @@ def entry(
         "owner_id": row["owner_id"],
         "capabilities": row["capabilities"],
     }
+    if row["kind"] == "person" and row.get("active") is False:
+        found["active"] = False  # deactivated by an owner or admin (docs/adr/0125)
     if row["kind"] == "agent":
         facts = row["agent"] or {}
         room = sorted(rooms_of.get(row["id"], set()))
-        found.update(
-            harness_id=row["owner_id"],
-            harness=names.get(row["owner_id"]),
-            key=facts.get("key"),
-            state=facts.get("state", "active"),
-            main=bool(facts.get("main")),
-            space_id=room[0] if room else None,
-            held=waiting.get(row["id"], 0),
-        )
+        found["harness_id"] = row["owner_id"]
+        found["harness"] = names.get(row["owner_id"])
+        found["key"] = facts.get("key")
+        found["state"] = facts.get("state", "active")
+        found["main"] = bool(facts.get("main"))
+        found["space_id"] = room[0] if room else None
+        found["held"] = waiting.get(row["id"], 0)
         if facts.get("name_by"):
             found["name_by"] = facts["name_by"]
     return found
 
 
-async def add_faces(ctx: Ctx, people: list[dict[str, Any]]) -> None:
+async def add_faces(ctx: Ctx, people: list[typed.Participant]) -> None:
     """Each harness's ``status`` (connected, disconnected, restarting, trouble), and each
     agent's, its harness's. Left out when Redis does not answer (a soft dependency)."""
     harnesses = [p["participant_id"] for p in people if p["kind"] == "harness"]
-    harnesses += [p["harness_id"] for p in people if p["kind"] == "agent"]
+    harnesses += [p["harness_id"] for p in people if p["kind"] == "agent" and "harness_id" in p]
     faces = await ctx.restarts.faces(sorted(set(harnesses)))
     for person in people:
         harness_id = person["participant_id"] if person["kind"] == "harness" else None
@@ -141,7 +168,7 @@ async def add_faces(ctx: Ctx, people: list[dict[str, Any]]) -> None:
                 person["restart_asked_at"] = face.restart_asked_at
 
 
-async def add_last_seen(ctx: Ctx, people: list[dict[str, Any]]) -> None:
+async def add_last_seen(ctx: Ctx, people: list[typed.Participant]) -> None:
     """Each harness's ``last_seen_at``: when it last subscribed, or null for never.
 
     Read from Redis (a soft dependency): without it, the field is left out.
@@ -177,8 +204,8 @@ async def harness_row(ctx: Ctx, caller: Principal, harness_id: str) -> Any:
     return row
 
 
-@router.post("/harnesses/{harness_id}/restart", status_code=202)
-async def restart(harness_id: str, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+@router.post("/harnesses/{harness_id}/restart", status_code=202, response_model=None)
+async def restart(harness_id: str, ctx: Ctx, caller: Caller) -> typed.RestartAsked:
     """Restart a harness that declared ``restarts``: the ``restart`` frame down each of its
     sockets that accepts one, on every gateway; it reads "Restarting" until its next word.
 
@@ -225,10 +252,10 @@ class StatusIn(BaseModel):
     status: Literal["ok", "trouble"]
 
 
-@router.put("/harnesses/{harness_id}/status")
+@router.put("/harnesses/{harness_id}/status", response_model=None)
 async def report_status(
     harness_id: str, body: StatusIn, ctx: Ctx, caller: Caller
-) -> dict[str, Any]:
+) -> typed.HarnessStatus:
     """The harness says how it came back (a bridge, of what is behind it): its next word
     after a restart, so it no longer reads "Restarting"."""
     if caller.kind != "harness" or caller.participant_id != harness_id:

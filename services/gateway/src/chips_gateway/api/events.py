@@ -8,13 +8,16 @@ from fastapi import APIRouter, Body, Header, Query
 from opentelemetry.trace import SpanKind
 
 from chips_common import otel
+from chips_common.events import LoggedJson
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.context_lines import Changes
-from chips_common.rules.exchanges import held_ack
 from chips_common.rules.scope import told
+from chips_gateway.acks import Ack, ack_of
 from chips_gateway.agents import present_view, view_as_of
 from chips_gateway.context import Caller, Ctx, check_write_rate
+from chips_gateway.edge import MAX_INT
 from chips_gateway.errors import ChipsError
+from chips_gateway.rows import EventPage
 from chips_gateway.shaping import lines_from
 from chips_gateway.ws import actor_for, check_writable
 
@@ -22,13 +25,13 @@ router = APIRouter(prefix="/v1")
 tracer = otel.tracer("chips.gateway")
 
 
-@router.post("/events")
+@router.post("/events", response_model=Ack, response_model_exclude_unset=True)
 async def post_event(
     ctx: Ctx,
     caller: Caller,
     event: Annotated[dict[str, Any], Body()],
     traceparent: Annotated[str | None, Header()] = None,
-) -> dict[str, Any]:
+) -> Ack:
     """Append one event; answered like the socket's ack, refusals like its error frames."""
     event = dict(event)
     key = event.pop("idempotency_key", None)
@@ -64,25 +67,17 @@ async def post_event(
             field=answer.field,
             **(answer.data or {}),
         )
-    ack: dict[str, Any] = {
-        "idempotency_key": key,
-        "seq": answer.seqs[-1] if answer.seqs else None,
-        "duplicate": answer.duplicate,
-    }
-    if trace_id:
-        ack["trace_id"] = trace_id
-    ack.update(held_ack(answer.events[-1] if answer.events else None))
-    return ack
+    return ack_of(key, answer, trace_id)
 
 
-@router.get("/events")
+@router.get("/events", response_model=None)
 async def read_events(
     ctx: Ctx,
     caller: Caller,
-    since: Annotated[int, Query(ge=0)] = 0,
+    since: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
     space_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-) -> dict[str, Any]:
+) -> EventPage:
     """Events after ``since`` that the caller may see, oldest first.
 
     With ``space_id``, every event of that space (a member reads a room from its
@@ -104,7 +99,7 @@ async def read_events(
     # The socket's scope, pre-agents view included, as of since (docs/adr/0079).
     view = await view_as_of(ctx.reader, caller, since)
     head = await ctx.reader.head(ws_id)
-    found: list[dict[str, Any]] = []
+    found: list[LoggedJson] = []
     cursor = since
     async for batch in ctx.reader.replay(ws_id, since, head):
         for event in batch:
@@ -121,10 +116,11 @@ async def read_context(
     space_id: str,
     ctx: Ctx,
     caller: Caller,
-    before: Annotated[int | None, Query(ge=1)] = None,
+    before: Annotated[int | None, Query(ge=1, le=MAX_INT)] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LINES)] = DEFAULT_LINES,
 ) -> dict[str, Any]:
-    """Older lines of a room, for a harness catching up (spec/websocket.md, What you're told).
+    """Older lines of a room, for a harness catching up (docs/product/websocket.md, What you're
+    told).
 
     The newest ``limit`` lines older than ``before``, in the shape a message.new's context
     has. A person reads the room itself, so a person's credential is refused.

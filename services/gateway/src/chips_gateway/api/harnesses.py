@@ -1,6 +1,6 @@
 """A harness's own door: the spaces it opens by key, and the list of them.
 
-spec/spaces.md, How one is opened: ``POST /v1/harnesses/:id/spaces`` is the one way a
+docs/product/spaces.md, How one is opened: ``POST /v1/harnesses/:id/spaces`` is the one way a
 harness opens a space. The gateway sends the door a command (docs/adr/0007); the door
 decides, in the append transaction, whether that opens a space, finds yesterday's, joins
 another harness's shared one, retitles it, or claims a room asked of the harness.
@@ -11,19 +11,22 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 from sqlalchemy import and_, select
 
 from chips_common.commands import OpenSpace
+from chips_common.db import projector_tables as pt
 from chips_common.db import tables as t
-from chips_common.events.workspaces import Capability
+from chips_common.events.workspaces import Autonomy, Capability, PolicyRule
+from chips_gateway import rows as typed
 from chips_gateway.agents import shown
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.api.rooms import append_event
 from chips_gateway.auth import Principal
-from chips_gateway.context import Caller, Ctx, check_write_rate
+from chips_gateway.context import Caller, Ctx, IdempotencyKey, check_write_rate
+from chips_gateway.edge import MAX_INT
 from chips_gateway.errors import ChipsError
 from chips_gateway.guard import now_visible, require_harness_or_owner, spaces_of
 from chips_gateway.sockets import disconnected_why
@@ -45,15 +48,15 @@ def require_self(caller: Principal, harness_id: str) -> None:
         )
 
 
-@router.post("/harnesses/{harness_id}/spaces")
+@router.post("/harnesses/{harness_id}/spaces", response_model=None)
 async def open_space(
     harness_id: str,
     body: OpenSpaceIn,
     ctx: Ctx,
     caller: Caller,
     response: Response,
-    idempotency_key: Annotated[str | None, Header()] = None,
-) -> dict[str, Any]:
+    idempotency_key: IdempotencyKey = None,
+) -> typed.OpenedSpace:
     """Open the space for ``key``, or find it; answers what the door did.
 
     201 when a space was opened; 200 when an existing one was found (and perhaps joined,
@@ -74,7 +77,10 @@ async def open_space(
     )
     if not answer.ok:
         raise ChipsError(
-            answer.code or "invalid_event", answer.message or "refused", field=answer.field
+            answer.code or "invalid_event",
+            answer.message or "refused",
+            field=answer.field,
+            **(answer.data or {}),
         )
     # The door has committed: its state names the space the key belongs to now.
     s = t.spaces.c
@@ -105,17 +111,17 @@ async def open_space(
     }
 
 
-@router.get("/harnesses/{harness_id}/spaces")
+@router.get("/harnesses/{harness_id}/spaces", response_model=None)
 async def harness_spaces(
     harness_id: str,
     ctx: Ctx,
     caller: Caller,
-    after_seq: Annotated[int | None, Query(ge=0)] = None,
-) -> dict[str, Any]:
+    after_seq: Annotated[int | None, Query(ge=0, le=MAX_INT)] = None,
+) -> typed.HarnessSpaces:
     """Every space the harness opened (or claimed) by key: open or not, who last moved it;
     and, as ``asked``, the rooms people asked of it that it has not claimed yet.
 
-    spec/spaces.md, Retitling and archiving: an adapter reads this to carry archives over
+    docs/product/spaces.md, Retitling and archiving: an adapter reads this to carry archives over
     both ways, "whichever side moved last wins"; and "so an adapter that was down catches
     up when it starts".
     """
@@ -126,7 +132,7 @@ async def harness_spaces(
         if after_seq is not None
         else await checkpoint(ctx, ws_id)
     )
-    s, o = t.rm_spaces, t.rm_openers
+    s, o = pt.rm_spaces, pt.rm_openers
     # In the room now (the door state): a room it was taken out of shows only its name.
     inside = spaces_of(harness_id, ws_id).where(t.memberships.c.space_id == s.c.id).exists()
     async with ctx.engine.connect() as conn:
@@ -167,7 +173,7 @@ async def harness_spaces(
                 .order_by(s.c.created_seq)
             )
         ).all()
-    asked = [
+    asked: list[typed.AskedSpace] = [
         {
             "space_id": row.id,
             "title": row.title,
@@ -178,7 +184,8 @@ async def harness_spaces(
         for row in asked_rows
     ]
     # moved_by may be an agent of the harness's (docs/adr/0079).
-    return await shown(ctx.reader, caller, {"as_of_seq": as_of, "spaces": spaces, "asked": asked})
+    answer: typed.HarnessSpaces = {"as_of_seq": as_of, "spaces": spaces, "asked": asked}
+    return await shown(ctx.reader, caller, answer)
 
 
 class CapabilitiesIn(BaseModel):
@@ -191,7 +198,7 @@ async def declare_capabilities(
     body: CapabilitiesIn,
     ctx: Ctx,
     caller: Caller,
-    idempotency_key: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """``chips declare``: record what the harness does (``harness.declared``).
 
@@ -199,7 +206,11 @@ async def declare_capabilities(
     """
     event = {"type": "harness.declared", "harness_id": harness_id, **body.model_dump()}
     ack = await append_event(ctx, caller, event, idempotency_key)
-    return {**ack, "harness_id": harness_id, "capabilities": sorted(set(body.capabilities))}
+    return {
+        **ack.model_dump(exclude_unset=True),
+        "harness_id": harness_id,
+        "capabilities": sorted(set(body.capabilities)),
+    }
 
 
 @router.post("/harnesses/{harness_id}/disconnect")
@@ -207,7 +218,7 @@ async def disconnect(
     harness_id: str,
     ctx: Ctx,
     caller: Caller,
-    idempotency_key: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """``chips disconnect``: withdraw every token of the harness (``harness.disconnected``).
 
@@ -223,4 +234,56 @@ async def disconnect(
             )
         ).scalar()
     await ctx.sockets.notify(harness_id, disconnected_why(str(name or harness_id)))
-    return {**ack, "harness_id": harness_id}
+    return {**ack.model_dump(exclude_unset=True), "harness_id": harness_id}
+
+
+class PolicyIn(BaseModel):
+    autonomy: Autonomy | None = None
+    rules: list[PolicyRule] | None = Field(default=None, max_length=100)
+
+
+async def read_policy(ctx: Ctx, caller: Principal, harness_id: str) -> typed.Policy:
+    """The harness's dial and rules, for its owner and for the harness itself."""
+    p = t.participants.c
+    async with ctx.engine.connect() as conn:
+        row = (
+            await conn.execute(
+                select(p.owner_id, p.autonomy, p.rules).where(
+                    and_(
+                        p.id == harness_id,
+                        p.workspace_id == caller.workspace_id,
+                        p.kind == "harness",
+                    )
+                )
+            )
+        ).first()
+    if row is None:
+        raise ChipsError("not_found", "no such harness in this workspace")
+    if caller.participant_id not in (harness_id, row.owner_id):
+        raise ChipsError("forbidden", "a harness's dial and rules are shown to its owner")
+    return {"harness_id": harness_id, "autonomy": row.autonomy or "off", "rules": row.rules}
+
+
+@router.get("/harnesses/{harness_id}/policy", response_model=None)
+async def get_policy(harness_id: str, ctx: Ctx, caller: Caller) -> typed.Policy:
+    """The autonomy dial's level and the owner's rules (docs/adr/0130)."""
+    return await read_policy(ctx, caller, harness_id)
+
+
+@router.put("/harnesses/{harness_id}/policy")
+async def set_policy(
+    harness_id: str,
+    body: PolicyIn,
+    ctx: Ctx,
+    caller: Caller,
+    idempotency_key: IdempotencyKey = None,
+) -> dict[str, Any]:
+    """``chips dial`` and ``chips rule``: the owner sets the level, the rules, or both
+    (``harness.policy_set``); answers the policy as it now stands."""
+    event = {
+        "type": "harness.policy_set",
+        "harness_id": harness_id,
+        **body.model_dump(mode="json", exclude_none=True),
+    }
+    ack = await append_event(ctx, caller, event, idempotency_key)
+    return {**ack.model_dump(exclude_unset=True), **(await read_policy(ctx, caller, harness_id))}

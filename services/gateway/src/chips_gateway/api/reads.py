@@ -1,4 +1,4 @@
-"""Read-your-writes for reads from the projector's read models (DESIGN.md §5)."""
+"""Read-your-writes for reads from the projector's read models (docs/architecture/design.md §5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 from sqlalchemy import select
 
-from chips_common.db import tables as t
+from chips_common.db import projector_tables as pt
 from chips_gateway.context import Ctx
 
 
@@ -16,8 +16,8 @@ async def checkpoint(ctx: Ctx, workspace_id: str) -> int:
     async with ctx.engine.connect() as conn:
         seq = (
             await conn.execute(
-                select(t.projector_checkpoints.c.seq).where(
-                    t.projector_checkpoints.c.workspace_id == workspace_id
+                select(pt.projector_checkpoints.c.seq).where(
+                    pt.projector_checkpoints.c.workspace_id == workspace_id
                 )
             )
         ).scalar()

@@ -9,18 +9,24 @@ is ``forbidden``, as the room's other reads are.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from sqlalchemy import and_, func, or_, select
 
-from chips_common.db import run_tables as rt
-from chips_common.db import tables as t
+from chips_common.db import projector_tables as pt
+from chips_gateway import rows
 from chips_gateway.agents import shown
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.context import Caller, Ctx
+from chips_gateway.edge import MAX_INT
 from chips_gateway.errors import ChipsError
-from chips_gateway.guard import require_harness_or_owner, require_member, spaces_of
+from chips_gateway.guard import (
+    require_harness_or_owner,
+    require_member,
+    spaces_and_threads_of,
+)
 
 router = APIRouter(prefix="/v1")
 
@@ -31,7 +37,7 @@ async def as_of(ctx: Ctx, workspace_id: str, after_seq: int | None) -> int:
     return await wait_for_checkpoint(ctx, workspace_id, after_seq)
 
 
-def run_row(row: Any) -> dict[str, Any]:
+def run_row(row: Any) -> rows.RunRow:
     return {
         "run_id": row.id,
         "space_id": row.space_id,
@@ -64,7 +70,7 @@ def run_row(row: Any) -> dict[str, Any]:
     }
 
 
-def card_row(row: Any) -> dict[str, Any]:
+def card_row(row: Any) -> rows.RunCard:
     body = dict(row.body)
     return {
         "kind": row.kind,
@@ -81,7 +87,7 @@ def card_row(row: Any) -> dict[str, Any]:
     }
 
 
-def said_row(row: Any) -> dict[str, Any]:
+def said_row(row: Any) -> rows.RunMessage:
     """A message said on a run, as the run's receipt lists it; a taken-back one has no words."""
     return {
         "message_id": row.id,
@@ -95,10 +101,10 @@ def said_row(row: Any) -> dict[str, Any]:
     }
 
 
-def lane_row(row: Any, space_id: str | None = None) -> dict[str, Any]:
+def lane_row(row: Any, space_id: str | None = None) -> rows.Lane:
     """A lane as its route card shows it; ``direction`` is ``out`` of the room it was read
     from, or ``in`` to it (ADR 0017)."""
-    lane = {
+    lane: rows.Lane = {
         "lane_id": row.id,
         "run_id": row.run_id,
         "from_space_id": row.from_space_id,
@@ -122,14 +128,17 @@ def lane_row(row: Any, space_id: str | None = None) -> dict[str, Any]:
     return lane
 
 
-@router.get("/runs/{run_id}")
+@router.get("/runs/{run_id}", response_model=None)
 async def read_run(
-    run_id: str, ctx: Ctx, caller: Caller, after_seq: Annotated[int | None, Query(ge=0)] = None
-) -> dict[str, Any]:
+    run_id: str,
+    ctx: Ctx,
+    caller: Caller,
+    after_seq: Annotated[int | None, Query(ge=0, le=MAX_INT)] = None,
+) -> rows.Run:
     """A run as its receipt: the run, its steps in order, and its cards."""
     ws_id = caller.workspace_id
     seq = await as_of(ctx, ws_id, after_seq)
-    r, s, c = rt.rm_runs, rt.rm_steps, rt.rm_cards
+    r, s, c = pt.rm_runs, pt.rm_steps, pt.rm_cards
     async with ctx.engine.connect() as conn:
         run = (
             await conn.execute(select(r).where(and_(r.c.workspace_id == ws_id, r.c.id == run_id)))
@@ -146,7 +155,7 @@ async def read_run(
             .where(and_(c.c.workspace_id == ws_id, c.c.run_id == run_id))
             .order_by(c.c.asked_seq)
         )
-        ln = rt.rm_lanes
+        ln = pt.rm_lanes
         lanes = await conn.execute(
             select(ln)
             .where(and_(ln.c.workspace_id == ws_id, ln.c.run_id == run_id))
@@ -159,11 +168,11 @@ async def read_run(
                 )
             )
         ).scalar()
-        m = t.rm_messages
+        m = pt.rm_messages
         said = await conn.execute(
             select(m).where(and_(m.c.workspace_id == ws_id, m.c.run_id == run_id)).order_by(m.c.seq)
         )
-        answer = {
+        answer: rows.Run = {
             **run_row(run),
             "lane_id": works,
             "steps": [
@@ -187,7 +196,7 @@ async def read_run(
     return await shown(ctx.reader, caller, answer)
 
 
-def usage_of(row: Any) -> dict[str, Any]:
+def usage_of(row: Any) -> rows.Spending:
     return {
         "tokens_in": row.tokens_in if row else 0,
         "tokens_out": row.tokens_out if row else 0,
@@ -197,18 +206,23 @@ def usage_of(row: Any) -> dict[str, Any]:
     }
 
 
-@router.get("/harnesses/{harness_id}/usage")
+@router.get("/harnesses/{harness_id}/usage", response_model=None)
 async def harness_usage(
     harness_id: str,
     ctx: Ctx,
     caller: Caller,
-    after_seq: Annotated[int | None, Query(ge=0)] = None,
-) -> dict[str, Any]:
-    """What a harness's runs have spent, in every room (the harness, or its owner)."""
+    after_seq: Annotated[int | None, Query(ge=0, le=MAX_INT)] = None,
+    days: Annotated[int, Query(ge=1, le=90)] = 30,
+) -> rows.HarnessUsage:
+    """What a harness's runs have spent, in every room (the harness, or its owner), and day
+    by day over the last ``days`` days to today (UTC), oldest first, a day with no report
+    at zero: the harness's page draws it as a chart."""
     await require_harness_or_owner(ctx, caller, harness_id)
     ws_id = caller.workspace_id
     seq = await as_of(ctx, ws_id, after_seq)
-    u = rt.rm_usage
+    u = pt.rm_usage
+    today = datetime.now(UTC).date()
+    wanted = [(today - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
     async with ctx.engine.connect() as conn:
         row = (
             await conn.execute(
@@ -221,32 +235,48 @@ async def harness_usage(
                 )
             )
         ).first()
-    return await shown(
-        ctx.reader, caller, {"harness_id": harness_id, "usage": usage_of(row), "as_of_seq": seq}
-    )
+        by_day = {
+            r.scope_id.rsplit("/", 1)[1]: r
+            for r in await conn.execute(
+                select(u).where(
+                    and_(
+                        u.c.workspace_id == ws_id,
+                        u.c.scope == "harness_day",
+                        u.c.scope_id.in_([f"{harness_id}/{day}" for day in wanted]),
+                    )
+                )
+            )
+        }
+    answer: rows.HarnessUsage = {
+        "harness_id": harness_id,
+        "usage": usage_of(row),
+        "days": [{"day": day, **usage_of(by_day.get(day))} for day in wanted],
+        "as_of_seq": seq,
+    }
+    return await shown(ctx.reader, caller, answer)
 
 
-@router.get("/spaces/{space_id}/runs")
+@router.get("/spaces/{space_id}/runs", response_model=None)
 async def space_runs(
     space_id: str,
     ctx: Ctx,
     caller: Caller,
-    after_seq: Annotated[int | None, Query(ge=0)] = None,
+    after_seq: Annotated[int | None, Query(ge=0, le=MAX_INT)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> dict[str, Any]:
+) -> rows.SpaceRuns:
     """A room's runs, newest first, and what the room's runs have spent."""
     await require_member(ctx, caller, space_id)
     ws_id = caller.workspace_id
     seq = await as_of(ctx, ws_id, after_seq)
-    r, u = rt.rm_runs, rt.rm_usage
+    r, u = pt.rm_runs, pt.rm_usage
     async with ctx.engine.connect() as conn:
-        rows = await conn.execute(
+        result = await conn.execute(
             select(r)
             .where(and_(r.c.workspace_id == ws_id, r.c.space_id == space_id))
             .order_by(r.c.started_seq.desc())
             .limit(limit)
         )
-        runs = [run_row(row) for row in rows]
+        runs = [run_row(row) for row in result]
         usage = (
             await conn.execute(
                 select(u).where(
@@ -254,26 +284,25 @@ async def space_runs(
                 )
             )
         ).first()
-    return await shown(
-        ctx.reader, caller, {"runs": runs, "usage": usage_of(usage), "as_of_seq": seq}
-    )
+    answer: rows.SpaceRuns = {"runs": runs, "usage": usage_of(usage), "as_of_seq": seq}
+    return await shown(ctx.reader, caller, answer)
 
 
-@router.get("/spaces/{space_id}/lanes")
+@router.get("/spaces/{space_id}/lanes", response_model=None)
 async def space_lanes(
     space_id: str,
     ctx: Ctx,
     caller: Caller,
-    after_seq: Annotated[int | None, Query(ge=0)] = None,
+    after_seq: Annotated[int | None, Query(ge=0, le=MAX_INT)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> dict[str, Any]:
+) -> rows.SpaceLanes:
     """The lanes out of a room and into it, newest first (ADR 0017)."""
     await require_member(ctx, caller, space_id)
     ws_id = caller.workspace_id
     seq = await as_of(ctx, ws_id, after_seq)
-    ln = rt.rm_lanes
+    ln = pt.rm_lanes
     async with ctx.engine.connect() as conn:
-        rows = await conn.execute(
+        result = await conn.execute(
             select(ln)
             .where(
                 and_(
@@ -284,23 +313,24 @@ async def space_lanes(
             .order_by(ln.c.opened_seq.desc())
             .limit(limit)
         )
-        lanes = [lane_row(row, space_id) for row in rows]
-    return await shown(ctx.reader, caller, {"lanes": lanes, "as_of_seq": seq})
+        lanes = [lane_row(row, space_id) for row in result]
+    answer: rows.SpaceLanes = {"lanes": lanes, "as_of_seq": seq}
+    return await shown(ctx.reader, caller, answer)
 
 
-@router.get("/approvals")
+@router.get("/approvals", response_model=None)
 async def approvals(
     ctx: Ctx,
     caller: Caller,
     waiting: bool = True,
-    after_seq: Annotated[int | None, Query(ge=0)] = None,
-) -> dict[str, Any]:
-    """Approvals in the caller's rooms; ``waiting`` (the default) only those still open:
-    nobody decided, not expired, and the run that asked still live."""
+    after_seq: Annotated[int | None, Query(ge=0, le=MAX_INT)] = None,
+) -> rows.Approvals:
+    """Approvals in the caller's rooms and their threads; ``waiting`` (the default) only
+    those still open: nobody decided, not expired, and the run that asked still live."""
     ws_id = caller.workspace_id
     seq = await as_of(ctx, ws_id, after_seq)
-    c, r = rt.rm_cards, rt.rm_runs
-    mine = spaces_of(caller.participant_id, ws_id)
+    c, r = pt.rm_cards, pt.rm_runs
+    mine = spaces_and_threads_of(caller.participant_id, ws_id)
     query = (
         select(c)
         .select_from(c.join(r, and_(r.c.workspace_id == c.c.workspace_id, r.c.id == c.c.run_id)))
@@ -316,6 +346,7 @@ async def approvals(
             )
         )
     async with ctx.engine.connect() as conn:
-        rows = await conn.execute(query)
-        cards = [card_row(row) for row in rows]
-    return await shown(ctx.reader, caller, {"approvals": cards, "as_of_seq": seq})
+        result = await conn.execute(query)
+        cards = [card_row(row) for row in result]
+    answer: rows.Approvals = {"approvals": cards, "as_of_seq": seq}
+    return await shown(ctx.reader, caller, answer)

@@ -1,4 +1,4 @@
-"""``GET /v1/search``: words said in the caller's rooms, newest first (spec/messages.md).
+"""``GET /v1/search``: words said in the caller's rooms, newest first (docs/product/messages.md).
 
 Every word of ``q`` is required and the last is a prefix; a hit carries a snippet with
 the match marked, its space, its message (or run step) and its seq, so a client opens the
@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, Header, Query, Response
 from pydantic import BaseModel
 
 from chips_common.rules.search import (
+    MAX_QUERY_CHARS,
     CursorScope,
     SearchProblem,
     build_tsquery,
@@ -55,6 +56,8 @@ class SearchHit(BaseModel):
     message_kind: str | None = None
     run_id: str | None = None
     step_id: str | None = None
+    # The hit quotes what a machine heard in a voice note (its words may be misheard).
+    voice_note: bool = False
     snippet: list[Segment]
 
 
@@ -76,6 +79,7 @@ def hit_of(hit: Hit) -> SearchHit:
         message_kind=hit.message_kind,
         run_id=hit.run_id,
         step_id=hit.step_id,
+        voice_note=bool(hit.voice_note),
         snippet=[Segment(**s) for s in snippet_segments(hit.headline)],
     )
 
@@ -104,7 +108,7 @@ SearchCaller = Annotated[Searcher, Depends(get_searcher)]
 async def search(
     ctx: Ctx,
     caller: SearchCaller,
-    q: Annotated[str, Query(max_length=2000)],
+    q: Annotated[str, Query(max_length=MAX_QUERY_CHARS)],
     space_id: Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_.:\-]{1,200}$")] = None,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,

@@ -17,7 +17,7 @@ def upgrade() -> None:
     for table in ("spaces", "rm_spaces"):
         op.add_column(table, sa.Column("parent_space_id", sa.Text(), nullable=True))
         op.add_column(table, sa.Column("root_message_id", sa.Text(), nullable=True))
-    # A message roots at most one thread (spec/messages.md, Threads).
+    # A message roots at most one thread (docs/product/messages.md, Threads).
     op.create_index(
         "spaces_root_message",
         "spaces",

@@ -1,0 +1,40 @@
+"""A request in the append loop's hands, and an event on its way to ``CHIPS_EVENTS``.
+
+Shared by the loop's parts (docs/adr/0138): :mod:`chips_eventlog.intake` makes a
+:class:`Pending` of each request it pulls, :mod:`chips_eventlog.commit` decides and writes
+it, :mod:`chips_eventlog.publishing` sends what it logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from nats.aio.msg import Msg
+from opentelemetry.trace import Span
+
+from chips_common import otel
+from chips_common.append import AppendAnswer, AppendRequest
+from chips_common.events import LoggedJson
+
+log = logging.getLogger(__name__)
+tracer = otel.tracer("chips.eventlog")
+
+
+# An event written to CHIPS_EVENTS, and the future of the stream's ack.
+Sent = tuple[LoggedJson, "asyncio.Future[Any]"]
+
+
+@dataclass
+class Pending:
+    msg: Msg
+    request: AppendRequest
+    span: Span
+    answer: AppendAnswer | None = None
+    published: list[LoggedJson] = field(default_factory=list)
+
+    @property
+    def traceparent(self) -> str | None:
+        return otel.traceparent_of(self.span)

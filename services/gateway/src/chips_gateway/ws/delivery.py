@@ -1,0 +1,81 @@
+"""Frames out: the send loop, and each event shaped for the socket's reader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from chips_common.rules.agents_view import as_seen_by
+from chips_gateway import metrics, runs
+from chips_gateway.frames import EventFrame, Pending, Queued, ReceiptFrame
+from chips_gateway.windows import AsOf
+from chips_gateway.ws.session import SessionBase
+
+
+def shown_to(
+    harness_id: str, shaped: dict[str, Any], own: frozenset[str] | None
+) -> dict[str, Any] | None:
+    """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set."""
+    return shaped if own is None else as_seen_by(shaped, harness_id, own)
+
+
+class Delivery(SessionBase):
+    """Sends what is queued for the socket, each event as its reader is to see it."""
+
+    async def send_loop(self) -> None:
+        while True:
+            frame = await self.queue.get()
+            try:
+                await self.send_frame(frame)
+            finally:
+                self.queue.task_done()
+
+    async def send_frame(self, frame: Queued) -> None:
+        """Send one queued frame: an event shaped for this socket, or as it is."""
+        beside: list[ReceiptFrame | EventFrame] = []
+        text: str | None = None
+        if isinstance(frame, Pending):
+            event = frame.event
+            as_of: AsOf = frame.as_of or AsOf()
+            shaped = await self.shaper.shape(event, as_of.extras, as_of.job)
+            shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
+            if (own := frame.view) is not None:
+                # The feed's encoding of the event, when it is the feed's own, made once
+                # for every socket: the view decides on it without encoding it again.
+                shared = self.feed.frame_json(shaped, event) if self.feed is not None else None
+                seen = as_seen_by(shaped, self.principal.participant_id, own, shared)
+                if seen is None:
+                    return
+                shaped = seen
+            frame = EventFrame(frame="event", event=shaped)
+            beside = [r for r in [runs.receipt_beside(self.principal, shaped)] if r]
+            beside += await self.handed(event, own, as_of)
+            if self.feed is not None:
+                # Sent as the feed offered it (or only retyped): one encoding for every
+                # such socket.
+                text = self.feed.frame_json(shaped, event)
+        elif frame["frame"] == "events":
+            frame["events"] = [
+                runs.mark_elsewhere(self.principal, e, self.sent_keys) for e in frame["events"]
+            ]
+            # A run's harness is sent each receipt after the batch that holds its event.
+            beside = [r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))]
+        await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
+        metrics.FRAMES_OUT.labels(frame["frame"]).inc()
+        for receipt in beside:
+            await self.ws.send_text(orjson.dumps(receipt).decode())
+            metrics.FRAMES_OUT.labels("receipt").inc()
+
+    async def handed(
+        self, event: dict[str, Any], own: frozenset[str] | None, as_of: AsOf | None
+    ) -> list[EventFrame]:
+        """The frames of the held messages ``event`` (a person's act) hands this socket,
+        as its recipient sees them (docs/adr/0083)."""
+        pid = self.principal.participant_id
+        held = as_of.held if as_of is not None else None
+        return [
+            EventFrame(frame="event", event=seen)
+            for h in await self.shaper.handed(event, own, held)
+            if (seen := shown_to(pid, h, own)) is not None
+        ]

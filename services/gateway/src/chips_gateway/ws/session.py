@@ -1,0 +1,198 @@
+"""What one socket holds: its principal, queues, limits and subscription.
+
+:class:`SessionBase` is the state every part of a socket's session shares, and the few
+things each part does to it (push a frame, fall behind, be revoked); the parts are mixins
+over it, one module per job (docs/adr/0141). :class:`Subscription` is a socket's view of
+its workspace, which the feed offers every event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import WebSocket
+from opentelemetry.trace import Span
+
+from chips_common.events import PROTOCOL_VERSION
+from chips_common.rules.context import Budget
+from chips_common.rules.scope import MembershipView
+from chips_gateway.auth import Principal
+from chips_gateway.context import Context
+from chips_gateway.feeds import Feed
+from chips_gateway.frames import ErrorFrame, Pending, Queued, RestartFrame
+from chips_gateway.ratelimit import Bucket
+from chips_gateway.shaping import Shaper
+from chips_gateway.sockets import DEACTIVATED_WHY, REVOKED_WHY, disconnected_why
+from chips_gateway.windows import AsOf
+
+SERVER_PROTOCOL = (PROTOCOL_VERSION, PROTOCOL_VERSION)
+CLOSE_POLICY = 4401
+CLOSE_PROTOCOL = 4400
+CLOSE_BEHIND = 4008
+CLOSE_RATE = 4429
+CLOSE_TRY_LATER = 1013
+
+
+@dataclass
+class Write:
+    """A write read from the socket and waiting for one of its places in flight."""
+
+    key: str
+    event: dict[str, Any]
+    span: Span
+    actor: dict[str, str]
+
+
+class Subscription:
+    """One socket's view of one workspace: replay first, then live, each seq once."""
+
+    def __init__(self, session: SessionBase, view: MembershipView, cursor: int) -> None:
+        self.session = session
+        self.view = view
+        self.cursor = cursor
+        self.replaying = True
+        self.pending: list[tuple[dict[str, Any], AsOf | None]] = []
+
+    def visible(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The event if this socket is to be sent it (not sent yet, and in scope), else None.
+
+        Shaping for the recipient happens later, in the send loop or the replay, since a
+        message.new's context and room are read from the log.
+        """
+        seq = event["seq"]
+        if seq <= self.cursor:
+            return None
+        self.cursor = seq
+        return event if self.view.visible(event) else None
+
+    def offer(self, event: dict[str, Any]) -> None:
+        """Called by the feed for every event of the workspace, in seq order.
+
+        A turn's room, context and spend, and the held posts a person's act hands on, are
+        worked out now, from the feed's window as of this event, even while the replay
+        runs and the event waits its turn.
+        """
+        if event["type"] == "harness.disconnected" and (
+            event.get("harness_id") == self.session.principal.participant_id
+        ):
+            self.session.revoke(disconnected_why(self.session.principal.name))
+            return
+        if event["type"] == "person.updated" and event.get("active") is False:
+            me = self.session.principal.participant_id
+            if me == event.get("participant_id") or me in event.get("disconnected", ()):
+                self.session.revoke(DEACTIVATED_WHY)
+                return
+        if event["type"] == "device.revoked" and (
+            event.get("device_id") == self.session.principal.credential_id
+        ):
+            self.session.revoke(REVOKED_WHY)
+            return
+        as_of = self.session.fast_extras(event)
+        if self.replaying:
+            self.pending.append((event, as_of))
+            if len(self.pending) > self.session.max_queued:
+                self.session.fall_behind()
+            return
+        if self.visible(event) is not None:
+            self.session.push(queued(event, as_of, self.view.pre_agents()))
+
+
+def queued(
+    event: dict[str, Any], as_of: AsOf | None, view: frozenset[str] | None = None
+) -> Pending:
+    """An event waiting to be shaped by the send loop (with what the window told of it,
+    if anything, and the own agents of a harness shown the pre-agents view,
+    docs/adr/0079)."""
+    return Pending(event, as_of, view)
+
+
+class SessionBase:
+    """One socket's state, shared by the parts of its session."""
+
+    def __init__(self, ws: WebSocket, ctx: Context, principal: Principal) -> None:
+        self.ws = ws
+        self.ctx = ctx
+        self.principal = principal
+        self.max_queued = ctx.settings.ws_max_queued_frames
+        self.queue: asyncio.Queue[Queued] = asyncio.Queue(self.max_queued)
+        self.hello: dict[str, Any] | None = None
+        self.accepts: set[str] = set()
+        self.subscription: Subscription | None = None
+        self.feed: Feed | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+        # Writes sent to the eventlog and not answered yet.
+        self.waiting: set[asyncio.Future[Any]] = set()
+        self.behind = asyncio.Event()
+        self.shaper = Shaper(ctx.reader, principal, Budget(), ctx.links)
+        # Keys of the decisions this socket sent (approval.resolved): runs.mark_elsewhere.
+        self.sent_keys: set[str] = set()
+        settings = ctx.settings
+        self.writes = Bucket(settings.socket_write_rate, settings.socket_write_burst)
+        # Refusals a socket may run into: a burst of them, then about one a second less.
+        strikes = settings.rate_limit_strikes
+        self.strikes = Bucket(max(strikes / 10, 0.1), strikes)
+        # Writes read and not yet sent to the eventlog, in the order they came; at most
+        # ``max_inflight`` are sent and unanswered at a time (docs/adr/0065).
+        self.queued_writes: deque[Write] = deque()
+        self.max_inflight = max(settings.ws_max_inflight_writes, 1)
+        self.max_queued_writes = max(settings.ws_max_queued_writes, 1)
+        self.inflight = 0
+        # Set when a write may go to the eventlog; cleared by the pump when none may.
+        self.may_send = asyncio.Event()
+        # Set while the queue has room; the reader waits on it (the socket is not read).
+        self.write_room = asyncio.Event()
+        self.write_room.set()
+        # Set while no write is queued or in flight.
+        self.writes_idle = asyncio.Event()
+        self.writes_idle.set()
+        self.kept_going = asyncio.Event()
+        # Set when the credential is withdrawn (chips disconnect): the socket is closed.
+        self.revoked = asyncio.Event()
+        self.revoked_why = ""
+        # A replay that failed (Postgres cut under it): the subscription can never go
+        # live, so the socket is closed to be resumed by seq, never left open and silent.
+        self.replay_failed = asyncio.Event()
+        self.replay_error: BaseException | None = None
+        # A harness socket counted online (restarts.py), once it has said hello.
+        self.presence: str | None = None
+
+    def revoke(self, why: str) -> None:
+        self.revoked_why = why
+        self.revoked.set()
+
+    def ask_restart(self, frame: RestartFrame) -> bool:
+        """Send a restart frame, if this socket's hello said it accepts one (ADR 0080)."""
+        if "restart" not in self.accepts:
+            return False
+        self.push(frame)
+        return True
+
+    def fast_extras(self, event: dict[str, Any]) -> AsOf | None:
+        """What a harness is sent with the event that the feed's window of the room can
+        tell, worked out as the event goes by: a message.new's room, context and spend,
+        and the held posts a person's act hands on. None (or None in it) to read them from
+        the log when the event is sent."""
+        if self.principal.kind != "harness" or self.feed is None:
+            return None
+        window = self.feed.rooms.get(event.get("space_id") or "")
+        if window is None:
+            return None
+        feed, taking = self.feed, self.shaper.takers(event)
+        return window.as_of(taking, event, self.shaper.budget, feed.people, feed.owners)
+
+    def push(self, frame: Queued) -> None:
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            self.fall_behind()
+
+    def fall_behind(self) -> None:
+        self.behind.set()
+
+    def error(self, code: str, message: str, **extra: Any) -> ErrorFrame:
+        frame = ErrorFrame(frame="error", code=code, message=message)
+        frame.update({k: v for k, v in extra.items() if v is not None})  # type: ignore[typeddict-item]
+        return frame

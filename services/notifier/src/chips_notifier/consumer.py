@@ -1,0 +1,326 @@
+"""Folding the log into notifications, checkpoint in the same transaction (docs/adr/0132).
+
+A ``CHIPS_EVENTS`` message is only a prompt: the handler locks the workspace's checkpoint,
+reads every event after it from the log, decides with ``rules`` who is told of what and
+what is done, writes it, and moves the checkpoint, in one transaction. A notification's
+key is (workspace, seq, recipient): an event folded twice (a redelivery, a second
+replica, a rebuild) writes nothing twice. Who was in the room is read as of the event
+(``membership_log``), so a rebuild decides as the first fold did.
+
+After the commit, every gateway is told on core NATS which notifications of whom were
+made or changed (``Live``), and sends them down that person's sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from nats.aio.client import Client as NATS
+from sqlalchemy import and_, bindparam, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from chips_common.db import tables as t
+from chips_common.db.notifier_tables import notifications, notifier_checkpoints
+from chips_common.db.retry import once_more
+from chips_common.events import canonical
+from chips_common.service.consumer import Handler
+from chips_common.service.poison import folding, set_aside
+from chips_notifier import rules
+
+log = logging.getLogger(__name__)
+
+WANTED = rules.NOTIFYING | rules.SETTLING
+PAGE = 500
+
+_n = notifications.c
+_cp = notifier_checkpoints.c
+
+
+def live_subject(prefix: str, workspace_id: str) -> str:
+    """Core NATS: the notifications of a workspace made or changed (docs/adr/0132)."""
+    return f"{prefix}.notice.notification.{workspace_id}"
+
+
+class Live:
+    """Tells the gateways which notifications changed, best effort: an app that missed a
+    frame reads the list again when its socket comes back."""
+
+    def __init__(self, nc: NATS | None, prefix: str) -> None:
+        self.nc, self.prefix = nc, prefix
+
+    async def tell(self, workspace_id: str, changed: Iterable[tuple[str, str]]) -> None:
+        by_person: dict[str, list[str]] = {}
+        for participant_id, notification_id in changed:
+            by_person.setdefault(participant_id, []).append(notification_id)
+        if self.nc is None or not by_person:
+            return
+        for participant_id, ids in by_person.items():
+            body = {"workspace_id": workspace_id, "participant_id": participant_id, "ids": ids}
+            with contextlib.suppress(Exception):
+                await self.nc.publish(
+                    live_subject(self.prefix, workspace_id), json.dumps(body).encode()
+                )
+
+
+class Facts:
+    """What the rules need of the door state, read once per fold and kept for it."""
+
+    def __init__(self, conn: AsyncConnection, workspace_id: str) -> None:
+        self.conn, self.workspace_id = conn, workspace_id
+        self.spaces: dict[str, Any] = {}
+        self.people: dict[str, tuple[str, str | None, bool]] | None = None
+        self.names: dict[str, str] = {}
+
+    async def participants(self) -> dict[str, tuple[str, str | None, bool]]:
+        """Each participant's kind, owner and whether active."""
+        if self.people is None:
+            p = t.participants.c
+            rows = await self.conn.execute(
+                select(p.id, p.kind, p.owner_id, p.name, p.active).where(
+                    p.workspace_id == self.workspace_id
+                )
+            )
+            self.people, self.names = {}, {}
+            for row in rows:
+                self.people[row.id] = (row.kind, row.owner_id, bool(row.active))
+                self.names[row.id] = row.name
+        return self.people
+
+    async def space(self, space_id: str) -> Any:
+        if space_id not in self.spaces:
+            s = t.spaces.c
+            self.spaces[space_id] = (
+                await self.conn.execute(
+                    select(s.id, s.kind, s.title, s.parent_space_id).where(s.id == space_id)
+                )
+            ).first()
+        return self.spaces[space_id]
+
+    async def room(self, space_id: str, seq: int) -> rules.Room | None:
+        space = await self.space(space_id)
+        if space is None:
+            return None
+        room_id = space.parent_space_id or space.id
+        name = space.title
+        if space.parent_space_id:
+            parent = await self.space(space.parent_space_id)
+            name = f"a thread in {(parent.title if parent else None) or 'a room'}"
+        people = await self.participants()
+        rows = await self.conn.execute(
+            text(
+                "SELECT participant_id, added FROM ("
+                " SELECT DISTINCT ON (participant_id) participant_id, added FROM membership_log"
+                " WHERE workspace_id = :w AND space_id = :room AND seq <= :seq"
+                " ORDER BY participant_id, seq DESC) AS last WHERE added"
+            ),
+            {"w": self.workspace_id, "room": room_id, "seq": seq},
+        )
+        members = frozenset(
+            row.participant_id
+            for row in rows
+            if (facts := people.get(row.participant_id)) and facts[0] == "person" and facts[2]
+        )
+        default = "a direct conversation" if space.kind == "direct" else "a room"
+        return rules.Room(space.id, room_id, name or default, space.kind, members)
+
+
+async def fold(
+    conn: AsyncConnection, workspace_id: str, upto: int | None
+) -> tuple[int, list[tuple[str, str]]]:
+    """In the caller's transaction: fold the workspace's events after its checkpoint up
+    to ``upto`` (its head when None). Returns the checkpoint reached and the (person,
+    notification) made or marked done."""
+    await conn.execute(
+        pg_insert(notifier_checkpoints)
+        .values(workspace_id=workspace_id, seq=0)
+        .on_conflict_do_nothing(index_elements=["workspace_id"])
+    )
+    done = (
+        await conn.execute(
+            select(_cp.seq).where(_cp.workspace_id == workspace_id).with_for_update()
+        )
+    ).scalar_one()
+    if upto is None:
+        upto = (
+            await conn.execute(
+                select(t.workspaces.c.head_seq).where(t.workspaces.c.id == workspace_id)
+            )
+        ).scalar() or 0
+    facts = Facts(conn, workspace_id)
+    changed: list[tuple[str, str]] = []
+    reached = done
+    e = t.events.c
+    while reached < upto:
+        rows = (
+            await conn.execute(
+                select(e.seq, e.body)
+                .where(
+                    and_(
+                        e.workspace_id == workspace_id,
+                        e.seq > reached,
+                        e.seq <= upto,
+                        e.type.in_(sorted(WANTED)),
+                    )
+                )
+                .order_by(e.seq)
+                .limit(PAGE)
+            )
+        ).all()
+        for row in rows:
+            event = canonical(row.body)
+            if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
+                continue
+            with folding(event):
+                changed += await apply(conn, facts, event)
+        reached = upto if len(rows) < PAGE else int(rows[-1].seq)
+    if reached != done:
+        await conn.execute(
+            update(notifier_checkpoints).where(_cp.workspace_id == workspace_id).values(seq=reached)
+        )
+    return reached, changed
+
+
+async def apply(
+    conn: AsyncConnection, facts: Facts, event: dict[str, Any]
+) -> list[tuple[str, str]]:
+    settle = rules.settles(event)
+    if settle is not None:
+        return await mark_done(conn, facts.workspace_id, settle, parse_ts(event["ts"]))
+    space_id = event.get("space_id")
+    if not isinstance(space_id, str):
+        return []
+    room = await facts.room(space_id, int(event["seq"]))
+    if room is None or not room.people:
+        return []
+    people = await facts.participants()
+    actor = rules.actor_of(event)
+    owner = people.get(actor, ("", None, False))[1]
+    found = rules.notices(event, room, owner, facts.names)
+    if not found:
+        return []
+    created = parse_ts(event["ts"])
+    rows = [
+        {
+            "id": rules.notification_id(event["id"], n.participant_id),
+            "workspace_id": facts.workspace_id,
+            "participant_id": n.participant_id,
+            "kind": n.kind,
+            "space_id": room.space_id,
+            "room_id": room.room_id,
+            "space_name": room.name,
+            "seq": int(event["seq"]),
+            "ref_id": n.ref_id,
+            "run_id": n.run_id,
+            "title": n.title,
+            "body": n.body,
+            "sole": n.sole,
+            "expires_at": n.expires_at,
+            "created_at": created,
+            "email_due_at": created,
+            "push_due_at": created,
+        }
+        for n in found
+    ]
+    made = await conn.execute(
+        pg_insert(notifications)
+        .values(rows)
+        .on_conflict_do_nothing(constraint="notifications_once")
+        .returning(_n.participant_id, _n.id)
+    )
+    return [(row.participant_id, row.id) for row in made]
+
+
+async def mark_done(
+    conn: AsyncConnection, workspace_id: str, settle: rules.Settle, at: datetime
+) -> list[tuple[str, str]]:
+    where = [_n.workspace_id == workspace_id, _n.done_at.is_(None)]
+    if settle.ref_id is not None:
+        where.append(_n.ref_id == settle.ref_id)
+    elif settle.run_id is not None:
+        where += [_n.run_id == settle.run_id, _n.kind.in_(sorted(rules.ASKING))]
+    else:
+        return []
+    rows = await conn.execute(
+        update(notifications)
+        .where(and_(*where))
+        .values(done_at=at, done_reason=settle.reason)
+        .returning(_n.participant_id, _n.id)
+    )
+    return [(row.participant_id, row.id) for row in rows]
+
+
+def parse_ts(value: Any) -> datetime:
+    parsed = rules.parse_time(value)
+    return parsed if parsed is not None else datetime.now(UTC)
+
+
+def build_handler(engine: AsyncEngine, live: Live) -> Handler:
+    async def handle(workspace_id: str, seq: int) -> None:
+        async def work(conn: AsyncConnection) -> list[tuple[str, str]]:
+            async with conn.begin():
+                return (await fold(conn, workspace_id, None))[1]
+
+        changed = await once_more(engine, work)
+        await live.tell(workspace_id, changed)
+
+    return handle
+
+
+EXPIRE = (
+    update(notifications)
+    .where(
+        and_(
+            _n.done_at.is_(None),
+            _n.expires_at.is_not(None),
+            _n.expires_at <= bindparam("now"),
+        )
+    )
+    .values(done_at=_n.expires_at, done_reason="expired")
+    .returning(_n.workspace_id, _n.participant_id, _n.id)
+)
+
+
+async def expire(engine: AsyncEngine, live: Live, now: datetime) -> int:
+    """Mark done the approvals past their ``expires_at`` (no event says so)."""
+    async with engine.begin() as conn:
+        rows = (await conn.execute(EXPIRE, {"now": now})).all()
+    by_workspace: dict[str, list[tuple[str, str]]] = {}
+    for row in rows:
+        by_workspace.setdefault(row.workspace_id, []).append((row.participant_id, row.id))
+    for workspace_id, changed in by_workspace.items():
+        await live.tell(workspace_id, changed)
+    return len(rows)
+
+
+async def behind(engine: AsyncEngine) -> list[str]:
+    c = notifier_checkpoints.c
+    w = t.workspaces.c
+    query = (
+        select(w.id)
+        .select_from(t.workspaces.outerjoin(notifier_checkpoints, c.workspace_id == w.id))
+        .where(w.head_seq > func.coalesce(c.seq, 0))
+    )
+    async with engine.connect() as conn:
+        return [row.id for row in await conn.execute(query)]
+
+
+async def sweep(engine: AsyncEngine, live: Live, stop: asyncio.Event, every: float) -> None:
+    """Catch up a workspace whose last prompt was lost or was of no type the notifier
+    acts on, and mark done the approvals that expired."""
+    handle = build_handler(engine, live)
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every)
+        try:
+            for workspace_id in await behind(engine):
+                await handle(workspace_id, 0)
+            await expire(engine, live, datetime.now(UTC))
+        except Exception:
+            log.exception("the notifier's sweep failed; it runs again in %.1fs", every)
