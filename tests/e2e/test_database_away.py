@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from chips_devstack.procs import health, wait_until
 from chips_devstack.stack import Stack
@@ -30,7 +31,12 @@ CHECKING = (
 
 @pytest.fixture(scope="module")
 def no_db(stack: Stack) -> Iterator[str]:
-    url = stack.env["CHIPS_DATABASE_URL"].replace("127.0.0.1", "chips-nowhere.invalid")
+    # Whether the stack's Postgres is on TCP or on a Unix socket (?host=<directory>, as an
+    # embedded one is), the gateway is sent to a host name that never resolves.
+    real = make_url(stack.env["CHIPS_DATABASE_URL"])
+    url = real.set(host="chips-nowhere.invalid", port=5432, query={}).render_as_string(
+        hide_password=False
+    )
     stack.extra_env[GATEWAY] = {"CHIPS_DATABASE_URL": url}
     stack.start(GATEWAY)
     # It starts, but is not ready: wait for it to answer at all.
