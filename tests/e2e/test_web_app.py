@@ -92,9 +92,26 @@ class Person:
         return [c for c in self.console if "Content Security Policy" in c]
 
 
+async def first_screen(page: Page) -> None:
+    """Wait for the sign-in screen of a browser with nobody signed in.
+
+    The first screen of a new browser context may wait on a loaded machine (the context's
+    storage is made on first use): it is given 30 s, and when it still is not there the
+    failure says what the page showed instead.
+    """
+    heading = page.get_by_role("heading", name="Sign in to Chips")
+    try:
+        await expect(heading).to_be_visible(timeout=30_000)
+    except AssertionError as e:
+        shown = await page.evaluate(
+            "document.body ? document.body.innerHTML.slice(0, 2000) : '(no body yet)'"
+        )
+        raise AssertionError(f"{e}\nthe page at {page.url} shows: {shown}") from None
+
+
 async def use_a_token(page: Page) -> None:
     """Open the first screen's advanced way in: a token rather than an invite link."""
-    await expect(page.get_by_role("heading", name="Sign in to Chips")).to_be_visible()
+    await first_screen(page)
     await page.get_by_text("Sign in with a token instead").click()
 
 
@@ -138,7 +155,7 @@ async def test_sign_in_post_and_a_harness_replies_live(
     context = await browser.new_context(viewport=DESKTOP)
     page = await context.new_page()
     await page.goto(stack.gateway_a + "/")
-    await expect(page.get_by_role("heading", name="Sign in to Chips")).to_be_visible()
+    await first_screen(page)
     await page.screenshot(path=str(ARTIFACTS / "sign-in.png"))
     await use_a_token(page)
     await page.get_by_label("Your token").fill("chips_pt_not-a-real-token")
@@ -1233,7 +1250,7 @@ async def test_the_kinds_as_cards_on_a_phone_with_no_serious_accessibility_viola
     await phone.shot("composer-phone")
     signed_out = await browser.new_page(bypass_csp=True, viewport=PHONE)
     await signed_out.goto(stack.gateway_a + "/")
-    await expect(signed_out.get_by_role("heading", name="Sign in to Chips")).to_be_visible()
+    await first_screen(signed_out)
     assert await axe_violations(signed_out) == []
 
 
