@@ -2,7 +2,8 @@
 
 A fetch is allowed by a URL signed for a credential or by the caller's own token, to a
 member of the room the file was posted in while its message stands; a harness's fetch is
-logged in the room before a byte is sent. A download is never rendered by a browser.
+logged in the room before a byte is sent. A picture that is an agent's face is drawn for
+whoever is told of the agent (docs/adr/0153). A download is never rendered by a browser.
 """
 
 from __future__ import annotations
@@ -73,7 +74,9 @@ async def fetch_file(
         principal = await caller(service, authorization)
     if principal.workspace_id != row.workspace_id:
         raise Problem("not_found", "no such file")
-    if row.space_id is None:
+    if principal.participant_id != row.uploader_id and await _face_seen(service, row, principal):
+        pass  # an agent's face, for whoever is told of the agent
+    elif row.space_id is None:
         if principal.participant_id != row.uploader_id:  # an upload not posted is its sender's
             raise Problem("not_found", "no such file")
     else:
@@ -94,6 +97,34 @@ async def fetch_file(
         raise Problem("not_found", "no such file")
     size, chunks = opened
     return StreamingResponse(chunks, headers=_headers(row, size, thumbnail))
+
+
+async def _face_seen(service: Service, row: Any, principal: Principal) -> bool:
+    """Whether the file is the face of an agent ``principal`` is told of: every harness and
+    every person of the workspace but a guest, and a guest who shares a room with it."""
+    p, m = t.participants.c, t.memberships.c
+    async with service.engine.connect() as conn:
+        agents = [
+            r.id
+            for r in await conn.execute(
+                select(p.id).where(
+                    and_(
+                        p.workspace_id == row.workspace_id,
+                        p.kind == "agent",
+                        p.agent["face"].astext == row.id,
+                    )
+                )
+            )
+        ]
+        if not agents or principal.kind != "person" or principal.role != "guest":
+            return bool(agents)
+        theirs = select(m.space_id).where(m.participant_id.in_(agents))
+        shared = await conn.execute(
+            select(m.space_id)
+            .where(and_(m.participant_id == principal.participant_id, m.space_id.in_(theirs)))
+            .limit(1)
+        )
+        return shared.first() is not None
 
 
 async def _check_room(service: Service, row: Any, principal: Principal) -> str | None:
