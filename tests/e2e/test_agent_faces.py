@@ -94,9 +94,12 @@ async def test_an_agent_s_face_an_emoji_then_a_picture_read_back_and_heard_live(
     sheet = await api.sheet(maya, room)
     member = next(m for m in sheet["members"] if m["participant_id"] == fox["id"])
     assert member["face"] == upload["upload_id"] and member["face_url"].startswith("http")
-    hello = (await Socket.open(api.base_url, scout)).hello_frame
-    assert hello is not None
-    assert [a.get("face") for a in hello["agents"]] == [upload["upload_id"]]
+    socket = await Socket.open(api.base_url, scout)
+    hello = socket.hello_frame
+    assert hello is not None and hello["frame"] == "hello", hello
+    faces = {a["id"]: a.get("face") for a in hello["agents"]}
+    assert faces[fox["id"]] == upload["upload_id"]
+    await socket.close()
     await arjun.close()
 
 

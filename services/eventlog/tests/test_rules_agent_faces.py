@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from chips_eventlog.state import Upload
+from chips_eventlog.state_prefetch import reads_for
 
 pytestmark = pytest.mark.unit
 
@@ -58,3 +59,10 @@ def test_an_image_face_is_the_harness_own_picture_under_the_cap(w: Any) -> None:
     w.says_no(w.h(w.H1), {**command, "face": "att_pdf"}, "invalid_face", "application/pdf")
     uploaded(w, "att_big", w.H1, size=3_000_000)
     w.says_no(w.h(w.H1), {**command, "face": "att_big"}, "too_large", "at most 1 MB")
+
+
+def test_a_batch_reads_the_picture_a_registration_names_and_nothing_for_an_emoji(w: Any) -> None:
+    command = {"command": "agent.register", "harness_id": w.H1, "key": "oc", "name": "Oc"}
+    reads = reads_for(w.state, [{**command, "face": "att_me"}])
+    assert reads and reads.faces == {"att_me"}
+    assert not reads_for(w.state, [{**command, "face": "🦊"}, command])

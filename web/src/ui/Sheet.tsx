@@ -161,7 +161,7 @@ function Lead(props: { spaceId: string }) {
         <option value="">No lead</option>
         {agents.map((m) => (
           <option key={m.participant_id} value={m.participant_id}>
-            {m.name ?? store.nameOf(m.participant_id)}
+            {withEmoji(store.participants.get(m.participant_id), m.name ?? store.nameOf(m.participant_id))}
           </option>
         ))}
       </select>
