@@ -174,6 +174,9 @@ export interface Participant {
   /** A harness's face (an agent's, its harness's): connected, disconnected, restarting, trouble. */
   status?: string;
   restart_asked_at?: string;
+  /** An agent's own face (ADR 0153): one emoji, or a picture's attachment id with its URL. */
+  face?: string | null;
+  face_url?: string | null;
 }
 
 export interface Step {

@@ -431,6 +431,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "forked_from": AGT,
         "fork_of": "evt_01J9ZQ5V1M3X8K2R7T4W6Y0FRK",
         "made_for": "evt_01J9ZQ5V1M3X8K2R7T4W6Y0ASK",
+        "face": "🦊",
     },
     "agent.updated": {
         "type": "agent.updated",
@@ -439,6 +440,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "name": "Openings Prep",
         "state": "archived",
         "name_by": USR,
+        "face": "att_01J9ZQ5V1M3X8K2R7T4W6Y0FACE",
     },
     "agent.attached": {
         "type": "agent.attached",

@@ -177,6 +177,23 @@ def test_an_update_that_changes_nothing_writes_nothing() -> None:
     assert rules.agent_changes(None, event("agent.updated", agent_id="agt_1")) == {}
 
 
+def test_a_face_is_kept_changed_and_taken_off_in_the_facts() -> None:
+    """docs/adr/0153: the face an agent was registered with, changed, and taken off."""
+    registered = event(
+        "agent.registered", HARNESS, agent_id="agt_1", harness_id="hrn_scout", name="Oc",
+        key="k1", state="active", face="🦊",
+    )  # fmt: skip
+    facts = rules.agent_facts(registered)
+    assert facts == {"key": "k1", "state": "active", "face": "🦊"}
+    pictured = event("agent.updated", agent_id="agt_1", face="att_1")
+    assert rules.agent_changes(facts, pictured) == {
+        "agent": {"key": "k1", "state": "active", "face": "att_1"}
+    }
+    taken_off = event("agent.updated", agent_id="agt_1", face="")
+    assert rules.agent_changes(facts, taken_off) == {"agent": {"key": "k1", "state": "active"}}
+    assert rules.agent_changes(facts, event("agent.updated", agent_id="agt_1", face="🦊")) == {}
+
+
 def test_an_agent_with_no_facts_yet_gets_them() -> None:
     changed = rules.agent_changes(None, event("agent.updated", agent_id="agt_1", state="archived"))
     assert changed == {"agent": {"state": "archived"}}

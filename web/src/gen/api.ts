@@ -33,7 +33,9 @@ export interface paths {
         /**
          * Directory
          * @description The workspace's directory: who is in it, what each harness declared, each agent
-         *     with the harness behind it and its room, and what each harness's face reads.
+         *     with the harness behind it, its room and its face (``face``: one emoji, or a picture's
+         *     attachment id with ``face_url`` signed for the caller), and what each harness's face
+         *     reads.
          *
          *     A person of the workspace who is not a guest is told who everybody is; a guest, only
          *     who shares a room with them; a harness, every person and harness, its own agents and
@@ -825,8 +827,10 @@ export interface paths {
          * Register Agent
          * @description Register one of the harness's agents by key, with the harness's own token.
          *
-         *     201 when a new agent was registered; 200 for the same key again (renamed, archived or
-         *     brought back, or nothing changed). ``lead`` makes it the harness's Main agent, in its
+         *     201 when a new agent was registered; 200 for the same key again (renamed, archived,
+         *     brought back or given another face, or nothing changed). ``face`` is one emoji or the
+         *     ``attachment_id`` of a picture the harness uploaded (docs/adr/0153); a face that is
+         *     neither is refused ``invalid_face``. ``lead`` makes it the harness's Main agent, in its
          *     Main room; ``forked_from`` or ``made_for`` with ``space_id`` answer a person's ask,
          *     and the agent joins that room if it came within a minute of the ask.
          */
@@ -1413,6 +1417,16 @@ export interface components {
             /** Why */
             why?: string | null;
             /**
+             * Face
+             * @description its face: one emoji, or a picture's attachment_id
+             */
+            face?: string | null;
+            /**
+             * Face Url
+             * @description a picture face's URL, signed for the caller
+             */
+            face_url?: string | null;
+            /**
              * Seq
              * @description the last event logged, or null
              */
@@ -1778,6 +1792,11 @@ export interface components {
             made_for?: string | null;
             /** Space Id */
             space_id?: string | null;
+            /**
+             * Face
+             * @description its face: one emoji, or the attachment_id of a picture this harness uploaded (JPEG, PNG, GIF or WebP, at most 1 MB); "" takes it off, and leaving it out keeps the one it has
+             */
+            face?: string | null;
         };
         /** RenameIn */
         RenameIn: {
@@ -4819,6 +4838,16 @@ export interface components {
              * @default null
              */
             last_seen_at?: string | null;
+            /**
+             * Face
+             * @description an agent's face: one emoji, or a picture's attachment_id
+             */
+            face?: string;
+            /**
+             * Face Url
+             * @description a picture face's URL, signed for the reader
+             */
+            face_url?: string;
         };
         /** PasskeyAdded */
         PasskeyAdded: {
@@ -5361,6 +5390,16 @@ export interface components {
              * @description true for the room's lead
              */
             lead?: boolean;
+            /**
+             * Face
+             * @description an agent's face: one emoji, or a picture's attachment_id
+             */
+            face?: string;
+            /**
+             * Face Url
+             * @description a picture face's URL, signed for the reader
+             */
+            face_url?: string;
         };
         /** SpaceLanes */
         SpaceLanes: {

@@ -123,13 +123,18 @@ export interface AgentFork {
  * the workspace has it ("OpenClaw 2"). ``main`` marks the harness's Main agent, which
  * stays in its Main room (``space_id``). A copy made for a fork names ``forked_from``
  * (the agent copied) and ``fork_of`` (the ask); an agent made for an ask names
- * ``made_for``.
+ * ``made_for``. ``face`` is the face it was given, if any: one emoji, or the
+ * ``attachment_id`` of a picture its harness uploaded.
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "AgentRegistered".
  */
 export interface AgentRegistered {
   agent_id: string;
+  /**
+   * one emoji, or the attachment_id (att_…) of a picture its harness uploaded
+   */
+  face?: string | null;
   fork_of?: string | null;
   forked_from?: string | null;
   harness_id: string;
@@ -157,14 +162,19 @@ export interface AgentReleased {
   type?: "agent.released";
 }
 /**
- * An agent was renamed, archived or brought back (by its harness registering it again,
- * or by a person renaming it: then ``name_by`` says who, and the name holds).
+ * An agent was renamed, archived, brought back or given a face (by its harness
+ * registering it again, or by a person renaming it: then ``name_by`` says who, and the
+ * name holds). ``face`` is its new face, or ``""`` when its face was taken off.
  *
  * This interface was referenced by `Catalogue`'s JSON-Schema
  * via the `definition` "AgentUpdated".
  */
 export interface AgentUpdated {
   agent_id: string;
+  /**
+   * one emoji, or the attachment_id (att_…) of a picture its harness uploaded, or ""
+   */
+  face?: string | null;
   harness_id: string;
   name?: string | null;
   name_by?: string | null;

@@ -9,6 +9,7 @@ import { plainWords, renderInline, renderMarkdown } from "../markdown";
 import type { Line, Run, RunCard } from "../protocol";
 import { runBy, statusWords } from "../runs";
 import type { Room } from "../store";
+import { Face } from "./Face";
 import { useStore } from "./hooks";
 
 type Card = Record<string, unknown>;
@@ -209,6 +210,7 @@ export function RunBlock(props: { run: Run; room?: Room }) {
   return (
     <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${by}: ${plainWords(run.goal)}`}>
       <div class="run-head">
+        <Face id={runBy(run)} only class="solo" />
         <span class="author harness">{by}</span>
         <span class={`state ${run.state}`}>{STATE_WORDS[run.state] ?? run.state}</span>
         <span class="goal" dangerouslySetInnerHTML={{ __html: renderInline(run.goal) }} />

@@ -8,6 +8,7 @@ import { destination, harnessesOf, suggestions, type Pick } from "../composer";
 import { kindWords } from "../agents";
 import { kindOf, overCap, sizeWords, type FileKind, type Uploaded } from "../files";
 import type { Line } from "../protocol";
+import { Face } from "./Face";
 import { useStore } from "./hooks";
 import { startRecording, type Recorder } from "./record";
 
@@ -292,6 +293,7 @@ export function Composer(props: { spaceId: string; title: string; draft: Draft; 
                   ref.current?.focus();
                 }}
               >
+                <Face id={h.id} only class="solo" />
                 <strong>{h.name}</strong>{" "}
                 <span class="muted small">{h.id === "everyone" ? "every agent here takes a turn" : "only this agent takes a turn"}</span>
               </button>

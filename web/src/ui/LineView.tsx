@@ -6,6 +6,7 @@ import { kindWords, refereeWords } from "../agents";
 import { renderMarkdown } from "../markdown";
 import type { Line } from "../protocol";
 import type { Room } from "../store";
+import { Face } from "./Face";
 import { formatTime, useMenu, useStore } from "./hooks";
 import { Confirm, Modal } from "./Modal";
 import { PostCard } from "./Cards";
@@ -105,6 +106,7 @@ export function LineView(props: {
       }}
     >
       <div class="line-head">
+        {author?.kind === "agent" && <Face id={line.author_id} only class="solo" />}
         <span class={isHarness ? "author harness" : "author"}>{name}</span>
         {kind && <span class="muted small agent-kind">{kind}</span>}
         {line.held && (

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Line, Run, RunCard } from "../protocol";
+import { Face } from "./Face";
 import { useMenu, useStore } from "./hooks";
 import { Confirm, Modal } from "./Modal";
 import { LineView } from "./LineView";
@@ -92,7 +93,10 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   const leads = (sheet?.members ?? []).filter((m) => m.lead);
   // Every run not finished stands here, the ones waiting on a card too (not only the turns
   // the referee still counts, which a run waiting past its silence drops).
-  const working = workingWords(room.work, store.nameOf, Date.now(), goingRuns(room.runs.values(), room.cards.values()));
+  const going = goingRuns(room.runs.values(), room.cards.values());
+  const working = workingWords(room.work, store.nameOf, Date.now(), going);
+  // The faces of the agents working now, as the words name them (ADR 0153).
+  const workingFaces = [...new Set([...room.work.map((t) => t.agent_id), ...going.map((g) => g.by)])];
 
   // An ask waits a minute: draw it again when its minute is up (and each second before,
   // for the count).
@@ -189,6 +193,9 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           </span>
           {working && (
             <span class="muted small working" data-testid="working">
+              {workingFaces.map((id) => (
+                <Face key={id} id={id} only class="solo" />
+              ))}
               {working}
             </span>
           )}
@@ -433,7 +440,7 @@ function FoldRow(props: {
           {props.fold.faces.map((id, i) => (
             <span key={id} class="fold-face">
               {i > 0 && <span class="fold-arrow">⇄</span>}
-              <span class="face">{(props.nameOf(id).trim()[0] ?? "?").toUpperCase()}</span>
+              <Face id={id} />
             </span>
           ))}
         </span>

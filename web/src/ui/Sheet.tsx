@@ -7,6 +7,8 @@ import { ApiError } from "../api";
 import { dollars, kindWords, mayAsk, parseCeiling, spendWords, statusWords, whereWords } from "../agents";
 import type { Participant } from "../protocol";
 import type { Elsewhere } from "../store";
+import { withEmoji } from "../faces";
+import { Face } from "./Face";
 import { useStore } from "./hooks";
 import { Modal } from "./Modal";
 import { RoomFiles } from "./Files";
@@ -71,6 +73,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
           return (
             <li key={m.participant_id} data-participant={m.participant_id}>
               <span>
+                <Face id={m.participant_id} only class="solo" />
                 {m.name ?? store.nameOf(m.participant_id)}
                 {m.participant_id === store.me?.id ? " (you)" : ""}
               </span>
@@ -110,7 +113,7 @@ export function RoomSheet(props: { spaceId: string; onClose: () => void }) {
             <option value="">Choose someone…</option>
             {others.map((p) => (
               <option key={p.participant_id} value={p.participant_id}>
-                {p.name} ({where(p)})
+                {withEmoji(p, p.name)} ({where(p)})
               </option>
             ))}
           </select>
@@ -158,7 +161,7 @@ function Lead(props: { spaceId: string }) {
         <option value="">No lead</option>
         {agents.map((m) => (
           <option key={m.participant_id} value={m.participant_id}>
-            {m.name ?? store.nameOf(m.participant_id)}
+            {withEmoji(store.participants.get(m.participant_id), m.name ?? store.nameOf(m.participant_id))}
           </option>
         ))}
       </select>

@@ -50,6 +50,9 @@ class RegisterAgent(BaseModel):
     forked_from: str | None = Field(default=None, max_length=100)
     made_for: str | None = Field(default=None, max_length=100)
     space_id: str | None = Field(default=None, max_length=100)
+    # Its face (docs/adr/0153): one emoji, or the attachment id of a picture the harness
+    # uploaded; "" takes it off, None keeps the one it has.
+    face: str | None = Field(default=None, max_length=100)
 
 
 class AttachAgent(BaseModel):

@@ -282,6 +282,7 @@ class AgentRegisteredFields(TypedDict, total=False):
     """A harness registered a new agent under a key of its own."""
 
     agent_id: Required[str]
+    face: str | None
     fork_of: str | None
     forked_from: str | None
     harness_id: Required[str]
@@ -315,9 +316,10 @@ class AgentReleased(AgentReleasedFields, Logged):
 
 
 class AgentUpdatedFields(TypedDict, total=False):
-    """An agent was renamed, archived or brought back (by its harness registering it again,"""
+    """An agent was renamed, archived, brought back or given a face (by its harness"""
 
     agent_id: Required[str]
+    face: str | None
     harness_id: Required[str]
     name: str | None
     name_by: str | None

@@ -63,6 +63,8 @@ class AgentInfo(TypedDict, total=False):
     space_id: str | None
     main: bool
     state: Literal["active", "archived"]
+    # Its face (docs/adr/0153): one emoji, or a picture's attachment id; absent for none.
+    face: str
 
 
 class RestartFrame(TypedDict, total=False):

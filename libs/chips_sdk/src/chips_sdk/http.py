@@ -8,11 +8,44 @@ Every error Chips answers is ``{code, message}``; it is raised as the matching
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import Any, Literal, Required, TypedDict, cast
 
 import httpx
 
 from chips_sdk.errors import ChipsError, Unavailable
+
+
+class Uploaded(TypedDict, total=False):
+    """What ``POST /v1/uploads`` answers: the upload, stored."""
+
+    upload_id: Required[str]
+    attachment_id: str
+    name: str
+    mime_type: str
+    kind: Literal["photo", "video", "voice_note", "file"]
+    byte_size: int
+    width: int | None
+    height: int | None
+
+
+class RegisteredAgent(TypedDict, total=False):
+    """An agent as ``POST /v1/harnesses/:id/agents`` answers it (docs/adr/0153 for
+    ``face``: one emoji, or a picture's attachment id, with ``face_url`` signed for you)."""
+
+    id: Required[str]
+    harness_id: str
+    key: str
+    name: str
+    name_by: str | None
+    state: Literal["active", "archived"]
+    main: bool
+    space_id: str | None
+    forked_from: str | None
+    made_for: str | None
+    why: str | None
+    face: str | None
+    face_url: str | None
+    seq: int | None
 
 
 def failure_reason(exc: BaseException) -> str:
@@ -61,12 +94,13 @@ class Http:
         json: Any = None,
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        content: bytes | None = None,
     ) -> dict[str, Any]:
         """One call; the answer's JSON, or the error Chips answered, raised."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             response = await self._http.request(
-                method, path, json=json, params=query, headers=headers
+                method, path, json=json, params=query, headers=headers, content=content
             )
         except httpx.HTTPError as exc:
             reason = failure_reason(exc)
@@ -153,3 +187,31 @@ class Http:
         if title is not None:
             body["title"] = title
         return await self.post(f"/v1/harnesses/{harness_id}/spaces", body)
+
+    async def upload(self, data: bytes, *, name: str | None = None) -> Uploaded:
+        """``POST /v1/uploads``: the file's bytes, stored; answers the upload, whose
+        ``upload_id`` a message posts, or an agent is given as its face."""
+        headers = {"Content-Type": "application/octet-stream"}
+        answer = await self.request(
+            "POST", "/v1/uploads", content=data, params={"name": name}, headers=headers
+        )
+        return cast(Uploaded, answer)
+
+    async def register_agent(
+        self,
+        harness_id: str,
+        key: str,
+        name: str,
+        *,
+        face: str | None = None,
+        **fields: Any,
+    ) -> RegisteredAgent:
+        """``POST /v1/harnesses/:id/agents``: register one of the harness's agents by key
+        (the same key again is the same agent). ``face`` is one emoji, or the ``upload_id``
+        of a picture the harness uploaded (:meth:`upload`); ``""`` takes it off, and None
+        keeps the one it has. ``fields``: ``lead``, ``state``, ``forked_from``,
+        ``made_for``, ``space_id``. Answers the agent as it stands."""
+        body = {"key": key, "name": name, **fields}
+        if face is not None:
+            body["face"] = face
+        return cast(RegisteredAgent, await self.post(f"/v1/harnesses/{harness_id}/agents", body))

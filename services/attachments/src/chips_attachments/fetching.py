@@ -2,7 +2,8 @@
 
 A fetch is allowed by a URL signed for a credential or by the caller's own token, to a
 member of the room the file was posted in while its message stands; a harness's fetch is
-logged in the room before a byte is sent. A download is never rendered by a browser.
+logged in the room before a byte is sent. A picture that is an agent's face is drawn for
+whoever is told of the agent (docs/adr/0153). A download is never rendered by a browser.
 """
 
 from __future__ import annotations
@@ -73,13 +74,22 @@ async def fetch_file(
         principal = await caller(service, authorization)
     if principal.workspace_id != row.workspace_id:
         raise Problem("not_found", "no such file")
+    # An agent's face is for whoever is told of the agent (docs/adr/0153), looked for only
+    # where the file's own rule would refuse, so a room's files cost no more to fetch.
     if row.space_id is None:
-        if principal.participant_id != row.uploader_id:  # an upload not posted is its sender's
+        # An upload not posted is its sender's.
+        theirs = principal.participant_id == row.uploader_id
+        if not theirs and not await _face_seen(service, row, principal):
             raise Problem("not_found", "no such file")
     else:
-        message_id = await _check_room(service, row, principal)
-        if principal.kind == "harness":
-            await _audit(service, row, principal, message_id, thumbnail)
+        try:
+            message_id = await _check_room(service, row, principal)
+        except Problem:
+            if not await _face_seen(service, row, principal):
+                raise
+        else:
+            if principal.kind == "harness":
+                await _audit(service, row, principal, message_id, thumbnail)
     if thumbnail and not row.thumbnail:
         raise Problem("not_found", "this file has no thumbnail")
     key = thumb_key(row.sha256) if thumbnail else blob_key(row.sha256)
@@ -94,6 +104,34 @@ async def fetch_file(
         raise Problem("not_found", "no such file")
     size, chunks = opened
     return StreamingResponse(chunks, headers=_headers(row, size, thumbnail))
+
+
+async def _face_seen(service: Service, row: Any, principal: Principal) -> bool:
+    """Whether the file is the face of an agent ``principal`` is told of: every harness and
+    every person of the workspace but a guest, and a guest who shares a room with it."""
+    p, m = t.participants.c, t.memberships.c
+    async with service.engine.connect() as conn:
+        agents = [
+            r.id
+            for r in await conn.execute(
+                select(p.id).where(
+                    and_(
+                        p.workspace_id == row.workspace_id,
+                        p.kind == "agent",
+                        p.agent["face"].astext == row.id,
+                    )
+                )
+            )
+        ]
+        if not agents or principal.kind != "person" or principal.role != "guest":
+            return bool(agents)
+        theirs = select(m.space_id).where(m.participant_id.in_(agents))
+        shared = await conn.execute(
+            select(m.space_id)
+            .where(and_(m.participant_id == principal.participant_id, m.space_id.in_(theirs)))
+            .limit(1)
+        )
+        return shared.first() is not None
 
 
 async def _check_room(service: Service, row: Any, principal: Principal) -> str | None:

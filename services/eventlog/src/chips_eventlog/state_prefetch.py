@@ -2,8 +2,8 @@
 
 :func:`reads_for` says, from the snapshot alone, what a batch needs read (nothing, for
 most batches); :func:`prefetch` reads it: messages older than the window, a room's last
-harness message for ``/wrong``, space ids of other workspaces, and the uploads a post
-carries with the versions of their names.
+harness message for ``/wrong``, space ids of other workspaces, the uploads a post
+carries with the versions of their names, and the picture an agent's face names.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
 from chips_common.ids import event_id_for_message
+from chips_common.rules.faces import is_image_face
 from chips_eventlog.rules.files import named_in_raw
 from chips_eventlog.state import DoorState, FileVersion, Message, Upload
 
@@ -75,9 +76,10 @@ class Reads:
     wrong_rooms: set[str] = field(default_factory=set)
     posts: list[tuple[str, list[str]]] = field(default_factory=list)
     space_ids: list[str] = field(default_factory=list)
+    faces: set[str] = field(default_factory=set)
 
     def __bool__(self) -> bool:
-        return bool(self.messages or self.wrong_rooms or self.posts or self.space_ids)
+        return bool(self.messages or self.wrong_rooms or self.posts or self.space_ids or self.faces)
 
 
 def reads_for(state: DoorState, raws: list[Any]) -> Reads:
@@ -106,6 +108,9 @@ def reads_for(state: DoorState, raws: list[Any]) -> Reads:
             reads.wrong_rooms.add(space_id)
         if raw.get("type") == "space.created" and isinstance(space_id, str):
             space_ids.add(space_id)
+        face = raw.get("face")
+        if raw.get("command") == "agent.register" and is_image_face(face):
+            reads.faces.add(str(face))  # the picture an agent's face names (ADR 0153)
     reads.space_ids = [s for s in space_ids if s not in state.spaces]
     return reads
 
@@ -129,6 +134,8 @@ async def prefetch(conn: AsyncConnection, state: DoorState, raws: list[Any]) -> 
             state.messages[message.message_id] = message
     if reads.posts:
         await prefetch_files(conn, state, reads.posts)
+    if reads.faces:
+        await prefetch_uploads(conn, state, sorted(reads.faces))
     if reads.space_ids:
         rows = await conn.execute(select(t.spaces.c.id).where(t.spaces.c.id.in_(reads.space_ids)))
         state.taken_space_ids.update(row.id for row in rows)
@@ -142,27 +149,7 @@ async def prefetch_files(
     in ``posted_files``)."""
     a, p = attachments.c, t.posted_files.c
     ids = sorted({i for _, post in posts for i in post})
-    rows = await conn.execute(
-        select(attachments, p.space_id, p.posted_seq)
-        .select_from(attachments.outerjoin(t.posted_files, p.upload_id == a.id))
-        .where(and_(a.id.in_(ids), a.workspace_id == state.workspace_id))
-    )
-    for r in rows:
-        state.uploads[r.id] = Upload(
-            r.id,
-            r.uploader_id,
-            r.name,
-            r.mime_type,
-            r.kind,
-            r.byte_size,
-            r.sha256,
-            r.width,
-            r.height,
-            r.duration_ms,
-            r.thumbnail,
-            r.space_id,
-            r.posted_seq is not None,
-        )
+    await prefetch_uploads(conn, state, ids)
     names = {
         (space_id, state.uploads[i].name)
         for space_id, post in posts
@@ -183,4 +170,30 @@ async def prefetch_files(
         )
         state.files[(space_id, name)] = tuple(
             FileVersion(r.id, r.version, r.sha256, r.uploader_id, r.posted_seq) for r in found
+        )
+
+
+async def prefetch_uploads(conn: AsyncConnection, state: DoorState, ids: list[str]) -> None:
+    """These uploads of the workspace, with where they were posted (if they were)."""
+    a, p = attachments.c, t.posted_files.c
+    rows = await conn.execute(
+        select(attachments, p.space_id, p.posted_seq)
+        .select_from(attachments.outerjoin(t.posted_files, p.upload_id == a.id))
+        .where(and_(a.id.in_(ids), a.workspace_id == state.workspace_id))
+    )
+    for r in rows:
+        state.uploads[r.id] = Upload(
+            r.id,
+            r.uploader_id,
+            r.name,
+            r.mime_type,
+            r.kind,
+            r.byte_size,
+            r.sha256,
+            r.width,
+            r.height,
+            r.duration_ms,
+            r.thumbnail,
+            r.space_id,
+            r.posted_seq is not None,
         )

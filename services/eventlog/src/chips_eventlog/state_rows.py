@@ -32,6 +32,8 @@ class AgentFacts:
     archived_room: str | None = None
     # Why a fork's copy or a new agent was registered free; the registration answers it.
     why: str | None = None
+    # Its face (docs/adr/0153): one emoji, or the attachment id of a picture.
+    face: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}

@@ -107,4 +107,6 @@ async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str
             "main": bool(facts.get("main")),
             "state": facts.get("state", "active"),
         }
+        if facts.get("face"):
+            found[row.id]["face"] = facts["face"]
     return list(found.values())

@@ -26,6 +26,8 @@ HTTP_STATUS = {
     "invalid_key": 422,
     # A notification preference that is well formed but none we can take (docs/adr/0132).
     "invalid_preference": 422,
+    # An agent's face that is neither one emoji nor a picture (docs/adr/0153).
+    "invalid_face": 422,
     "unauthorized": 401,
     "forbidden": 403,
     "not_found": 404,

@@ -21,10 +21,11 @@ from chips_common.clock import iso
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
 from chips_common.events import JsonObject
+from chips_common.rules.faces import is_image_face
 from chips_common.rules.files import disposition_for
 from chips_common.rules.signed_urls import URL_TTL_SECONDS, signed_path, url_key
 from chips_gateway.reader import LogReader
-from chips_gateway.rows import FileRow, Links, RoomFile, RoomFileBy
+from chips_gateway.rows import FaceFields, FileRow, Links, RoomFile, RoomFileBy
 
 CONTEXT_FILES = 20
 
@@ -54,6 +55,16 @@ class FileLinks:
             )
             links["thumbnail_url"] = self.base_url + thumb
         return links
+
+    def face(self, face: str | None, credential_id: str, now: float) -> FaceFields:
+        """An agent's ``face`` as a read carries it (docs/adr/0153), with ``face_url`` signed
+        for the reader when it is a picture (always one drawn inline). Empty for none."""
+        if not face:
+            return {}
+        if not is_image_face(face):
+            return {"face": face}
+        path, _ = signed_path(self.key, face, credential_id, "inline", now, self.ttl)
+        return {"face": face, "face_url": self.base_url + path}
 
     def link(self, item: JsonObject, credential_id: str, now: float) -> JsonObject:
         """An attachment as an event carries it (the catalogue's ``Attachment``, as JSON),

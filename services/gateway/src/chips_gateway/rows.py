@@ -201,7 +201,23 @@ class SpaceList(TypedDict):
     spaces: list[SpaceRow]
 
 
-class SheetMember(SpaceMember):
+class FaceFields(TypedDict, total=False):
+    """An agent's face (docs/adr/0153): one emoji, or a picture's attachment id with a URL
+    signed for the reader (``files.FileLinks.face``)."""
+
+    face: str
+    face_url: str
+
+
+def put_face(target: FaceFields, face: FaceFields) -> None:
+    """Write an agent's face fields into a read's entry (a participant, a member)."""
+    if "face" in face:
+        target["face"] = face["face"]
+    if "face_url" in face:
+        target["face_url"] = face["face_url"]
+
+
+class SheetMember(SpaceMember, FaceFields):
     name: str | None
     kind: str | None
     lead: NotRequired[bool]
@@ -304,7 +320,7 @@ class RefereeSettings(SettingsJson):
     seq: int | None
 
 
-class Participant(TypedDict):
+class Participant(FaceFields):
     participant_id: str
     kind: str
     name: str
@@ -454,4 +470,4 @@ class ProviderSignIn(TypedDict):
 # A row named otherwise than its answer model (by default they share a name).
 ANSWER_NAMES: dict[str, str] = {}
 # Rows a read builds on the way to its answer, with no answer model of their own.
-NOT_ANSWERS = frozenset({"Said", "FileRow", "Links"})
+NOT_ANSWERS = frozenset({"Said", "FileRow", "Links", "FaceFields"})

@@ -23,7 +23,7 @@ Event = Mapping[str, Any]
 BEHIND_AGENTS = "agents"
 
 # What an agent's row keeps of its registration, beside its name (docs/adr/0070).
-AGENT_FACTS = ("key", "state", "main", "forked_from", "made_for")
+AGENT_FACTS = ("key", "state", "main", "forked_from", "made_for", "face")
 
 ENDED = {"run.completed": "completed", "run.failed": "failed", "run.cancel": "cancelled"}
 LANE_ENDED = {"lane.completed": "completed", "lane.failed": "failed", "lane.cancelled": "cancelled"}
@@ -75,13 +75,17 @@ def agent_facts(event: Event) -> dict[str, Any]:
 
 def agent_changes(facts: Mapping[str, Any] | None, event: Event) -> dict[str, Any]:
     """What an ``agent.updated`` changes of an agent's row, given the facts it has: its
-    name, and its state and who named it merged into the facts. Empty when nothing
-    changes."""
+    name, and its state, who named it and its face merged into the facts (an empty face
+    takes it off). Empty when nothing changes."""
     changes: dict[str, Any] = {}
     merged = dict(facts or {})
     for name in ("state", "name_by"):
         if event.get(name) is not None:
             merged[name] = event[name]
+    if event.get("face") == "":
+        merged.pop("face", None)
+    elif event.get("face") is not None:
+        merged["face"] = event["face"]
     if merged != dict(facts or {}):
         changes["agent"] = merged
     if event.get("name") is not None:

@@ -138,6 +138,7 @@ READS: dict[tuple[str, str], str] = {
     (ATTACHMENTS, "spaces"): "a fetch's room still stands (ADR 0043)",
     (ATTACHMENTS, "memberships"): "a fetch's caller is in the room (ADR 0043)",
     (ATTACHMENTS, "message_marks"): "a message taken back takes its files (ADR 0043)",
+    (ATTACHMENTS, "participants"): "ADR 0153: a picture that is an agent's face, and whose",
     (ATTACHMENTS, "posted_files"): "ADR 0140: the room a fetch's file was posted to; a room's"
     " erasure finds the files posted there; ADR 0137: the posted voice notes to hear",
     # The notifier decides who is told from the door state as of each event (ADR 0132).

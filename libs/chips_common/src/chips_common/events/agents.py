@@ -17,6 +17,9 @@ from chips_common.events.base import EventBody, Ref, register
 AgentState = Literal["active", "archived"]
 ReleaseReason = Literal["archived", "deleted", "moved", "agent_archived", "removed"]
 AgentName = Field(min_length=1, max_length=80)
+# An agent's face (docs/adr/0153): one emoji, or the attachment id (``att_…``) of a picture
+# its harness uploaded; checked at the door by ``chips_common.rules.faces``.
+FACE_DOC = "one emoji, or the attachment_id (att_…) of a picture its harness uploaded"
 
 
 @register
@@ -27,7 +30,8 @@ class AgentRegistered(EventBody):
     the workspace has it ("OpenClaw 2"). ``main`` marks the harness's Main agent, which
     stays in its Main room (``space_id``). A copy made for a fork names ``forked_from``
     (the agent copied) and ``fork_of`` (the ask); an agent made for an ask names
-    ``made_for``.
+    ``made_for``. ``face`` is the face it was given, if any: one emoji, or the
+    ``attachment_id`` of a picture its harness uploaded.
     """
 
     client_writable: ClassVar[bool] = False
@@ -44,12 +48,14 @@ class AgentRegistered(EventBody):
     forked_from: str | None = None
     fork_of: str | None = None
     made_for: str | None = None
+    face: str | None = Field(default=None, min_length=1, max_length=100, description=FACE_DOC)
 
 
 @register
 class AgentUpdated(EventBody):
-    """An agent was renamed, archived or brought back (by its harness registering it again,
-    or by a person renaming it: then ``name_by`` says who, and the name holds)."""
+    """An agent was renamed, archived, brought back or given a face (by its harness
+    registering it again, or by a person renaming it: then ``name_by`` says who, and the
+    name holds). ``face`` is its new face, or ``""`` when its face was taken off."""
 
     client_writable: ClassVar[bool] = False
     in_space: ClassVar[bool] = False
@@ -60,6 +66,7 @@ class AgentUpdated(EventBody):
     name: str | None = Field(default=None, min_length=1, max_length=80)
     state: AgentState | None = None
     name_by: str | None = None
+    face: str | None = Field(default=None, max_length=100, description=FACE_DOC + ', or ""')
 
 
 @register

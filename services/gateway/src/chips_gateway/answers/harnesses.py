@@ -32,6 +32,8 @@ class Participant(Answer):
     status: str | None = absent("a harness's face")
     restart_asked_at: str | None = absent()
     last_seen_at: str | None = None
+    face: str | None = absent("an agent's face: one emoji, or a picture's attachment_id")
+    face_url: str | None = absent("a picture face's URL, signed for the reader")
 
 
 class Directory(Answer):

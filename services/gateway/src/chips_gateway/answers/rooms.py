@@ -59,6 +59,8 @@ class SheetMember(SpaceMember):
     name: str | None
     kind: str | None
     lead: bool | None = absent("true for the room's lead")
+    face: str | None = absent("an agent's face: one emoji, or a picture's attachment_id")
+    face_url: str | None = absent("a picture face's URL, signed for the reader")
 
 
 class CardMay(Answer):

@@ -10,6 +10,7 @@ the door's state holds it once that transaction committed. Included by ``api/spa
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal
 
 from fastapi import APIRouter, Response
@@ -34,6 +35,13 @@ class RegisterIn(BaseModel):
     forked_from: str | None = Field(default=None, max_length=100)
     made_for: str | None = Field(default=None, max_length=100)
     space_id: str | None = Field(default=None, max_length=100)
+    face: str | None = Field(
+        default=None,
+        max_length=100,
+        description="its face: one emoji, or the attachment_id of a picture this harness "
+        'uploaded (JPEG, PNG, GIF or WebP, at most 1 MB); "" takes it off, and leaving it '
+        "out keeps the one it has",
+    )
 
 
 class AttachIn(BaseModel):
@@ -64,6 +72,12 @@ class AgentOut(BaseModel):
     forked_from: str | None = None
     made_for: str | None = None
     why: str | None = None
+    face: str | None = Field(
+        default=None, description="its face: one emoji, or a picture's attachment_id"
+    )
+    face_url: str | None = Field(
+        default=None, description="a picture face's URL, signed for the caller"
+    )
     seq: int | None = Field(default=None, description="the last event logged, or null")
 
 
@@ -87,8 +101,9 @@ async def send(ctx: Ctx, caller: Principal, command: BaseModel, key: str | None)
     return answer
 
 
-async def read_agent(ctx: Ctx, workspace_id: str, **where: str) -> AgentOut | None:
+async def read_agent(ctx: Ctx, caller: Principal, **where: str) -> AgentOut | None:
     """The agent as the door's state holds it (committed by the time the door answers)."""
+    workspace_id = caller.workspace_id
     p, m = t.participants.c, t.memberships.c
     found = [p.workspace_id == workspace_id, p.kind == "agent"]
     if "agent_id" in where:
@@ -121,6 +136,7 @@ async def read_agent(ctx: Ctx, workspace_id: str, **where: str) -> AgentOut | No
         forked_from=facts.get("forked_from"),
         made_for=facts.get("made_for"),
         why=facts.get("why"),
+        **ctx.links.face(facts.get("face"), caller.credential_id, time.time()),
     )
 
 
@@ -129,7 +145,7 @@ def seq_of(answer: Any) -> int | None:
 
 
 async def answered(ctx: Ctx, caller: Principal, agent_id: str, answer: Any) -> AgentOut:
-    agent = await read_agent(ctx, caller.workspace_id, agent_id=agent_id)
+    agent = await read_agent(ctx, caller, agent_id=agent_id)
     if agent is None:
         raise ChipsError("not_found", "no such agent in this workspace")
     return agent.model_copy(update={"seq": seq_of(answer)})
@@ -146,8 +162,10 @@ async def register_agent(
 ) -> AgentOut:
     """Register one of the harness's agents by key, with the harness's own token.
 
-    201 when a new agent was registered; 200 for the same key again (renamed, archived or
-    brought back, or nothing changed). ``lead`` makes it the harness's Main agent, in its
+    201 when a new agent was registered; 200 for the same key again (renamed, archived,
+    brought back or given another face, or nothing changed). ``face`` is one emoji or the
+    ``attachment_id`` of a picture the harness uploaded (docs/adr/0153); a face that is
+    neither is refused ``invalid_face``. ``lead`` makes it the harness's Main agent, in its
     Main room; ``forked_from`` or ``made_for`` with ``space_id`` answer a person's ask,
     and the agent joins that room if it came within a minute of the ask.
     """
@@ -155,7 +173,7 @@ async def register_agent(
         raise ChipsError("forbidden", "a harness registers its own agents, with its own token")
     command = RegisterAgent(harness_id=harness_id, **body.model_dump())
     answer = await send(ctx, caller, command, idempotency_key)
-    agent = await read_agent(ctx, caller.workspace_id, harness_id=harness_id, key=body.key)
+    agent = await read_agent(ctx, caller, harness_id=harness_id, key=body.key)
     if agent is None:  # the door answered for this key; it cannot be gone
         raise ChipsError("unavailable", "the agent for that key could not be read; ask again")
     registered = any(e.get("type") == "agent.registered" for e in answer.events)

@@ -8,6 +8,7 @@ lists each agent there and the harness behind it." Restarts: the ``restart`` fra
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -59,7 +60,9 @@ async def referee(ctx: Ctx, caller: Caller) -> typed.RefereeSettings:
 @router.get("/participants", response_model=None)
 async def directory(ctx: Ctx, caller: Caller) -> typed.Directory:
     """The workspace's directory: who is in it, what each harness declared, each agent
-    with the harness behind it and its room, and what each harness's face reads.
+    with the harness behind it, its room and its face (``face``: one emoji, or a picture's
+    attachment id with ``face_url`` signed for the caller), and what each harness's face
+    reads.
 
     A person of the workspace who is not a guest is told who everybody is; a guest, only
     who shares a room with them; a harness, every person and harness, its own agents and
@@ -104,7 +107,12 @@ async def directory(ctx: Ctx, caller: Caller) -> typed.Directory:
         rooms_of.setdefault(room.participant_id, set()).add(room.space_id)
     names = {row["id"]: row["name"] for row in rows}
     listed = [row for row in rows if shown_to(caller, row, rooms_of)]
+    now = time.time()
     people = [entry(row, names, rooms_of, waiting) for row in listed]
+    for row, person in zip(listed, people, strict=True):
+        if row["kind"] == "agent":  # its face, a picture's URL signed for the caller
+            face = (row["agent"] or {}).get("face")
+            typed.put_face(person, ctx.links.face(face, caller.credential_id, now))
     await add_faces(ctx, people)
     await add_last_seen(ctx, people)
     answer: typed.Directory = {"as_of_seq": as_of, "participants": people}

@@ -78,7 +78,9 @@ async def room_sheet(
         room = space["parent_space_id"] if space and space["parent_space_id"] else space_id
         members = (
             await conn.execute(
-                select(m.c.participant_id, m.c.standing, p.c.name, p.c.kind, p.c.owner_id)
+                select(
+                    m.c.participant_id, m.c.standing, p.c.name, p.c.kind, p.c.owner_id, p.c.agent
+                )
                 .select_from(m.outerjoin(p, m.c.participant_id == p.c.id))
                 .where(and_(m.c.space_id == room, m.c.standing != "agents"))
                 .order_by(m.c.since_seq, m.c.participant_id)
@@ -93,22 +95,31 @@ async def room_sheet(
         # What the reader may do here, as the door's own rules decide it (docs/adr/0142).
         allowed = await room_may(conn, caller, space, room, members)
         roots = await root_texts(conn, [space])
+    now = time.time()
     sheet: typed.Sheet = {
         "as_of_seq": as_of,
         **space_fields(space, roots.get(space_id)),
-        "members": [sheet_member(row, space["lead_id"]) for row in members],
+        "members": [
+            sheet_member(
+                row,
+                space["lead_id"],
+                ctx.links.face((row.agent or {}).get("face"), caller.credential_id, now),
+            )
+            for row in members
+        ],
         "may": allowed,
     }
     return await as_seen(ctx, caller, sheet)
 
 
-def sheet_member(row: Any, lead_id: str | None) -> typed.SheetMember:
+def sheet_member(row: Any, lead_id: str | None, face: typed.FaceFields) -> typed.SheetMember:
     member: typed.SheetMember = {
         "participant_id": row.participant_id,
         "name": row.name,
         "kind": row.kind,
         "standing": row.standing,
     }
+    typed.put_face(member, face)  # an agent's face (docs/adr/0153)
     # The room's lead says so (docs/product/websocket.md, Who leads).
     if row.participant_id == lead_id:
         member["lead"] = True

@@ -17,8 +17,9 @@ from chips_common.events import (
     SpaceUpdated,
 )
 from chips_common.ids import new_id
+from chips_common.rules.faces import FaceImage, face_refusal
 from chips_common.rules.names import free_name
-from chips_eventlog.refused import refuse
+from chips_eventlog.refused import refuse, refuse_if
 from chips_eventlog.rules.agents.given import GIVEN, is_given
 from chips_eventlog.rules.agents.plan import Plan, facts_of, main_agent, same_name
 from chips_eventlog.rules.agents.rooms import enter, leave, refusal_to_enter
@@ -46,6 +47,8 @@ def run_register(s: DoorState, command: RegisterAgent, actor: Actor, ctx: Ctx) -
         refuse("not_found", "no such harness in this workspace", "harness_id")
     if command.key.startswith(GIVEN):
         refuse("invalid_event", f"a key starting {GIVEN} is one Chips gives", "key")
+    if command.face is not None:
+        refuse_if(face_refusal(command.face, harness.id, face_image(s, command.face)))
     plan = Plan(s, ctx.seq)
     agent = s.agent_by_key(harness.id, command.key)
     if agent is None:
@@ -53,6 +56,14 @@ def run_register(s: DoorState, command: RegisterAgent, actor: Actor, ctx: Ctx) -
     else:
         register_again(plan, agent, command, actor)
     return plan
+
+
+def face_image(s: DoorState, face: str) -> FaceImage | None:
+    """The upload a face names, as the batch read it (``state_prefetch``), if any."""
+    upload = s.uploads.get(face)
+    if upload is None:
+        return None
+    return FaceImage(upload.uploader_id, upload.kind, upload.mime_type, upload.byte_size)
 
 
 def register_new(
@@ -102,6 +113,7 @@ def register_new(
         main=command.lead,
         forked_from=command.forked_from,
         made_for=command.made_for,
+        face=command.face or None,
     )
     agent = Participant(agent_id, "agent", "member", harness.id, name, ctx.seq, agent=facts)
     room = home or (ask.space_id if ask is not None else None)
@@ -126,6 +138,7 @@ def register_new(
         forked_from=command.forked_from,
         fork_of=fork_of if room is not None else None,
         made_for=command.made_for,
+        face=command.face or None,
     )
     me = Actor(kind="harness", id=harness.id)
     plan.add(registered, me, changes)
@@ -198,7 +211,9 @@ def register_again(plan: Plan, agent: Participant, command: RegisterAgent, actor
         if name == agent.name:
             name = None
     state = command.state if command.state != facts.state else None
-    if name is None and state is None:
+    # A face given that differs from the one it has ("" takes it off); none keeps it.
+    face = command.face if command.face is not None and command.face != (facts.face or "") else None
+    if name is None and state is None and face is None:
         return  # nothing changed: nothing is logged
     if state == "archived" and facts.main:
         refuse("lead_room", "the Main agent stays in its Main room: it is not archived", "state")
@@ -207,8 +222,10 @@ def register_again(plan: Plan, agent: Participant, command: RegisterAgent, actor
         archive_agent(plan, agent, me)
     now = plan.participant(agent.id) or agent
     now_facts = replace(facts_of(now), state=state or facts.state)
+    if face is not None:
+        now_facts = replace(now_facts, face=face or None)
     changed = replace(now, name=name or now.name, agent=now_facts)
-    updated = AgentUpdated(agent_id=agent.id, harness_id=me.id, name=name, state=state)
+    updated = AgentUpdated(agent_id=agent.id, harness_id=me.id, name=name, state=state, face=face)
     plan.add(updated, me, [plan.put_agent(changed)])
     if state == "active":
         unarchive_agent(plan, agent.id, me)
