@@ -148,7 +148,6 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
       threadId={threads.get(line.id) ?? null}
       route={routes.get(line.id) ?? null}
       found={line.id === found}
-      canStartThread={!isThread && !closed}
       heldNote={held.get(line.id) ?? null}
       may={sheet?.may ?? null}
       closed={closed}
@@ -321,7 +320,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
           ),
         )}
         {sending.map(([key, line]) => (
-          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} canStartThread={false} may={null} closed={closed} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
+          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} may={null} closed={closed} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
         ))}
       </div>
       {closed ? (
