@@ -8,9 +8,10 @@ import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { MuteItem } from "./Inbox";
 import { harnessesOf, routesOf } from "../composer";
-import { askState, askWords, foldWords, goingRuns, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
+import { askState, askWords, foldWords, heldNotes, pauseWords, talkFolds, type Ask, type TalkFold } from "../agents";
 import { followersOf, followerSides, followWords } from "../follows";
 import { lockedNote } from "../may";
+import { WorkingNow } from "./Working";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -39,7 +40,8 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   useEffect(() => {
     const at = props.at;
     if (!at || sought.current === at || room.loading) return;
-    // A line's id (a search hit, an approval's), or its seq (a notification's link).
+    // A line's id (a search hit, an approval's, a run's from "Working now"), or its seq (a
+    // notification's link).
     const el = document.getElementById(`line-${at}`) ?? (/^\d+$/.test(at) ? document.querySelector<HTMLElement>(`[data-seq="${at}"]`) : null);
     if (el) {
       sought.current = at;
@@ -90,9 +92,6 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   for (const [first, fold] of folds) for (const l of fold.lines) folded.set(l.id, first);
   const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
   const leads = (sheet?.members ?? []).filter((m) => m.lead);
-  // Every run not finished stands here, the ones waiting on a card too (not only the turns
-  // the referee still counts, which a run waiting past its silence drops).
-  const working = workingWords(room.work, store.nameOf, Date.now(), goingRuns(room.runs.values(), room.cards.values()));
 
   // An ask waits a minute: draw it again when its minute is up (and each second before,
   // for the count).
@@ -186,11 +185,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
             {locked ? " · Locked" : ""}
             {leads.length ? ` · ${leads.map((m) => m.name ?? store.nameOf(m.participant_id)).join(", ")} leads` : ""}
           </span>
-          {working && (
-            <span class="muted small working" data-testid="working">
-              {working}
-            </span>
-          )}
+          <WorkingNow room={room} />
         </div>
         {isThread && sheet?.parent_space_id && (
           <a class="small" href={`#/room/${encodeURIComponent(sheet.parent_space_id)}`}>
@@ -314,7 +309,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               {askWords(item.ask, Date.now(), store.nameOf)}
             </div>
           ) : item.run ? (
-            <RunBlock key={item.run.run_id} run={item.run} room={room} />
+            <RunBlock key={item.run.run_id} run={item.run} room={room} found={item.run.run_id === found} />
           ) : (
             <AskCard key={item.card!.id} card={item.card!} room={room} />
           ),
