@@ -454,10 +454,15 @@ async def test_an_agent_s_run_is_named_after_the_agent_and_its_thinking_shows(
         await expect(arjun.page.get_by_test_id("composer")).to_be_visible()
 
 
-# --- changing words: edit, take back, react, pin -----------------------------------------
+# --- changing words: edit, take back, pin; reactions others sent ---------------------------
 
 
-async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Browser) -> None:
+async def test_edit_take_back_and_pin_and_reactions_are_drawn_not_sent(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """A line's menu edits, pins, replies and takes back; it offers no emoji to send (the app
+    sends no reactions: docs/adr/0152), and a reaction sent over the API is drawn under its
+    line as words, not as a button that would send one."""
     owner = await api.create_workspace(owner="Arjun Rao")
     room = await room_with(api, owner, "Plans")
     arjun = await sign_in(browser, stack.gateway_a, owner)
@@ -476,8 +481,30 @@ async def test_edit_take_back_react_and_pin(stack: Stack, api: Api, browser: Bro
     await expect(edited).to_contain_text("edited")
 
     await arjun.line_menu("the plan is ready")
-    await page.get_by_role("menuitem", name="React 🎉").click()
-    await expect(edited.get_by_role("button", name=re.compile("^🎉 1"))).to_be_visible()
+    menu = page.get_by_role("menu")
+    await expect(menu.get_by_role("menuitem", name="Pin")).to_be_visible()
+    await expect(menu.get_by_role("menuitem", name=re.compile("^React"))).to_have_count(0)
+    await expect(menu.get_by_role("group", name="React")).to_have_count(0)
+    await page.keyboard.press("Escape")
+    # Sent over the API (an older client would): drawn, with who sent it, and nothing to press.
+    planned = next(
+        ln["id"] for ln in await api.lines(owner, room) if ln["text"] == "the plan is ready"
+    )
+    await api.append(
+        owner,
+        {
+            "type": "feedback",
+            "space_id": room,
+            "message_id": planned,
+            "kind": "reaction",
+            "emoji": "🎉",
+        },
+    )
+    drawn = edited.get_by_test_id("reaction")
+    await expect(drawn).to_have_text("🎉 1")
+    await expect(edited.get_by_role("img", name="🎉 1: Arjun Rao")).to_be_visible()
+    await expect(edited.get_by_role("button", name=re.compile("🎉"))).to_have_count(0)
+    await drawn.click()  # takes nothing back
     await arjun.line_menu("the plan is ready")
     await page.get_by_role("menuitem", name="Pin").click()
     await expect(page.get_by_label("Pinned", exact=True)).to_contain_text("the plan is ready")
@@ -622,15 +649,33 @@ async def test_search_hits_are_walked_with_the_arrows_and_show_words_not_markup(
 # --- threads, and the room's life: rename, lock, archive, delete, the sheet --------------
 
 
-async def test_a_thread_opens_from_a_line(stack: Stack, api: Api, browser: Browser) -> None:
+async def test_a_thread_opened_elsewhere_is_read_and_answered_and_none_is_opened_here(
+    stack: Stack, api: Api, browser: Browser
+) -> None:
+    """The app opens no thread (docs/adr/0152): no line's menu offers one. A thread a harness
+    opened is reached from its line's menu and from under the line, and answered in."""
     owner = await api.create_workspace(owner="Arjun Rao")
-    room = await room_with(api, owner, "Launch")
+    scout, _ = await api.connect_harness(owner, "Scout")
+    room = await room_with(api, owner, "Launch", scout)
+    asked = await api.say(owner, room, "Which day do we launch?")
+    await api.say(owner, room, "And who writes the notes?")
+    said = await api.lines(owner, room, after_seq=asked)
+    root = next(ln["id"] for ln in said if ln["seq"] == asked)
     arjun = await sign_in(browser, stack.gateway_a, owner)
     await arjun.open_room(room)
     page = arjun.page
-    await arjun.say("Which day do we launch?")
+    await arjun.say("Friday, I think")
+    for text in ("Which day", "And who writes", "Friday, I think"):
+        await arjun.line_menu(text)
+        await expect(page.get_by_role("menuitem", name="Reply", exact=True)).to_be_visible()
+        await expect(page.get_by_role("menu")).not_to_contain_text("thread")
+        await page.keyboard.press("Escape")
+    # Scout opens one on the first line (as a harness may): the line leads to it.
+    await api.open_thread(scout, room, root)
+    await expect(arjun.line("Which day").get_by_role("link", name="Thread →")).to_be_visible()
+    await expect(arjun.line("And who writes").get_by_role("link")).to_have_count(0)
     await arjun.line_menu("Which day")
-    await page.get_by_role("menuitem", name="Reply in a thread").click()
+    await page.get_by_role("menuitem", name="Open thread").click()
     # Named by the words it was opened on, not "Thread in Launch" for every thread.
     await expect(page.get_by_role("heading", name="Which day do we launch?")).to_be_visible()
     await expect(page.get_by_test_id("room-facts")).to_contain_text("Thread in Launch")

@@ -20,6 +20,8 @@ import {
   dollars,
   statusWords,
   talkFolds,
+  workingNow,
+  workingRuns,
   whereWords,
   workingWords,
   goingRuns,
@@ -253,5 +255,31 @@ describe("who is working", () => {
       "Working now: Scout · 2 runs, 2 minutes in, waiting on an approval",
     );
     expect(workingWords([], nameOf, now, goingRuns([run("run_1", "failed"), run("run_2", "cancelled")], []))).toBeNull();
+  });
+  it("makes a chip of an agent's several runs, which lists each by its goal, oldest first, and how it stands", () => {
+    const now = Date.parse("2026-12-01T10:02:30.000Z");
+    const run = (run_id: string, state = "running", harness_id = "hrn_s") => ({ run_id, harness_id, agent_id: null, state });
+    const card = (run_id: string, kind: "approval" | "question") => ({ run_id, kind, answered_seq: null });
+    const going = goingRuns([run("run_b"), run("run_a", "paused"), run("run_c"), run("run_j", "running", "agt_j1")], [card("run_c", "approval")]);
+    const turn = { agent_id: "hrn_s", run_id: "run_t", since: "2026-12-01T10:00:00.000Z", heard_at: "2026-12-01T10:02:00.000Z" };
+    const each = workingNow([turn], nameOf, now, going);
+    expect(each.map((w) => [w.label, w.rest])).toEqual([
+      ["Scout · 4 runs", ", 2 minutes in, waiting on an approval"],
+      ["J1", ", still going"],
+    ]);
+    expect(each[0]!.runs).toEqual(["run_t", "run_b", "run_a", "run_c"]);
+    expect(each[1]!.runs).toEqual(["run_j"]);
+    const runs = new Map([
+      ["run_b", { run_id: "run_b", goal: "Tag the **March** invoices", started_seq: 20 }],
+      ["run_a", { run_id: "run_a", goal: "Pay\n  Initech", started_seq: 10 }],
+      ["run_c", { run_id: "run_c", goal: `Reconcile ${"the ledger ".repeat(12)}`, started_seq: 30 }],
+    ]);
+    // A turn whose run the room has not read yet comes last, as "A run".
+    expect(workingRuns(each[0]!.runs, runs, going)).toEqual([
+      { run_id: "run_a", goal: "Pay Initech", how: "paused" },
+      { run_id: "run_b", goal: "Tag the March invoices", how: "running" },
+      { run_id: "run_c", goal: "Reconcile the ledger the ledger the ledger the ledger the ledger the ledger…", how: "waiting on an approval" },
+      { run_id: "run_t", goal: "A run", how: "running" },
+    ]);
   });
 });

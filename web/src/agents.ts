@@ -5,6 +5,8 @@
 // docs/product/websocket.md: Agents, Forks, New agents, Restarts, Chips referees…, What the job
 // has spent, At the ceiling; docs/product/spaces.md: Several harnesses and people in one space.
 import { listWords, moneyWords } from "./lines";
+import { plainWords } from "./markdown";
+import { lastLine } from "./runs";
 import type { AnyEvent, Line, Participant, Run, RunCard } from "./protocol";
 
 /** How long the room waits for a fork's copy or a new agent (FORK_WAIT_MS, NEW_AGENT_WAIT_MS). */
@@ -379,32 +381,72 @@ function waitWords(going: Going[]): string | null {
   return null;
 }
 
+/** One entry of "Working now": an agent (or a harness), with every run of its not finished. */
+export interface Working {
+  who: string;
+  /** "Scout", or "Scout · 4 runs": the chip that opens the list of its runs when more than one. */
+  label: string;
+  /** What follows it: ", 2 minutes in (last step: Editing ascii-alphabet.html)". */
+  rest: string;
+  /** Its runs, each once: the turns' first, then the runs going. */
+  runs: string[];
+}
+
 /**
- * "Working now: Scout, 2 minutes in (last step: Editing ascii-alphabet.html)", or null.
- * The turns the referee tells of (room.working), and every run not finished besides: a run
- * waiting on an approval or a question, or gone quiet, still stands here until it ends
- * ("Scout · 2 runs, waiting on an approval").
+ * "Working now", one entry an agent however many runs it has going: the turns the referee
+ * tells of (room.working), and every run not finished besides: a run waiting on an approval
+ * or a question, or gone quiet, still stands here until it ends ("Scout · 2 runs, waiting on
+ * an approval"). Minutes are since its oldest turn, the last step its newest turn's.
  */
-export function workingWords(work: Turn[], nameOf: (id: string) => string, now: number, runs: Going[] = []): string | null {
-  // One entry an agent, however many runs it has going: "Scout · 4 runs, 2 minutes in"
-  // (since its oldest), with the last step of its newest run.
+export function workingNow(work: Turn[], nameOf: (id: string) => string, now: number, runs: Going[] = []): Working[] {
   const byAgent = new Map<string, { turns: Turn[]; going: Going[] }>();
   const entry = (who: string) => byAgent.get(who) ?? byAgent.set(who, { turns: [], going: [] }).get(who)!;
   for (const t of work) entry(t.agent_id).turns.push(t);
   for (const g of runs) entry(g.by).going.push(g);
-  if (!byAgent.size) return null;
-  const each = [...byAgent.entries()].map(([agent, { turns, going }]) => {
-    const count = new Set([...turns.map((t) => t.run_id), ...going.map((g) => g.run_id)]).size;
-    const many = count > 1 ? ` · ${count} runs` : "";
+  return [...byAgent.entries()].map(([who, { turns, going }]) => {
+    const ids = [...new Set([...turns.map((t) => t.run_id), ...going.map((g) => g.run_id)])];
+    const label = `${nameOf(who)}${ids.length > 1 ? ` · ${ids.length} runs` : ""}`;
     const wait = waitWords(going);
     if (!turns.length) {
       const how = wait ?? (going.every((g) => g.paused) ? "paused" : "still going");
-      return `${nameOf(agent)}${many}, ${how}`;
+      return { who, label, rest: `, ${how}`, runs: ids };
     }
     const oldest = turns.reduce((a, b) => (Date.parse(b.since) < Date.parse(a.since) ? b : a));
     const newest = turns.reduce((a, b) => (Date.parse(b.since) >= Date.parse(a.since) ? b : a));
     const step = newest.last_step ? ` (last step: ${newest.last_step})` : "";
-    return `${nameOf(agent)}${many}, ${minutesIn(oldest.since, now)}${wait ? `, ${wait}` : ""}${step}`;
+    return { who, label, rest: `, ${minutesIn(oldest.since, now)}${wait ? `, ${wait}` : ""}${step}`, runs: ids };
   });
-  return `Working now: ${each.join("; ")}`;
+}
+
+/** "Working now: Scout, 2 minutes in (last step: Editing ascii-alphabet.html)", or null. */
+export function workingWords(work: Turn[], nameOf: (id: string) => string, now: number, runs: Going[] = []): string | null {
+  const each = workingNow(work, nameOf, now, runs);
+  return each.length ? `Working now: ${each.map((w) => w.label + w.rest).join("; ")}` : null;
+}
+
+/** A row of the list a "Working now" chip opens: a run, by its goal, and how it stands. */
+export interface WorkingRun {
+  run_id: string;
+  goal: string;
+  how: string;
+}
+
+/** The longest goal a row of that list says; a longer one is cut at a word. */
+const GOAL_MAX = 80;
+
+/**
+ * The list a chip of several runs opens, oldest run first: each by its goal in plain words
+ * (cut to 80 characters) and how it stands: waiting on an approval or a question, paused,
+ * or running. A turn whose run the room has not read yet is "A run", running.
+ */
+export function workingRuns(ids: string[], runs: ReadonlyMap<string, Pick<Run, "run_id" | "goal" | "started_seq">>, going: Going[]): WorkingRun[] {
+  const seqOf = (id: string) => runs.get(id)?.started_seq ?? Number.MAX_SAFE_INTEGER;
+  return [...ids]
+    .sort((a, b) => seqOf(a) - seqOf(b))
+    .map((run_id) => {
+      const g = going.find((x) => x.run_id === run_id);
+      const how = g?.waiting ? `waiting on ${g.waiting === "approval" ? "an approval" : "a question"}` : g?.paused ? "paused" : "running";
+      const goal = lastLine(plainWords(runs.get(run_id)?.goal ?? "").replace(/\s+/g, " "), GOAL_MAX);
+      return { run_id, goal: goal || "A run", how };
+    });
 }

@@ -62,11 +62,11 @@ describe("a line's menu", () => {
 
   it("edits and takes back one's own words, and edits nothing in an archived room", () => {
     expect(lineActs(mine, "usr_arjun", may(), false)).toMatchObject({ edit: true, deleteForEveryone: true, reply: true });
-    expect(lineActs(mine, "usr_arjun", may(), true)).toMatchObject({ edit: false, reply: false, react: true });
+    expect(lineActs(mine, "usr_arjun", may(), true)).toMatchObject({ edit: false, reply: false });
   });
 
   it("offers only Delete for me on a tombstone, and nothing before the sheet is read", () => {
-    expect(lineActs({ ...theirs, deleted: true }, "usr_arjun", may(), false)).toEqual({ reply: false, react: false, pin: false, edit: false, hideForMe: true, deleteForEveryone: false });
+    expect(lineActs({ ...theirs, deleted: true }, "usr_arjun", may(), false)).toEqual({ reply: false, pin: false, edit: false, hideForMe: true, deleteForEveryone: false });
     expect(lineActs(theirs, "usr_arjun", null, false).hideForMe).toBe(false);
   });
 });

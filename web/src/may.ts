@@ -20,7 +20,6 @@ export function lockedNote(sheet: Sheet | null | undefined, may: RoomMay | null)
 /** What a line's menu offers. */
 export interface LineActs {
   reply: boolean;
-  react: boolean;
   pin: boolean;
   edit: boolean;
   hideForMe: boolean;
@@ -34,13 +33,12 @@ export interface LineActs {
  * which an archived room does not show. Not in the room (no `may` yet): nothing.
  */
 export function lineActs(line: { author_id: string; kind: string; deleted: boolean }, meId: string | null | undefined, may: RoomMay | null, closed: boolean): LineActs {
-  const none: LineActs = { reply: false, react: false, pin: false, edit: false, hideForMe: false, deleteForEveryone: false };
+  const none: LineActs = { reply: false, pin: false, edit: false, hideForMe: false, deleteForEveryone: false };
   if (!may || !meId) return none;
   if (line.deleted) return { ...none, hideForMe: true };
   const mine = line.author_id === meId;
   return {
     reply: !closed,
-    react: true,
     pin: may.pin,
     edit: mine && line.kind === "text" && !closed,
     hideForMe: true,

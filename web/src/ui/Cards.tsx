@@ -198,7 +198,7 @@ const STATE_WORDS: Record<string, string> = {
   cancelled: "stopped",
 };
 
-export function RunBlock(props: { run: Run; room?: Room }) {
+export function RunBlock(props: { run: Run; room?: Room; found?: boolean }) {
   const store = useStore();
   const { run, room } = props;
   const asks = room ? [...room.cards.values()].filter((c) => c.run_id === run.run_id).sort((a, b) => a.asked_seq - b.asked_seq) : [];
@@ -208,7 +208,14 @@ export function RunBlock(props: { run: Run; room?: Room }) {
   const by = store.nameOf(runBy(run));
   const status = live ? statusWords(run.status) : null;
   return (
-    <section class={`run ${run.state}`} data-testid="run" aria-label={`Run by ${by}: ${plainWords(run.goal)}`}>
+    <section
+      id={`line-${run.run_id}`}
+      data-seq={run.started_seq}
+      class={`run ${run.state}${props.found ? " found" : ""}`}
+      data-testid="run"
+      aria-current={props.found ? "true" : undefined}
+      aria-label={`Run by ${by}: ${plainWords(run.goal)}`}
+    >
       <div class="run-head">
         <Face id={runBy(run)} only class="solo" />
         <span class="author harness">{by}</span>

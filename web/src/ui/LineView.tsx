@@ -12,7 +12,6 @@ import { Confirm, Modal } from "./Modal";
 import { PostCard } from "./Cards";
 import { Attachments } from "./Files";
 
-const EMOJI = ["❤️", "🎉", "👀", "✅", "😄"];
 const REASONS: [string, string][] = [
   ["wrong_facts", "Wrong facts"],
   ["missed_the_ask", "Missed what I asked"],
@@ -30,7 +29,6 @@ export function LineView(props: {
   heldNote: string | null;
   /** The line a search hit opened the room at. */
   found: boolean;
-  canStartThread: boolean;
   /** What I may do in the room (null: not known yet), and whether it is archived. */
   may: RoomMay | null;
   closed: boolean;
@@ -136,36 +134,13 @@ export function LineView(props: {
                     Reply
                   </button>
                 )}
-                {!live ? null : props.threadId ? (
+                {/* A thread already opened (by a harness, or over the API) is read and answered
+                    in; the app opens none itself (docs/adr/0152). */}
+                {live && props.threadId && (
                   <a role="menuitem" href={`#/room/${encodeURIComponent(props.threadId)}`}>
                     Open thread
                   </a>
-                ) : (
-                  props.canStartThread && (
-                    <button
-                      role="menuitem"
-                      type="button"
-                      onClick={async () => {
-                        setMenu(false);
-                        try {
-                          const id = await store.create({ type: "space.created", kind: "thread", parent_space_id: room.id, root_message_id: line.id });
-                          if (id) location.hash = `#/room/${encodeURIComponent(id)}`;
-                        } catch (err) {
-                          store.toast((err as Error).message);
-                        }
-                      }}
-                    >
-                      Reply in a thread
-                    </button>
-                  )
                 )}
-                {acts.react && <div class="emoji-row" role="group" aria-label="React">
-                  {EMOJI.map((emoji) => (
-                    <button key={emoji} role="menuitem" type="button" aria-label={`React ${emoji}`} onClick={() => act({ type: "feedback", kind: "reaction", emoji })}>
-                      {emoji}
-                    </button>
-                  ))}
-                </div>}
                 {live && isHarness && (
                   <button role="menuitem" type="button" onClick={() => (setMenu(false), setDialog("wrong"))}>
                     Not right?
@@ -250,17 +225,18 @@ export function LineView(props: {
       )}
       {(reactions.length > 0 || corrections.length > 0 || props.threadId) && (
         <div class="under">
+          {/* Reactions others sent (older clients, the API) are drawn; the app sends none (docs/adr/0152). */}
           {reactions.map(([emoji, who]) => (
-            <button
+            <span
               key={emoji}
-              type="button"
+              role="img"
               class={who.includes(me ?? "") ? "reaction on" : "reaction"}
-              aria-pressed={who.includes(me ?? "")}
+              data-testid="reaction"
               aria-label={`${emoji} ${who.length}: ${who.map(store.nameOf).join(", ")}`}
-              onClick={() => act({ type: "feedback", kind: "reaction", emoji })}
+              title={who.map(store.nameOf).join(", ")}
             >
               {emoji} {who.length}
-            </button>
+            </span>
           ))}
           {corrections.map((c, i) => (
             <p key={i} class="correction small">

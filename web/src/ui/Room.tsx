@@ -9,9 +9,10 @@ import { Composer, type Draft } from "./Composer";
 import { RoomSheet } from "./Sheet";
 import { MuteItem } from "./Inbox";
 import { harnessesOf, routesOf } from "../composer";
-import { askState, askWords, foldWords, goingRuns, heldNotes, pauseWords, talkFolds, workingWords, type Ask, type TalkFold } from "../agents";
+import { askState, askWords, foldWords, heldNotes, pauseWords, talkFolds, type Ask, type TalkFold } from "../agents";
 import { followersOf, followerSides, followWords } from "../follows";
 import { lockedNote } from "../may";
+import { WorkingNow } from "./Working";
 
 type Item = { seq: number; line?: Line; run?: Run; card?: RunCard; ask?: Ask };
 
@@ -40,7 +41,8 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   useEffect(() => {
     const at = props.at;
     if (!at || sought.current === at || room.loading) return;
-    // A line's id (a search hit, an approval's), or its seq (a notification's link).
+    // A line's id (a search hit, an approval's, a run's from "Working now"), or its seq (a
+    // notification's link).
     const el = document.getElementById(`line-${at}`) ?? (/^\d+$/.test(at) ? document.querySelector<HTMLElement>(`[data-seq="${at}"]`) : null);
     if (el) {
       sought.current = at;
@@ -91,12 +93,6 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
   for (const [first, fold] of folds) for (const l of fold.lines) folded.set(l.id, first);
   const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
   const leads = (sheet?.members ?? []).filter((m) => m.lead);
-  // Every run not finished stands here, the ones waiting on a card too (not only the turns
-  // the referee still counts, which a run waiting past its silence drops).
-  const going = goingRuns(room.runs.values(), room.cards.values());
-  const working = workingWords(room.work, store.nameOf, Date.now(), going);
-  // The faces of the agents working now, as the words name them (ADR 0153).
-  const workingFaces = [...new Set([...room.work.map((t) => t.agent_id), ...going.map((g) => g.by)])];
 
   // An ask waits a minute: draw it again when its minute is up (and each second before,
   // for the count).
@@ -152,7 +148,6 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
       threadId={threads.get(line.id) ?? null}
       route={routes.get(line.id) ?? null}
       found={line.id === found}
-      canStartThread={!isThread && !closed}
       heldNote={held.get(line.id) ?? null}
       may={sheet?.may ?? null}
       closed={closed}
@@ -191,14 +186,7 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
             {locked ? " · Locked" : ""}
             {leads.length ? ` · ${leads.map((m) => m.name ?? store.nameOf(m.participant_id)).join(", ")} leads` : ""}
           </span>
-          {working && (
-            <span class="muted small working" data-testid="working">
-              {workingFaces.map((id) => (
-                <Face key={id} id={id} only class="solo" />
-              ))}
-              {working}
-            </span>
-          )}
+          <WorkingNow room={room} />
         </div>
         {isThread && sheet?.parent_space_id && (
           <a class="small" href={`#/room/${encodeURIComponent(sheet.parent_space_id)}`}>
@@ -322,13 +310,13 @@ export function RoomView(props: { spaceId: string; at?: string | null }) {
               {askWords(item.ask, Date.now(), store.nameOf)}
             </div>
           ) : item.run ? (
-            <RunBlock key={item.run.run_id} run={item.run} room={room} />
+            <RunBlock key={item.run.run_id} run={item.run} room={room} found={item.run.run_id === found} />
           ) : (
             <AskCard key={item.card!.id} card={item.card!} room={room} />
           ),
         )}
         {sending.map(([key, line]) => (
-          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} canStartThread={false} may={null} closed={closed} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
+          <LineView key={line.id} line={line} room={room} threadId={null} route={null} heldNote={null} found={false} may={null} closed={closed} sendingKey={key} onReply={() => {}} onEdit={() => {}} />
         ))}
       </div>
       {closed ? (

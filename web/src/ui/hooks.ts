@@ -52,7 +52,9 @@ export function useMenu(wrap: { current: HTMLElement | null }): [boolean, (open:
     const key = (e: KeyboardEvent) => {
       if (e.key !== "Escape") return;
       setOpen(false);
-      wrap.current?.querySelector<HTMLElement>("[aria-haspopup]")?.focus();
+      // Back to the button that opened it (a wrap may hold several, one for each list).
+      const button = wrap.current?.querySelector<HTMLElement>('[aria-haspopup][aria-expanded="true"]') ?? wrap.current?.querySelector<HTMLElement>("[aria-haspopup]");
+      button?.focus();
     };
     const press = (e: PointerEvent) => wrap.current && !wrap.current.contains(e.target as Node) && setOpen(false);
     document.addEventListener("keydown", key);
