@@ -1,0 +1,294 @@
+"""A logged event as the services after the door read it: a ``TypedDict``, checked by mypy.
+
+The eventlog decodes each event once, into its catalogue model (``parse_event``), and logs
+it as JSON. The services that read the log or the stream take that JSON
+as an :class:`EventJson`: its envelope, and every field any catalogue type has, each typed
+as the JSON the model dumps it as (``mode="json"``, ``exclude_none``: a field is there
+with a value, or not there). It costs nothing at run time: the event is the same dict it
+was decoded into, handed on without a copy or a validation, so a feed that fans one event
+out to many sockets pays for its JSON once (docs/adr/0150).
+
+One ``TypedDict`` for every type, not one per type: the rules fold whatever comes, and
+read an event's fields by its ``type``; mypy checks each field's name and value.
+``tests/test_wire.py`` holds it to the catalogue, field by field.
+
+A field whose value is one of the catalogue's nested models (a card, a receipt, a rule)
+is a :data:`JsonObject` here, read with a check of each value where it is read; an
+attachment, which the gateway reads and signs, has a ``TypedDict`` of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal, NotRequired, Required, cast
+
+from typing_extensions import TypedDict
+
+from chips_common.events.base import JsonObject
+
+
+class ActorJson(TypedDict):
+    """Who logged an event; an agent's says its harness (docs/adr/0070)."""
+
+    kind: str
+    id: str
+    harness_id: NotRequired[str]
+
+
+class HeardJson(TypedDict, total=False):
+    """What was heard in a voice note, on it as it is handed to a reader (never logged)."""
+
+    outcome: Required[str]
+    transcript: str
+    note: str
+    engine: str
+
+
+class AttachmentJson(TypedDict, total=False):
+    """A file a message carries, as the door stored it (``events.messages.Attachment``)."""
+
+    attachment_id: Required[str]
+    name: Required[str]
+    mime_type: Required[str]
+    kind: Required[Literal["photo", "video", "voice_note", "file"]]
+    byte_size: Required[int]
+    sha256: Required[str]
+    version: Required[int]
+    width: int
+    height: int
+    duration_ms: int
+    thumbnail: bool
+    replaces: str
+    heard: HeardJson
+    # What a socket or a read adds to the file it hands out: signed links (files.py).
+    url: str
+    url_expires_at: str
+    thumbnail_url: str
+
+
+class ReceiptJson(TypedDict):
+    """What Chips did with a person's words while a run was live (``events.runs.Receipt``)."""
+
+    idempotency_key: str
+    disposition: Literal["queued", "steered"]
+    run_ids: list[str]
+    harness_ids: list[str]
+
+
+# The envelope every logged event has (``base.ENVELOPE_FIELDS`` and ``type``).
+ENVELOPE_KEYS = frozenset({"v", "id", "seq", "ts", "workspace_id", "actor", "type"})
+
+
+class EventJson(TypedDict, total=False):
+    """A logged event: the envelope, then any catalogue type's fields."""
+
+    # The envelope.
+    v: Required[int]
+    id: Required[str]
+    seq: Required[int]
+    ts: Required[str]
+    workspace_id: Required[str]
+    actor: Required[ActorJson]
+    type: Required[str]
+    # The fields of the catalogue's types, by name.
+    about: str
+    action: str
+    active: bool
+    addressed_to: list[str]
+    agent_id: str
+    answerers: list[str]
+    approval: JsonObject
+    approval_id: str
+    args: str
+    artifact: JsonObject
+    asked_of: str
+    attachment_id: str
+    attachments: list[AttachmentJson]
+    autonomy: str
+    bound_to: str
+    budget: JsonObject
+    by: str
+    capabilities: list[str]
+    catch_up: ContextJson
+    checkpoint: JsonObject
+    chips: bool
+    circles: bool
+    cost_usd: float
+    decision: str
+    default: str
+    default_taken: bool
+    delete: bool
+    device_id: str
+    disconnected: list[str]
+    edited: str
+    emoji: str
+    engine: str
+    exchange: JsonObject
+    expires_at: str
+    files_bytes: int
+    follows: list[JsonObject]
+    fork_of: str
+    forked_from: str
+    free_text: bool
+    from_space_id: str
+    goal: str
+    handoff: JsonObject
+    harness_id: str
+    held: bool
+    held_for: list[str]
+    held_since: str
+    hold: int | str
+    home_of: str
+    idempotency_key: str
+    idle: list[JsonObject]
+    invite_id: str
+    key: str
+    kind: str
+    lane_id: str
+    left_space_id: str
+    locked: bool
+    made_for: str
+    main: bool
+    members: list[str]
+    mentions: list[str]
+    message_id: str
+    mode: str
+    model: str
+    moved_to: str
+    multiple: bool
+    name: str
+    name_by: str
+    note: str
+    opened_for: str
+    options: list[JsonObject]
+    outcome: str
+    owner_id: str
+    parent_space_id: str
+    participant_id: str
+    phase: str
+    photos_bytes: int
+    preview: str
+    previous_name: str
+    progress: float
+    prompt: str
+    question: JsonObject
+    question_id: str
+    quiet_seconds: int
+    reason: str
+    reasons: list[str]
+    receipt: JsonObject
+    replaced: str
+    replaces: dict[str, str]
+    replacing: str
+    reply_to: str
+    risk: str
+    role: str
+    rooms_handed: list[str]
+    rooms_to: str
+    root_message_id: str
+    rule: JsonObject
+    rules: list[JsonObject]
+    run_id: str
+    run_receipt: ReceiptJson
+    said_by: str
+    scope: str
+    session_id: str
+    shared: bool
+    since: str
+    since_seq: int
+    space_id: str
+    spend: JsonObject
+    standing: str
+    state: str
+    # A run's status (``run.status``), or a message's status card.
+    status: str | JsonObject
+    step_id: str
+    stop: int | str
+    # A run's summary, a lane's, or a message's summary card.
+    summary: str | JsonObject
+    task: JsonObject
+    text: str
+    threads: list[str]
+    threshold: int
+    thumbnail: bool
+    time_zone: str
+    title: str
+    to: list[str]
+    to_space_id: str
+    tokens_in: int
+    tokens_out: int
+    transcript: str
+    upload_ids: list[str]
+    usd: float
+    value: str
+    values: list[str]
+    verb: str
+    videos_bytes: int
+    why: str
+    withdrawn: bool
+    worker: str
+    working: list[JsonObject]
+
+
+class SpeakerJson(TypedDict):
+    """Who said a message, with their standing in the room (``rules.room.speaker``); only
+    the actor's id and kind when they are no longer in it."""
+
+    id: str
+    kind: str
+    name: NotRequired[str]
+    standing: NotRequired[str]
+
+
+class ContextJson(TypedDict, total=False):
+    """A turn's ``context`` (or an attach's ``catch_up``): the lines said since the taker
+    last spoke, fitted to its budget, and the room's files and job as of the message."""
+
+    lines: Required[list[JsonObject]]
+    since_seq: Required[int]
+    truncated: Required[bool]
+    # The seq of the oldest line, or of the message when there is none.
+    before: int
+    # The room's files (the gateway's ``FileRow``) and its job's spend (``SpendFacts``).
+    files: Sequence[Mapping[str, object]]
+    spend: Mapping[str, object]
+
+
+# What a turn adds to a message it hands a harness: who said it, its context, the room
+# as the taker is told it. ``from`` is a keyword, so this is spelt as a mapping.
+TurnJson = TypedDict(
+    "TurnJson", {"from": SpeakerJson, "context": ContextJson, "room": JsonObject}, total=False
+)
+
+# What else a socket adds to an event it shapes for its recipient
+# (docs/product/websocket.md): whom of a harness's agents a message is for, the turns
+# working where it was said, whether it was handed on (and to the room's lead).
+_Shaped = TypedDict(
+    "_Shaped",
+    {
+        "for": list[str],
+        "working_turns": list[dict[str, str]],
+        "handed": bool,
+        "lead": bool,
+        "resolved_elsewhere": bool,
+    },
+    total=False,
+)
+
+
+class DeliveredJson(EventJson, TurnJson, _Shaped, total=False):
+    """A logged event as one recipient is sent it: a ``message.post`` retyped for a
+    harness (``message.new``, ``message.overheard``), with its turn's speaker, context and
+    room, the turns working where it was said, and whether it was handed on."""
+
+
+def delivered(event: EventJson) -> DeliveredJson:
+    """``event`` as it is sent when shaping adds nothing: the same object."""
+    return cast(DeliveredJson, event)
+
+
+def event_json(logged: Mapping[str, object]) -> EventJson:
+    """A logged event the eventlog hands on (its ack, the stream, a row's body) read as
+    what it is. The eventlog built it from a catalogue model it had just validated, so
+    nothing is checked again here: this only says so to mypy."""
+    return cast(EventJson, logged)
