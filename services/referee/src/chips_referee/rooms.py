@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import tables as t
 from chips_common.db.direct import Conn, compiled
 from chips_common.db.referee_tables import referee_rooms
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.rules.lead import (
     Room,
     facts,
@@ -114,7 +114,7 @@ class RoomEvents:
     """A stretch of a workspace's log in rooms: each room's events in seq order, and the
     rooms with usage among them (whose jobs are weighed after)."""
 
-    by_room: dict[str, list[dict[str, Any]]]
+    by_room: dict[str, list[EventJson]]
     spent_in: set[str]
 
 
@@ -183,7 +183,7 @@ def by_room(rows: Iterable[Any]) -> RoomEvents:
     """Rows of ``ROOM_EVENTS``, by room."""
     found = RoomEvents({}, set())
     for row in rows:
-        event = canonical(row.body)
+        event = canonical_event(row.body)
         if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
             continue
         found.by_room.setdefault(row.space_id, []).append(event)

@@ -24,7 +24,7 @@ from typing import Literal, NotRequired, Required, cast
 
 from typing_extensions import TypedDict
 
-from chips_common.events.base import JsonObject
+from chips_common.events.base import JsonObject, canonical
 
 
 class ActorJson(TypedDict):
@@ -73,6 +73,24 @@ class ReceiptJson(TypedDict):
     disposition: Literal["queued", "steered"]
     run_ids: list[str]
     harness_ids: list[str]
+
+
+class WorkingJson(TypedDict):
+    """A turn working in a room, as ``room.working`` tells it (``events.referee.Working``)."""
+
+    agent_id: str
+    run_id: str
+    since: str
+    heard_at: str
+    silent_at: str
+    last_step: NotRequired[str]
+
+
+class RestingJson(TypedDict):
+    """An agent with no turn going, and since when (``events.referee.Resting``)."""
+
+    agent_id: str
+    since: str
 
 
 # The envelope every logged event has (``base.ENVELOPE_FIELDS`` and ``type``).
@@ -140,7 +158,7 @@ class EventJson(TypedDict, total=False):
     hold: int | str
     home_of: str
     idempotency_key: str
-    idle: list[JsonObject]
+    idle: list[RestingJson]
     invite_id: str
     key: str
     kind: str
@@ -227,7 +245,7 @@ class EventJson(TypedDict, total=False):
     why: str
     withdrawn: bool
     worker: str
-    working: list[JsonObject]
+    working: list[WorkingJson]
 
 
 class SpeakerJson(TypedDict):
@@ -240,11 +258,34 @@ class SpeakerJson(TypedDict):
     standing: NotRequired[str]
 
 
+# One line of a turn's context (``rules.context_lines``): said, joined, left, renamed,
+# archived or unarchived, with who said or did it, as of the message it is handed with.
+# ``from`` is a keyword, so this is spelt as a mapping.
+LineJson = TypedDict(
+    "LineJson",
+    {
+        "seq": Required[int],
+        "at": Required[str],
+        "kind": Required[str],
+        "from": Required[dict[str, str]],
+        "message_id": str | None,
+        "text": str,
+        "title": str,
+        "addressed_to": list[str],
+        "files": list[str],
+        "transcript": str,
+        "edited": bool,
+        "cut": bool,
+    },
+    total=False,
+)
+
+
 class ContextJson(TypedDict, total=False):
     """A turn's ``context`` (or an attach's ``catch_up``): the lines said since the taker
     last spoke, fitted to its budget, and the room's files and job as of the message."""
 
-    lines: Required[list[JsonObject]]
+    lines: Required[list[LineJson]]
     since_seq: Required[int]
     truncated: Required[bool]
     # The seq of the oldest line, or of the message when there is none.
@@ -254,10 +295,30 @@ class ContextJson(TypedDict, total=False):
     spend: Mapping[str, object]
 
 
+class RoomMemberJson(TypedDict):
+    """One of a room's members as a turn's ``room`` lists them (``rules.room``)."""
+
+    participant_id: str
+    kind: str
+    name: str
+    harness: NotRequired[str]
+    standing: NotRequired[str]
+    handle: NotRequired[str]
+    lead: NotRequired[bool]
+
+
+class RoomJson(TypedDict):
+    """A turn's ``room``: who is in it, and each taker's note and rules."""
+
+    members: list[RoomMemberJson]
+    notes: dict[str, str]
+    rules: dict[str, str]
+
+
 # What a turn adds to a message it hands a harness: who said it, its context, the room
 # as the taker is told it. ``from`` is a keyword, so this is spelt as a mapping.
 TurnJson = TypedDict(
-    "TurnJson", {"from": SpeakerJson, "context": ContextJson, "room": JsonObject}, total=False
+    "TurnJson", {"from": SpeakerJson, "context": ContextJson, "room": RoomJson}, total=False
 )
 
 # What else a socket adds to an event it shapes for its recipient
@@ -292,3 +353,8 @@ def event_json(logged: Mapping[str, object]) -> EventJson:
     what it is. The eventlog built it from a catalogue model it had just validated, so
     nothing is checked again here: this only says so to mypy."""
     return cast(EventJson, logged)
+
+
+def canonical_event(body: Mapping[str, object]) -> EventJson:
+    """A stored event's body (JSONB, whose keys Postgres reorders) in the order it is sent."""
+    return event_json(canonical(body))

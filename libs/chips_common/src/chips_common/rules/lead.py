@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from chips_common.events.wire import ActorJson, EventJson
 from chips_common.ids import message_id_for
 from chips_common.rules.scope import standings_of
 
@@ -125,12 +126,11 @@ class Room:
         )
 
 
-def _actor(event: dict[str, Any]) -> dict[str, Any]:
-    actor: dict[str, Any] = event.get("actor") or {}
-    return actor
+def _actor(event: EventJson) -> ActorJson | dict[str, str]:
+    return event.get("actor") or {}
 
 
-def reaches_nobody(event: dict[str, Any]) -> bool:
+def reaches_nobody(event: EventJson) -> bool:
     """Whether a post's words reached nobody and named nobody: for no agent, with no @ of
     anybody, sent to nobody by name, and not held by the referee."""
     if event.get("kind") not in (None, "text"):
@@ -144,7 +144,7 @@ def reaches_nobody(event: dict[str, Any]) -> bool:
     )
 
 
-def fold(room: Room, event: dict[str, Any]) -> Room:
+def fold(room: Room, event: EventJson) -> Room:
     """The room once ``event`` (one of its events, in seq order) is logged."""
     kind = event.get("type")
     actor = _actor(event)
@@ -206,14 +206,15 @@ def fold(room: Room, event: dict[str, Any]) -> Room:
     return room
 
 
-def heard(room: Room, event: dict[str, Any]) -> Room:
+def heard(room: Room, event: EventJson) -> Room:
     """Something heard from a turn going (an event naming its run)."""
     turn = room.turns.get(str(event.get("run_id", "")))
     if turn is None:
         return room
     step = turn.last_step
     if event.get("type") == "step.log":
-        step = event.get("title") or event.get("summary") or step
+        summary = event.get("summary")
+        step = event.get("title") or (summary if isinstance(summary, str) else None) or step
     elif event.get("type") == "run.status":
         step = event.get("verb") or event.get("text") or step
     seq = int(event.get("seq", 0))
@@ -222,7 +223,7 @@ def heard(room: Room, event: dict[str, Any]) -> Room:
     return replace(room, turns={**room.turns, turn.run_id: now}, changed=changed)
 
 
-def said(room: Room, event: dict[str, Any]) -> Room:
+def said(room: Room, event: EventJson) -> Room:
     """A message posted: the room's last words, and who a person asked alone."""
     actor = _actor(event)
     who = str(actor.get("id", ""))
@@ -402,7 +403,7 @@ def span(seconds: float) -> str:
 
 def working_sentence(
     taker_id: str,
-    told: dict[str, Any] | None,
+    told: EventJson | None,
     name_of: dict[str, str],
     at: str,
 ) -> str | None:

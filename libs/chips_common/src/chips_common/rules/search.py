@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from chips_common.events.wire import EventJson
+
 # How much of a query we take: enough for any sentence a person types into a search box.
 MAX_QUERY_CHARS = 500
 MAX_QUERY_WORDS = 32
@@ -118,7 +120,7 @@ def _strings(value: Any, path: str) -> Iterable[str]:
         yield found
 
 
-def card_words(event: dict[str, Any]) -> str:
+def card_words(event: EventJson) -> str:
     """The words of a message's card, one line per field ('' for text and system)."""
     kind = str(event.get("kind", "text"))
     card = event.get(kind)
@@ -128,13 +130,13 @@ def card_words(event: dict[str, Any]) -> str:
     return clean_text("\n".join(lines))
 
 
-def message_words(event: dict[str, Any]) -> str:
+def message_words(event: EventJson) -> str:
     """A message's own words: its text (a card's caption), '' when it has none."""
     text = event.get("text")
     return clean_text(text) if isinstance(text, str) else ""
 
 
-def step_words(event: dict[str, Any]) -> tuple[str | None, str | None]:
+def step_words(event: EventJson) -> tuple[str | None, str | None]:
     """What a ``step.log`` says of its step: its title and summary (None: not said again)."""
     title, summary = event.get("title"), event.get("summary")
     return (
