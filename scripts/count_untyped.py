@@ -42,7 +42,7 @@ CEILING: dict[str, int] = {
     "eventlog": 25,
     "gateway": 80,
     "notifier": 8,
-    "projector": 12,
+    "projector": 1,
     "referee": 6,
     "search": 3,
 }

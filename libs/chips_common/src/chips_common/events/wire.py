@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal, NotRequired, Required, cast
 
+from pydantic import JsonValue
 from typing_extensions import TypedDict
 
 from chips_common.events.base import JsonObject, canonical
@@ -358,3 +359,9 @@ def event_json(logged: Mapping[str, object]) -> EventJson:
 def canonical_event(body: Mapping[str, object]) -> EventJson:
     """A stored event's body (JSONB, whose keys Postgres reorders) in the order it is sent."""
     return event_json(canonical(body))
+
+
+def fields_of(event: EventJson) -> Mapping[str, JsonValue]:
+    """An event's fields by a name known only at run time (a rule's table of them): each
+    is JSON, as the event is, though mypy cannot see a ``TypedDict``'s values as such."""
+    return cast(Mapping[str, JsonValue], event)
