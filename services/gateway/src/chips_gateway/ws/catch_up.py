@@ -11,8 +11,8 @@ import asyncio
 import contextlib
 import logging
 from datetime import UTC, datetime
-from typing import Any
 
+from chips_common.events import JsonObject
 from chips_common.events.wire import EventJson
 from chips_common.rules.delivery import WorkingTurns
 from chips_common.rules.scope import MembershipView
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 class CatchUp(Delivery):
     """A socket's subscribe frame: its feed, its view, and the replay."""
 
-    async def on_subscribe(self, frame: dict[str, Any]) -> None:
+    async def on_subscribe(self, frame: JsonObject) -> None:
         p = self.principal
         if self.subscription is not None:
             self.push(self.error("invalid_frame", "this socket is subscribed already"))

@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import WebSocket
 from opentelemetry.trace import Span
 
-from chips_common.events import PROTOCOL_VERSION
+from chips_common.events import PROTOCOL_VERSION, JsonObject
 from chips_common.events.wire import EventJson
 from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
@@ -42,7 +42,7 @@ class Write:
     """A write read from the socket and waiting for one of its places in flight."""
 
     key: str
-    event: dict[str, Any]
+    event: JsonObject
     span: Span
     actor: dict[str, str]
 
@@ -117,7 +117,7 @@ class SessionBase:
         self.principal = principal
         self.max_queued = ctx.settings.ws_max_queued_frames
         self.queue: asyncio.Queue[Queued] = asyncio.Queue(self.max_queued)
-        self.hello: dict[str, Any] | None = None
+        self.hello: JsonObject | None = None
         self.accepts: set[str] = set()
         self.subscription: Subscription | None = None
         self.feed: Feed | None = None
