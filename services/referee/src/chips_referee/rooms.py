@@ -30,6 +30,7 @@ from chips_common.db.referee_tables import referee_rooms
 from chips_common.events.wire import EventJson, canonical_event
 from chips_common.rules.lead import (
     Room,
+    RoomRow,
     facts,
     fold,
     forget_silent,
@@ -124,7 +125,7 @@ class Kept:
     room its events left as it was is not written again."""
 
     room: Room
-    body: dict[str, Any]
+    body: RoomRow
     due_at: datetime | None
 
 
@@ -133,7 +134,7 @@ class RoomRows(Protocol):
     itself for the handler's common case (docs/adr/0120). The statements are the same."""
 
     async def save_room(
-        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+        self, workspace_id: str, space_id: str, body: RoomRow, due: datetime | None
     ) -> None: ...
 
     async def delete_room(self, workspace_id: str, space_id: str) -> None: ...
@@ -144,7 +145,7 @@ class EngineRows:
     conn: AsyncConnection
 
     async def save_room(
-        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+        self, workspace_id: str, space_id: str, body: RoomRow, due: datetime | None
     ) -> None:
         await self.conn.execute(
             SAVE_ROOM,
@@ -160,7 +161,7 @@ class DirectRows:
     conn: Conn
 
     async def save_room(
-        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+        self, workspace_id: str, space_id: str, body: RoomRow, due: datetime | None
     ) -> None:
         # As SQLAlchemy binds a JSONB on psycopg: the body wrapped as Jsonb.
         await self.conn.execute(

@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from chips_common.events.wire import ActorJson, EventJson
 from chips_common.ids import message_id_for
@@ -71,6 +71,42 @@ class Words:
     at: str
 
 
+class TurnRow(TypedDict):
+    """A :class:`Turn` as a room's row keeps it."""
+
+    run_id: str
+    agent_id: str
+    since: str
+    heard_at: str
+    heard_seq: int
+    last_step: str | None
+
+
+class WordsRow(TypedDict):
+    """:class:`Words` as a room's row keeps them."""
+
+    message_id: str
+    seq: int
+    sender: str
+    at: str
+
+
+class RoomRow(TypedDict, total=False):
+    """A :class:`Room` as the referee's row keeps it (JSONB); a row written before a field
+    was kept lacks it."""
+
+    lead: str | None
+    agents: dict[str, str]
+    turns: list[TurnRow]
+    words: WordsRow | None
+    handed: str | None
+    paused: str | None
+    quiet_since: str | None
+    asked_alone: list[str]
+    told: list[str]
+    changed: int
+
+
 @dataclass(frozen=True)
 class Room:
     """What the referee keeps of one room.
@@ -96,12 +132,12 @@ class Room:
 
     # --- storage -------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RoomRow:
         return {
             "lead": self.lead,
             "agents": dict(self.agents),
-            "turns": [vars(t) for t in self.turns.values()],
-            "words": vars(self.words) if self.words else None,
+            "turns": [turn_row(t) for t in self.turns.values()],
+            "words": words_row(self.words) if self.words else None,
             "handed": self.handed,
             "paused": self.paused,
             "quiet_since": self.quiet_since,
@@ -111,12 +147,12 @@ class Room:
         }
 
     @classmethod
-    def from_json(cls, body: dict[str, Any]) -> Room:
+    def from_json(cls, body: RoomRow) -> Room:
         return cls(
             lead=body.get("lead"),
             agents=dict(body.get("agents") or {}),
             turns={t["run_id"]: Turn(**t) for t in body.get("turns") or ()},
-            words=Words(**body["words"]) if body.get("words") else None,
+            words=Words(**words) if (words := body.get("words")) else None,
             handed=body.get("handed"),
             paused=body.get("paused"),
             quiet_since=body.get("quiet_since"),
@@ -318,6 +354,26 @@ def resting(room: Room, going: Iterable[Turn]) -> list[dict[str, str]]:
         for pid, since in sorted(room.agents.items())
         if pid not in busy
     ]
+
+
+def turn_row(turn: Turn) -> TurnRow:
+    return {
+        "run_id": turn.run_id,
+        "agent_id": turn.agent_id,
+        "since": turn.since,
+        "heard_at": turn.heard_at,
+        "heard_seq": turn.heard_seq,
+        "last_step": turn.last_step,
+    }
+
+
+def words_row(words: Words) -> WordsRow:
+    return {
+        "message_id": words.message_id,
+        "seq": words.seq,
+        "sender": words.sender,
+        "at": words.at,
+    }
 
 
 def facts(
