@@ -18,7 +18,7 @@ import re
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from chips_common.events.wire import EventJson
 
@@ -148,13 +148,20 @@ def step_words(event: EventJson) -> tuple[str | None, str | None]:
 # --- snippets ------------------------------------------------------------------------
 
 
-def snippet_segments(headline: str) -> list[dict[str, Any]]:
+class SegmentJson(TypedDict):
+    """A stretch of a snippet's words, and whether it is what was searched for."""
+
+    text: str
+    match: NotRequired[bool]
+
+
+def snippet_segments(headline: str) -> list[SegmentJson]:
     """A ts_headline answer as segments, ``{"text": …}`` or ``{"text": …, "match": true}``.
 
     Segments rather than markup, so no client has to parse (or trust) HTML made from what
     somebody wrote.
     """
-    segments: list[dict[str, Any]] = []
+    segments: list[SegmentJson] = []
     matched = False
     for part in re.split(f"([{MATCH_START}{MATCH_STOP}])", headline):
         if part == MATCH_START:
@@ -162,7 +169,7 @@ def snippet_segments(headline: str) -> list[dict[str, Any]]:
         elif part == MATCH_STOP:
             matched = False
         elif part:
-            segment: dict[str, Any] = {"text": part}
+            segment: SegmentJson = {"text": part}
             if matched:
                 segment["match"] = True
             if segments and segments[-1].get("match", False) == matched:
