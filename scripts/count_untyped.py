@@ -40,7 +40,7 @@ CEILING: dict[str, int] = {
     "chips_sdk": 50,
     "attachments": 7,
     "eventlog": 25,
-    "gateway": 73,
+    "gateway": 72,
     "notifier": 8,
     "projector": 1,
     "referee": 2,
