@@ -10,7 +10,7 @@ out to many sockets pays for its JSON once (docs/adr/0150).
 
 One ``TypedDict`` for every type, not one per type: the rules fold whatever comes, and
 read an event's fields by its ``type``; mypy checks each field's name and value.
-``tests/test_wire.py`` holds it to the catalogue, field by field.
+``test_catalogue.py`` (chips_common's tests) holds it to the catalogue, field by field.
 
 A field whose value is one of the catalogue's nested models (a card, a receipt, a rule)
 is a :data:`JsonObject` here, read with a check of each value where it is read; an
