@@ -19,9 +19,9 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Required, TypedDict
 
-from chips_common.events.wire import ActorJson, EventJson
+from chips_common.events.wire import ActorJson, EventJson, RestingJson, WorkingJson
 from chips_common.ids import message_id_for
 from chips_common.rules.scope import standings_of
 
@@ -346,7 +346,7 @@ def handoff_at(
     return max(moments) + timedelta(seconds=quiet)
 
 
-def resting(room: Room, going: Iterable[Turn]) -> list[dict[str, str]]:
+def resting(room: Room, going: Iterable[Turn]) -> list[RestingJson]:
     """Each agent with no turn counted, and since when it has been without one."""
     busy = {t.agent_id for t in going}
     return [
@@ -376,9 +376,32 @@ def words_row(words: Words) -> WordsRow:
     }
 
 
+class TellingJson(TypedDict, total=False):
+    """A ``room.working`` or ``room.idle`` as the referee writes it, without its room."""
+
+    type: Required[str]
+    working: list[WorkingJson]
+    since: str
+    idle: list[RestingJson]
+
+
+def working_json(turn: Turn, silent: float) -> WorkingJson:
+    """A turn going, as ``room.working`` tells it."""
+    told: WorkingJson = {
+        "agent_id": turn.agent_id,
+        "run_id": turn.run_id,
+        "since": turn.since,
+        "heard_at": turn.heard_at,
+        "silent_at": ts_of(parse_ts(turn.heard_at) + timedelta(seconds=silent)),
+    }
+    if turn.last_step:
+        told["last_step"] = turn.last_step
+    return told
+
+
 def facts(
     room: Room, now: datetime, silent: float = SILENT_SECONDS
-) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+) -> tuple[TellingJson, tuple[str, ...]] | None:
     """The room.working or room.idle event the room calls for at ``now`` (with the runs it
     tells of), or None when the room was last told the same.
 
@@ -393,19 +416,9 @@ def facts(
     if runs == room.told:
         return None
     if going:
-        body: dict[str, Any] = {
+        body: TellingJson = {
             "type": "room.working",
-            "working": [
-                {
-                    "agent_id": t.agent_id,
-                    "run_id": t.run_id,
-                    "since": t.since,
-                    "heard_at": t.heard_at,
-                    "silent_at": ts_of(parse_ts(t.heard_at) + timedelta(seconds=silent)),
-                    **({"last_step": t.last_step} if t.last_step else {}),
-                }
-                for t in going
-            ],
+            "working": [working_json(t, silent) for t in going],
             "idle": resting(room, going),
         }
         return body, runs
@@ -413,7 +426,7 @@ def facts(
     if room.quiet_since is not None:
         ends.append(parse_ts(room.quiet_since))
     since = ts_of(max(ends)) if ends else ts_of(now)
-    idle = [
+    idle: list[RestingJson] = [
         {**r, "since": max(r["since"], since)} if r["agent_id"] in silenced(room) else r
         for r in resting(room, going)
     ]
