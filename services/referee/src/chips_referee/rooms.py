@@ -30,7 +30,6 @@ from chips_common.db.referee_tables import referee_rooms
 from chips_common.events.wire import EventJson, canonical_event
 from chips_common.rules.lead import (
     Room,
-    RoomRow,
     facts,
     fold,
     forget_silent,
@@ -38,6 +37,7 @@ from chips_common.rules.lead import (
     next_silence,
     told_key,
 )
+from chips_common.rules.lead_json import RoomRow
 from chips_common.service.poison import folding, set_aside
 from chips_referee.appender import Appender
 

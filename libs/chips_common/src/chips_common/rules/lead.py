@@ -19,10 +19,10 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Required, TypedDict
 
 from chips_common.events.wire import ActorJson, EventJson, RestingJson, WorkingJson
 from chips_common.ids import message_id_for
+from chips_common.rules.lead_json import RoomRow, TellingJson, TurnRow, WordsRow
 from chips_common.rules.scope import standings_of
 
 QUIET_SECONDS = 20  # nobody working this long before the lead is handed the words
@@ -69,42 +69,6 @@ class Words:
     seq: int
     sender: str
     at: str
-
-
-class TurnRow(TypedDict):
-    """A :class:`Turn` as a room's row keeps it."""
-
-    run_id: str
-    agent_id: str
-    since: str
-    heard_at: str
-    heard_seq: int
-    last_step: str | None
-
-
-class WordsRow(TypedDict):
-    """:class:`Words` as a room's row keeps them."""
-
-    message_id: str
-    seq: int
-    sender: str
-    at: str
-
-
-class RoomRow(TypedDict, total=False):
-    """A :class:`Room` as the referee's row keeps it (JSONB); a row written before a field
-    was kept lacks it."""
-
-    lead: str | None
-    agents: dict[str, str]
-    turns: list[TurnRow]
-    words: WordsRow | None
-    handed: str | None
-    paused: str | None
-    quiet_since: str | None
-    asked_alone: list[str]
-    told: list[str]
-    changed: int
 
 
 @dataclass(frozen=True)
@@ -374,15 +338,6 @@ def words_row(words: Words) -> WordsRow:
         "sender": words.sender,
         "at": words.at,
     }
-
-
-class TellingJson(TypedDict, total=False):
-    """A ``room.working`` or ``room.idle`` as the referee writes it, without its room."""
-
-    type: Required[str]
-    working: list[WorkingJson]
-    since: str
-    idle: list[RestingJson]
 
 
 def working_json(turn: Turn, silent: float) -> WorkingJson:
