@@ -10,7 +10,7 @@ import re
 from typing import Any, Literal
 
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from chips_common.events import (
     CATALOGUE,
@@ -21,6 +21,7 @@ from chips_common.events import (
     parse_event,
 )
 from chips_common.events.base import ENVELOPE_ORDER, register
+from chips_common.events.wire import ENVELOPE_KEYS, EventJson
 
 pytestmark = pytest.mark.unit
 
@@ -860,3 +861,39 @@ def test_an_answer_carries_no_bulky_field() -> None:
     slim = brief(event)
     assert "text" not in slim
     assert slim["seq"] == 3 and slim["message_id"] == "msg_e" and slim["run_receipt"]
+
+
+# --- EventJson says what the catalogue logs (chips_common.events.wire, docs/adr/0150) ---
+
+WIRE = TypeAdapter(EventJson)
+WIRE_ENVELOPE: dict[str, Any] = {
+    "v": 1,
+    "id": "evt_1",
+    "seq": 7,
+    "ts": "2026-12-04T13:00:00Z",
+    "workspace_id": "wsp_1",
+    "actor": {"kind": "harness", "id": "hrn_1"},
+}
+
+
+def logged(sample: dict[str, Any]) -> dict[str, Any]:
+    body = parse_event(sample).model_dump(mode="json", exclude_none=True)
+    return {**WIRE_ENVELOPE, **body}
+
+
+def test_every_catalogue_field_is_a_key() -> None:
+    keys = set(EventJson.__annotations__)
+    fields = {f for model in CATALOGUE.values() for f in model.model_fields}
+    assert fields - keys == set()
+    assert keys >= ENVELOPE_KEYS
+
+
+@pytest.mark.parametrize("sample", ALL_SAMPLES)
+def test_a_logged_sample_is_event_json(sample: dict[str, Any]) -> None:
+    event = logged(sample)
+    assert WIRE.validate_python(event, strict=True) == event
+
+
+def test_a_wrongly_typed_field_is_not() -> None:
+    with pytest.raises(ValidationError):
+        WIRE.validate_python({**WIRE_ENVELOPE, "type": "message.post", "space_id": 3}, strict=True)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chips_common.append import AppendAnswer
 from chips_common.events import LoggedJson
+from chips_common.events.wire import event_json
 from chips_common.rules.exchanges import held_ack
 from chips_gateway.frames import AckFrame
 
@@ -69,7 +70,7 @@ def ack_of(key: str, answer: AppendAnswer, trace_id: str | None) -> Ack:
     }
     if trace_id:
         fields["trace_id"] = trace_id
-    fields.update(held_ack(answer.events[-1] if answer.events else None))
+    fields.update(held_ack(event_json(answer.events[-1]) if answer.events else None))
     fields.update(created(answer.events))
     return Ack(**fields)
 

@@ -13,12 +13,14 @@ from typing import Any, TypeVar, cast
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
+from chips_common.events.wire import DeliveredJson
 from chips_common.rules.agents_view import as_seen_by
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
 from chips_gateway.reader import LogReader
 
 Translate = Callable[[dict[str, Any]], dict[str, Any] | None]
+EventTranslate = Callable[[DeliveredJson], DeliveredJson | None]
 # A read's answer, typed (``chips_gateway.rows``) or not: shown as the same type.
 Answer = TypeVar("Answer", bound=Mapping[str, object])
 
@@ -60,6 +62,15 @@ async def present_view_of(reader: LogReader, kind: str, participant_id: str) -> 
         return None
     own = await reader.own_agents_as_of(participant_id, 2**62)
     return lambda event: as_seen_by(event, participant_id, own)
+
+
+async def present_event_view(reader: LogReader, principal: Principal) -> EventTranslate | None:
+    """:func:`present_view` over events, which stay events."""
+    pid = principal.participant_id
+    if principal.kind != "harness" or await speaks_agents(reader, pid):
+        return None
+    own = await reader.own_agents_as_of(pid, 2**62)
+    return lambda event: as_seen_by(event, pid, own)
 
 
 async def shown(reader: LogReader, principal: Principal, answer: Answer) -> Answer:

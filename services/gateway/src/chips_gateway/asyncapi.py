@@ -9,6 +9,7 @@ OpenAPI document's components, so the two cannot say different things.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI
@@ -66,7 +67,28 @@ def frame_schemas() -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
             ],
             "title": payloads[name]["title"],
         }
-    return payloads, named
+    return payloads, referred(payloads, named)
+
+
+def referred(payloads: Mapping[str, object], named: Mapping[str, object]) -> dict[str, object]:
+    """The named schemas the payloads refer to, and those they refer to in turn. A part a
+    frame names another way (``frames.ref``: a logged event is the OpenAPI document's
+    ``LoggedEvent``) leaves the schemas of its type unused: they are not published."""
+    found: dict[str, object] = {}
+    todo: list[object] = list(payloads.values())
+    while todo:
+        part = todo.pop()
+        if isinstance(part, dict):
+            target = part.get("$ref")
+            if isinstance(target, str):
+                name = target.rsplit("/", 1)[1]
+                if name in named and name not in found:
+                    found[name] = named[name]
+                    todo.append(named[name])
+            todo.extend(part.values())
+        elif isinstance(part, list):
+            todo.extend(part)
+    return {name: schema for name, schema in named.items() if name in found}
 
 
 def document(app: FastAPI) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
 import orjson
 from nats.aio.client import Client as NATS
@@ -20,6 +21,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from chips_common import otel
+from chips_common.events.wire import DeliveredJson, EventJson
 from chips_common.nats.streams import HDR_TRACEPARENT, Names
 from chips_gateway import metrics
 from chips_gateway.reader import LogReader
@@ -32,17 +34,18 @@ FRAMES_KEPT = 2048
 
 
 class Listener(Protocol):
-    def offer(self, event: dict[str, Any]) -> None: ...
+    def offer(self, event: EventJson) -> None: ...
 
 
-def retyped(shaped: dict[str, Any], event: dict[str, Any]) -> bool:
+def retyped(shaped: DeliveredJson, event: EventJson) -> bool:
     """Whether ``shaped`` is ``event`` with only its type changed: every other field the
     very same object, in the same order."""
     if len(shaped) != len(event) or shaped.get("type") == event.get("type"):
         return False
+    sent: Mapping[str, object] = shaped
+    logged: Mapping[str, object] = event
     return all(
-        a == b and (a == "type" or shaped[a] is event[b])
-        for a, b in zip(shaped, event, strict=True)
+        a == b and (a == "type" or sent[a] is logged[b]) for a, b in zip(sent, logged, strict=True)
     )
 
 
@@ -66,7 +69,7 @@ class Feed:
         # The event frames of the newest events, encoded once for every socket that is
         # sent the event as it is, or only retyped (message.overheard), docs/adr/0024:
         # (seq, the type it is sent as) -> (the event, its frame's JSON).
-        self.frames: OrderedDict[tuple[int, str], tuple[dict[str, Any], str]] = OrderedDict()
+        self.frames: OrderedDict[tuple[int, str], tuple[EventJson, str]] = OrderedDict()
 
     async def start(self, first: Listener) -> int:
         """Listen on the workspace's subject with ``first`` attached; the last seq it will
@@ -101,7 +104,7 @@ class Feed:
         """An agent's harness, or None for anybody else."""
         return self.owners.get(participant_id)
 
-    def frame_json(self, shaped: dict[str, Any], event: dict[str, Any]) -> str | None:
+    def frame_json(self, shaped: DeliveredJson, event: EventJson) -> str | None:
         """``{"frame": "event", "event": shaped}`` as JSON, encoded once per event and type,
         when ``shaped`` is the very event object this feed offered, or a copy of it that
         only says another type (a harness's message.overheard); None otherwise (a socket
@@ -120,7 +123,9 @@ class Feed:
 
     async def _on_msg(self, msg: Msg) -> None:
         try:
-            event = orjson.loads(msg.data)
+            # Decoded once for every socket of the feed: a logged event as the eventlog
+            # published it (EventJson says what it holds; nothing is copied or checked).
+            event: EventJson = orjson.loads(msg.data)
         except ValueError:
             log.error("undecodable event on %s", msg.subject)
             return
@@ -136,7 +141,7 @@ class Feed:
                 await self._advance_to(head, None)
 
     async def _advance_to(
-        self, seq: int, event: dict[str, Any] | None, traceparent: str | None = None
+        self, seq: int, event: EventJson | None, traceparent: str | None = None
     ) -> None:
         if seq <= self.last:
             return
@@ -160,7 +165,7 @@ class Feed:
             await self._fold(event)
             self._dispatch(event, traceparent)
 
-    async def _fold(self, event: dict[str, Any]) -> None:
+    async def _fold(self, event: EventJson) -> None:
         """Keep the names and the room windows up to date with the event about to go out."""
         if event["type"] == "participant.joined":
             pid = event["participant_id"]
@@ -193,7 +198,7 @@ class Feed:
                 if room == space_id and thread in self.rooms:
                     self.rooms[thread].follow_room(event, self.people)
 
-    def _dispatch(self, event: dict[str, Any], traceparent: str | None) -> None:
+    def _dispatch(self, event: EventJson, traceparent: str | None) -> None:
         """Offer one event to every listener, inside a span of the event's own trace."""
         self.last = event["seq"]
         attributes: dict[str, str | int] = {

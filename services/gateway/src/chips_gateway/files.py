@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import cast
 
 from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -21,6 +21,7 @@ from chips_common.clock import iso
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
 from chips_common.events import JsonObject
+from chips_common.events.wire import AttachmentJson, DeliveredJson
 from chips_common.rules.faces import is_image_face
 from chips_common.rules.files import disposition_for
 from chips_common.rules.signed_urls import URL_TTL_SECONDS, signed_path, url_key
@@ -85,6 +86,26 @@ class FileLinks:
             linked["thumbnail_url"] = links["thumbnail_url"]
         return linked
 
+    def link_attachment(
+        self, item: AttachmentJson, credential_id: str, now: float
+    ) -> AttachmentJson:
+        """:meth:`link` for an attachment an event carries, which stays one."""
+        links = self.links(
+            item["attachment_id"],
+            item["mime_type"],
+            bool(item.get("thumbnail")),
+            credential_id,
+            now,
+        )
+        linked: AttachmentJson = {
+            **item,
+            "url": links["url"],
+            "url_expires_at": links["url_expires_at"],
+        }
+        if "thumbnail_url" in links:
+            linked["thumbnail_url"] = links["thumbnail_url"]
+        return linked
+
     def link_file(self, item: FileRow, credential_id: str, now: float) -> RoomFile:
         """A room's file with its links added."""
         links = self.links(
@@ -92,18 +113,21 @@ class FileLinks:
         )
         return {**item, **links}
 
-    def sign_event(self, event: dict[str, Any], credential_id: str) -> dict[str, Any]:
+    def sign_event(self, event: DeliveredJson, credential_id: str) -> DeliveredJson:
         """The event with each of its attachments (and its context's files) linked."""
         now = time.time()
         signed = event
         if event.get("attachments"):
             signed = {
                 **signed,
-                "attachments": [self.link(a, credential_id, now) for a in event["attachments"]],
+                "attachments": [
+                    self.link_attachment(a, credential_id, now) for a in event["attachments"]
+                ],
             }
         context = event.get("context")
-        if isinstance(context, dict) and context.get("files"):
-            files = [self.link(f, credential_id, now) for f in context["files"]]
+        if context is not None and context.get("files"):
+            # Each a room's file as ``context_files`` read it (a ``FileRow``), as JSON.
+            files = [self.link(cast(JsonObject, f), credential_id, now) for f in context["files"]]
             signed = {**signed, "context": {**context, "files": files}}
         return signed
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Union
 from pydantic import WithJsonSchema
 from typing_extensions import TypedDict
 
+from chips_common.events.wire import DeliveredJson, EventJson
+
 if TYPE_CHECKING:
     from chips_gateway.windows import AsOf
 
@@ -108,7 +110,7 @@ class EventFrame(TypedDict):
     """One logged event, as shaped for this socket."""
 
     frame: Literal["event"]
-    event: Annotated[dict[str, Any], ref("LoggedEvent")]
+    event: Annotated[DeliveredJson, ref("LoggedEvent")]
 
 
 class EventsFrame(TypedDict):
@@ -116,7 +118,7 @@ class EventsFrame(TypedDict):
 
     frame: Literal["events"]
     events: Annotated[
-        list[dict[str, Any]],
+        list[DeliveredJson],
         WithJsonSchema(
             {
                 "type": "array",
@@ -216,7 +218,7 @@ class Pending:
     feed's window told of it (``windows.AsOf``), and the own agents of a harness shown
     the pre-agents view (docs/adr/0079)."""
 
-    event: dict[str, Any]
+    event: EventJson
     as_of: AsOf | None = None
     view: frozenset[str] | None = None
 

@@ -13,7 +13,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.rules.handles import Member
 from chips_common.rules.room import JOINING
 from chips_common.rules.scope import standings_of
@@ -37,7 +37,7 @@ class HistoryReads:
 
     async def led_as_of(
         self, workspace_id: str, space_id: str, seq: int
-    ) -> tuple[str | None, dict[str, Any] | None]:
+    ) -> tuple[str | None, EventJson | None]:
         """The room's lead once event ``seq`` was logged, and the last room.working or
         room.idle before it (docs/adr/0090). Read through the log's partial index of those
         events, so a room that never had them costs one short look."""
@@ -113,7 +113,7 @@ class HistoryReads:
                     r.id,
                     r.kind,
                     r.name,
-                    standings_of(r.body or {}).get(r.id, "member"),
+                    (standings_of(r.body) if r.body else {}).get(r.id, "member"),
                     r.harness_id,
                     r.harness,
                 )
@@ -122,7 +122,7 @@ class HistoryReads:
 
     async def joinings(
         self, workspace_id: str, space_id: str, since: int, before: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventJson]:
         """The events of a space that brought somebody in, with ``since <= seq < before``."""
         e = t.events.c
         query = (
@@ -139,7 +139,7 @@ class HistoryReads:
             .order_by(e.seq)
         )
         async with self.engine.connect() as conn:
-            return [canonical(row.body) for row in await conn.execute(query)]
+            return [canonical_event(row.body) for row in await conn.execute(query)]
 
     async def first_said(self, workspace_id: str, space_id: str, before: int) -> int | None:
         """The seq of the first message.post in a space before event ``before``, if any."""

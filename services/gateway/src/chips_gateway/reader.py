@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, HeardJson, canonical_event
 from chips_common.rules.delivery import RUN_ENDS
 from chips_gateway.history import TURN_ENDS, WORKING_TOLD, HistoryReads, room_of
 
@@ -35,13 +34,13 @@ class LogReader(HistoryReads):
 
     async def events_between(
         self, workspace_id: str, after: int, upto: int | None
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventJson]:
         """Events with ``after < seq <= upto`` (no upper bound when ``upto`` is None), in order."""
         return [event for event, _ in await self.events_traced(workspace_id, after, upto)]
 
     async def events_traced(
         self, workspace_id: str, after: int, upto: int | None
-    ) -> list[tuple[dict[str, Any], str | None]]:
+    ) -> list[tuple[EventJson, str | None]]:
         """Like :meth:`events_between`, each with the trace context it was appended under."""
         query = select(t.events.c.body, t.events.c.traceparent).where(
             and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
@@ -50,7 +49,7 @@ class LogReader(HistoryReads):
             query = query.where(t.events.c.seq <= upto)
         async with self.engine.connect() as conn:
             rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
-            return [(canonical(row.body), row.traceparent) for row in rows]
+            return [(canonical_event(row.body), row.traceparent) for row in rows]
 
     async def context_start(
         self, workspace_id: str, space_id: str, participant_id: str, before: int
@@ -109,7 +108,7 @@ class LogReader(HistoryReads):
 
     async def heard(
         self, workspace_id: str, space_id: str, after: int, attachment_ids: list[str]
-    ) -> dict[str, dict[str, Any]]:
+    ) -> dict[str, HeardJson]:
         """What was heard in these voice notes so far, by attachment (docs/adr/0137): the
         ``attachment.transcribed`` logged after the post (``after``) in its room."""
         e = t.events.c
@@ -124,14 +123,9 @@ class LogReader(HistoryReads):
         )
         async with self.engine.connect() as conn:
             found = await conn.execute(query)
-            return {
-                b["attachment_id"]: {
-                    k: b[k] for k in ("outcome", "transcript", "note", "engine") if k in b
-                }
-                for (b,) in found
-            }
+            return {b["attachment_id"]: heard_of(b) for (b,) in found}
 
-    async def event_by_id(self, workspace_id: str, event_id: str) -> dict[str, Any] | None:
+    async def event_by_id(self, workspace_id: str, event_id: str) -> EventJson | None:
         """One event of the workspace by its id, or None."""
         e = t.events.c
         async with self.engine.connect() as conn:
@@ -140,11 +134,11 @@ class LogReader(HistoryReads):
                     select(e.body).where(and_(e.workspace_id == workspace_id, e.id == event_id))
                 )
             ).scalar()
-        return canonical(body) if body is not None else None
+        return canonical_event(body) if body is not None else None
 
     async def space_window(
         self, workspace_id: str, space_id: str, after: int, before: int, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventJson]:
         """The newest ``limit`` events of a space with ``after < seq < before``, oldest first."""
         query = (
             select(t.events.c.body)
@@ -160,7 +154,7 @@ class LogReader(HistoryReads):
             .limit(limit)
         )
         async with self.engine.connect() as conn:
-            rows = [canonical(row.body) for row in await conn.execute(query)]
+            rows = [canonical_event(row.body) for row in await conn.execute(query)]
         rows.reverse()
         return rows
 
@@ -261,7 +255,7 @@ class LogReader(HistoryReads):
 
     async def replay(
         self, workspace_id: str, after: int, upto: int
-    ) -> AsyncIterator[list[dict[str, Any]]]:
+    ) -> AsyncIterator[list[EventJson]]:
         """Batches of up to ``batch_size`` events with ``after < seq <= upto``."""
         cursor = after
         while cursor < upto:
@@ -273,7 +267,7 @@ class LogReader(HistoryReads):
 
     async def space_events(
         self, workspace_id: str, space_id: str, after: int, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventJson]:
         query = (
             select(t.events.c.body)
             .where(
@@ -287,7 +281,7 @@ class LogReader(HistoryReads):
             .limit(limit)
         )
         async with self.engine.connect() as conn:
-            return [canonical(row.body) for row in await conn.execute(query)]
+            return [canonical_event(row.body) for row in await conn.execute(query)]
 
     async def parent_of(self, space_id: str) -> str | None:
         """A thread's room, or None for a space that is not a thread."""
@@ -334,3 +328,15 @@ class LogReader(HistoryReads):
         )
         async with self.engine.connect() as conn:
             return (await conn.execute(query)).first() is not None
+
+
+def heard_of(transcribed: EventJson) -> HeardJson:
+    """What an ``attachment.transcribed`` says was heard, as a voice note carries it."""
+    heard: HeardJson = {"outcome": transcribed["outcome"]}
+    if "transcript" in transcribed:
+        heard["transcript"] = transcribed["transcript"]
+    if "note" in transcribed:
+        heard["note"] = transcribed["note"]
+    if "engine" in transcribed:
+        heard["engine"] = transcribed["engine"]
+    return heard

@@ -17,6 +17,7 @@ from pydantic import JsonValue
 
 from chips_common.db.spend_reads import Pause
 from chips_common.events import JsonObject, LoggedJson
+from chips_common.events.wire import DeliveredJson
 from chips_common.rules.exchanges import SettingsJson
 from chips_common.rules.may import CardState
 from chips_common.rules.spend import SpendFacts
@@ -25,7 +26,7 @@ from chips_common.rules.spend import SpendFacts
 
 
 class EventPage(TypedDict):
-    events: list[LoggedJson]
+    events: list[DeliveredJson]
     next_since: int
 
 

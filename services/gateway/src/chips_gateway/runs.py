@@ -12,9 +12,8 @@ carries ``resolved_elsewhere: true``. Which socket sent it is the socket's own k
 
 from __future__ import annotations
 
-from typing import Any
-
 from chips_common.append import AppendAnswer
+from chips_common.events.wire import DeliveredJson, EventJson, ReceiptJson, event_json
 from chips_gateway.auth import Principal
 from chips_gateway.frames import ReceiptFrame
 
@@ -22,7 +21,7 @@ from chips_gateway.frames import ReceiptFrame
 DECISIONS = frozenset({"approval.resolved"})
 
 
-def receipt_frame(receipt: dict[str, Any]) -> ReceiptFrame:
+def receipt_frame(receipt: ReceiptJson) -> ReceiptFrame:
     return ReceiptFrame(
         frame="receipt",
         idempotency_key=receipt["idempotency_key"],
@@ -35,18 +34,18 @@ def receipt_after_ack(answer: AppendAnswer, key: str) -> ReceiptFrame | None:
     """The receipt that follows the sender's ack, when the door wrote one."""
     if not answer.ok or not answer.events:
         return None
-    receipt = answer.events[-1].get("run_receipt")
-    if not isinstance(receipt, dict) or receipt.get("idempotency_key") != key:
+    receipt = event_json(answer.events[-1]).get("run_receipt")
+    if receipt is None or receipt.get("idempotency_key") != key:
         return None
     return receipt_frame(receipt)
 
 
-def receipt_beside(principal: Principal, event: dict[str, Any]) -> ReceiptFrame | None:
+def receipt_beside(principal: Principal, event: EventJson) -> ReceiptFrame | None:
     """The receipt a run's harness is sent beside the event it is about."""
     receipt = event.get("run_receipt")
     if (
         principal.kind != "harness"
-        or not isinstance(receipt, dict)
+        or receipt is None
         or principal.participant_id not in receipt.get("harness_ids", ())
     ):
         return None
@@ -54,8 +53,8 @@ def receipt_beside(principal: Principal, event: dict[str, Any]) -> ReceiptFrame 
 
 
 def mark_elsewhere(
-    principal: Principal, event: dict[str, Any], sent_keys: set[str]
-) -> dict[str, Any]:
+    principal: Principal, event: DeliveredJson, sent_keys: set[str]
+) -> DeliveredJson:
     """An approval decided by another socket says so on a person's socket."""
     if event.get("type") not in DECISIONS or principal.kind != "person":
         return event

@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from chips_common.db.spend_reads import JobRead, held_since_last_person, read_job
-from chips_common.events import canonical
+from chips_common.events.wire import (
+    AttachmentJson,
+    ContextJson,
+    DeliveredJson,
+    EventJson,
+    LineJson,
+    TurnJson,
+    canonical_event,
+)
 from chips_common.ids import event_id_for_message
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import TAKEN_BY, Changes, lines_of, note_change
@@ -34,8 +42,8 @@ from chips_gateway.windows import Held
 
 
 async def lines_from(
-    reader: LogReader, events: list[dict[str, Any]], changes: Changes | None = None
-) -> list[dict[str, Any]]:
+    reader: LogReader, events: list[EventJson], changes: Changes | None = None
+) -> list[LineJson]:
     """The context lines these events make, with who said or did each.
 
     ``changes`` carries the edits and take-backs of newer events already read, for a
@@ -58,11 +66,11 @@ async def build_context(
     reader: LogReader,
     workspace_id: str,
     taker_id: str,
-    event: dict[str, Any],
+    event: EventJson,
     budget: Budget,
     since: int,
     changes: Changes | None = None,
-) -> dict[str, Any]:
+) -> ContextJson:
     """Lines said in the room since the taker last spoke there (or joined), up to the message.
 
     Reads back from the message only as far as the budget can use (one line more, to know
@@ -71,7 +79,7 @@ async def build_context(
     """
     space_id, seq = event["space_id"], event["seq"]
     wanted = budget.lines + 1
-    lines: list[dict[str, Any]] = []
+    lines: list[LineJson] = []
     changes = {} if changes is None else changes
     upper = seq
     while len(lines) < wanted:
@@ -91,7 +99,7 @@ async def build_context(
     }
 
 
-def own(line: dict[str, Any], taker_id: str) -> bool:
+def own(line: LineJson, taker_id: str) -> bool:
     """The taker's own words are not handed back to it."""
     return line["kind"] == "said" and (line.get("from") or {}).get("id") == taker_id
 
@@ -130,10 +138,10 @@ class Shaper:
 
     async def shape(
         self,
-        event: dict[str, Any],
-        extras: dict[str, Any] | None = None,
+        event: EventJson,
+        extras: TurnJson | None = None,
         job: JobRead | None = None,
-    ) -> dict[str, Any]:
+    ) -> DeliveredJson:
         """The event for this socket; ``extras`` are a message.new's room and context, and
         ``job`` the room's job as of it, when the feed's window of the room could tell
         them (otherwise they are read here)."""
@@ -175,7 +183,7 @@ class Shaper:
         shaped = await self.with_spend(shaped, event, job)
         return self.signed(shaped)
 
-    async def with_catch_up(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    async def with_catch_up(self, shaped: DeliveredJson, event: EventJson) -> DeliveredJson:
         """``agent.attached`` to its harness with ``catch_up``: the room's last lines before
         the agent joined, in context's shape and the harness's budget, for its next turn
         there (docs/product/websocket.md, One room at a time). Read from the log as of the event,
@@ -207,13 +215,13 @@ class Shaper:
         before = lines[0]["seq"] if lines else catch_up["before"]
         return {**shaped, "catch_up": {**catch_up, "lines": lines, "before": before}}
 
-    def takers(self, event: dict[str, Any]) -> list[str]:
+    def takers(self, event: EventJson) -> list[str]:
         """Who of this harness takes a turn on ``event`` (``for``); none for a person."""
         if self.kind != "harness" or event.get("type") != "message.post":
             return []
         return takers(event, self.principal.participant_id, self.owner_of)
 
-    async def turn(self, event: dict[str, Any], taking: list[str]) -> dict[str, Any]:
+    async def turn(self, event: EventJson, taking: list[str]) -> TurnJson:
         """Who said it, the room and the context of a message that is this harness's turn
         (its own, or ``taking``'s: its agents the message is for), read from the log as of
         the message. Several agents share one context, the one that has heard least's."""
@@ -222,13 +230,13 @@ class Shaper:
         members = as_shown(await reader.members_as_of(ws, space_id, seq))
         since = {t: await reader.context_start(ws, space_id, t, seq) for t in taking}
         least = least_heard(taking, since)
-        extra: dict[str, Any] = {"from": speaker(event, members)}
+        extra: TurnJson = {"from": speaker(event, members)}
         kept: int | None = None
         if self.budget.lines > 0:
             context = await build_context(reader, ws, least, event, self.budget, since[least])
             extra["context"] = context
             kept = len(context["lines"]) if context["truncated"] else None
-        found: dict[str, tuple[list[dict[str, Any]], bool]] = {}
+        found: dict[str, tuple[list[EventJson], bool]] = {}
         for t in taking:
             joinings = await reader.joinings(ws, space_id, since[t], seq)
             talked = since_is_joining(joinings, since[t], t) and await reader.talked_before(
@@ -256,7 +264,7 @@ class Shaper:
         extra["room"] = room_for(taking, members, news, Led(lead, told, event.get("ts", "")))
         return extra
 
-    async def with_heard(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    async def with_heard(self, shaped: DeliveredJson, event: EventJson) -> DeliveredJson:
         """Each voice note's ``heard`` (outcome, transcript, note, engine), as the room's
         lines carry it, once it was heard (docs/adr/0147): a message.new handed over after
         the hearing (a replay, a hand-off, a harness that was away) carries what was said.
@@ -274,13 +282,13 @@ class Shaper:
         )
         if not heard:
             return shaped
-        attachments = [
+        attachments: list[AttachmentJson] = [
             {**a, "heard": heard[a["attachment_id"]]} if a.get("attachment_id") in heard else a
             for a in shaped["attachments"]
         ]
         return {**shaped, "attachments": attachments}
 
-    async def with_files(self, shaped: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    async def with_files(self, shaped: DeliveredJson, event: EventJson) -> DeliveredJson:
         """``context.files``: the room's files as of the message (docs/product/websocket.md)."""
         space_id = event["space_id"]
         if self.links is None or space_id in self.fileless:
@@ -295,10 +303,10 @@ class Shaper:
 
     async def handed(
         self,
-        event: dict[str, Any],
+        event: EventJson,
         own: frozenset[str] | None = None,
         held: tuple[Held, ...] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[DeliveredJson]:
         """The held messages a person's act hands this harness: the newest held message
         that was for it since the person before last acted, as message.new with
         ``handed: true`` (docs/product/websocket.md; docs/adr/0083). Read from the log as of the
@@ -333,15 +341,15 @@ class Shaper:
         found = next((h for h in held if any(is_mine(w) for w in h[0].get("held_for") or ())), None)
         if found is None:
             return []
-        newest, job = canonical(found[0]), found[1]
+        newest, job = canonical_event(found[0]), found[1]
         takers_now = [h for h in newest.get("held_for") or () if is_mine(h)]
-        turn = {**newest, "addressed_to": [pid] if own is not None else takers_now}
+        turn: EventJson = {**newest, "addressed_to": [pid] if own is not None else takers_now}
         shaped = await self.shape(turn, None, job)
         return [{**shaped, "handed": True}]
 
     async def handed_to_lead(
-        self, event: dict[str, Any], own: frozenset[str] | None = None
-    ) -> list[dict[str, Any]]:
+        self, event: EventJson, own: frozenset[str] | None = None
+    ) -> list[DeliveredJson]:
         """Words nobody took, handed to the room's lead when it is this harness or one of
         its agents: the message as message.new with ``handed`` and ``lead``, its note
         opening with why (docs/product/websocket.md, Who leads; docs/adr/0090). Read from the log,
@@ -354,21 +362,22 @@ class Shaper:
         )
         if said is None or said.get("type") != "message.post":
             return []
-        turn = {**said, "addressed_to": [lead]}
+        turn: EventJson = {**said, "addressed_to": [lead]}
         shaped = await self.shape(turn)
         if shaped.get("type") != "message.new":
             return []
-        sender = (shaped.get("from") or {}).get("name") or str(event.get("said_by", ""))
+        said_by = shaped.get("from")
+        sender = (said_by.get("name") if said_by else None) or str(event.get("said_by", ""))
         opening = handed_opening(sender, int(event.get("quiet_seconds", 0)))
         room = shaped.get("room")
-        if isinstance(room, dict):
+        if room is not None:
             notes = {k: f"{opening} {note}" for k, note in (room.get("notes") or {}).items()}
             shaped = {**shaped, "room": {**room, "notes": notes}}
         return [{**shaped, "handed": True, "lead": True}]
 
     async def with_spend(
-        self, shaped: dict[str, Any], event: dict[str, Any], read: JobRead | None = None
-    ) -> dict[str, Any]:
+        self, shaped: DeliveredJson, event: EventJson, read: JobRead | None = None
+    ) -> DeliveredJson:
         """``context.spend`` and its sentence in the note: the room's job as of the message
         (docs/product/websocket.md, What the job has spent; docs/adr/0083), as the feed's window
         folded it (``read``) or else read from the log."""
@@ -393,7 +402,7 @@ class Shaper:
             shaped = {**shaped, "room": {**room, "notes": notes}}
         return shaped
 
-    def signed(self, shaped: dict[str, Any]) -> dict[str, Any]:
+    def signed(self, shaped: DeliveredJson) -> DeliveredJson:
         """Each file the frame carries, with a URL signed for this socket's credential."""
         if self.links is None:
             return shaped

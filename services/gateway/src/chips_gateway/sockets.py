@@ -110,7 +110,7 @@ class Sockets:
         those of one credential of theirs."""
         if self.nc is None:
             return
-        body: dict[str, Any] = {"participant_id": participant_id, "why": why}
+        body: dict[str, str] = {"participant_id": participant_id, "why": why}
         if credential_id:
             body["credential_id"] = credential_id
         # Best effort: each subscribed socket also sees the logged event go by.

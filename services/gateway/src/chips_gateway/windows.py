@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from chips_common.db.spend_reads import (
     HELD_READ,
@@ -20,6 +19,7 @@ from chips_common.db.spend_reads import (
     held_since_last_person,
     read_job,
 )
+from chips_common.events.wire import ContextJson, EventJson, LineJson, TurnJson
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import (
     Changes,
@@ -45,7 +45,7 @@ from chips_gateway.reader import TURN_ENDS, WORKING_TOLD, LogReader
 KEEP = 400  # events of one room a window holds
 
 # A held post, and the room's job as of it (None when the window did not fold it).
-Held = tuple[dict[str, Any], JobRead | None]
+Held = tuple[EventJson, JobRead | None]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class AsOf:
     shapes the event later: each is None when the window could not tell (ask the log)."""
 
     # A turn's room and context (RoomWindow.extras).
-    extras: dict[str, Any] | None = None
+    extras: TurnJson | None = None
     # The room's job as of the event (spend_reads.read_job).
     job: JobRead | None = None
     # The held posts a person's act at the event hands on, newest first
@@ -86,7 +86,7 @@ class JobFold:
         self.held_then: tuple[Held, ...] = ()
         self.folded = 0
 
-    def apply(self, event: dict[str, Any]) -> None:
+    def apply(self, event: EventJson) -> None:
         seq, kind = event["seq"], event["type"]
         self.held_then, self.folded = self.held, seq
         job = self.job
@@ -145,13 +145,13 @@ class RoomWindow:
         self,
         space_id: str,
         members: dict[str, Member],
-        events: list[dict[str, Any]],
+        events: list[EventJson],
         complete: bool,
         marks: dict[str, int | None],
-        joined: list[dict[str, Any]] | None = None,
+        joined: list[EventJson] | None = None,
         first_said: int | None = None,
         lead: str | None = None,
-        told: dict[str, Any] | None = None,
+        told: EventJson | None = None,
         spend: JobFold | None = None,
     ) -> None:
         self.space_id = space_id
@@ -160,7 +160,7 @@ class RoomWindow:
         self.lead = lead
         self.told = told
         self.members = members
-        self.events: deque[dict[str, Any]] = deque(events, maxlen=KEEP)
+        self.events: deque[EventJson] = deque(events, maxlen=KEEP)
         # Every event of the room after this seq is in the window (0: the whole room).
         self.covers_after = 0 if complete else (events[0]["seq"] - 1 if events else 0)
         # Where each member's context starts (LogReader.context_start), None when unknown.
@@ -172,7 +172,7 @@ class RoomWindow:
         for event in events:
             self._turns(event, marks=False)
         # Each event's context line, made once rather than for every delivery.
-        self.lines: dict[int, dict[str, Any] | None] = {}
+        self.lines: dict[int, LineJson | None] = {}
         # Every event that brought somebody into the room, and the seq of its first words,
         # however long ago: a turn's news needs them even when its context starts further
         # back than the window holds (a harness that listens and never speaks).
@@ -224,7 +224,7 @@ class RoomWindow:
             spend=spend,
         )
 
-    def apply(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
+    def apply(self, event: EventJson, names: dict[str, dict[str, str]]) -> None:
         """Fold one event of the room, in seq order."""
         if len(self.events) == KEEP:
             self.covers_after = self.events[0]["seq"]
@@ -248,7 +248,7 @@ class RoomWindow:
             self.members.pop(event["participant_id"], None)
         self._turns(event, marks=True)
 
-    def follow_room(self, event: dict[str, Any], names: dict[str, dict[str, str]]) -> None:
+    def follow_room(self, event: EventJson, names: dict[str, dict[str, str]]) -> None:
         """A thread's window follows its room's membership (it has none of its own)."""
         if event["type"] == "membership.added":
             pid = event["participant_id"]
@@ -263,7 +263,7 @@ class RoomWindow:
         known = who(names, pid)
         self.members[pid] = Member(pid, known["kind"], known["name"], standing)
 
-    def _turns(self, event: dict[str, Any], *, marks: bool) -> None:
+    def _turns(self, event: EventJson, *, marks: bool) -> None:
         """Follow who was asked what and where each turn ended, as context_start reads it.
 
         A member's context starts at its joining, or where the turn that said its last
@@ -306,9 +306,7 @@ class RoomWindow:
         mark = self.marks.get(pid)
         return mark if mark is not None and mark < before else None
 
-    def line(
-        self, event: dict[str, Any], names: dict[str, dict[str, str]]
-    ) -> dict[str, Any] | None:
+    def line(self, event: EventJson, names: dict[str, dict[str, str]]) -> LineJson | None:
         seq = event["seq"]
         if seq not in self.lines:  # loaded with the window rather than folded into it
             self.lines[seq] = line_of(event, lambda p: who(names, p))
@@ -317,17 +315,17 @@ class RoomWindow:
     def extras(
         self,
         takers: list[str],
-        event: dict[str, Any],
+        event: EventJson,
         budget: Budget,
         names: dict[str, dict[str, str]],
         owners: Mapping[str, str],
-    ) -> dict[str, Any] | None:
+    ) -> TurnJson | None:
         """The room and context for ``takers``' turn on ``event`` (a harness, or those of
         its agents the message is for), or None to ask the log. Several agents share one
         context: the one that has heard least's (docs/product/websocket.md, Being spoken to)."""
         seq = event["seq"]
         since: dict[str, int] = {}
-        comings: dict[str, tuple[list[dict[str, Any]], bool]] = {}
+        comings: dict[str, tuple[list[EventJson], bool]] = {}
         for pid in takers:
             mark = self.since(pid, seq)
             if mark is None:
@@ -338,7 +336,7 @@ class RoomWindow:
             since[pid], comings[pid] = mark, found
         least = min(takers, key=lambda t: (since[t], takers.index(t)))
         members = shown(self.members.values(), names, owners)
-        extra: dict[str, Any] = {"from": speaker(event, members)}
+        extra: TurnJson = {"from": speaker(event, members)}
         kept_count: int | None = None
         if budget.lines > 0:
             context = self.context(least, event, since[least], budget, names)
@@ -366,7 +364,7 @@ class RoomWindow:
     def as_of(
         self,
         takers: list[str],
-        event: dict[str, Any],
+        event: EventJson,
         budget: Budget,
         names: dict[str, dict[str, str]],
         owners: Mapping[str, str],
@@ -383,7 +381,7 @@ class RoomWindow:
             held = self.spend.held_at(seq)
         return AsOf(extras, job, held)
 
-    def joinings(self, pid: str, since: int, seq: int) -> tuple[list[dict[str, Any]], bool] | None:
+    def joinings(self, pid: str, since: int, seq: int) -> tuple[list[EventJson], bool] | None:
         """The room's events that brought somebody in from ``since`` to the message, and
         whether anything was said before ``since``; None when the window cannot tell."""
         if self.joined is None:
@@ -397,15 +395,15 @@ class RoomWindow:
     def context(
         self,
         pid: str,
-        event: dict[str, Any],
+        event: EventJson,
         since: int,
         budget: Budget,
         names: dict[str, dict[str, str]],
-    ) -> dict[str, Any] | None:
+    ) -> ContextJson | None:
         """The lines said since ``since`` up to the message, fitted to the budget."""
         seq = event["seq"]
         wanted = budget.lines + 1
-        lines: list[dict[str, Any]] = []
+        lines: list[LineJson] = []
         changes: Changes = {}
         reached_since = False
         for older in reversed(self.events):
@@ -450,7 +448,7 @@ class ReplayWindows:
         self.names = names
         self.rooms: dict[str, RoomWindow] = {}
 
-    async def fold(self, event: dict[str, Any]) -> RoomWindow | None:
+    async def fold(self, event: EventJson) -> RoomWindow | None:
         """Fold one event of the replay (every event, in seq order); its room's window."""
         space_id = event.get("space_id")
         if space_id is None:

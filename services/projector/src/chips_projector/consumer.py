@@ -11,13 +11,13 @@ from the log, so a lost or reordered message heals itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common import otel
 from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
+from chips_common.events.wire import EventJson
 from chips_common.service.consumer import BatchHandler
 from chips_common.service.fold import applying, pages_of_many
 from chips_common.service.poison import set_aside
@@ -49,7 +49,7 @@ async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> 
     return reached
 
 
-async def apply_page(fold: store.Fold, page: list[tuple[dict[str, Any], str | None]]) -> None:
+async def apply_page(fold: store.Fold, page: list[tuple[EventJson, str | None]]) -> None:
     for event, traceparent in page:
         if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
             continue

@@ -6,16 +6,15 @@ erasure live and rebuilding from seq 0 give the same tables (docs/adr/0010).
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import and_, delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import projector_tables as pt
+from chips_common.events.wire import EventJson
 from chips_projector.rules import erased_spaces
 
 
-async def apply_space_erased(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_space_erased(conn: AsyncConnection, event: EventJson) -> None:
     erased = erased_spaces(event)
     said = select(pt.rm_messages.c.id).where(pt.rm_messages.c.space_id.in_(erased))
     await conn.execute(delete(pt.rm_hidden).where(pt.rm_hidden.c.message_id.in_(said)))

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Required, TypedDict
 
-from chips_common.events import words_of
+from pydantic import JsonValue
+
+from chips_common.events import JsonObject, words_of
 from chips_common.events.messages import CARD_FIELDS
+from chips_common.events.wire import EventJson, fields_of
 
-Event = Mapping[str, Any]
+Event = EventJson
 
 # The standing of a harness's row in a room it is in only behind its agents (docs/adr/0070):
 # kept in rm_members, as the door keeps it, but never listed and drawing no line.
@@ -57,35 +60,58 @@ def moves_behind_agents(event: Event) -> bool:
     return str(event["replaced"]).startswith("hrn_")
 
 
-def space_changes(event: Event) -> dict[str, Any]:
+class SpaceChanges(TypedDict, total=False):
+    """What a ``space.updated`` changes of its ``rm_spaces`` row."""
+
+    last_seq: Required[int]
+    title: str
+    state: str
+    moved_by: str
+    moved_seq: int
+
+
+def space_changes(event: Event) -> SpaceChanges:
     """What a ``space.updated`` changes of its room: the title it gives, and the state with
     who moved it and when; the room's last seq in any case."""
-    changes: dict[str, Any] = {"last_seq": event["seq"]}
+    changes: SpaceChanges = {"last_seq": event["seq"]}
     if "title" in event:
         changes["title"] = event["title"]
     if "state" in event:
-        changes.update(state=event["state"], moved_by=event["actor"]["id"], moved_seq=event["seq"])
+        changes["state"] = event["state"]
+        changes["moved_by"] = event["actor"]["id"]
+        changes["moved_seq"] = event["seq"]
     return changes
 
 
-def agent_facts(event: Event) -> dict[str, Any]:
+def agent_facts(event: Event) -> JsonObject:
     """The facts an ``agent.registered`` row keeps: those the event gave."""
-    return {k: event[k] for k in AGENT_FACTS if event.get(k) is not None}
+    given: Mapping[str, JsonValue] = fields_of(event)
+    return {k: given[k] for k in AGENT_FACTS if given.get(k) is not None}
 
 
-def agent_changes(facts: Mapping[str, Any] | None, event: Event) -> dict[str, Any]:
+class AgentChanges(TypedDict, total=False):
+    """What an ``agent.updated`` changes of an agent's ``rm_participants`` row."""
+
+    agent: JsonObject
+    name: str
+
+
+def agent_changes(facts: Mapping[str, JsonValue] | None, event: Event) -> AgentChanges:
     """What an ``agent.updated`` changes of an agent's row, given the facts it has: its
     name, and its state, who named it and its face merged into the facts (an empty face
     takes it off). Empty when nothing changes."""
-    changes: dict[str, Any] = {}
+    changes: AgentChanges = {}
     merged = dict(facts or {})
+    given = fields_of(event)
     for name in ("state", "name_by"):
-        if event.get(name) is not None:
-            merged[name] = event[name]
-    if event.get("face") == "":
+        value = given.get(name)
+        if value is not None:
+            merged[name] = value
+    face = given.get("face")
+    if face == "":
         merged.pop("face", None)
-    elif event.get("face") is not None:
-        merged["face"] = event["face"]
+    elif face is not None:
+        merged["face"] = face
     if merged != dict(facts or {}):
         changes["agent"] = merged
     if event.get("name") is not None:
@@ -93,7 +119,23 @@ def agent_changes(facts: Mapping[str, Any] | None, event: Event) -> dict[str, An
     return changes
 
 
-def post_row(event: Event) -> dict[str, Any]:
+class PostRow(TypedDict):
+    """A ``message.post``'s row of ``rm_messages``."""
+
+    id: str
+    workspace_id: str
+    space_id: str
+    seq: int
+    author_id: str
+    kind: str
+    text: str
+    reply_to: str | None
+    ts: str
+    card: JsonValue
+    run_id: str | None
+
+
+def post_row(event: Event) -> PostRow:
     """A ``message.post``'s row of ``rm_messages``: its words as the room reads them, and
     its card when its kind has one (JSON's null otherwise)."""
     kind = event.get("kind", "text")
@@ -107,7 +149,7 @@ def post_row(event: Event) -> dict[str, Any]:
         "text": words_of(dict(event)),
         "reply_to": event.get("reply_to"),
         "ts": event["ts"],
-        "card": event.get(kind) if kind in CARD_FIELDS else None,
+        "card": fields_of(event).get(kind) if kind in CARD_FIELDS else None,
         "run_id": event.get("run_id"),
     }
 
@@ -117,13 +159,23 @@ def harness_of(event: Event) -> str:
     return str(event["actor"].get("harness_id") or event["actor"]["id"])
 
 
-def run_state_changes(event: Event) -> dict[str, Any]:
+class RunState(TypedDict, total=False):
+    """What a run's pause, resume or end records on its ``rm_runs`` row."""
+
+    state: Required[str]
+    ended_seq: int
+    ended_at: datetime
+    summary: str | JsonObject | None
+    why: str | None
+
+
+def run_state_changes(event: Event) -> RunState:
     """What a run's pause, resume or end records on its row: an end its state, seq and
     time, with the summary of a completion or the why of a failure or cancel."""
     kind = event["type"]
     if kind not in ENDED:
         return {"state": "paused" if kind == "run.paused" else "running"}
-    values: dict[str, Any] = {
+    values: RunState = {
         "state": ENDED[kind],
         "ended_seq": event["seq"],
         "ended_at": ts_of(event),
@@ -141,7 +193,16 @@ def step_replaces(event: Event) -> list[str]:
     return ["status", "last_seq"] + [n for n in ("title", "summary") if event.get(n) is not None]
 
 
-def usage_of(event: Event) -> dict[str, Any]:
+class Usage(TypedDict):
+    """A usage report's counts, as each of its scopes adds them up."""
+
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    uncosted: int
+
+
+def usage_of(event: Event) -> Usage:
     """A usage report's counts: tokens, the cost (0 when unknown) and whether it was
     uncosted (a run Chips could not price counts nothing, and is counted as such)."""
     cost = event.get("cost_usd")
@@ -169,7 +230,7 @@ def card_kind(event: Event) -> str:
     return "approval" if event["type"] in ("approval.request", "approval.resolved") else "question"
 
 
-def answer_of(event: Event) -> dict[str, Any]:
+def answer_of(event: Event) -> JsonObject:
     """What an answer records on its card: those of its fields that say the answer."""
     fields = (
         "decision",
@@ -182,7 +243,8 @@ def answer_of(event: Event) -> dict[str, Any]:
         "autonomy",
         "default_taken",
     )
-    answer = {k: event[k] for k in fields if k in event}
+    given = fields_of(event)
+    answer: JsonObject = {k: given[k] for k in fields if k in given}
     if event["type"] == "question.expired":  # ADR 0131: the card says it expired
         answer["expired"] = True
     return answer
@@ -193,7 +255,19 @@ def at_home(event: Event) -> bool:
     return bool(event["space_id"] == event["to_space_id"])
 
 
-def lane_end_changes(event: Event) -> dict[str, Any]:
+class LaneEnd(TypedDict):
+    """What a lane's end records on its ``rm_lanes`` row."""
+
+    state: str
+    summary: str | JsonObject | None
+    why: str | None
+    cost_usd: float | None
+    ended_by: str
+    ended_seq: int
+    ended_at: datetime
+
+
+def lane_end_changes(event: Event) -> LaneEnd:
     """What a lane's end records: how it ended, its summary or why, its cost, who and when."""
     return {
         "state": LANE_ENDED[event["type"]],

@@ -8,7 +8,7 @@ A lane is folded from the copy of each event at home, in the room it went to (AD
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import projector_tables as pt
+from chips_common.events.wire import EventJson
 from chips_projector.rules import (
     answer_of,
     at_home,
@@ -30,15 +31,15 @@ from chips_projector.rules import (
     usage_scopes,
 )
 
-Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
+Apply = Callable[[AsyncConnection, EventJson], Awaitable[None]]
 
 
-def this_run(event: dict[str, Any]) -> Any:
+def this_run(event: EventJson) -> Any:
     c = pt.rm_runs.c
     return and_(c.workspace_id == event["workspace_id"], c.id == event["run_id"])
 
 
-async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_run_started(conn: AsyncConnection, event: EventJson) -> None:
     if event.get("lane_id"):  # a job taking over the lane it works (ADR 0017)
         await conn.execute(
             update(pt.rm_lanes).where(this_lane(event)).values(working_run_id=event["run_id"])
@@ -61,7 +62,7 @@ async def apply_run_started(conn: AsyncConnection, event: dict[str, Any]) -> Non
     )
 
 
-async def apply_run_status(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_run_status(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         update(pt.rm_runs)
         .where(this_run(event))
@@ -74,11 +75,11 @@ async def apply_run_status(conn: AsyncConnection, event: dict[str, Any]) -> None
     )
 
 
-async def apply_state(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_state(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(update(pt.rm_runs).where(this_run(event)).values(**run_state_changes(event)))
 
 
-async def apply_step_log(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_step_log(conn: AsyncConnection, event: EventJson) -> None:
     stmt = pg_insert(pt.rm_steps).values(
         workspace_id=event["workspace_id"],
         run_id=event["run_id"],
@@ -98,7 +99,7 @@ async def apply_step_log(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
-async def apply_usage(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_usage(conn: AsyncConnection, event: EventJson) -> None:
     counts = usage_of(event)
     tokens_in, tokens_out = counts["tokens_in"], counts["tokens_out"]
     cost, uncosted = counts["cost_usd"], counts["uncosted"]
@@ -141,14 +142,15 @@ async def apply_usage(conn: AsyncConnection, event: dict[str, Any]) -> None:
         )
 
 
-async def apply_card(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_card(conn: AsyncConnection, event: EventJson) -> None:
     kind = card_kind(event)
     expires = event.get("expires_at")
+    fields: Mapping[str, object] = event
     await conn.execute(
         insert(pt.rm_cards).values(
             workspace_id=event["workspace_id"],
             kind=kind,
-            id=event[f"{kind}_id"],
+            id=fields[f"{kind}_id"],
             run_id=event["run_id"],
             space_id=event["space_id"],
             harness_id=harness_of(event),
@@ -159,8 +161,9 @@ async def apply_card(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
-async def apply_answer(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_answer(conn: AsyncConnection, event: EventJson) -> None:
     kind = card_kind(event)
+    fields: Mapping[str, object] = event
     c = pt.rm_cards.c
     await conn.execute(
         update(pt.rm_cards)
@@ -168,7 +171,7 @@ async def apply_answer(conn: AsyncConnection, event: dict[str, Any]) -> None:
             and_(
                 c.workspace_id == event["workspace_id"],
                 c.kind == kind,
-                c.id == event[f"{kind}_id"],
+                c.id == fields[f"{kind}_id"],
             )
         )
         .values(
@@ -177,12 +180,12 @@ async def apply_answer(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
-def this_lane(event: dict[str, Any]) -> Any:
+def this_lane(event: EventJson) -> Any:
     c = pt.rm_lanes.c
     return and_(c.workspace_id == event["workspace_id"], c.id == event["lane_id"])
 
 
-async def apply_lane_opened(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_lane_opened(conn: AsyncConnection, event: EventJson) -> None:
     if not at_home(event):
         return
     await conn.execute(
@@ -202,7 +205,7 @@ async def apply_lane_opened(conn: AsyncConnection, event: dict[str, Any]) -> Non
     )
 
 
-async def apply_lane_ended(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_lane_ended(conn: AsyncConnection, event: EventJson) -> None:
     if not at_home(event):
         return
     await conn.execute(

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import projector_tables as pt
 from chips_common.db.direct import Conn, compiled
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.ids import message_id_for
 from chips_common.rules.lines import system_line
 from chips_projector import erase, threads, words
@@ -33,7 +33,7 @@ from chips_projector.rules import (
 )
 from chips_projector.runs import RUN_APPLY
 
-Apply = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
+Apply = Callable[[AsyncConnection, EventJson], Awaitable[None]]
 
 
 async def touch(conn: AsyncConnection, space_id: str, seq: int, messages: int = 0) -> None:
@@ -44,7 +44,7 @@ async def touch(conn: AsyncConnection, space_id: str, seq: int, messages: int = 
     )
 
 
-async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, standing: str) -> None:
+async def add_member(conn: AsyncConnection, event: EventJson, who: str, standing: str) -> None:
     await conn.execute(
         pg_insert(pt.rm_members)
         .values(
@@ -58,7 +58,7 @@ async def add_member(conn: AsyncConnection, event: dict[str, Any], who: str, sta
     )
 
 
-async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_space_created(conn: AsyncConnection, event: EventJson) -> None:
     if event["kind"] == "thread":
         await threads.apply_thread_created(conn, event)
         return
@@ -87,7 +87,7 @@ async def apply_space_created(conn: AsyncConnection, event: dict[str, Any]) -> N
         await add_opener(conn, event)
 
 
-async def apply_space_claimed(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_space_claimed(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         update(pt.rm_spaces)
         .where(and_(pt.rm_spaces.c.id == event["space_id"], pt.rm_spaces.c.key.is_(None)))
@@ -97,7 +97,7 @@ async def apply_space_claimed(conn: AsyncConnection, event: dict[str, Any]) -> N
     await touch(conn, event["space_id"], event["seq"])
 
 
-async def add_opener(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def add_opener(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         insert(pt.rm_openers).values(
             space_id=event["space_id"],
@@ -108,7 +108,7 @@ async def add_opener(conn: AsyncConnection, event: dict[str, Any]) -> None:
     )
 
 
-async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_membership_added(conn: AsyncConnection, event: EventJson) -> None:
     standing = event.get("standing", "member")
     await add_member(conn, event, event["participant_id"], standing)
     await touch(conn, event["space_id"], event["seq"])
@@ -116,7 +116,7 @@ async def apply_membership_added(conn: AsyncConnection, event: dict[str, Any]) -
         await draw_line(conn, event)
 
 
-async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_membership_removed(conn: AsyncConnection, event: EventJson) -> None:
     gone = (
         await conn.execute(
             delete(pt.rm_members)
@@ -134,7 +134,7 @@ async def apply_membership_removed(conn: AsyncConnection, event: dict[str, Any])
         await draw_line(conn, event)
 
 
-async def apply_membership_replaced(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_membership_replaced(conn: AsyncConnection, event: EventJson) -> None:
     """An agent took another's place in a room (docs/adr/0071): what the replaced one said
     there reads as the agent's from then on (docs/adr/0136): the room's lines, not the
     muted lines of what it did to the room. A harness it replaced stays, behind its agents
@@ -165,7 +165,7 @@ async def apply_membership_replaced(conn: AsyncConnection, event: dict[str, Any]
     )
 
 
-async def apply_space_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_space_updated(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         update(pt.rm_spaces)
         .where(pt.rm_spaces.c.id == event["space_id"])
@@ -174,7 +174,7 @@ async def apply_space_updated(conn: AsyncConnection, event: dict[str, Any]) -> N
     await draw_line(conn, event)
 
 
-async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_space_lock_set(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         update(pt.rm_spaces)
         .where(pt.rm_spaces.c.id == event["space_id"])
@@ -183,7 +183,7 @@ async def apply_space_lock_set(conn: AsyncConnection, event: dict[str, Any]) -> 
     await draw_line(conn, event)
 
 
-async def apply_space_lead_set(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_space_lead_set(conn: AsyncConnection, event: EventJson) -> None:
     """The room's lead, for its sheet and the space reads (docs/adr/0090)."""
     await conn.execute(
         update(pt.rm_spaces)
@@ -193,7 +193,7 @@ async def apply_space_lead_set(conn: AsyncConnection, event: dict[str, Any]) -> 
     await draw_line(conn, event)
 
 
-async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_participant_joined(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         insert(pt.rm_participants).values(
             id=event["participant_id"],
@@ -207,11 +207,12 @@ async def apply_participant_joined(conn: AsyncConnection, event: dict[str, Any])
     )
 
 
-async def apply_person_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_person_updated(conn: AsyncConnection, event: EventJson) -> None:
     """A person's role, or whether they are active (docs/adr/0125), and the rooms their
     deactivation handed on; their name or time zone, as they changed it."""
     fields = ("role", "active", "name", "time_zone")
-    change = {k: event[k] for k in fields if event.get(k) is not None}
+    given: Mapping[str, object] = event
+    change = {k: given[k] for k in fields if given.get(k) is not None}
     if change:
         await conn.execute(
             update(pt.rm_participants)
@@ -231,7 +232,7 @@ async def apply_person_updated(conn: AsyncConnection, event: dict[str, Any]) -> 
             )
 
 
-async def apply_agent_registered(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_agent_registered(conn: AsyncConnection, event: EventJson) -> None:
     """An agent is a participant of kind ``agent``, its harness its owner (docs/adr/0070),
     with its facts as the door keeps them."""
     await conn.execute(
@@ -248,7 +249,7 @@ async def apply_agent_registered(conn: AsyncConnection, event: dict[str, Any]) -
     )
 
 
-async def apply_agent_updated(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_agent_updated(conn: AsyncConnection, event: EventJson) -> None:
     """Renamed (by whom, when a person did), archived or brought back."""
     p = pt.rm_participants
     facts = (await conn.execute(select(p.c.agent).where(p.c.id == event["agent_id"]))).scalar()
@@ -257,7 +258,7 @@ async def apply_agent_updated(conn: AsyncConnection, event: dict[str, Any]) -> N
         await conn.execute(update(p).where(p.c.id == event["agent_id"]).values(**changes))
 
 
-async def apply_harness_declared(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_harness_declared(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         update(pt.rm_participants)
         .where(pt.rm_participants.c.id == event["harness_id"])
@@ -274,7 +275,7 @@ async def names(conn: AsyncConnection, ids: set[str]) -> dict[str, str]:
     return {row.id: row.name for row in rows}
 
 
-async def draw_line(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def draw_line(conn: AsyncConnection, event: EventJson) -> None:
     """The muted ``system`` line a room operation draws (docs/adr/0006).
 
     It is a row of the room's messages, with the id of its event's ULID and the actor as
@@ -339,9 +340,9 @@ class Fold:
     def __init__(self, conn: AsyncConnection | Conn) -> None:
         # A psycopg connection (docs/adr/0120) folds only posts: see ``posts_only``.
         self.conn = conn
-        self.posts: list[dict[str, Any]] = []
+        self.posts: list[EventJson] = []
 
-    async def apply(self, event: dict[str, Any]) -> None:
+    async def apply(self, event: EventJson) -> None:
         if event["type"] == "message.post":
             self.posts.append(event)
             return
@@ -370,7 +371,7 @@ class Fold:
             await self.conn.execute(_FLUSH_DIRECT, params)
 
 
-def posts_only(events: list[tuple[dict[str, Any], str | None]]) -> bool:
+def posts_only(events: list[tuple[EventJson, str | None]]) -> bool:
     """Whether folding ``events`` writes nothing but posts (and checkpoints): the events a
     psycopg connection can fold alone (docs/adr/0120)."""
     return all(
@@ -444,7 +445,7 @@ def _wanted(upto: Mapping[str, int | None], limit: int) -> dict[str, Any]:
 
 async def lock_and_read(
     conn: AsyncConnection | Conn, upto: Mapping[str, int | None], limit: int
-) -> tuple[dict[str, int], list[tuple[dict[str, Any], str | None]]]:
+) -> tuple[dict[str, int], list[tuple[EventJson, str | None]]]:
     """Lock the workspaces' checkpoints until the transaction ends and read the first page
     (at most ``limit`` events of each, up to its ``upto``, the head when None) after them:
     the checkpoints, and the events in seq order with their traces. ``conn`` is an
@@ -455,9 +456,9 @@ async def lock_and_read(
     else:
         rows = await (await conn.execute(_LOCK_AND_READ_DIRECT, _wanted(upto, limit))).fetchall()
     checkpoints: dict[str, int] = {}
-    events: list[tuple[dict[str, Any], str | None]] = []
+    events: list[tuple[EventJson, str | None]] = []
     for row in rows:
         checkpoints.setdefault(row.workspace_id, int(row.checkpoint))
         if row.body is not None:
-            events.append((canonical(row.body), row.traceparent))
+            events.append((canonical_event(row.body), row.traceparent))
     return checkpoints, events

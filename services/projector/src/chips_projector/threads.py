@@ -8,15 +8,15 @@ room forward in everyone's list (``last_seq``), as a message in the room would.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import and_, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import projector_tables as pt
+from chips_common.events.wire import EventJson
 
 
-async def apply_thread_created(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_thread_created(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         insert(pt.rm_spaces).values(
             id=event["space_id"],
@@ -34,7 +34,7 @@ async def apply_thread_created(conn: AsyncConnection, event: dict[str, Any]) -> 
     )
 
 
-async def bring_room_forward(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def bring_room_forward(conn: AsyncConnection, event: EventJson) -> None:
     """Move a thread's room to the top of the list when somebody says something in it."""
     parent = (
         select(pt.rm_spaces.c.parent_space_id)

@@ -14,20 +14,21 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import projector_tables as pt
+from chips_common.events.wire import EventJson
 from chips_projector.rules import hides, pins
 
 
-def _message(event: dict[str, Any]) -> Any:
+def _message(event: EventJson) -> Any:
     return pt.rm_messages.c.id == event["message_id"]
 
 
-async def apply_message_edited(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_message_edited(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         update(pt.rm_messages).where(_message(event)).values(text=event["text"], edited=True)
     )
 
 
-async def apply_message_deleted(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_message_deleted(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(
         update(pt.rm_messages)
         .where(_message(event))
@@ -38,7 +39,7 @@ async def apply_message_deleted(conn: AsyncConnection, event: dict[str, Any]) ->
     )
 
 
-async def apply_message_heard(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_message_heard(conn: AsyncConnection, event: EventJson) -> None:
     """A turn heard the message while working: "J1 heard this while working" beneath it
     (docs/product/websocket.md; docs/adr/0075). Each agent once, in the order they heard it."""
     heard_by = pt.rm_messages.c.heard_by
@@ -50,11 +51,11 @@ async def apply_message_heard(conn: AsyncConnection, event: dict[str, Any]) -> N
     )
 
 
-async def apply_message_pinned(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_message_pinned(conn: AsyncConnection, event: EventJson) -> None:
     await conn.execute(update(pt.rm_messages).where(_message(event)).values(pinned=pins(event)))
 
 
-async def apply_message_hidden(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_message_hidden(conn: AsyncConnection, event: EventJson) -> None:
     who = event["actor"]["id"]
     if hides(event):
         await conn.execute(
@@ -77,7 +78,7 @@ async def apply_message_hidden(conn: AsyncConnection, event: dict[str, Any]) -> 
         )
 
 
-async def apply_feedback(conn: AsyncConnection, event: dict[str, Any]) -> None:
+async def apply_feedback(conn: AsyncConnection, event: EventJson) -> None:
     fb = pt.rm_feedback.c
     who = event["actor"]["id"]
     if event.get("withdrawn"):

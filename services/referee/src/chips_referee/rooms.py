@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import tables as t
 from chips_common.db.direct import Conn, compiled
 from chips_common.db.referee_tables import referee_rooms
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.rules.lead import (
     Room,
     facts,
@@ -37,6 +37,7 @@ from chips_common.rules.lead import (
     next_silence,
     told_key,
 )
+from chips_common.rules.lead_json import RoomRow
 from chips_common.service.poison import folding, set_aside
 from chips_referee.appender import Appender
 
@@ -114,7 +115,7 @@ class RoomEvents:
     """A stretch of a workspace's log in rooms: each room's events in seq order, and the
     rooms with usage among them (whose jobs are weighed after)."""
 
-    by_room: dict[str, list[dict[str, Any]]]
+    by_room: dict[str, list[EventJson]]
     spent_in: set[str]
 
 
@@ -124,7 +125,7 @@ class Kept:
     room its events left as it was is not written again."""
 
     room: Room
-    body: dict[str, Any]
+    body: RoomRow
     due_at: datetime | None
 
 
@@ -133,7 +134,7 @@ class RoomRows(Protocol):
     itself for the handler's common case (docs/adr/0120). The statements are the same."""
 
     async def save_room(
-        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+        self, workspace_id: str, space_id: str, body: RoomRow, due: datetime | None
     ) -> None: ...
 
     async def delete_room(self, workspace_id: str, space_id: str) -> None: ...
@@ -144,7 +145,7 @@ class EngineRows:
     conn: AsyncConnection
 
     async def save_room(
-        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+        self, workspace_id: str, space_id: str, body: RoomRow, due: datetime | None
     ) -> None:
         await self.conn.execute(
             SAVE_ROOM,
@@ -160,7 +161,7 @@ class DirectRows:
     conn: Conn
 
     async def save_room(
-        self, workspace_id: str, space_id: str, body: dict[str, Any], due: datetime | None
+        self, workspace_id: str, space_id: str, body: RoomRow, due: datetime | None
     ) -> None:
         # As SQLAlchemy binds a JSONB on psycopg: the body wrapped as Jsonb.
         await self.conn.execute(
@@ -183,7 +184,7 @@ def by_room(rows: Iterable[Any]) -> RoomEvents:
     """Rows of ``ROOM_EVENTS``, by room."""
     found = RoomEvents({}, set())
     for row in rows:
-        event = canonical(row.body)
+        event = canonical_event(row.body)
         if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
             continue
         found.by_room.setdefault(row.space_id, []).append(event)

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -22,6 +21,7 @@ from chips_common.db import tables as t
 from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
 from chips_common.db.search_tables import search_checkpoints
+from chips_common.events.wire import EventJson
 from chips_common.service.consumer import BatchHandler
 from chips_common.service.fold import applying, pages_of_many
 from chips_common.service.poison import set_aside
@@ -64,7 +64,7 @@ async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> 
     return reached
 
 
-async def apply_page(index: store.Index, page: list[tuple[dict[str, Any], str | None]]) -> None:
+async def apply_page(index: store.Index, page: list[tuple[EventJson, str | None]]) -> None:
     for event, traceparent in page:
         if event["type"] in INDEXED and not set_aside(event):
             with applying(tracer, "search.apply", event, traceparent):
@@ -120,7 +120,7 @@ async def _fold_posts(
     write_if_still: Callable[[Mapping[str, tuple[int, int]], set[str]], Awaitable[set[str]]],
 ) -> tuple[dict[str, int], set[str]]:
     read = await read_unlocked()
-    by_workspace: dict[str, list[tuple[dict[str, Any], str | None]]] = {}
+    by_workspace: dict[str, list[tuple[EventJson, str | None]]] = {}
     for event, traceparent in read.events:
         by_workspace.setdefault(event["workspace_id"], []).append((event, traceparent))
     reached = {w: seq for w, seq in read.checkpoints.items() if w not in by_workspace}

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import text
 
 from chips_common.db.direct import Conn, compiled
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_search.store import SAID_IN, Index, Posts, posts_statement
 
 # Lock the batch's checkpoints (in the order of their ids, as every fold locks them, so two
@@ -47,7 +47,7 @@ class FirstPage:
     of its events after it, each with its trace, in seq order."""
 
     checkpoints: dict[str, int]
-    events: list[tuple[dict[str, Any], str | None]]
+    events: list[tuple[EventJson, str | None]]
 
 
 async def lock_and_read(index: Index, upto: Mapping[str, int | None], limit: int) -> FirstPage:
@@ -69,7 +69,7 @@ async def lock_and_read(index: Index, upto: Mapping[str, int | None], limit: int
         page.checkpoints.setdefault(row.workspace_id, int(row.checkpoint))
         if row.body is None:
             continue
-        event = canonical(row.body)
+        event = canonical_event(row.body)
         page.events.append((event, row.traceparent))
         if event["type"] in SAID_IN and event["space_id"] not in index.rooms:
             index.rooms[event["space_id"]] = str(row.thread_room or event["space_id"])
@@ -128,7 +128,7 @@ class Read:
 
     checkpoints: dict[str, int]
     absent: set[str]
-    events: list[tuple[dict[str, Any], str | None]]
+    events: list[tuple[EventJson, str | None]]
 
 
 def _read_params(upto: Mapping[str, int | None], limit: int) -> dict[str, Any]:
@@ -149,7 +149,7 @@ def _read_from(posts: Posts, rows: Iterable[Any]) -> Read:
                 read.absent.add(row.workspace_id)
         if row.body is None:
             continue
-        event = canonical(row.body)
+        event = canonical_event(row.body)
         read.events.append((event, row.traceparent))
         if event["type"] in SAID_IN and event["space_id"] not in posts.rooms:
             posts.rooms[event["space_id"]] = str(row.thread_room or event["space_id"])

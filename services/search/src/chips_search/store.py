@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from sqlalchemy import and_, delete, insert, or_, select, text
@@ -34,21 +34,37 @@ from chips_common.db.search_tables import (
     search_docs,
     search_threads,
 )
+from chips_common.events.wire import EventJson
 from chips_common.rules.search import card_words, clean_text, message_words, step_words
 
-Apply = Callable[["Index", dict[str, Any]], Awaitable[None]]
+Apply = Callable[["Index", EventJson], Awaitable[None]]
 
 
 # The events said in a space whose room a row records.
 SAID_IN = frozenset({"message.post", "step.log"})
 
 
-def ts_of(event: dict[str, Any]) -> datetime:
+def ts_of(event: EventJson) -> datetime:
     return datetime.fromisoformat(event["ts"].replace("Z", "+00:00"))
 
 
 def step_doc_id(run_id: str, step_id: str) -> str:
     return f"step:{run_id}:{step_id}"
+
+
+class PostRow(TypedDict):
+    """A post waiting to be written, as the posts statement takes it (``POST_COLUMNS``)."""
+
+    workspace_id: str
+    doc_id: str
+    seq: int
+    space_id: str
+    room_id: str
+    message_kind: str
+    author_id: str
+    ts: datetime
+    words: str
+    extra: str
 
 
 class Posts:
@@ -60,7 +76,7 @@ class Posts:
     """
 
     def __init__(self) -> None:
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[PostRow] = []
         self.rooms: dict[str, str] = {}
 
     async def room_of(self, space_id: str) -> str:
@@ -69,7 +85,8 @@ class Posts:
 
     def take_posts(self) -> dict[str, str]:
         """The rows waiting to be written, taken: the posts statement's parameter."""
-        rows, self.pending = self.pending, []
+        rows: list[Mapping[str, object]]
+        rows, self.pending = list(self.pending), []
         return {
             "posts": orjson.dumps(
                 [{name: row[name] for name in POST_COLUMNS} for row in rows]
@@ -90,7 +107,7 @@ class Index(Posts):
         super().__init__()
         self.conn = conn
 
-    async def know_rooms(self, events: Iterable[dict[str, Any]]) -> None:
+    async def know_rooms(self, events: Iterable[EventJson]) -> None:
         """Read the rooms of the spaces these events are said in, that are not known yet."""
         unknown = {
             e["space_id"]
@@ -132,7 +149,7 @@ class Index(Posts):
         elif names:
             await self.conn.execute(_SAVE_CHECKPOINTS, checkpoints)
 
-    async def apply(self, event: dict[str, Any]) -> None:
+    async def apply(self, event: EventJson) -> None:
         if event["type"] == "message.post":
             await apply_message_post(self, event)
             return
@@ -193,11 +210,11 @@ _SAVE_CHECKPOINTS = text(_SAVE)
 _INSERT_POSTS_AND_SAVE = text(f"WITH posted AS ({_POSTS}) {_SAVE}")
 
 
-def has_voice_note(event: dict[str, Any]) -> bool:
+def has_voice_note(event: EventJson) -> bool:
     return any(a.get("kind") == "voice_note" for a in event.get("attachments") or ())
 
 
-async def apply_message_post(index: Posts, event: dict[str, Any]) -> None:
+async def apply_message_post(index: Posts, event: EventJson) -> None:
     words, extra = message_words(event), card_words(event)
     if not (words or extra).strip() and not has_voice_note(event):
         return
@@ -217,11 +234,11 @@ async def apply_message_post(index: Posts, event: dict[str, Any]) -> None:
     )
 
 
-def _doc(event: dict[str, Any], doc_id: str) -> Any:
+def _doc(event: EventJson, doc_id: str) -> Any:
     return and_(search_docs.c.workspace_id == event["workspace_id"], search_docs.c.doc_id == doc_id)
 
 
-async def apply_message_edited(index: Index, event: dict[str, Any]) -> None:
+async def apply_message_edited(index: Index, event: EventJson) -> None:
     await index.conn.execute(
         text(
             f"UPDATE search_docs SET words = CAST(:words AS text), tsv = {_tsv(':words', 'extra')}"
@@ -241,7 +258,7 @@ _JOINED = (
 )
 
 
-async def apply_attachment_transcribed(index: Index, event: dict[str, Any]) -> None:
+async def apply_attachment_transcribed(index: Index, event: EventJson) -> None:
     heard = clean_text(event.get("transcript") or "").strip()
     if not heard:
         return
@@ -256,11 +273,11 @@ async def apply_attachment_transcribed(index: Index, event: dict[str, Any]) -> N
     )
 
 
-async def apply_message_deleted(index: Index, event: dict[str, Any]) -> None:
+async def apply_message_deleted(index: Index, event: EventJson) -> None:
     await index.conn.execute(delete(search_docs).where(_doc(event, event["message_id"])))
 
 
-async def apply_step_log(index: Index, event: dict[str, Any]) -> None:
+async def apply_step_log(index: Index, event: EventJson) -> None:
     title, summary = step_words(event)
     doc_id = step_doc_id(event["run_id"], event["step_id"])
     found = (
@@ -310,7 +327,7 @@ async def apply_step_log(index: Index, event: dict[str, Any]) -> None:
     )
 
 
-async def apply_space_created(index: Index, event: dict[str, Any]) -> None:
+async def apply_space_created(index: Index, event: EventJson) -> None:
     parent = event.get("parent_space_id")
     if event.get("kind") != "thread" or not parent:
         return
@@ -322,7 +339,7 @@ async def apply_space_created(index: Index, event: dict[str, Any]) -> None:
     index.rooms[event["space_id"]] = parent
 
 
-async def apply_space_erased(index: Index, event: dict[str, Any]) -> None:
+async def apply_space_erased(index: Index, event: EventJson) -> None:
     space_id = event["space_id"]
     erased = [space_id, *(event.get("threads") or [])]
     d = search_docs.c

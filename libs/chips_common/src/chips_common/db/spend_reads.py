@@ -10,14 +10,14 @@ it needs is in ``events``, under its ``(workspace_id, space_id, seq)`` index.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from pydantic import JsonValue
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import tables as t
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.rules.spend import (
     Job,
     SpendFacts,
@@ -82,7 +82,7 @@ async def read_job(
 
 async def held_since_last_person(
     conn: AsyncConnection, workspace_id: str, space_id: str, seq: int
-) -> list[dict[str, Any]]:
+) -> list[EventJson]:
     """The room's held posts between the last person's act before ``seq`` and ``seq``,
     newest first: what a person's act at ``seq`` hands back (docs/adr/0083)."""
     e = t.events.c
@@ -105,7 +105,7 @@ async def held_since_last_person(
         .order_by(e.seq.desc())
         .limit(HELD_READ)
     )
-    return [canonical(row.body) for row in rows]
+    return [canonical_event(row.body) for row in rows]
 
 
 class Pause(TypedDict):

@@ -8,6 +8,7 @@ field, which the door turns into an ``invalid_event`` error.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
@@ -42,7 +43,7 @@ LoggedJson = dict[str, Any]
 JsonObject = dict[str, JsonValue]
 
 
-def canonical(event: LoggedJson) -> LoggedJson:
+def canonical(event: Mapping[str, object]) -> LoggedJson:
     """The event with the envelope first, in a fixed order, and its own fields sorted."""
     ordered = {k: event[k] for k in ENVELOPE_ORDER if k in event}
     ordered.update(sorted((k, v) for k, v in event.items() if k not in ordered))

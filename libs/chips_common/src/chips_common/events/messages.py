@@ -8,6 +8,7 @@ door (``chips_common.rules.kinds``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Literal, get_args
 
@@ -317,7 +318,7 @@ class MessagePost(EventBody):
         return self
 
 
-def said_on_run(event: dict[str, object]) -> bool:
+def said_on_run(event: Mapping[str, object]) -> bool:
     """A ``message.post`` that names its run and leaves its room out: a reply on the run,
     whose ``space_id`` Chips fills in with the run's room before it is checked as a post
     (docs/product/jacobian-channel.md, "reply: message.post, on the run")."""

@@ -13,12 +13,16 @@ live frame, a replayed one and an HTTP read.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Mapping
+from typing import Any, TypeVar
 
 import orjson
 
 from chips_common.events.agents import AGENT_EVENTS
+from chips_common.events.wire import DeliveredJson
+
+# An event as a socket sends it, or a read's answer over HTTP (any JSON object).
+Seen = TypeVar("Seen", DeliveredJson, dict[str, Any])
 
 # What a pre-agents harness is never sent (docs/product/websocket.md, Saying you speak agents).
 NEVER_SENT = frozenset(AGENT_EVENTS)
@@ -27,11 +31,11 @@ HARNESS_OF_AGENT = ("harness_id", "harness")
 
 
 def as_seen_by(
-    event: dict[str, Any],
+    event: Seen,
     harness_id: str,
     own_agent_ids: Collection[str],
     encoded: str | bytes | None = None,
-) -> dict[str, Any] | None:
+) -> Seen | None:
     """``event`` as a harness that has not declared ``agents`` sees it, or None when it is
     not sent it at all.
 
@@ -50,16 +54,17 @@ def as_seen_by(
         if event.get("type") == "membership.added":
             event = {**event, "standing": "member"}
         elif event.get("type") == "membership.removed":
-            event = {k: v for k, v in event.items() if k != "standing"}
+            event = {**event}
+            del event["standing"]
     own = frozenset(own_agent_ids)
     if untouched(event, own, encoded if event is given else None):
         return event
-    seen: dict[str, Any] = _translate(event, harness_id, own)
+    seen: Seen = _translate(event, harness_id, own)
     return seen
 
 
 def untouched(
-    event: dict[str, Any], own: frozenset[str], encoded: str | bytes | None = None
+    event: Mapping[str, object], own: frozenset[str], encoded: str | bytes | None = None
 ) -> bool:
     """Whether the translation would leave ``event`` as it is, decided on its JSON.
 
@@ -88,7 +93,7 @@ def untouched(
     return not any(b'"' + agent.encode() + b'"' in data for agent in own)
 
 
-def hidden_from(event: dict[str, Any], own_agent_ids: Collection[str]) -> bool:
+def hidden_from(event: Mapping[str, object], own_agent_ids: Collection[str]) -> bool:
     """Whether a harness that has not declared ``agents`` is not sent ``event`` at all."""
     kind = event.get("type")
     if kind in NEVER_SENT:

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chips_common.events.wire import LineJson
+
 DEFAULT_LINES = 40
 DEFAULT_CHARS = 16_000
 MAX_LINES = 200
@@ -60,11 +62,11 @@ def cut(line: dict[str, Any], chars: int) -> dict[str, Any]:
     return {**shorter, key: original[:room]}
 
 
-def fit(lines: Sequence[dict[str, Any]], budget: Budget) -> tuple[list[dict[str, Any]], bool]:
+def fit(lines: Sequence[LineJson], budget: Budget) -> tuple[list[LineJson], bool]:
     """The newest lines that fit the budget, oldest first, and whether any were left out."""
     if budget.lines == 0 or not lines:
         return [], bool(lines)
-    kept: list[dict[str, Any]] = []
+    kept: list[LineJson] = []
     used = 0
     for line in reversed(lines):
         if len(kept) == budget.lines:

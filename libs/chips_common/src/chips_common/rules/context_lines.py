@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 from chips_common.events.messages import words_of
+from chips_common.events.wire import LineJson
 
-Who = Callable[[str], Mapping[str, Any]]
+Who = Callable[[str], Mapping[str, str]]
 # Kinds of message that are not lines: they report a run rather than say something.
 NOT_SAID = frozenset({"status", "approval", "receipt"})
 # A message's words as changed after it was posted: the newest edit, or None once taken back;
@@ -29,16 +30,17 @@ Changes = MutableMapping[str, str | None]
 HEARD = "heard:"
 
 
-def line_of(event: Mapping[str, Any], who: Who) -> dict[str, Any] | None:
+def line_of(event: Mapping[str, Any], who: Who) -> LineJson | None:
     """The context line an event makes, or None for events that make none."""
     kind = event.get("type")
     actor_id = (event.get("actor") or {}).get("id", "")
-    base = {"seq": event["seq"], "at": event["ts"]}
+    seq, at = event["seq"], event["ts"]
     if kind == "message.post":
         if event.get("kind", "text") in NOT_SAID:
             return None
-        line = {
-            **base,
+        line: LineJson = {
+            "seq": seq,
+            "at": at,
             "kind": "said",
             "from": dict(who(actor_id)),
             "message_id": event.get("message_id"),
@@ -51,16 +53,23 @@ def line_of(event: Mapping[str, Any], who: Who) -> dict[str, Any] | None:
         return line
     if kind in ("membership.added", "membership.removed"):
         return {
-            **base,
+            "seq": seq,
+            "at": at,
             "kind": "joined" if kind == "membership.added" else "left",
             "from": dict(who(event["participant_id"])),
         }
     if kind == "space.updated":
         if event.get("title") is not None:
-            return {**base, "kind": "renamed", "from": dict(who(actor_id)), "title": event["title"]}
+            return {
+                "seq": seq,
+                "at": at,
+                "kind": "renamed",
+                "from": dict(who(actor_id)),
+                "title": event["title"],
+            }
         if event.get("state") in ("closed", "open"):
             state = "archived" if event["state"] == "closed" else "unarchived"
-            return {**base, "kind": state, "from": dict(who(actor_id))}
+            return {"seq": seq, "at": at, "kind": state, "from": dict(who(actor_id))}
     return None
 
 
@@ -96,7 +105,7 @@ def author_now(author_id: str, changes: Mapping[str, str | None]) -> str:
     return author_id
 
 
-def reauthored(line: dict[str, Any], changes: Mapping[str, str | None], who: Who) -> dict[str, Any]:
+def reauthored(line: LineJson, changes: Mapping[str, str | None], who: Who) -> LineJson:
     """A said line by who was later replaced in the room, as the agent that replaced it."""
     if line["kind"] != "said":
         return line
@@ -105,7 +114,7 @@ def reauthored(line: dict[str, Any], changes: Mapping[str, str | None], who: Who
     return line if now == said_by else {**line, "from": dict(who(now))}
 
 
-def revised(line: dict[str, Any], changes: Mapping[str, str | None]) -> dict[str, Any] | None:
+def revised(line: LineJson, changes: Mapping[str, str | None]) -> LineJson | None:
     """A said line as its message reads after ``changes``: edited, or gone; with what was
     heard in its voice notes."""
     if line["kind"] != "said":
@@ -113,15 +122,16 @@ def revised(line: dict[str, Any], changes: Mapping[str, str | None]) -> dict[str
     heard = changes.get(HEARD + str(line.get("message_id")))
     if heard:
         line = {**line, "transcript": heard}
-    if line.get("message_id") not in changes:
+    message_id = line.get("message_id")
+    if message_id is None or message_id not in changes:
         return line
-    text = changes[line["message_id"]]
+    text = changes[message_id]
     return None if text is None else {**line, "text": text, "edited": True}
 
 
 def lines_of(
     events: Iterable[Mapping[str, Any]], who: Who, changes: Changes | None = None
-) -> list[dict[str, Any]]:
+) -> list[LineJson]:
     """The lines a run of a room's events makes, oldest first, as they read at its end.
 
     ``changes`` carries edits and take-backs seen in newer events (a caller reading a room

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
+
+from chips_common.events.wire import ActorJson, DeliveredJson, EventJson, delivered
 
 RecipientKind = Literal["person", "harness"]
 OwnerOf = Callable[[str], str | None]
@@ -23,14 +25,14 @@ def nobody(_: str) -> str | None:
     return None
 
 
-def is_own(event: dict[str, Any], recipient_id: str) -> bool:
+def is_own(event: EventJson, recipient_id: str) -> bool:
     """Whether the recipient said it: as itself, or as one of its agents (the actor names
     the agent's harness beside it)."""
     actor = event.get("actor") or {}
     return recipient_id in (actor.get("id"), actor.get("harness_id"))
 
 
-def takers(event: dict[str, Any], recipient_id: str, owner_of: OwnerOf = nobody) -> list[str]:
+def takers(event: EventJson, recipient_id: str, owner_of: OwnerOf = nobody) -> list[str]:
     """Who of this harness takes a turn on a message: ``for``.
 
     The ids in ``addressed_to`` that are the harness's own agents, or the harness itself
@@ -48,18 +50,18 @@ def takers(event: dict[str, Any], recipient_id: str, owner_of: OwnerOf = nobody)
     ]
 
 
-def is_for(event: dict[str, Any], recipient_id: str, owner_of: OwnerOf = nobody) -> bool:
+def is_for(event: EventJson, recipient_id: str, owner_of: OwnerOf = nobody) -> bool:
     """Whether a message is a turn for this harness (or for any of its agents)."""
     return bool(takers(event, recipient_id, owner_of))
 
 
 def shape_for(
-    event: dict[str, Any],
+    event: EventJson,
     recipient_id: str,
     recipient_kind: RecipientKind,
     owner_of: OwnerOf = nobody,
     speaks_agents: bool = False,
-) -> dict[str, Any]:
+) -> DeliveredJson:
     """The event as this recipient is sent it.
 
     A harness hears a ``message.post`` as ``message.new`` when the message is for it or
@@ -71,16 +73,17 @@ def shape_for(
     back as that one's ``message.new`` (docs/product/websocket.md, One of yours addressing
     another of yours). A person's session hears every message as posted.
     """
+    sent = delivered(event)
     if recipient_kind != "harness" or event.get("type") != "message.post":
-        return event
+        return sent
     found = takers(event, recipient_id, owner_of)
     if found:
         if speaks_agents:
-            return {**event, "type": "message.new", "for": found}
-        return {**event, "type": "message.new"}
+            return {**sent, "type": "message.new", "for": found}
+        return {**sent, "type": "message.new"}
     if is_own(event, recipient_id):
-        return event
-    return {**event, "type": "message.overheard"}
+        return sent
+    return {**sent, "type": "message.overheard"}
 
 
 # A run's end: it takes nothing more (run.cancel stops it).
@@ -114,7 +117,7 @@ class WorkingTurns:
         self.heard: dict[str, str] = dict(heard or {})
         self.silent = silent
 
-    def fold(self, event: dict[str, Any]) -> None:
+    def fold(self, event: EventJson) -> None:
         kind = event.get("type")
         run_id = event.get("run_id")
         if isinstance(run_id, str) and (run_id in self.runs or kind == "run.started"):
@@ -129,7 +132,7 @@ class WorkingTurns:
             gone = {event.get("space_id"), *(event.get("threads") or ())}
             self.runs = {r: w for r, w in self.runs.items() if w[0] not in gone}
 
-    def whose(self, actor: dict[str, Any]) -> str | None:
+    def whose(self, actor: ActorJson | dict[str, str]) -> str | None:
         """The agent of this harness a run started by ``actor`` is the turn of: one of its
         agents, or the harness itself where it stands as its own one agent (a run it
         started as itself, in a room where it is a member itself); None for anybody
@@ -140,7 +143,7 @@ class WorkingTurns:
             return self.harness_id
         return None
 
-    def named_by(self, event: dict[str, Any], taking: list[str]) -> list[dict[str, str]]:
+    def named_by(self, event: EventJson, taking: list[str]) -> list[dict[str, str]]:
         """The turns a message said in their room names: never the sender's, nor those of
         the agents it is for (``taking``)."""
         sender = (event.get("actor") or {}).get("id")

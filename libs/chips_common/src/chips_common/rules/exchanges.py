@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
+
+from chips_common.events.base import JsonObject
+from chips_common.events.wire import EventJson
 
 STOP = 16
 HOLD = 48
@@ -297,7 +300,16 @@ def ack_exchange(verdict: Verdict) -> dict[str, object]:
     return out
 
 
-def exchange_json(ex: Exchange) -> dict[str, object]:
+class ExchangeJson(TypedDict, total=False):
+    """A room's exchange as the door state stores it (a row written before a field was
+    kept lacks it)."""
+
+    count: int
+    recent: list[list[str]]
+    paused: str | None
+
+
+def exchange_json(ex: Exchange) -> ExchangeJson:
     """A room's exchange as the door state stores it."""
     return {
         "count": ex.count,
@@ -306,12 +318,12 @@ def exchange_json(ex: Exchange) -> dict[str, object]:
     }
 
 
-def exchange_from_json(body: dict[str, Any]) -> Exchange:
+def exchange_from_json(body: ExchangeJson) -> Exchange:
     paused = body.get("paused")
     return Exchange(
         count=int(body.get("count", 0)),
         recent=tuple(Turn(str(s), str(w)) for s, w in body.get("recent", [])),
-        paused=paused if paused in ("person", "spend") else None,
+        paused="person" if paused == "person" else "spend" if paused == "spend" else None,
     )
 
 
@@ -331,13 +343,20 @@ def settings_json(settings: ExchangeSettings) -> SettingsJson:
     }
 
 
-def held_ack(logged: dict[str, Any] | None) -> dict[str, Any]:
+class HeldAck(TypedDict, total=False):
+    """What a sender's ack adds for a post the referee held."""
+
+    held: bool
+    exchange: JsonObject
+
+
+def held_ack(logged: EventJson | None) -> HeldAck:
     """What a sender's ack adds for a post the referee held: ``held`` and ``exchange``
     ``{count, allowance}`` (allowance absent in a workspace with no hold)."""
     if not logged or not logged.get("held"):
         return {}
     facts = logged.get("exchange") or {}
-    exchange = {"count": facts.get("count")}
+    exchange: JsonObject = {"count": facts.get("count")}
     if facts.get("allowance") is not None:
         exchange["allowance"] = facts["allowance"]
     return {"held": True, "exchange": exchange}

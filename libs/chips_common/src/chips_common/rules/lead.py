@@ -19,9 +19,10 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
 
+from chips_common.events.wire import ActorJson, EventJson, RestingJson, WorkingJson
 from chips_common.ids import message_id_for
+from chips_common.rules.lead_json import RoomRow, TellingJson, TurnRow, WordsRow
 from chips_common.rules.scope import standings_of
 
 QUIET_SECONDS = 20  # nobody working this long before the lead is handed the words
@@ -95,12 +96,12 @@ class Room:
 
     # --- storage -------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RoomRow:
         return {
             "lead": self.lead,
             "agents": dict(self.agents),
-            "turns": [vars(t) for t in self.turns.values()],
-            "words": vars(self.words) if self.words else None,
+            "turns": [turn_row(t) for t in self.turns.values()],
+            "words": words_row(self.words) if self.words else None,
             "handed": self.handed,
             "paused": self.paused,
             "quiet_since": self.quiet_since,
@@ -110,12 +111,12 @@ class Room:
         }
 
     @classmethod
-    def from_json(cls, body: dict[str, Any]) -> Room:
+    def from_json(cls, body: RoomRow) -> Room:
         return cls(
             lead=body.get("lead"),
             agents=dict(body.get("agents") or {}),
             turns={t["run_id"]: Turn(**t) for t in body.get("turns") or ()},
-            words=Words(**body["words"]) if body.get("words") else None,
+            words=Words(**words) if (words := body.get("words")) else None,
             handed=body.get("handed"),
             paused=body.get("paused"),
             quiet_since=body.get("quiet_since"),
@@ -125,12 +126,11 @@ class Room:
         )
 
 
-def _actor(event: dict[str, Any]) -> dict[str, Any]:
-    actor: dict[str, Any] = event.get("actor") or {}
-    return actor
+def _actor(event: EventJson) -> ActorJson | dict[str, str]:
+    return event.get("actor") or {}
 
 
-def reaches_nobody(event: dict[str, Any]) -> bool:
+def reaches_nobody(event: EventJson) -> bool:
     """Whether a post's words reached nobody and named nobody: for no agent, with no @ of
     anybody, sent to nobody by name, and not held by the referee."""
     if event.get("kind") not in (None, "text"):
@@ -144,7 +144,7 @@ def reaches_nobody(event: dict[str, Any]) -> bool:
     )
 
 
-def fold(room: Room, event: dict[str, Any]) -> Room:
+def fold(room: Room, event: EventJson) -> Room:
     """The room once ``event`` (one of its events, in seq order) is logged."""
     kind = event.get("type")
     actor = _actor(event)
@@ -206,14 +206,15 @@ def fold(room: Room, event: dict[str, Any]) -> Room:
     return room
 
 
-def heard(room: Room, event: dict[str, Any]) -> Room:
+def heard(room: Room, event: EventJson) -> Room:
     """Something heard from a turn going (an event naming its run)."""
     turn = room.turns.get(str(event.get("run_id", "")))
     if turn is None:
         return room
     step = turn.last_step
     if event.get("type") == "step.log":
-        step = event.get("title") or event.get("summary") or step
+        summary = event.get("summary")
+        step = event.get("title") or (summary if isinstance(summary, str) else None) or step
     elif event.get("type") == "run.status":
         step = event.get("verb") or event.get("text") or step
     seq = int(event.get("seq", 0))
@@ -222,7 +223,7 @@ def heard(room: Room, event: dict[str, Any]) -> Room:
     return replace(room, turns={**room.turns, turn.run_id: now}, changed=changed)
 
 
-def said(room: Room, event: dict[str, Any]) -> Room:
+def said(room: Room, event: EventJson) -> Room:
     """A message posted: the room's last words, and who a person asked alone."""
     actor = _actor(event)
     who = str(actor.get("id", ""))
@@ -309,7 +310,7 @@ def handoff_at(
     return max(moments) + timedelta(seconds=quiet)
 
 
-def resting(room: Room, going: Iterable[Turn]) -> list[dict[str, str]]:
+def resting(room: Room, going: Iterable[Turn]) -> list[RestingJson]:
     """Each agent with no turn counted, and since when it has been without one."""
     busy = {t.agent_id for t in going}
     return [
@@ -319,9 +320,43 @@ def resting(room: Room, going: Iterable[Turn]) -> list[dict[str, str]]:
     ]
 
 
+def turn_row(turn: Turn) -> TurnRow:
+    return {
+        "run_id": turn.run_id,
+        "agent_id": turn.agent_id,
+        "since": turn.since,
+        "heard_at": turn.heard_at,
+        "heard_seq": turn.heard_seq,
+        "last_step": turn.last_step,
+    }
+
+
+def words_row(words: Words) -> WordsRow:
+    return {
+        "message_id": words.message_id,
+        "seq": words.seq,
+        "sender": words.sender,
+        "at": words.at,
+    }
+
+
+def working_json(turn: Turn, silent: float) -> WorkingJson:
+    """A turn going, as ``room.working`` tells it."""
+    told: WorkingJson = {
+        "agent_id": turn.agent_id,
+        "run_id": turn.run_id,
+        "since": turn.since,
+        "heard_at": turn.heard_at,
+        "silent_at": ts_of(parse_ts(turn.heard_at) + timedelta(seconds=silent)),
+    }
+    if turn.last_step:
+        told["last_step"] = turn.last_step
+    return told
+
+
 def facts(
     room: Room, now: datetime, silent: float = SILENT_SECONDS
-) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+) -> tuple[TellingJson, tuple[str, ...]] | None:
     """The room.working or room.idle event the room calls for at ``now`` (with the runs it
     tells of), or None when the room was last told the same.
 
@@ -336,19 +371,9 @@ def facts(
     if runs == room.told:
         return None
     if going:
-        body: dict[str, Any] = {
+        body: TellingJson = {
             "type": "room.working",
-            "working": [
-                {
-                    "agent_id": t.agent_id,
-                    "run_id": t.run_id,
-                    "since": t.since,
-                    "heard_at": t.heard_at,
-                    "silent_at": ts_of(parse_ts(t.heard_at) + timedelta(seconds=silent)),
-                    **({"last_step": t.last_step} if t.last_step else {}),
-                }
-                for t in going
-            ],
+            "working": [working_json(t, silent) for t in going],
             "idle": resting(room, going),
         }
         return body, runs
@@ -356,7 +381,7 @@ def facts(
     if room.quiet_since is not None:
         ends.append(parse_ts(room.quiet_since))
     since = ts_of(max(ends)) if ends else ts_of(now)
-    idle = [
+    idle: list[RestingJson] = [
         {**r, "since": max(r["since"], since)} if r["agent_id"] in silenced(room) else r
         for r in resting(room, going)
     ]
@@ -402,7 +427,7 @@ def span(seconds: float) -> str:
 
 def working_sentence(
     taker_id: str,
-    told: dict[str, Any] | None,
+    told: EventJson | None,
     name_of: dict[str, str],
     at: str,
 ) -> str | None:

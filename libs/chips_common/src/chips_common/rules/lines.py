@@ -10,7 +10,8 @@ all say the same thing. It is pure: names come from the caller, as of the event'
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+from chips_common.events.wire import EventJson
 
 # Events that draw a line in their room.
 LINE_TYPES = frozenset(
@@ -25,7 +26,7 @@ LINE_TYPES = frozenset(
 )
 
 
-def system_line(event: dict[str, Any], name_of: Callable[[str], str]) -> str | None:
+def system_line(event: EventJson, name_of: Callable[[str], str]) -> str | None:
     """The words of the muted line ``event`` draws in its room, or None if it draws none."""
     kind = event.get("type")
     if kind not in LINE_TYPES:

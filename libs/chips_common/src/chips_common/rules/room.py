@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
+from chips_common.events.wire import EventJson, RoomJson, RoomMemberJson, SpeakerJson
 from chips_common.rules.handles import Member, display_handle, handles_of, resolve_mentions
 from chips_common.rules.lead import lead_sentence, working_sentence
 from chips_common.rules.scope import opened_with
@@ -79,14 +80,14 @@ class Led:
     message (None: never told), as of the message at ``at`` (docs/adr/0090)."""
 
     lead: str | None = None
-    told: dict[str, Any] | None = None
+    told: EventJson | None = None
     at: str = ""
 
 
-def room_members(members: Sequence[Member], lead: str | None = None) -> list[dict[str, Any]]:
+def room_members(members: Sequence[Member], lead: str | None = None) -> list[RoomMemberJson]:
     out = []
     for member in ordered(members):
-        entry: dict[str, Any] = {
+        entry: RoomMemberJson = {
             "participant_id": member.id,
             "kind": member.kind,
             "name": member.name,
@@ -200,7 +201,7 @@ def note_for(
 
 
 def reach_of(
-    event: dict[str, Any], taker_id: str, members: Sequence[Member]
+    event: EventJson, taker_id: str, members: Sequence[Member]
 ) -> Literal["all", "no_at"] | None:
     """Why a message is this taker's turn, when the note must say so: only beside other
     agents, since alone in a room every message is the harness's (docs/product/websocket.md)."""
@@ -216,14 +217,14 @@ def reach_of(
     return None
 
 
-def speaker(event: dict[str, Any], members: Sequence[Member]) -> dict[str, Any]:
+def speaker(event: EventJson, members: Sequence[Member]) -> SpeakerJson:
     """Who said a message, with their standing in the room (spec: "who said it, with their
     role in the room")."""
     actor = event.get("actor") or {}
     found = next((m for m in members if m.id == actor.get("id")), None)
     if found is None:
         return {"id": actor.get("id", ""), "kind": actor.get("kind", "")}
-    said: dict[str, Any] = {"id": found.id, "kind": found.kind, "name": found.name}
+    said: SpeakerJson = {"id": found.id, "kind": found.kind, "name": found.name}
     if found.standing:
         said["standing"] = found.standing
     return said
@@ -234,7 +235,7 @@ def room_for(
     members: Sequence[Member],
     news: dict[str, TurnNews] | None = None,
     led: Led | None = None,
-) -> dict[str, Any]:
+) -> RoomJson:
     """The ``room`` a message.new carries for the harnesses taking the turn."""
     lead = led.lead if led is not None else None
     return {
@@ -247,7 +248,7 @@ def room_for(
 JOINING = ("space.created", "membership.added")
 
 
-def joined_by(event: dict[str, Any]) -> list[str]:
+def joined_by(event: EventJson) -> list[str]:
     """Who an event brings into its room."""
     if event.get("type") == "membership.added":
         return [event["participant_id"]]
@@ -258,9 +259,9 @@ def joined_by(event: dict[str, Any]) -> list[str]:
 
 def news_for(
     taker_id: str,
-    event: dict[str, Any],
+    event: EventJson,
     members: Sequence[Member],
-    joinings: Sequence[dict[str, Any]],
+    joinings: Sequence[EventJson],
     since: int,
     talked_before: bool,
     name_of: Callable[[str], str],
@@ -297,6 +298,6 @@ def news_for(
     )
 
 
-def since_is_joining(joinings: Sequence[dict[str, Any]], since: int, taker_id: str) -> bool:
+def since_is_joining(joinings: Sequence[EventJson], since: int, taker_id: str) -> bool:
     """Whether the taker's context starts at its own joining (it has had no turn since)."""
     return any(e["seq"] == since and taker_id in joined_by(e) for e in joinings)

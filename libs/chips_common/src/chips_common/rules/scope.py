@@ -10,8 +10,8 @@ as of N, whether the event comes from a replay or live.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
+from chips_common.events.wire import DeliveredJson, EventJson, delivered
 from chips_common.rules.agents_view import as_seen_by, hidden_from
 
 # Events told to the participant who did them and nobody else: a harness passing its
@@ -29,7 +29,7 @@ HARNESS_TOO = frozenset(
 )
 
 
-def told(event: dict[str, Any], participant_id: str, kind: str) -> bool:
+def told(event: EventJson, participant_id: str, kind: str) -> bool:
     """Whether an event of a space this participant is in is told to them.
 
     Everything is, but the events that are the doer's alone, and feedback, which a harness
@@ -43,7 +43,7 @@ def told(event: dict[str, Any], participant_id: str, kind: str) -> bool:
     return True
 
 
-def opened_with(event: dict[str, Any]) -> list[str]:
+def opened_with(event: EventJson) -> list[str]:
     """Who a ``space.created`` puts in the space: its opener, the owner a harness opened it
     for, and the members it names. Nobody, for a thread: its room's members are in it."""
     if event.get("kind") == "thread":
@@ -53,7 +53,7 @@ def opened_with(event: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(p for p in found if p))
 
 
-def standings_of(event: dict[str, Any]) -> dict[str, str]:
+def standings_of(event: EventJson) -> dict[str, str]:
     """The standing each participant an event puts in a room is given there.
 
     A person opening a room owns it; a room a harness opens through its door is owned by
@@ -120,7 +120,7 @@ class MembershipView:
     def shares_a_room_with(self, participant_id: str) -> bool:
         return bool(self.agent_rooms.get(participant_id, set()) & self.spaces)
 
-    def seen(self, event: dict[str, Any]) -> dict[str, Any] | None:
+    def seen(self, event: EventJson) -> DeliveredJson | None:
         """Fold ``event`` and return it as this participant is to be sent it, or None.
 
         A harness that has not declared ``agents`` is shown the pre-agents view
@@ -129,7 +129,8 @@ class MembershipView:
         if not self.fold(event):
             return None
         own = self.pre_agents()
-        return event if own is None else as_seen_by(event, self.participant_id, own)
+        sent = delivered(event)
+        return sent if own is None else as_seen_by(sent, self.participant_id, own)
 
     def pre_agents(self) -> frozenset[str] | None:
         """The own agents to show as the harness itself, when this is a harness that has not
@@ -140,7 +141,7 @@ class MembershipView:
             self._own_frozen = frozenset(self.own_agents)
         return self._own_frozen
 
-    def visible(self, event: dict[str, Any]) -> bool:
+    def visible(self, event: EventJson) -> bool:
         """Fold ``event`` and say whether it is sent at all (:meth:`seen` without the
         translation, which a gateway applies once the event is shaped)."""
         if not self.fold(event):
@@ -148,7 +149,7 @@ class MembershipView:
         own = self.pre_agents()
         return own is None or not hidden_from(event, own)
 
-    def fold(self, event: dict[str, Any]) -> bool:
+    def fold(self, event: EventJson) -> bool:
         """Apply ``event`` and say whether the participant is to be delivered it.
 
         A membership change about the participant is delivered to them on both sides:
@@ -189,7 +190,7 @@ class MembershipView:
             return True
         return self.room_of(space_id) in self.spaces and told(event, me, self.kind)
 
-    def _fold_agents(self, event: dict[str, Any]) -> None:
+    def _fold_agents(self, event: EventJson) -> None:
         """Where each agent is, which are this harness's, and what it declared."""
         kind = event.get("type")
         space_id = event.get("space_id")

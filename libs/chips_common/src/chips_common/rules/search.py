@@ -18,7 +18,9 @@ import re
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
+
+from chips_common.events.wire import EventJson
 
 # How much of a query we take: enough for any sentence a person types into a search box.
 MAX_QUERY_CHARS = 500
@@ -118,7 +120,7 @@ def _strings(value: Any, path: str) -> Iterable[str]:
         yield found
 
 
-def card_words(event: dict[str, Any]) -> str:
+def card_words(event: EventJson) -> str:
     """The words of a message's card, one line per field ('' for text and system)."""
     kind = str(event.get("kind", "text"))
     card = event.get(kind)
@@ -128,13 +130,13 @@ def card_words(event: dict[str, Any]) -> str:
     return clean_text("\n".join(lines))
 
 
-def message_words(event: dict[str, Any]) -> str:
+def message_words(event: EventJson) -> str:
     """A message's own words: its text (a card's caption), '' when it has none."""
     text = event.get("text")
     return clean_text(text) if isinstance(text, str) else ""
 
 
-def step_words(event: dict[str, Any]) -> tuple[str | None, str | None]:
+def step_words(event: EventJson) -> tuple[str | None, str | None]:
     """What a ``step.log`` says of its step: its title and summary (None: not said again)."""
     title, summary = event.get("title"), event.get("summary")
     return (
@@ -146,13 +148,20 @@ def step_words(event: dict[str, Any]) -> tuple[str | None, str | None]:
 # --- snippets ------------------------------------------------------------------------
 
 
-def snippet_segments(headline: str) -> list[dict[str, Any]]:
+class SegmentJson(TypedDict):
+    """A stretch of a snippet's words, and whether it is what was searched for."""
+
+    text: str
+    match: NotRequired[bool]
+
+
+def snippet_segments(headline: str) -> list[SegmentJson]:
     """A ts_headline answer as segments, ``{"text": …}`` or ``{"text": …, "match": true}``.
 
     Segments rather than markup, so no client has to parse (or trust) HTML made from what
     somebody wrote.
     """
-    segments: list[dict[str, Any]] = []
+    segments: list[SegmentJson] = []
     matched = False
     for part in re.split(f"([{MATCH_START}{MATCH_STOP}])", headline):
         if part == MATCH_START:
@@ -160,7 +169,7 @@ def snippet_segments(headline: str) -> list[dict[str, Any]]:
         elif part == MATCH_STOP:
             matched = False
         elif part:
-            segment: dict[str, Any] = {"text": part}
+            segment: SegmentJson = {"text": part}
             if matched:
                 segment["match"] = True
             if segments and segments[-1].get("match", False) == matched:

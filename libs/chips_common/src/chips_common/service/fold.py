@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
 
 from opentelemetry.trace import Tracer
 from sqlalchemy import and_, select, text
@@ -19,15 +18,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common import otel
 from chips_common.db import tables as t
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.service.poison import folding, set_aside
 
-Apply = Callable[[dict[str, Any]], Awaitable[None]]
+Apply = Callable[[EventJson], Awaitable[None]]
 
 
 async def events_traced(
     conn: AsyncConnection, workspace_id: str, after: int, upto: int | None, limit: int = 1000
-) -> list[tuple[dict[str, Any], str | None]]:
+) -> list[tuple[EventJson, str | None]]:
     """Events after ``after`` (up to ``upto``), each with the trace it was appended under."""
     query = select(t.events.c.body, t.events.c.traceparent).where(
         and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
@@ -35,7 +34,7 @@ async def events_traced(
     if upto is not None:
         query = query.where(t.events.c.seq <= upto)
     rows = await conn.execute(query.order_by(t.events.c.seq).limit(limit))
-    return [(canonical(row.body), row.traceparent) for row in rows]
+    return [(canonical_event(row.body), row.traceparent) for row in rows]
 
 
 async def fold_events(
@@ -71,7 +70,7 @@ async def fold_events(
 
 @contextmanager
 def applying(
-    tracer: Tracer, span: str, event: dict[str, Any], traceparent: str | None
+    tracer: Tracer, span: str, event: EventJson, traceparent: str | None
 ) -> Iterator[None]:
     """A span for applying one event, in the trace of the append that logged it; what
     the event's fold raises is raised as ``FoldFailed``, naming it (``poison.folding``).
@@ -110,7 +109,7 @@ async def pages_of_many(
     reached: dict[str, int],
     upto: Mapping[str, int | None],
     limit: int = 1000,
-) -> AsyncIterator[list[tuple[dict[str, Any], str | None]]]:
+) -> AsyncIterator[list[tuple[EventJson, str | None]]]:
     """The events of several workspaces after ``reached`` (each up to its ``upto``, the
     head when None), a page of at most ``limit`` per workspace at a time, all the pages in
     one statement: each workspace's events in seq order, with their traces.
@@ -129,7 +128,7 @@ async def pages_of_many(
                 "limit": limit,
             },
         )
-        page = [(canonical(row.body), row.traceparent) for row in rows]
+        page = [(canonical_event(row.body), row.traceparent) for row in rows]
         if not page:
             return
         counts: dict[str, int] = {}

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Body, Header, Query
 from opentelemetry.trace import SpanKind
 
 from chips_common import otel
-from chips_common.events import LoggedJson
+from chips_common.events.wire import DeliveredJson, LineJson, delivered
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.context_lines import Changes
 from chips_common.rules.scope import told
 from chips_gateway.acks import Ack, ack_of
-from chips_gateway.agents import present_view, view_as_of
+from chips_gateway.agents import present_event_view, present_view, view_as_of
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.edge import MAX_INT
 from chips_gateway.errors import ChipsError
@@ -90,16 +90,16 @@ async def read_events(
             raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
         events = await ctx.reader.space_events(ws_id, space_id, since, limit)
         next_since = events[-1]["seq"] if events else since
-        mine = [e for e in events if told(e, caller.participant_id, caller.kind)]
+        mine = [delivered(e) for e in events if told(e, caller.participant_id, caller.kind)]
         # A harness before agents reads the room as it would have before them (ADR 0079).
-        if (translate := await present_view(ctx.reader, caller)) is not None:
+        if (translate := await present_event_view(ctx.reader, caller)) is not None:
             mine = [seen for e in mine if (seen := translate(e)) is not None]
         return {"events": mine, "next_since": next_since}
 
     # The socket's scope, pre-agents view included, as of since (docs/adr/0079).
     view = await view_as_of(ctx.reader, caller, since)
     head = await ctx.reader.head(ws_id)
-    found: list[LoggedJson] = []
+    found: list[DeliveredJson] = []
     cursor = since
     async for batch in ctx.reader.replay(ws_id, since, head):
         for event in batch:
@@ -130,7 +130,7 @@ async def read_context(
     if not await ctx.reader.is_member(space_id, caller.participant_id):
         raise ChipsError("forbidden", "you are not a member of this space", space_id=space_id)
     upper = before if before is not None else await ctx.reader.head(caller.workspace_id) + 1
-    lines: list[dict[str, Any]] = []
+    lines: list[LineJson] = []
     changes: Changes = {}
     floor = 0
     window = upper

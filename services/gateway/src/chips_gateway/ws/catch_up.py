@@ -11,8 +11,9 @@ import asyncio
 import contextlib
 import logging
 from datetime import UTC, datetime
-from typing import Any
 
+from chips_common.events import JsonObject
+from chips_common.events.wire import EventJson
 from chips_common.rules.delivery import WorkingTurns
 from chips_common.rules.scope import MembershipView
 from chips_gateway.agents import view_as_of
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 class CatchUp(Delivery):
     """A socket's subscribe frame: its feed, its view, and the replay."""
 
-    async def on_subscribe(self, frame: dict[str, Any]) -> None:
+    async def on_subscribe(self, frame: JsonObject) -> None:
         p = self.principal
         if self.subscription is not None:
             self.push(self.error("invalid_frame", "this socket is subscribed already"))
@@ -144,7 +145,7 @@ class CatchUp(Delivery):
             ReplayWindows(self.ctx.reader, ws, names) if self.principal.kind == "harness" else None
         )
         async for batch in self.ctx.reader.replay(ws, since, boundary):
-            shown: list[tuple[dict[str, Any], AsOf, frozenset[str] | None]] = []
+            shown: list[tuple[EventJson, AsOf, frozenset[str] | None]] = []
             for event in batch:
                 window = await windows.fold(event) if windows is not None else None
                 if sub.visible(event) is None:

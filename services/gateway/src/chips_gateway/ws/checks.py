@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
+from typing_extensions import TypeIs
 
-from chips_common.events import CATALOGUE, InvalidEvent, parse_event, said_on_run
+from chips_common.events import CATALOGUE, InvalidEvent, JsonObject, parse_event, said_on_run
 from chips_gateway.auth import Principal
 from chips_gateway.edge import MAX_INT, has_nul
 from chips_gateway.errors import ChipsError
 
 
-def is_count(value: object) -> bool:
+def is_count(value: object) -> TypeIs[int]:
     """A whole number from 0 to the largest seq Postgres holds (JSON true is not one)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INT
 
 
-def actor_for(principal: Principal, event: dict[str, Any]) -> dict[str, str]:
+def actor_for(principal: Principal, event: JsonObject) -> dict[str, str]:
     """Who an event is sent as: the credential's participant, or, for a harness's token,
     one of its agents the event names as its ``actor`` (taken out of the event here).
 
@@ -31,25 +30,26 @@ def actor_for(principal: Principal, event: dict[str, Any]) -> dict[str, str]:
         raise ChipsError(
             "invalid_event", "actor is filled in by Chips; leave it out", field="actor"
         )
+    agent_id = named.get("id") if isinstance(named, dict) else None
     ok = (
         isinstance(named, dict)
         and named.get("kind") == "agent"
-        and isinstance(named.get("id"), str)
-        and str(named["id"]).startswith("agt_")
-        and len(str(named["id"])) <= 100
+        and isinstance(agent_id, str)
+        and agent_id.startswith("agt_")
+        and len(agent_id) <= 100
         and set(named) <= {"kind", "id", "harness_id"}
         and named.get("harness_id", principal.participant_id) == principal.participant_id
     )
-    if not ok:
+    if not ok or not isinstance(agent_id, str):
         raise ChipsError(
             "invalid_event",
             'a harness speaks as one of its agents with actor {"kind": "agent", "id": "agt_…"}',
             field="actor",
         )
-    return {"kind": "agent", "id": named["id"], "harness_id": principal.participant_id}
+    return {"kind": "agent", "id": agent_id, "harness_id": principal.participant_id}
 
 
-def check_writable(event: dict[str, Any], max_bytes: int) -> None:
+def check_writable(event: JsonObject, max_bytes: int) -> None:
     """Refuse what no client may write, before it travels to the eventlog.
 
     An event over ``max_bytes`` (as compact JSON) is refused here, so that nothing too big

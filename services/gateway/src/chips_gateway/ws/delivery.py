@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
+from chips_common.events.wire import DeliveredJson, EventJson
 from chips_common.rules.agents_view import as_seen_by
 from chips_gateway import metrics, runs
 from chips_gateway.frames import EventFrame, Pending, Queued, ReceiptFrame
@@ -14,8 +13,8 @@ from chips_gateway.ws.session import SessionBase
 
 
 def shown_to(
-    harness_id: str, shaped: dict[str, Any], own: frozenset[str] | None
-) -> dict[str, Any] | None:
+    harness_id: str, shaped: DeliveredJson, own: frozenset[str] | None
+) -> DeliveredJson | None:
     """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set."""
     return shaped if own is None else as_seen_by(shaped, harness_id, own)
 
@@ -68,7 +67,7 @@ class Delivery(SessionBase):
             metrics.FRAMES_OUT.labels("receipt").inc()
 
     async def handed(
-        self, event: dict[str, Any], own: frozenset[str] | None, as_of: AsOf | None
+        self, event: EventJson, own: frozenset[str] | None, as_of: AsOf | None
     ) -> list[EventFrame]:
         """The frames of the held messages ``event`` (a person's act) hands this socket,
         as its recipient sees them (docs/adr/0083)."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from chips_common.events import JsonObject
 from chips_common.rules.context import Budget
 from chips_gateway.agents import agents_with_rooms
 from chips_gateway.frames import ServerHello
@@ -16,7 +16,7 @@ from chips_gateway.ws.session import CLOSE_PROTOCOL, SERVER_PROTOCOL, SessionBas
 class Handshake(SessionBase):
     """A socket's hello frame, answered with the server's."""
 
-    async def on_hello(self, frame: dict[str, Any]) -> bool:
+    async def on_hello(self, frame: JsonObject) -> bool:
         if self.hello is not None:
             self.push(self.error("invalid_frame", "hello was already said on this socket"))
             return True

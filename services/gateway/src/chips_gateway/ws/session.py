@@ -16,7 +16,8 @@ from typing import Any
 from fastapi import WebSocket
 from opentelemetry.trace import Span
 
-from chips_common.events import PROTOCOL_VERSION
+from chips_common.events import PROTOCOL_VERSION, JsonObject
+from chips_common.events.wire import EventJson
 from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
@@ -41,7 +42,7 @@ class Write:
     """A write read from the socket and waiting for one of its places in flight."""
 
     key: str
-    event: dict[str, Any]
+    event: JsonObject
     span: Span
     actor: dict[str, str]
 
@@ -54,9 +55,9 @@ class Subscription:
         self.view = view
         self.cursor = cursor
         self.replaying = True
-        self.pending: list[tuple[dict[str, Any], AsOf | None]] = []
+        self.pending: list[tuple[EventJson, AsOf | None]] = []
 
-    def visible(self, event: dict[str, Any]) -> dict[str, Any] | None:
+    def visible(self, event: EventJson) -> EventJson | None:
         """The event if this socket is to be sent it (not sent yet, and in scope), else None.
 
         Shaping for the recipient happens later, in the send loop or the replay, since a
@@ -68,7 +69,7 @@ class Subscription:
         self.cursor = seq
         return event if self.view.visible(event) else None
 
-    def offer(self, event: dict[str, Any]) -> None:
+    def offer(self, event: EventJson) -> None:
         """Called by the feed for every event of the workspace, in seq order.
 
         A turn's room, context and spend, and the held posts a person's act hands on, are
@@ -100,9 +101,7 @@ class Subscription:
             self.session.push(queued(event, as_of, self.view.pre_agents()))
 
 
-def queued(
-    event: dict[str, Any], as_of: AsOf | None, view: frozenset[str] | None = None
-) -> Pending:
+def queued(event: EventJson, as_of: AsOf | None, view: frozenset[str] | None = None) -> Pending:
     """An event waiting to be shaped by the send loop (with what the window told of it,
     if anything, and the own agents of a harness shown the pre-agents view,
     docs/adr/0079)."""
@@ -118,7 +117,7 @@ class SessionBase:
         self.principal = principal
         self.max_queued = ctx.settings.ws_max_queued_frames
         self.queue: asyncio.Queue[Queued] = asyncio.Queue(self.max_queued)
-        self.hello: dict[str, Any] | None = None
+        self.hello: JsonObject | None = None
         self.accepts: set[str] = set()
         self.subscription: Subscription | None = None
         self.feed: Feed | None = None
@@ -170,7 +169,7 @@ class SessionBase:
         self.push(frame)
         return True
 
-    def fast_extras(self, event: dict[str, Any]) -> AsOf | None:
+    def fast_extras(self, event: EventJson) -> AsOf | None:
         """What a harness is sent with the event that the feed's window of the room can
         tell, worked out as the event goes by: a message.new's room, context and spend,
         and the held posts a person's act hands on. None (or None in it) to read them from

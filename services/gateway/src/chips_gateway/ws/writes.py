@@ -12,6 +12,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from chips_common import otel
+from chips_common.events import JsonObject
 from chips_gateway import metrics, runs
 from chips_gateway.acks import ack_frame, ack_of
 from chips_gateway.errors import ChipsError
@@ -25,7 +26,7 @@ tracer = otel.tracer("chips.gateway")
 class Writes(SessionBase):
     """A socket's writes, from its event frames to their answers."""
 
-    async def on_event(self, frame: dict[str, Any]) -> None:
+    async def on_event(self, frame: JsonObject) -> None:
         if "idempotency_key" in frame:
             self.push(
                 self.error(
@@ -59,11 +60,8 @@ class Writes(SessionBase):
         p = self.principal
         # One span per client frame; a client may hand us its own trace (docs/architecture/design.md
         # §8).
-        parent = (
-            otel.from_traceparent(frame.get("traceparent"))
-            if isinstance(frame.get("traceparent"), str)
-            else None
-        )
+        traceparent = frame.get("traceparent")
+        parent = otel.from_traceparent(traceparent) if isinstance(traceparent, str) else None
         span = tracer.start_span(
             "gateway.receive event",
             context=parent,
