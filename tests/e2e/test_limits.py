@@ -157,6 +157,68 @@ async def test_a_flood_is_parsed_only_as_far_as_it_is_served_and_still_told_and_
     await watcher.close()
 
 
+async def test_of_a_floods_burst_only_the_first_few_writes_reach_the_log(
+    stack: Stack, api: Api, defaults: str
+) -> None:
+    """A socket that sends 20,000 posts at once is let its burst, but only the first
+    ``socket_log_burst`` go to the log at once, the rest at its rate; when its refusals
+    close it, what is still queued at the gateway is refused and never logged
+    (docs/adr/0155). Counted in the log itself: the log burst, and no more past it than
+    the socket was let take past its burst (far fewer than the burst), each acked; the
+    rest of what it was let take was answered rate_limited, not logged."""
+    owner = await api.create_workspace()
+    noisy = await api.add_person(owner, "Noisy")
+    space_id = await api.open_space(owner, "Busy", [noisy.participant_id])
+    head = await api.head(owner)
+    flood = await Socket.open(defaults, noisy)
+    frames = [
+        json.dumps(
+            {
+                "frame": "event",
+                "event": {
+                    "type": "message.post",
+                    "space_id": space_id,
+                    "text": f"flood {i}",
+                    "idempotency_key": f"flood-{i}",
+                },
+            }
+        )
+        for i in range(20_000)
+    ]
+    with contextlib.suppress(websockets.ConnectionClosed):
+        for frame in frames:
+            await flood.conn.send(frame)
+    # Closed once every write it sent to the log is answered: the log holds them all now.
+    await flood.wait_closed(60)
+    assert flood.conn.close_code == 4429 and flood.conn.close_reason == "rate_limited"
+
+    logged = [
+        e["text"].replace("flood ", "flood-")
+        for e in await api.read(owner, since=head, space_id=space_id)
+        if e["type"] == "message.post"
+    ]
+    answered = {f["idempotency_key"]: f for f in flood.frames if "idempotency_key" in f}
+    refused_at_once = {
+        k for k, f in answered.items() if f.get("message", "").startswith("too many writes")
+    }
+    taken = set(answered) - refused_at_once
+    acked = {k for k, f in answered.items() if f["frame"] == "ack"}
+    not_logged = [answered[k] for k in taken - acked]
+    fields = GatewaySettings.model_fields
+    burst, log_burst = fields["socket_write_burst"].default, fields["socket_log_burst"].default
+    assert set(logged) == acked, "what was logged is what was acked"
+    # Its bucket and the pace to the log refill at the same rate, so past the first
+    # log_burst at most as many reached the log as it was let take past its burst.
+    assert 0 < len(logged) <= log_burst + len(taken) - burst + 2, (
+        f"{len(logged)} of the flood's posts reached the log, of {len(taken)} taken"
+    )
+    assert len(logged) < burst, f"{len(logged)} of the flood's posts reached the log"
+    assert all(
+        f["code"] == "rate_limited" and "was not logged" in f["message"] and f["retry_after"] >= 1
+        for f in not_logged
+    ), "the rest of what it was let take was refused, not logged"
+
+
 async def test_a_sockets_writes_past_its_places_in_flight_are_queued_and_logged_in_order(
     stack: Stack, api: Api
 ) -> None:

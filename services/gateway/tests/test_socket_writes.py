@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
@@ -29,10 +30,12 @@ class Appender:
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, asyncio.Future[AppendAnswer]]] = []
+        self.sending = asyncio.Event()
 
     async def send(self, *args: Any) -> asyncio.Future[AppendAnswer]:
         future: asyncio.Future[AppendAnswer] = asyncio.get_running_loop().create_future()
         self.sent.append((args[3], future))
+        self.sending.set()
         return future
 
     def expire(self, future: asyncio.Future[AppendAnswer]) -> None:
@@ -161,10 +164,14 @@ async def test_a_socket_that_writes_through_its_refusals_is_answered_then_closed
     s, ws, ctx = session(socket_write_rate=0.001, socket_write_burst=3, rate_limit_strikes=2)
     log = ctx.appender
     running = asyncio.create_task(s.run())
-    for n in range(20):
+    for n in range(3):
         ws.client_sends(post(n))
     await settle()
-    # Three taken, then refusals until the strikes ran out: the socket is read no further.
+    for n in range(3, 20):
+        ws.client_sends(post(n))
+    await settle()
+    # Three taken and sent, then refusals until the strikes ran out: the socket is read
+    # no further.
     assert not ws.incoming.empty()
     assert [k for k, _ in log.sent] == ["k0", "k1", "k2"]
     assert ws.close_code is None, "what it was let write is answered first"
@@ -180,3 +187,56 @@ async def test_a_socket_that_writes_through_its_refusals_is_answered_then_closed
     assert ws.out[-1]["message"].startswith("this socket went on writing")
     refused = [f for f in ws.out[:-1] if f.get("code") == "rate_limited"]
     assert refused and all(f["retry_after"] > 0 for f in refused)
+
+
+async def test_past_its_log_burst_a_sockets_writes_go_to_the_log_at_its_rate() -> None:
+    s, ws, ctx = session(socket_write_rate=50, socket_write_burst=100, socket_log_burst=2)
+    log = ctx.appender
+    running = asyncio.create_task(s.run())
+    for n in range(5):
+        ws.client_sends(post(n))
+    await settle()
+    # All five taken (within the burst), two sent at once, the rest queued at the gateway.
+    assert [k for k, _ in log.sent] == ["k0", "k1"]
+    assert len(s.queued_writes) == 3
+    started = time.monotonic()
+    async with asyncio.timeout(5):
+        while len(log.sent) < 5:
+            log.sending.clear()
+            await log.sending.wait()
+    # Three more, one token each at 50 a second.
+    assert time.monotonic() - started >= 0.03
+    assert [k for k, _ in log.sent] == [f"k{n}" for n in range(5)]
+    assert not [f for f in ws.out if f["frame"] == "error"], "none refused"
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+
+
+async def test_a_flooding_sockets_queued_writes_never_reach_the_log() -> None:
+    """Closed for writing through its refusals, a socket has the writes it sent to the log
+    answered, and those still queued at the gateway refused, never sent (docs/adr/0155)."""
+    s, ws, ctx = session(
+        socket_write_rate=0.001, socket_write_burst=6, socket_log_burst=2, rate_limit_strikes=2
+    )
+    log = ctx.appender
+    running = asyncio.create_task(s.run())
+    for n in range(6):
+        ws.client_sends(post(n))
+    await settle()
+    assert [k for k, _ in log.sent] == ["k0", "k1"] and len(s.queued_writes) == 4
+    for n in range(6, 20):
+        ws.client_sends(post(n))
+    await settle()
+    assert not s.queued_writes, "the four queued were refused at once"
+    while log.waiting():
+        log.answer_oldest()
+        await settle()
+    await asyncio.wait_for(running, 5)
+    assert [k for k, _ in log.sent] == ["k0", "k1"], "nothing more went to the log"
+    assert ws.close_code == CLOSE_RATE
+    answers = {f["idempotency_key"]: f for f in ws.out if "idempotency_key" in f}
+    assert [answers[f"k{n}"]["frame"] for n in range(2)] == ["ack", "ack"]
+    for n in range(2, 6):
+        refused = answers[f"k{n}"]
+        assert refused["code"] == "rate_limited" and "not logged" in refused["message"]
+        assert refused["retry_after"] >= ctx.settings.rate_limit_penalty_seconds

@@ -40,6 +40,11 @@ class GatewaySettings(Settings):
     credential_write_rate: float = 40.0
     credential_write_burst: int = 200
     rate_limit_strikes: int = 50
+    # Of a socket's writes, how many go to the eventlog at once; past them its writes go
+    # at ``socket_write_rate``, so that a flood's burst is still mostly queued at the
+    # gateway when its refusals close it, and what is queued then never reaches the log
+    # (docs/adr/0155). A client writing within its rate never waits on it.
+    socket_log_burst: int = 16
     # How long the credential of a socket closed for writing through its refusals (4429)
     # gets no write and no new socket: a client that ignored fifty retry_after is not let
     # straight back in (docs/adr/0065).

@@ -61,8 +61,10 @@ class Session(FramesIn):
     async def close_kept_going(self, sender: asyncio.Task[None]) -> None:
         """Close a socket that went on writing through its rate_limited refusals.
 
-        What it was let write is answered first (acks, or errors), so that the client
-        knows what was logged; then the last refusal, and close code 4429.
+        What it was let write is answered first, so that the client knows what was
+        logged: the writes sent to the log with their acks (or errors), those still queued
+        at the gateway refused (``refuse_queued``, docs/adr/0155); then the last refusal,
+        and close code 4429.
         """
         metrics.RATE_LIMIT_CLOSES.inc()
         # Coming straight back on another socket gets nothing either (docs/adr/0065).

@@ -130,6 +130,9 @@ class SessionBase:
         self.sent_keys: set[str] = set()
         settings = ctx.settings
         self.writes = Bucket(settings.socket_write_rate, settings.socket_write_burst)
+        # What the pump may send to the log: a few at once, then the socket's rate, so
+        # that a burst is taken at once but reaches the log paced (docs/adr/0155).
+        self.to_log = Bucket(settings.socket_write_rate, max(settings.socket_log_burst, 1))
         # Refusals a socket may run into: a burst of them, then about one a second less.
         strikes = settings.rate_limit_strikes
         self.strikes = Bucket(max(strikes / 10, 0.1), strikes)

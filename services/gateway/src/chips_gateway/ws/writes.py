@@ -83,6 +83,9 @@ class Writes(SessionBase):
             if not self.queued_writes or self.inflight >= self.max_inflight:
                 self.may_send.clear()
                 continue
+            if (wait := self.to_log.take(time.monotonic())) > 0.0:
+                await asyncio.sleep(wait)
+                continue
             write = self.queued_writes.popleft()
             if len(self.queued_writes) < self.max_queued_writes:
                 self.write_room.set()
@@ -138,7 +141,32 @@ class Writes(SessionBase):
         )
         if self.strikes.take(now) > 0.0:
             self.kept_going.set()
+            self.refuse_queued()
         return False
+
+    def refuse_queued(self) -> None:
+        """A socket that went on writing through its refusals: the writes it was let make
+        that still wait in its queue at the gateway never go to the log; each is refused
+        ``rate_limited``, to be sent again once its credential may write (docs/adr/0155).
+        """
+        wait = retry_after(self.ctx.settings.rate_limit_penalty_seconds)
+        while self.queued_writes:
+            write = self.queued_writes.popleft()
+            write.span.set_attribute("chips.refused", "rate_limited")
+            write.span.end()
+            metrics.RATE_LIMITED.labels("socket").inc()
+            self.push(
+                self.error(
+                    "rate_limited",
+                    "this socket went on writing after it was told to wait, and this write "
+                    f"was not logged; send it again in {wait:.0f} s",
+                    idempotency_key=write.key,
+                    retry_after=wait,
+                )
+            )
+        self.write_room.set()
+        if not self.inflight:
+            self.writes_idle.set()
 
     def answered(
         self, key: str, future: asyncio.Future[Any], span: Span, timer: asyncio.TimerHandle
