@@ -179,14 +179,16 @@ WRITE_CALLS = {"insert", "update", "delete"}
 
 class Touches:
     """The tables one file writes and reads: through chips_common.db's Table objects (by
-    the name a module imported them under, or as an attribute of the module imported),
-    and through SQL written as text."""
+    the name a module imported them under, as an attribute of the module imported, or by
+    a name given to one of those), written by SQLAlchemy's insert, update and delete
+    under whatever name they were imported as (``pg_insert``), and through SQL written as
+    text."""
 
     def __init__(self, source: str, variables: dict[str, str], tables: set[str]) -> None:
         self.writes: set[str] = set()
         self.reads: set[str] = set()
         tree = ast.parse(source)
-        modules, names = set(), {}
+        modules, names, verbs = set(), {}, set(WRITE_CALLS)
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                 "chips_common.db"
@@ -196,6 +198,8 @@ class Touches:
                         modules.add(alias.asname or alias.name)
                     elif alias.name in variables:
                         names[alias.asname or alias.name] = variables[alias.name]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sqlalchemy"):
+                verbs |= {a.asname for a in node.names if a.name in WRITE_CALLS and a.asname}
 
         def table(node: ast.AST) -> str | None:
             if (
@@ -209,11 +213,21 @@ class Touches:
                 return names[node.id]
             return None
 
+        # A table given a shorter name (``ds = t.device_signatures``) is the table.
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and (name := table(node.value))
+            ):
+                names[node.targets[0].id] = name
+
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
                 verb = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-                if verb in WRITE_CALLS and node.args and (name := table(node.args[0])):
+                if verb in verbs and node.args and (name := table(node.args[0])):
                     self.writes.add(name)
                 if (
                     isinstance(func, ast.Attribute)
@@ -290,16 +304,27 @@ def test_the_table_check_sees_a_foreign_write() -> None:
     """The check is not blind: each way of writing or reading a table is seen."""
     source = """
 from sqlalchemy import insert, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from chips_common.db import tables as t
 from chips_common.db.search_tables import search_docs as docs
 insert(t.events)
 t.rm_spaces.update()
 update(docs)
+pg_insert(t.invites)
+ds = t.device_signatures
+pg_insert(ds).on_conflict_do_nothing()
 raw = "DELETE FROM referee_rooms WHERE x = 1"
 query = "SELECT * FROM attachments JOIN spaces ON true"
 t.memberships.c.space_id
 words = "from spaces the room is made"
 """
     seen = Touches(source, table_variables(), all_tables())
-    assert seen.writes == {"events", "rm_spaces", "search_docs", "referee_rooms"}
+    assert seen.writes == {
+        "events",
+        "rm_spaces",
+        "search_docs",
+        "referee_rooms",
+        "invites",
+        "device_signatures",
+    }
     assert seen.reads == {"attachments", "spaces", "memberships"}

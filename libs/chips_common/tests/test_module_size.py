@@ -38,10 +38,6 @@ EXCEPTIONS: dict[str, str] = {
     "bench/fastpath.py": "a benchmark is one scenario read top to bottom, run by hand",
     "bench/flood.py": "a benchmark is one scenario read top to bottom, run by hand",
     "bench/fanout.py": "a benchmark is one scenario read top to bottom, run by hand",
-    # In other work: split by topic there, or after the change there.
-    "services/gateway/src/chips_gateway/api/people.py": "being changed elsewhere; split after",
-    # Not split in the time ADR 0141's work had; its jobs and the first cut are named there.
-    "web/src/store.ts": "not split yet: the fold of the socket's events moves out first",
 }
 
 

@@ -20,7 +20,18 @@ from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
 from chips_gateway import asyncapi, openapi
-from chips_gateway.api import attachments, events, identity, oidc, passkeys, people, spaces
+from chips_gateway.api import (
+    api_keys,
+    attachments,
+    devices,
+    events,
+    identity,
+    invites,
+    oidc,
+    passkeys,
+    people,
+    spaces,
+)
 from chips_gateway.api import notifications as notifications_api
 from chips_gateway.api import runs as runs_api
 from chips_gateway.api import search as search_api
@@ -163,7 +174,10 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         app.add_exception_handler(away, database_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.include_router(identity.router)
+    app.include_router(invites.router)
+    app.include_router(devices.router)
     app.include_router(people.router)
+    app.include_router(api_keys.router)
     app.include_router(passkeys.router)
     app.include_router(oidc.router)
     app.include_router(events.router)

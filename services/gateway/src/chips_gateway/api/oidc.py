@@ -38,7 +38,8 @@ from chips_common.events import JsonObject
 from chips_common.ids import new_id
 from chips_common.rules.devices import DeviceRefusal, check_public_key
 from chips_common.tokens import hash_token
-from chips_gateway.api.people import pair_through, refusal
+from chips_gateway.api.invites import pair_through
+from chips_gateway.api.people import refusal
 from chips_gateway.config import GatewaySettings
 from chips_gateway.context import Context, Ctx
 from chips_gateway.errors import ChipsError

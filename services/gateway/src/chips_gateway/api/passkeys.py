@@ -61,7 +61,8 @@ from chips_common.append import IssuedCredential
 from chips_common.db import tables as t
 from chips_common.ids import new_id
 from chips_common.rules.devices import b64encode, issue_session
-from chips_gateway.api.people import need_person, pair_own
+from chips_gateway.api.devices import pair_own
+from chips_gateway.api.people import need_person
 from chips_gateway.context import Caller, Context, Ctx, IdempotencyKey, check_write_rate
 from chips_gateway.errors import ChipsError
 from chips_gateway.sockets import seen_key
