@@ -3,8 +3,16 @@ import { store, Store } from "../store";
 
 /** Re-render on every change of the store. */
 export function useStore(): Store {
-  const [, setVersion] = useState(0);
-  useEffect(() => store.subscribe(() => setVersion(store.version)), []);
+  const [, setVersion] = useState(store.version);
+  const read = store.version; // what the first render drew from
+  useEffect(() => {
+    const update = () => setVersion(store.version);
+    const off = store.subscribe(update);
+    // The effect runs after the paint: a change made in between (boot() finding no device
+    // on a busy machine, say) told nobody, and the app stayed blank. Catch up on it here.
+    if (store.version !== read) update();
+    return off;
+  }, []);
   return store;
 }
 
