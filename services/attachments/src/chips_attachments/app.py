@@ -115,7 +115,7 @@ async def run(settings: AttachmentsSettings) -> None:
     await declare_streams(js, names)
     blobs = Blobs(settings)
     await _ready_bucket(blobs)
-    appender = Appender(nc, js, names, settings.append_timeout_seconds)
+    appender = Appender(nc, names, settings.append_timeout_seconds)
     await appender.start()
     service = Service(settings, engine, blobs, appender)
 

@@ -34,7 +34,7 @@ async def run(settings: RefereeSettings) -> None:
     js = jetstream(nc)
     names = Names.from_settings(settings)
     await declare_streams(js, names)
-    appender = Appender(nc, js, names, settings.append_timeout_seconds)
+    appender = Appender(nc, names, settings.append_timeout_seconds)
     await appender.start()
     clock = Clock(quiet=settings.lead_handoff_seconds, silent=settings.turn_silent_seconds)
     memory = Memory()
