@@ -50,9 +50,11 @@ def load(name: str) -> dict[str, Any]:
 
 
 def tree_env(tree: str) -> dict[str, str]:
-    """The services of an exported tree ahead of this tree's editable installs."""
+    """The services of an exported tree ahead of this tree's editable installs. The CLI
+    stays this tree's: the profile reads its traces with it, and it is not measured."""
     t = Path(tree)
-    paths = sorted([*t.glob("libs/*/src"), *t.glob("services/*/src")])
+    libs = [p for p in t.glob("libs/*/src") if p.parent.name != "chips_cli"]
+    paths = sorted([*libs, *t.glob("services/*/src")])
     return {"PYTHONPATH": ":".join(str(p) for p in paths)}
 
 

@@ -24,14 +24,8 @@ from chips_attachments.store import Blobs
 from chips_attachments.voice import engine_named
 from chips_common import otel
 from chips_common.db.away import DATABASE_AWAY
-from chips_common.db.engine import build_engine
-from chips_common.nats.connect import build_nats, jetstream
-from chips_common.nats.streams import Names, declare_streams
-from chips_common.otel import setup_tracing
-from chips_common.service.consumer import consume_events
 from chips_common.service.health import add_health_routes
-from chips_common.service.poison import Limits
-from chips_common.service.runner import serve_with_health
+from chips_common.service.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -107,47 +101,25 @@ async def _ready_bucket(blobs: Blobs) -> None:
 
 
 async def run(settings: AttachmentsSettings) -> None:
-    provider = setup_tracing("attachments")
-    engine = build_engine(settings, pool_size=8)
-    nc = await build_nats(settings, name="chips-attachments")
-    js = jetstream(nc)
-    names = Names.from_settings(settings)
-    await declare_streams(js, names)
-    blobs = Blobs(settings)
-    await _ready_bucket(blobs)
-    appender = Appender(nc, js, names, settings.append_timeout_seconds)
-    await appender.start()
-    service = Service(settings, engine, blobs, appender)
+    async with Worker.wired(settings, "attachments", pool_size=8) as worker:
+        blobs = Blobs(settings)
+        await _ready_bucket(blobs)
+        appender = Appender(worker.nc, worker.names, settings.append_timeout_seconds)
+        await worker.start_appender(appender)
+        service = Service(settings, worker.engine, blobs, appender)
+        handler = build_handler(worker.engine, blobs)
+        hearing = Hearing(
+            settings, worker.engine, blobs, appender, engine_named(settings.transcriber)
+        )
 
-    async def nats_ok() -> bool:
-        return bool(nc.is_connected)
+        async def work(stop: asyncio.Event) -> None:
+            # It acts only on erasures: every other event is acked unread. Posted voice
+            # notes are heard beside it (docs/adr/0137).
+            heard = asyncio.create_task(hearing.run(stop))
+            try:
+                await worker.consume(handler, stop, wanted=frozenset({"space.erased"}))
+            finally:
+                stop.set()
+                await heard
 
-    handler = build_handler(engine, blobs)
-    hearing = Hearing(settings, engine, blobs, appender, engine_named(settings.transcriber))
-
-    async def work(stop: asyncio.Event) -> None:
-        # It acts only on erasures: every other event is acked unread. Posted voice notes
-        # are heard beside it (docs/adr/0137).
-        heard = asyncio.create_task(hearing.run(stop))
-        try:
-            await consume_events(
-                nc,
-                js,
-                names,
-                "attachments",
-                handler,
-                stop,
-                wanted=frozenset({"space.erased"}),
-                limits=Limits.from_settings(settings),
-            )
-        finally:
-            stop.set()
-            await heard
-
-    try:
-        await serve_with_health(build_app(service, nats_ok), settings.host, settings.port, work)
-    finally:
-        await appender.stop()
-        await nc.drain()
-        await engine.dispose()
-        provider.shutdown()
+        await worker.serve(build_app(service, worker.checks()["nats"]), work)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from nats.aio.client import Client as NATS
-from nats.js import JetStreamContext
 
 from chips_common.append import Actor, AppendAnswer
 from chips_common.ids import new_id
@@ -23,8 +22,8 @@ __all__ = ["Appender", "Unavailable"]
 
 
 class Appender(appender.Appender):
-    def __init__(self, nc: NATS, js: JetStreamContext, names: Names, timeout: float) -> None:
-        super().__init__(nc, js, names, timeout, "att")
+    def __init__(self, nc: NATS, names: Names, timeout: float) -> None:
+        super().__init__(nc, names, timeout, new_id("att").lower())
 
     async def append(
         self,
@@ -35,4 +34,7 @@ class Appender(appender.Appender):
         key: str | None = None,
     ) -> AppendAnswer:
         """Append ``event``; under ``key`` when deciding it again must log nothing twice."""
-        return await self.send(workspace_id, credential_id, actor, [event], key or new_id("fetch"))
+        future = await self.send(
+            workspace_id, credential_id, actor, key or new_id("fetch"), [event]
+        )
+        return await self.wait(future)

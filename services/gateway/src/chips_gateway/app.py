@@ -101,7 +101,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             names = Names.from_settings(settings)
             await declare_streams(js, names)
             appender = AppendClient(
-                nc, js, names, settings.replica_id(), settings.append_timeout_seconds
+                nc, names, settings.replica_id(), settings.append_timeout_seconds
             )
             await appender.start()
             stack.push_async_callback(appender.stop)

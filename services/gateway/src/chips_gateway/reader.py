@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from chips_common.db import tables as t
 from chips_common.events.wire import EventJson, HeardJson, canonical_event
 from chips_common.rules.delivery import RUN_ENDS
+from chips_common.service.fold import events_traced
 from chips_gateway.history import TURN_ENDS, WORKING_TOLD, HistoryReads, room_of
 
 __all__ = ["TURN_ENDS", "WORKING_TOLD", "LogReader", "room_of"]
@@ -41,15 +42,10 @@ class LogReader(HistoryReads):
     async def events_traced(
         self, workspace_id: str, after: int, upto: int | None
     ) -> list[tuple[EventJson, str | None]]:
-        """Like :meth:`events_between`, each with the trace context it was appended under."""
-        query = select(t.events.c.body, t.events.c.traceparent).where(
-            and_(t.events.c.workspace_id == workspace_id, t.events.c.seq > after)
-        )
-        if upto is not None:
-            query = query.where(t.events.c.seq <= upto)
+        """Like :meth:`events_between`, each with the trace context it was appended under:
+        the read every consumer of the log makes from its checkpoint (the library's)."""
         async with self.engine.connect() as conn:
-            rows = await conn.execute(query.order_by(t.events.c.seq).limit(self.batch_size))
-            return [(canonical_event(row.body), row.traceparent) for row in rows]
+            return await events_traced(conn, workspace_id, after, upto, self.batch_size)
 
     async def context_start(
         self, workspace_id: str, space_id: str, participant_id: str, before: int

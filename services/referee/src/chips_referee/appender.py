@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from nats.aio.client import Client as NATS
-from nats.js import JetStreamContext
 
 from chips_common.append import Actor, AppendAnswer
+from chips_common.ids import new_id
 from chips_common.nats import appender
 from chips_common.nats.appender import Unavailable
 from chips_common.nats.streams import Names
@@ -27,11 +27,11 @@ CREDENTIAL = "crd_referee"
 
 
 class Appender(appender.Appender):
-    def __init__(self, nc: NATS, js: JetStreamContext, names: Names, timeout: float) -> None:
-        super().__init__(nc, js, names, timeout, "ref")
+    def __init__(self, nc: NATS, names: Names, timeout: float) -> None:
+        super().__init__(nc, names, timeout, new_id("ref").lower())
 
     async def append(
         self, workspace_id: str, key: str, events: list[dict[str, Any]]
     ) -> AppendAnswer:
         """Append ``events`` together as Chips, under ``key``; the eventlog's answer."""
-        return await self.send(workspace_id, CREDENTIAL, SYSTEM, events, key)
+        return await self.wait(await self.send(workspace_id, CREDENTIAL, SYSTEM, key, events))

@@ -1,17 +1,30 @@
-"""A worker service: NATS, Postgres, health, and one events consumer."""
+"""A worker service's wiring: tracing, Postgres, NATS, the streams, health, its consumer.
+
+Every service that reads the log is wired the same way, here: :class:`Worker` opens what
+it needs in order and closes it in the reverse order (NATS drained, the engine disposed,
+the spans flushed), whatever stops it. A service with nothing of its own beyond a handler
+calls :func:`run_worker`; one that also writes to the log (:meth:`Worker.start_appender`) or
+serves an HTTP API of its own (the referee, attachments) opens a :class:`Worker` and
+puts its own parts on it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+from fastapi import FastAPI
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.config import Settings
 from chips_common.db.engine import build_engine
+from chips_common.nats.appender import Appender
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.otel import setup_tracing
@@ -26,6 +39,94 @@ from chips_common.service.poison import Limits
 from chips_common.service.runner import serve_with_health
 
 log = logging.getLogger(__name__)
+
+
+class Worker:
+    """A worker service's connections, open for as long as :meth:`wired` is entered."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        service: str,
+        stack: AsyncExitStack,
+        engine: AsyncEngine,
+        nc: NATS,
+        js: JetStreamContext,
+        names: Names,
+    ) -> None:
+        self.settings = settings
+        self.service = service
+        self.stack = stack
+        self.engine = engine
+        self.nc = nc
+        self.js = js
+        self.names = names
+        self.limits = Limits.from_settings(settings)
+
+    @classmethod
+    @asynccontextmanager
+    async def wired(
+        cls, settings: Settings, service: str, **engine_options: Any
+    ) -> AsyncIterator[Worker]:
+        """Tracing, the engine (``build_engine``'s options; a pool of 4 by default), NATS
+        and the streams declared; closed in the reverse order on the way out. Whatever the
+        service adds to ``stack`` is closed before them."""
+        async with AsyncExitStack() as stack:
+            provider = setup_tracing(service)
+            stack.callback(provider.shutdown)
+            engine = build_engine(settings, **{"pool_size": 4, **engine_options})
+            stack.push_async_callback(engine.dispose)
+            nc = await build_nats(settings, name=f"chips-{service}")
+            stack.push_async_callback(nc.drain)
+            js = jetstream(nc)
+            names = Names.from_settings(settings)
+            await declare_streams(js, names)
+            yield cls(settings, service, stack, engine, nc, js, names)
+
+    async def start_appender(self, appender: Appender) -> None:
+        """Start ``appender`` (on this worker's connection: ``self.nc``, ``self.names``) and
+        stop it on the way out, before NATS is drained."""
+        await appender.start()
+        self.stack.push_async_callback(appender.stop)
+
+    def checks(self) -> dict[str, Check]:
+        """The readiness checks every worker has: Postgres and NATS answer."""
+
+        async def db_ok() -> bool:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            return True
+
+        async def nats_ok() -> bool:
+            return bool(self.nc.is_connected)
+
+        return {"postgres": db_ok, "nats": nats_ok}
+
+    async def consume(
+        self, handler: Handler, stop: asyncio.Event, *, wanted: Collection[str] | None = None
+    ) -> None:
+        """``consume_events`` as this service, with its limits, until ``stop``."""
+        await consume_events(
+            self.nc,
+            self.js,
+            self.names,
+            self.service,
+            handler,
+            stop,
+            wanted=wanted,
+            limits=self.limits,
+        )
+
+    async def consume_batches(self, handler: BatchHandler, stop: asyncio.Event) -> None:
+        """``consume_batches`` as this service, with its limits, until ``stop``."""
+        await consume_batches(
+            self.nc, self.js, self.names, self.service, handler, stop, limits=self.limits
+        )
+
+    async def serve(self, app: FastAPI, work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+        """Run ``work(stop)`` beside ``app`` (its health routes, and any of its own) until a
+        stop signal or the work ends."""
+        await serve_with_health(app, self.settings.host, self.settings.port, work)
 
 
 async def run_worker(
@@ -50,52 +151,32 @@ async def run_worker(
     of each fetched batch's workspaces together (``consume_batches``). ``engine_options``
     are ``build_engine``'s.
     """
-    provider = setup_tracing(service)
-    engine = build_engine(settings, **{"pool_size": 4, **(engine_options or {})})
-    nc = await build_nats(settings, name=f"chips-{service}")
-    js = jetstream(nc)
-    names = Names.from_settings(settings)
-    await declare_streams(js, names)
-    limits = Limits.from_settings(settings)
-    consume: Callable[[asyncio.Event], Awaitable[None]]
-    if build_batch_handler is not None:
-        batch_handler = build_batch_handler(engine)
+    async with Worker.wired(settings, service, **(engine_options or {})) as worker:
+        engine = worker.engine
+        consume: Callable[[asyncio.Event], Awaitable[None]]
+        if build_batch_handler is not None:
+            batch_handler = build_batch_handler(engine)
 
-        async def consume(stop: asyncio.Event) -> None:
-            await consume_batches(nc, js, names, service, batch_handler, stop, limits=limits)
-    else:
-        assert build_handler is not None, "a worker needs a handler"
-        handler = build_handler(engine)
+            async def consume(stop: asyncio.Event) -> None:
+                await worker.consume_batches(batch_handler, stop)
+        else:
+            assert build_handler is not None, "a worker needs a handler"
+            handler = build_handler(engine)
 
-        async def consume(stop: asyncio.Event) -> None:
-            await consume_events(nc, js, names, service, handler, stop, limits=limits)
+            async def consume(stop: asyncio.Event) -> None:
+                await worker.consume(handler, stop)
 
-    async def db_ok() -> bool:
-        async with engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-        return True
+        async def work(stop: asyncio.Event) -> None:
+            if beside is None:
+                await consume(stop)
+                return
+            await asyncio.gather(consume(stop), beside(engine, stop))
 
-    async def nats_ok() -> bool:
-        return bool(nc.is_connected)
-
-    async def work(stop: asyncio.Event) -> None:
-        if beside is None:
-            await consume(stop)
-            return
-        await asyncio.gather(consume(stop), beside(engine, stop))
-
-    try:
-        await serve_with_health(
+        await worker.serve(
             build_health_app(
-                {"postgres": db_ok, "nats": nats_ok, **(checks(engine) if checks else {})},
+                {**worker.checks(), **(checks(engine) if checks else {})},
                 work_done,
                 about(engine) if about else None,
             ),
-            settings.host,
-            settings.port,
             work,
         )
-    finally:
-        await nc.drain()
-        await engine.dispose()
-        provider.shutdown()
