@@ -46,7 +46,9 @@ async def apply_message_heard(conn: AsyncConnection, event: EventJson) -> None:
     who = func.jsonb_build_array(event["actor"]["id"])
     await conn.execute(
         update(pt.rm_messages)
-        .where(and_(_message(event), ~func.coalesce(heard_by, text("'[]'::jsonb")).op("@>")(who)))
+        .where(
+            and_(_message(event), ~func.coalesce(heard_by, text("'[]'::jsonb")).bool_op("@>")(who))
+        )
         .values(heard_by=func.coalesce(heard_by, text("'[]'::jsonb")).op("||")(who))
     )
 
