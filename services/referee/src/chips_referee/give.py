@@ -1,4 +1,4 @@
-"""Rooms from before one agent per room, brought over in the log (docs/adr/0146, 0154).
+"""Rooms from before one agent per room, brought over in the log (docs/adr/0146).
 
 Migrations 1700 and 1720 listed every workspace in ``agents_to_give``. On its clock the
 referee sends each the door's ``agents.give`` as Chips, under one key per workspace (a

@@ -1,10 +1,12 @@
-"""Every workspace is brought over again, for harnesses before agents (docs/adr/0154).
+"""Every workspace is brought over again, each under a key of its own (docs/adr/0146).
 
-A harness that never declared ``agents`` is now given one agent per room too, as one that
-did was by 1700 (docs/adr/0146). Bringing its old rooms over is again a matter of the log,
-so this migration changes no read model: it lists every workspace in ``agents_to_give``
-once more (one still waiting from 1700 stays listed once), and the referee sends each the
-door's ``agents.give`` under a key of this migration and that workspace.
+1700's referee sent every workspace ``agents.give`` under one key; an idempotency key is
+its credential's across workspaces, so every workspace after the first was answered with
+the first's answer and given nothing. This migration changes no read model: it lists
+every workspace in ``agents_to_give`` once more (one still waiting from 1700 stays listed
+once), and the referee sends each the door's ``agents.give`` under a key of this
+migration and that workspace. A workspace given its agents already is owed none: the
+door logs nothing for it.
 
 Revision ID: 1720
 Revises: 1700
