@@ -12,7 +12,11 @@ A harness that has not declared ``agents`` is shown its own id wherever an id is
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+import psycopg
+import pytest
 
 from tests.e2e.client import Api, Identity, Socket
 from tests.e2e.test_agents_view import declare, directory
@@ -79,3 +83,80 @@ async def test_a_harness_before_agents_is_still_shown_its_own_id(api: Api) -> No
     listed = await directory(api, scout)
     assert [p for p in listed.values() if p["kind"] == "agent"] == []
     assert (await authors(api, scout, room))["A is drawn."] == scout.participant_id
+
+
+def referee_db(stack: Any) -> str:
+    return stack.env["CHIPS_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def list_to_give(stack: Any, *workspaces: str) -> None:
+    with psycopg.connect(referee_db(stack)) as conn:
+        for ws in workspaces:
+            conn.execute(
+                "INSERT INTO agents_to_give (workspace_id) VALUES (%s) ON CONFLICT DO NOTHING",
+                (ws,),
+            )
+
+
+def still_to_give(stack: Any, *workspaces: str) -> list[str]:
+    with psycopg.connect(referee_db(stack)) as conn:
+        rows = conn.execute(
+            "SELECT workspace_id FROM agents_to_give WHERE workspace_id = ANY(%s)",
+            (list(workspaces),),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def gives_sent(stack: Any, *workspaces: str) -> dict[str, list[str]]:
+    """The referee's ``agents.give`` keys the log answered, by workspace."""
+    with psycopg.connect(referee_db(stack)) as conn:
+        rows = conn.execute(
+            "SELECT workspace_id, key FROM idempotency WHERE credential_id = 'crd_referee'"
+            " AND key LIKE 'agents-given%%' AND workspace_id = ANY(%s)",
+            (list(workspaces),),
+        ).fetchall()
+    sent: dict[str, list[str]] = {}
+    for ws, given_key in rows:
+        sent.setdefault(ws, []).append(given_key)
+    return sent
+
+
+async def given_out(stack: Any, *workspaces: str) -> None:
+    for _ in range(300):
+        if not still_to_give(stack, *workspaces):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the referee left {still_to_give(stack, *workspaces)} listed")
+
+
+@pytest.mark.timeout(300)  # the referee is killed and started twice
+async def test_the_referee_gives_each_listed_workspace_once(stack: Any, api: Api) -> None:
+    """Each workspace listed in ``agents_to_give`` is sent ``agents.give`` under a key of
+    its own, and its row goes once the log answered; listed again (a referee that died
+    between the send and the delete), it is sent again and the door logs nothing new."""
+    first = await api.create_workspace(owner="Arjun Rao")
+    await api.connect_harness(first, "Scout")
+    second = await api.create_workspace(name="Globex", owner="Bea Stone")
+    await api.connect_harness(second, "Ledger")
+    spaces = (first.workspace_id, second.workspace_id)
+    heads = [await api.head(first), await api.head(second)]
+    stack.kill("referee")
+    try:
+        list_to_give(stack, *spaces)
+    finally:
+        stack.start("referee")
+        stack.wait_ready("referee")
+    await given_out(stack, *spaces)
+    sent = gives_sent(stack, *spaces)
+    assert sorted(sent) == sorted(spaces), sent  # one send each, each answered
+    assert all(len(keys) == 1 for keys in sent.values()), sent
+    # Sent again, as after a restart between the send and the delete.
+    stack.kill("referee")
+    try:
+        list_to_give(stack, *spaces)
+    finally:
+        stack.start("referee")
+        stack.wait_ready("referee")
+    await given_out(stack, *spaces)
+    assert gives_sent(stack, *spaces) == sent
+    assert [await api.head(first), await api.head(second)] == heads

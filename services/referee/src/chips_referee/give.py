@@ -1,7 +1,9 @@
 """Rooms from before one agent per room, brought over in the log (docs/adr/0146).
 
-Migration 1700 listed every workspace in ``agents_to_give``. On its clock the referee sends
-each the door's ``agents.give`` as Chips, under one key per workspace, and takes the row
+Migrations 1700 and 1720 listed every workspace in ``agents_to_give``. On its clock the
+referee sends each the door's ``agents.give`` as Chips, under one key per workspace (a
+key is the credential's across workspaces: one key for all would answer the second
+workspace with the first's answer, and give it nothing), and takes the row
 out once the log answered (logged, nothing owed, or the same key answered before): the
 door gives every harness owed an agent its agent in each room, and the read models follow
 those events as they follow any. A log that did not answer leaves the row for the next look.
@@ -20,8 +22,9 @@ from chips_referee.appender import Appender, Unavailable
 
 log = logging.getLogger(__name__)
 
-# One key per workspace: a second send after a crash is answered ``duplicate``.
-KEY = "agents-given-1700"
+# One key per workspace and migration: a second send after a crash is answered
+# ``duplicate``; 1720's listing is sent afresh, whatever 1700's was answered.
+KEY = "agents-given-1720:{workspace_id}"
 GIVE = {"command": "agents.give"}
 
 
@@ -32,7 +35,9 @@ def build_give_tick(engine: AsyncEngine, appender: Appender) -> Callable[[], Awa
         done = 0
         for workspace_id in waiting:
             try:
-                answer = await appender.append(workspace_id, KEY, [GIVE])
+                answer = await appender.append(
+                    workspace_id, KEY.format(workspace_id=workspace_id), [GIVE]
+                )
             except Unavailable:
                 return done  # the next look tries again
             if not answer.ok and not answer.duplicate:
