@@ -90,8 +90,8 @@ async def test_an_agent_s_face_an_emoji_then_a_picture_read_back_and_heard_live(
     # In a room: the sheet's members carry it; the harness's hello lists it.
     room = await api.open_space(owner, "Den", [maya.participant_id])
     added = {"type": "membership.added", "space_id": room, "participant_id": fox["id"]}
-    await api.append(owner, added)
-    sheet = await api.sheet(maya, room)
+    seq = await api.append(owner, added)
+    sheet = await api.sheet(maya, room, after_seq=seq)
     member = next(m for m in sheet["members"] if m["participant_id"] == fox["id"])
     assert member["face"] == upload["upload_id"] and member["face_url"].startswith("http")
     socket = await Socket.open(api.base_url, scout)
