@@ -1,38 +1,47 @@
-"""A noisy client against calm ones: the calm sockets' ack latency, idle and under a flood.
+"""A noisy client against calm ones: the calm sockets' ack p99 while a flood is open,
+against their p99 in the rest of the same minute.
 
 Starts the whole system on free ports with the gateway's default limits (or those in
 ``CHIPS_BENCH_ENV``, ``NAME=value`` pairs comma separated, to compare settings). Three
 canary sockets write one message.post at a time, in turn (each waits for its ack, so
-together they are one careful client), CANARY events each (or for SECONDS):
+together they are one careful client), all through each round of SECONDS:
 
-  room       a person in the flooder's room, who is also sent every message the flood
+  room       a person in the flooders' room, who is also sent every message a flood
              gets logged, ahead of its own acks
   aside      a person of the same workspace in another room (same log, same partition,
              none of the flood's messages)
   elsewhere  a person of another workspace, on another partition of the log
 
-first with nothing else going on, then while a flooding socket (another person, in the
-room) sends as fast as it can, reading what it is sent. A flood the gateway closes comes
-back on a new socket after a second, as a hostile client would, until the canaries are
-done; a socket sends FLOOD posts at most. Prints each canary's p50/p99 both times and the
-ratio, what became of the flood (acked, rate_limited, how its sockets were closed, by
-whom, with which code and reason), each hop's mean from the services' metrics and the load
-average, and writes them to bench/results/flood.json.
+Meanwhile a process of its own (so that its sends never take the canaries' CPU or event
+loop) opens FLOODS flooding sockets a round, evenly spaced with idle time before the
+first and after the last, each another person of the room with a credential of its own
+(a closed flood's credential is kept out for 30 s, docs/adr/0065), each sending up to
+FLOOD posts as fast as the socket takes them and reading what it is sent, until the
+gateway closes it (or CAP seconds).
 
-    .venv/bin/python bench/flood.py [--canary 300] [--flood 20000] [--seconds 90]
-        [--label before-]
+A canary write is "flood-open" when it overlaps a flood socket's life (its connect to its
+close, plus TAIL seconds for what the flood left behind it); every other write of the
+round is "idle". The two p99s come from the same minute on the same machine, interleaved,
+so the machine's swings between minutes cancel. Prints per round and canary the idle
+p99, the flood-open p99 and their ratio; at the end the rounds past 2x and the median
+ratio; writes everything to bench/results/<label>flood.json.
+
+    .venv/bin/python bench/flood.py [--rounds 4] [--seconds 60] [--floods 4]
+        [--flood 20000] [--tail 1.0] [--profile] [--label before-]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import collections
 import contextlib
 import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -44,22 +53,10 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chips_common.config import Settings
-from chips_common.nats.streams import Names
-from chips_devstack.stack import Stack, local_stack
-from tests.e2e.client import Api
-
 RESULTS = Path(__file__).parent / "results"
-# Every time in the results is seconds since this, so slow writes and the flood's sockets
-# can be read against each other.
-T0 = time.perf_counter()
-
-
-def now() -> float:
-    return round(time.perf_counter() - T0, 2)
-
-
 CANARIES = ("room", "aside", "elsewhere")
+# Both processes time with CLOCK_MONOTONIC, which is the machine's, not the process's.
+clock = time.monotonic
 
 
 async def hello(url: str, token: str) -> Any:
@@ -79,12 +76,122 @@ def post(space_id: str, text: str, key: str) -> str:
     return json.dumps({"frame": "event", "event": event})
 
 
-class Canary:
-    """One person's socket, subscribed to its workspace and read all along.
+# ---------------------------------------------------------------------------------------
+# The flooder: its own process (``--flooder``), told what to do on its standard input.
 
-    It is sent what is said in its rooms (the flood's messages too, for the canary in the
-    flood's room) as a client is, and keeps its answers for the writer to wait on.
-    """
+
+def frame(text: str) -> bytes:
+    """A client's text frame, masked with a zero key (masking is then the identity: the
+    flooder spends no CPU on it, and the server unmasks as it always does)."""
+    payload = text.encode()
+    n = len(payload)
+    if n < 126:
+        head = bytes([0x81, 0x80 | n])
+    elif n < 65536:
+        head = bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head = bytes([0x81, 0x80 | 127]) + n.to_bytes(8, "big")
+    return head + b"\0\0\0\0" + payload
+
+
+def flood_bytes(space_id: str, count: int, tag: str) -> bytes:
+    return b"".join(
+        frame(post(space_id, f"flood {tag} {i}", f"flood-{tag}-{i}")) for i in range(count)
+    )
+
+
+async def flood_one(url: str, token: str, flood: bytes, cap: float) -> Any:
+    """One flooding socket: its posts, built before the round, handed to the kernel in one
+    write, so the flooder's own CPU is not part of what is measured; then what it is sent
+    is read until the server closes it or ``cap`` seconds pass."""
+    host, port = url.removeprefix("ws://").split("/", 1)[0].split(":")
+    frames: collections.Counter[str] = collections.Counter()
+    opened = clock()
+    reader, writer = await asyncio.open_connection(host, int(port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            f"GET /v1/ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n"
+        ).encode()
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    if status != 101:
+        writer.close()
+        return {"refused_upgrade": status, "open": [opened, clock()]}
+    writer.write(frame(json.dumps({"frame": "hello", "protocol": {"min": 1, "max": 1}})) + flood)
+    close: list[Any] = []
+    buffer = b""
+
+    async def read() -> None:
+        nonlocal buffer
+        while not close:
+            data = await reader.read(65536)
+            if not data:
+                close.append([None, "connection ended"])
+                return
+            buffer += data
+            while len(buffer) >= 2:
+                opcode, n, at = buffer[0] & 0x0F, buffer[1] & 0x7F, 2
+                if n == 126:
+                    n, at = int.from_bytes(buffer[2:4], "big"), 4
+                elif n == 127:
+                    n, at = int.from_bytes(buffer[2:10], "big"), 10
+                if len(buffer) < at + n:
+                    break
+                payload, buffer = buffer[at : at + n], buffer[at + n :]
+                if opcode == 0x8:
+                    code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
+                    close.append([code, payload[2:].decode(errors="replace")])
+                    return
+                if opcode == 0x1:
+                    one = json.loads(payload)
+                    kind = one["frame"]
+                    frames[f"error {one['code']}" if kind == "error" else kind] += 1
+
+    with contextlib.suppress(TimeoutError, ConnectionError, asyncio.IncompleteReadError):
+        await asyncio.wait_for(read(), cap)
+    by_us = not close
+    with contextlib.suppress(Exception):
+        writer.write(b"\x88\x82\0\0\0\0" + (1000).to_bytes(2, "big"))
+        writer.close()
+        await asyncio.wait_for(writer.wait_closed(), 5)
+    return {
+        "closed_by": "flooder" if by_us else "server",
+        "server_close_frame": close[0] if close else None,
+        "sent_bytes": len(flood),
+        "frames": dict(frames),
+        "open": [opened, clock()],
+    }
+
+
+async def flooder(plan: dict[str, Any]) -> list[Any]:
+    """Each flood of the plan at its time, in seconds after the flooder says it is ready
+    (every flood's bytes built by then), on the machine's monotonic clock."""
+    built = [flood_bytes(plan["space_id"], plan["count"], one["tag"]) for one in plan["floods"]]
+    start = clock()
+    print(json.dumps({"start": start}), flush=True)
+    done = []
+    for one, flood in zip(plan["floods"], built, strict=True):
+        if (wait := start + one["at"] - clock()) > 0:
+            await asyncio.sleep(wait)
+        done.append(await flood_one(plan["url"], one["token"], flood, plan["cap"]))
+    return done
+
+
+def flooder_main() -> None:
+    plan = json.loads(sys.stdin.readline())
+    print(json.dumps(asyncio.run(flooder(plan))), flush=True)
+
+
+# ---------------------------------------------------------------------------------------
+# The canaries, in the bench's own process.
+
+
+class Canary:
+    """One person's socket, subscribed to its workspace and read all along."""
 
     def __init__(self, ws: Any, space_id: str) -> None:
         self.ws, self.space_id = ws, space_id
@@ -112,13 +219,13 @@ class Canary:
             if not waiting.done():
                 waiting.set_result({"frame": "error", "code": f"closed {self.ws.close_code}"})
 
-    async def write(self, key: str) -> tuple[float, dict[str, Any]]:
+    async def write(self, key: str) -> tuple[float, float, dict[str, Any]]:
         answered = self.answers[key] = asyncio.get_running_loop().create_future()
-        started = time.perf_counter()
+        started = clock()
         await self.ws.send(post(self.space_id, f"canary {key}", key))
         answer = await answered
         del self.answers[key]
-        return time.perf_counter() - started, answer
+        return started, clock(), answer
 
     async def close(self) -> None:
         await self.ws.close()
@@ -126,138 +233,66 @@ class Canary:
 
 
 async def canaries(
-    url: str, who: dict[str, tuple[str, str, str]], count: int, tag: str, cap: float
-) -> dict[str, dict[str, Any]]:
-    """One write at a time over the three canaries in turn, each waiting for its answer.
-
-    So the canaries add the load of one careful client, whatever their number. Stops
-    after ``count`` writes each or ``cap`` seconds, whichever comes first.
-    """
+    url: str, who: dict[str, tuple[str, str, str]], until: float, tag: str
+) -> dict[str, Any]:
+    """One write at a time over the three canaries in turn, each waiting for its answer,
+    until ``until``: every write's start and end, and the errors."""
     sockets = {name: await Canary.open(url, one) for name, one in who.items()}
-    results: dict[str, dict[str, Any]] = {
-        name: {"latencies": [], "errors": collections.Counter(), "slow": []} for name in who
-    }
-    began = time.perf_counter()
-    for i in range(count):
+    writes: dict[str, list[tuple[float, float]]] = {name: [] for name in who}
+    errors: dict[str, collections.Counter[str]] = {name: collections.Counter() for name in who}
+    i = 0
+    while clock() < until:
         for name, canary in sockets.items():
-            at = now()
-            took, answer = await canary.write(f"{tag}-{name}-{i}")
+            started, ended, answer = await canary.write(f"{tag}-{name}-{i}")
             if answer["frame"] == "ack":
-                results[name]["latencies"].append(took)
-                if took > 0.5:
-                    results[name]["slow"].append([at, round(took, 2)])
+                writes[name].append((started, ended))
             else:
-                results[name]["errors"][answer["code"]] += 1
+                errors[name][answer["code"]] += 1
             await asyncio.sleep(0.01)
-        if time.perf_counter() - began > cap:
-            break
+        i += 1
+    other = {}
     for name, canary in sockets.items():
         await canary.close()
-        results[name]["latencies"].sort()
-        results[name]["errors"] = dict(results[name]["errors"])
-        results[name]["other_frames"] = canary.other_frames
-    return results
-
-
-class Flood:
-    """Sends posts as fast as the socket takes them; comes back when it is closed."""
-
-    def __init__(self, url: str, token: str, space_id: str, per_socket: int) -> None:
-        self.url, self.token, self.space_id = url, token, space_id
-        self.per_socket = per_socket
-        self.sent = 0
-        self.frames: collections.Counter[str] = collections.Counter()
-        self.sockets: list[dict[str, Any]] = []
-        self.first_ack = asyncio.Event()
-        self.stop = asyncio.Event()
-        self.acked_while_measured = 0
-        self.measuring = False
-
-    async def run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                ws = await hello(self.url, self.token)
-            except websockets.InvalidStatus as refused:
-                at = now()
-                self.sockets.append(
-                    {"refused_upgrade": refused.response.status_code, "open": [at, at]}
-                )
-                await asyncio.sleep(1.0)
-                continue
-            opened = now()
-            sent_before = self.sent
-            reading = asyncio.create_task(self.read(ws))
-            sending = asyncio.create_task(self.send(ws))
-            stopping = asyncio.create_task(self.stop.wait())
-            await asyncio.wait({sending, reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            if sending.done() and not reading.done():
-                # All sent, or the socket closed under the sender: read on until the server
-                # closes it or the canaries are done.
-                await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            by_us = not reading.done()
-            stopping.cancel()
-            sending.cancel()
-            if by_us:
-                await ws.close()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(reading, 60)
-            rcvd, sent = ws.protocol.close_rcvd, ws.protocol.close_sent
-            self.sockets.append(
-                {
-                    "closed_by": "flooder" if by_us else "server",
-                    "close_code": ws.close_code,
-                    "close_reason": ws.close_reason,
-                    "server_close_frame": [rcvd.code, rcvd.reason] if rcvd else None,
-                    "client_close_frame": [sent.code, sent.reason] if sent else None,
-                    "sent": self.sent - sent_before,
-                    "open": [opened, now()],
-                }
-            )
-            if not self.stop.is_set():
-                await asyncio.sleep(1.0)  # a client that comes back, as the SDK would
-
-    async def send(self, ws: Any) -> None:
-        with contextlib.suppress(websockets.ConnectionClosed):
-            for _ in range(self.per_socket):
-                await ws.send(post(self.space_id, f"flood {self.sent}", f"flood-{self.sent}"))
-                self.sent += 1
-
-    async def read(self, ws: Any) -> None:
-        with contextlib.suppress(websockets.ConnectionClosed):
-            async for raw in ws:
-                frame = json.loads(raw)
-                kind = frame["frame"]
-                if kind == "error":
-                    kind = f"error {frame['code']}"
-                elif kind == "ack":
-                    self.first_ack.set()
-                    if self.measuring:
-                        self.acked_while_measured += 1
-                self.frames[kind] += 1
+        other[name] = canary.other_frames
+    return {"writes": writes, "errors": {k: dict(v) for k, v in errors.items()}, "other": other}
 
 
 def pct(values: list[float], p: float) -> float | None:
     if not values:
         return None
+    values = sorted(values)
     return round(values[max(int(len(values) * p) - 1, 0)] * 1000, 2)
 
 
+def split(
+    writes: list[tuple[float, float]], windows: list[tuple[float, float]]
+) -> tuple[list[float], list[float]]:
+    """Latencies of the writes that overlap a window, and of those that overlap none."""
+    idle, flood = [], []
+    for started, ended in writes:
+        inside = any(started < b and ended > a for a, b in windows)
+        (flood if inside else idle).append(ended - started)
+    return idle, flood
+
+
+def ratio(idle: float | None, flood: float | None) -> float | None:
+    return round(flood / max(idle, 0.01), 2) if idle and flood else None
+
+
+# ---------------------------------------------------------------------------------------
+# The stack's side: metrics, py-spy, the load.
+
 # Where an append's time goes, from the services' own metrics: (sum, count) of each.
 HOPS = {
-    "gateway_a": {
-        # publishing a request to the eventlog's answer, as the gateway sees it
-        "append_round_trip": "chips_gateway_append_seconds",
-    },
+    "gateway_a": {"append_round_trip": "chips_gateway_append_seconds"},
     "eventlog": {
-        # one workspace's batch: lock, rules, insert, commit
         "batch": "chips_eventlog_append_seconds",
         "batch_requests": "chips_eventlog_batch_requests",
     },
 }
 
 
-def scrape(stack: Stack) -> dict[str, tuple[float, float]]:
-    """The sum and count of each of HOPS's histograms, as of now."""
+def scrape(stack: Any) -> dict[str, tuple[float, float]]:
     found: dict[str, tuple[float, float]] = {}
     for service, hops in HOPS.items():
         text = httpx.get(stack.url(service) + "/metrics", timeout=30).text
@@ -275,7 +310,6 @@ def scrape(stack: Stack) -> dict[str, tuple[float, float]]:
 def hop_means(
     before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]]
 ) -> dict[str, float | None]:
-    """Each hop's mean over what happened between two scrapes (ms; requests per batch)."""
     means: dict[str, float | None] = {}
     for hop, (total, count) in after.items():
         n = count - before[hop][1]
@@ -288,27 +322,25 @@ def hop_means(
 SPIED = ("gateway_a", "eventlog")
 
 
-def spy(stack: Stack, seconds: float) -> list[tuple[str, Path, subprocess.Popen[bytes]]]:
-    """py-spy sampling the gateway and the eventlog for ``seconds`` from the flood's start."""
-    found = shutil.which("py-spy")
-    command = [found] if found else ["uvx", "py-spy"]
+def py_spy() -> list[str]:
+    beside = Path(sys.executable).parent / "py-spy"
+    found = shutil.which("py-spy") or (str(beside) if beside.exists() else None)
+    return [found] if found else ["uvx", "py-spy"]
+
+
+def spy(stack: Any, seconds: float, label: str) -> list[tuple[str, Path, Any]]:
+    """py-spy sampling the gateway and the eventlog for ``seconds``."""
     spies = []
     for name in SPIED:
-        out = stack.root / f"flood-{name}-{time.time():.0f}.txt"
-        pid = str(stack.procs[name].pid)
-        argv = [*command, "record", "-p", pid, "-d", str(int(seconds)), "-r", "200"]
-        argv += ["-f", "raw", "-o", str(out), "--nonblocking"]
-        spies.append(
-            (
-                name,
-                out,
-                subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-            )
-        )
+        out = stack.root / f"{label}flood-{name}-{time.time():.0f}.txt"
+        argv = [*py_spy(), "record", "-p", str(stack.procs[name].pid), "-d", str(int(seconds))]
+        argv += ["-r", "200", "-f", "raw", "-o", str(out), "--nonblocking"]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        spies.append((name, out, proc))
     return spies
 
 
-def profiles(spies: list[tuple[str, Path, subprocess.Popen[bytes]]]) -> dict[str, Any]:
+def profiles(spies: list[tuple[str, Path, Any]]) -> dict[str, Any]:
     """Each spied process's samples: the top functions by own time and by time under them."""
     found: dict[str, Any] = {}
     for name, out, proc in spies:
@@ -329,38 +361,52 @@ def profiles(spies: list[tuple[str, Path, subprocess.Popen[bytes]]]) -> dict[str
                 own[frames[-1]] += int(n)
                 for f in set(frames):
                     under[f] += int(n)
+            shutil.copy(out, RESULTS / out.name)
         found[name] = {
             "samples": total,
-            "raw": str(out),
+            "raw": f"bench/results/{out.name}",
             "top_own": [[f, round(c / max(total, 1), 3)] for f, c in own.most_common(15)],
             "top_under": [[f, round(c / max(total, 1), 3)] for f, c in under.most_common(40)],
         }
     return found
 
 
-def load() -> dict[str, Any]:
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    return {"loadavg": [round(x, 2) for x in os.getloadavg()], "uptime": uptime}
+def cpu(stack: Any) -> dict[str, float]:
+    """Each of the stack's processes' CPU seconds so far (user and system)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for name, proc in stack.procs.items():
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            found[name] = (int(fields[11]) + int(fields[12])) / tick
+    return found
 
 
-async def run(
-    stack: Stack, count: int, flood_count: int, cap: float, rounds: int, profile: float = 0.0
-) -> dict[str, Any]:
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+# ---------------------------------------------------------------------------------------
+
+
+async def run(stack: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from chips_common.config import Settings
+    from chips_common.nats.streams import Names
+    from tests.e2e.client import Api
+
     base = stack.gateway_a
     api = Api(base)
     owner = await api.create_workspace(name="Flood")
-    # A flooder of its own each round: a closed flood's credential is kept out for the
-    # penalty (docs/adr/0065), and each round is to meet a fresh one.
-    noisy = [await api.add_person(owner, f"Noisy {r}") for r in range(rounds)]
+    n = args.rounds * args.floods
+    noisy = [await api.add_person(owner, f"Noisy {i}") for i in range(n)]
     calm = await api.add_person(owner, "Calm")
     aside = await api.add_person(owner, "Aside")
     busy = await api.open_space(
-        owner, "Busy", [*(n.participant_id for n in noisy), calm.participant_id]
+        owner, "Busy", [*(x.participant_id for x in noisy), calm.participant_id]
     )
     quiet = await api.open_space(owner, "Quiet", [aside.participant_id])
     names = Names.from_settings(Settings())
-    # Another workspace on another partition of the log (one in eight shares the flood's).
-    for _ in range(32):
+    for _ in range(32):  # another workspace on another partition of the log
         other = await api.create_workspace(name="Elsewhere")
         if names.partition_of(other.workspace_id) != names.partition_of(owner.workspace_id):
             break
@@ -372,143 +418,166 @@ async def run(
         "aside": (aside.token, owner.workspace_id, quiet),
         "elsewhere": (other.token, other.workspace_id, elsewhere),
     }
+    # Warm the path up (first connections, the read models' first reads): not measured.
+    await canaries(url, who, clock() + 3.0, "warm")
     done = []
-    for r in range(rounds):
-        one = await one_round(
-            stack, url, who, noisy[r].token, busy, count, flood_count, cap, r, profile
-        )
+    for r in range(args.rounds):
+        tokens = [x.token for x in noisy[r * args.floods : (r + 1) * args.floods]]
+        one = await one_round(stack, url, who, tokens, busy, r, args)
         done.append(one)
         print(
-            f"round {r}: "
+            f"round {r} (load {one['load'][0]}): "
             + ", ".join(
-                f"{name} p99 {one[f'{name}_idle_p99_ms']} -> {one[f'{name}_flood_p99_ms']} ms "
-                f"({one[f'{name}_p99_ratio']}x)"
+                f"{name} {one['canaries'][name]['idle_p99_ms']} -> "
+                f"{one['canaries'][name]['flood_p99_ms']} ms "
+                f"({one['canaries'][name]['p99_ratio']}x)"
                 for name in CANARIES
             ),
             flush=True,
         )
-    figures: dict[str, Any] = dict(done[0])
-    figures["rounds"] = done
-    figures["partitions"] = {
-        "flood's workspace": names.partition_of(owner.workspace_id),
-        "elsewhere": names.partition_of(other.workspace_id),
+    ratios = [one["canaries"][name]["p99_ratio"] for one in done for name in CANARIES]
+    known = [x for x in ratios if x is not None]
+    return {
+        "benchmark": "flood",
+        "rounds": done,
+        "p99_ratios": {
+            name: [one["canaries"][name]["p99_ratio"] for one in done] for name in CANARIES
+        },
+        "past_2x": f"{sum(x > 2 for x in known)} of {len(ratios)}",
+        "median_ratio": round(statistics.median(known), 2) if known else None,
+        "worst_ratio": max(known, default=None),
+        "partitions": {
+            "flood's workspace": names.partition_of(owner.workspace_id),
+            "elsewhere": names.partition_of(other.workspace_id),
+        },
     }
-    ratios = [one[f"{name}_p99_ratio"] for one in done for name in CANARIES]
-    figures["p99_ratios"] = {name: [one[f"{name}_p99_ratio"] for one in done] for name in CANARIES}
-    figures["worst_p99_ratio"] = max((x for x in ratios if x is not None), default=None)
-    return figures
 
 
 async def one_round(
-    stack: Stack,
+    stack: Any,
     url: str,
     who: dict[str, tuple[str, str, str]],
-    noisy_token: str,
+    tokens: list[str],
     busy: str,
-    count: int,
-    flood_count: int,
-    cap: float,
     r: int,
-    profile: float = 0.0,
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
-    """The canaries alone, then under a flood: one ratio per canary, from one stack."""
-    load_idle = load()
-    metrics = [scrape(stack)]
-    idle = await canaries(url, who, count, f"idle{r}", cap)
-    metrics.append(scrape(stack))
-    flood = Flood(url, noisy_token, busy, flood_count)
-    spies = spy(stack, profile) if profile else []
-    flooding = asyncio.create_task(flood.run())
-    await asyncio.wait_for(flood.first_ack.wait(), 60)
-    load_flood = load()
-    flood.measuring = True
-    metrics.append(scrape(stack))
-    started = time.perf_counter()
-    under = await canaries(url, who, count, f"busy{r}", cap)
-    measured = time.perf_counter() - started
-    metrics.append(scrape(stack))
-    flood.measuring = False
+    """The canaries for a round's SECONDS, with FLOODS floods from the flooder's process
+    spread over it: one idle and one flood-open p99 per canary."""
+    gap = args.seconds / (args.floods + 1)
+    plan = {
+        "url": url,
+        "space_id": busy,
+        "count": args.flood,
+        "cap": args.cap,
+        "floods": [
+            {"at": gap * (i + 1), "token": token, "tag": f"{r}.{i}"}
+            for i, token in enumerate(tokens)
+        ],
+    }
+    flooder = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--flooder",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert flooder.stdin is not None and flooder.stdout is not None
+    flooder.stdin.write(json.dumps(plan).encode() + b"\n")
+    flooder.stdin.close()
+    start = json.loads(await flooder.stdout.readline())["start"]
+    spies = spy(stack, args.seconds, args.label) if args.profile else []
+    metrics = scrape(stack)
+    cpu_at = cpu(stack)
+    load_at = load()
+    measured = await canaries(url, who, start + args.seconds, f"r{r}")
+    output, _ = await flooder.communicate()
     load_after = load()
-    flood.stop.set()
-    await flooding
-    figures: dict[str, Any] = {"benchmark": "flood", "round": r, "canary_events": count}
+    metrics_after = scrape(stack)
+    cpu_after = cpu(stack)
+    floods = json.loads(output)
+    windows = [(f["open"][0], f["open"][1] + args.tail) for f in floods]
+    flood_seconds = sum(b - a for a, b in windows)
+    figures: dict[str, Any] = {
+        "round": r,
+        "seconds": args.seconds,
+        "flood_open_seconds": round(flood_seconds, 2),
+        "canaries": {},
+    }
+    for name in CANARIES:
+        idle, flood = split(measured["writes"][name], windows)
+        idle_p99, flood_p99 = pct(idle, 0.99), pct(flood, 0.99)
+        figures["canaries"][name] = {
+            "idle_p50_ms": pct(idle, 0.5),
+            "idle_p99_ms": idle_p99,
+            "flood_p50_ms": pct(flood, 0.5),
+            "flood_p99_ms": flood_p99,
+            "p99_ratio": ratio(idle_p99, flood_p99),
+            "writes": {"idle": len(idle), "flood": len(flood)},
+            "errors": measured["errors"][name],
+            "frames_besides_answers": measured["other"][name],
+            "slowest": [
+                [round(s - start, 2), round((e - s) * 1000, 1)]
+                for s, e in sorted(measured["writes"][name], key=lambda w: w[0] - w[1])[:5]
+            ],
+        }
+    figures["floods"] = [
+        {
+            **{k: v for k, v in f.items() if k != "open"},
+            "open_s": [round(f["open"][0] - start, 2), round(f["open"][1] - start, 2)],
+        }
+        for f in floods
+    ]
+    figures["hops"] = hop_means(metrics, metrics_after)
+    figures["cpu_seconds"] = {
+        name: round(cpu_after[name] - cpu_at[name], 2) for name in cpu_after if name in cpu_at
+    }
+    figures["load"] = load_at
+    figures["load_after"] = load_after
     if spies:
         figures["profile"] = profiles(spies)
-    for name in CANARIES:
-        a, b = idle[name], under[name]
-        figures[f"{name}_idle_p50_ms"] = pct(a["latencies"], 0.5)
-        figures[f"{name}_idle_p99_ms"] = pct(a["latencies"], 0.99)
-        figures[f"{name}_flood_p50_ms"] = pct(b["latencies"], 0.5)
-        figures[f"{name}_flood_p99_ms"] = pct(b["latencies"], 0.99)
-        p99_idle, p99_flood = pct(a["latencies"], 0.99), pct(b["latencies"], 0.99)
-        figures[f"{name}_p99_ratio"] = (
-            round(p99_flood / max(p99_idle, 0.01), 2) if p99_idle and p99_flood else None
-        )
-        figures[f"{name}_acked"] = {"idle": len(a["latencies"]), "flood": len(b["latencies"])}
-        figures[f"{name}_errors"] = {"idle": a["errors"], "flood": b["errors"]}
-        figures[f"{name}_frames_besides_answers"] = b["other_frames"]
-        figures[f"{name}_slow_under_flood"] = b["slow"][:20]
-    first = flood.sockets[0] if flood.sockets else {}
-    figures.update(
-        {
-            "hops_idle": hop_means(metrics[0], metrics[1]),
-            "hops_flood": hop_means(metrics[2], metrics[3]),
-            "flood_sent": flood.sent,
-            "flood_frames": dict(flood.frames),
-            "flood_acked_per_second_while_measured": round(
-                flood.acked_while_measured / measured, 1
-            ),
-            "flood_sockets": len(flood.sockets),
-            "flood_close_code": first.get("close_code"),
-            "flood_close_reason": first.get("close_reason"),
-            "flood_closed_by": first.get("closed_by"),
-            "flood_socket_closes": collections.Counter(
-                f"{s['closed_by']} {s['close_code']}"
-                if "closed_by" in s
-                else f"upgrade refused {s['refused_upgrade']}"
-                for s in flood.sockets
-            ),
-            "flood_first_sockets": flood.sockets[:3],
-            "flood_sockets_open": [s["open"] for s in flood.sockets],
-            "measured_seconds": round(measured, 1),
-            "load_idle": load_idle,
-            "load_flood": load_flood,
-            "load_after": load_after,
-            "machine": f"{platform.machine()}, Python {platform.python_version()}, "
-            f"{os.cpu_count()} cores",
-            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-    )
     return figures
 
 
 def main() -> None:
+    if "--flooder" in sys.argv:
+        flooder_main()
+        return
+    from chips_devstack.stack import local_stack
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--canary", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=60, help="length of a round")
+    parser.add_argument("--floods", type=int, default=4, help="flooding sockets a round")
     parser.add_argument("--flood", type=int, default=20_000, help="posts per flood socket")
-    parser.add_argument("--seconds", type=float, default=90, help="cap of each canary phase")
-    parser.add_argument("--rounds", type=int, default=1, help="idle then flood, this many times")
+    parser.add_argument("--cap", type=float, default=10.0, help="longest a flood socket lives")
     parser.add_argument(
-        "--profile", type=float, default=0.0, help="py-spy the gateway and eventlog this long"
+        "--tail", type=float, default=1.0, help="seconds after a flood's close still its own"
     )
+    parser.add_argument("--profile", action="store_true", help="py-spy the gateway and eventlog")
     parser.add_argument("--label", default="", help="prefix of the result file, e.g. before-")
     parser.add_argument("--code", default="", help="what code ran, e.g. 'main at c55d47c'")
     args = parser.parse_args()
     env_text = os.environ.get("CHIPS_BENCH_ENV")
     env = dict(kv.split("=", 1) for kv in env_text.split(",")) if env_text else {}
+    RESULTS.mkdir(exist_ok=True)
     with local_stack(prefix="chips-bench-", gateways=1, env=env or None) as stack:
-        figures = asyncio.run(
-            run(stack, args.canary, args.flood, args.seconds, args.rounds, args.profile)
-        )
+        figures = asyncio.run(run(stack, args))
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    figures = {**figures, "settings": env, "code": args.code or commit}
-    RESULTS.mkdir(exist_ok=True)
+    figures = {
+        **figures,
+        "settings": env,
+        "code": args.code or commit,
+        "command": " ".join(sys.argv[1:]),
+        "machine": f"{platform.machine()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} cores",
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     (RESULTS / f"{args.label}flood.json").write_text(json.dumps(figures, indent=2) + "\n")
-    for name, value in figures.items():
-        if name != "rounds":
-            print(f"{name:>40}: {value}")
+    for name in ("p99_ratios", "past_2x", "median_ratio", "worst_ratio", "code"):
+        print(f"{name:>12}: {figures[name]}")
 
 
 if __name__ == "__main__":
