@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chips_gateway.ratelimit import Bucket, refill, retry_after
+from chips_gateway.ratelimit import Bucket, refill, retry_after, tokens_wanted
 
 pytestmark = pytest.mark.unit
 
@@ -33,3 +33,11 @@ def test_a_wait_is_told_rounded_up_to_the_millisecond_and_never_as_none() -> Non
     assert retry_after(0.0) == 0.001
     assert retry_after(0.0201) == 0.021
     assert retry_after(0.5) == 0.5
+
+
+def test_a_take_from_redis_asks_for_the_writes_already_read_up_to_the_burst() -> None:
+    assert tokens_wanted(chunk=2, ahead=0, burst=200) == 2  # one write at a time
+    assert tokens_wanted(chunk=2, ahead=1, burst=200) == 2
+    assert tokens_wanted(chunk=2, ahead=99, burst=200) == 100  # a burst read at once
+    assert tokens_wanted(chunk=2, ahead=500, burst=200) == 200
+    assert tokens_wanted(chunk=2, ahead=-3, burst=200) == 2

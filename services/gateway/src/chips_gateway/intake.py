@@ -37,6 +37,9 @@ SLICE = 16 * 1024
 # as long as the session is reading it.
 AHEAD = 256
 PARSED = metrics.WS_BYTES_IN.labels("parsed")
+# The scope's extension through which a session asks how many of its messages are parsed
+# and waiting for it.
+PARSED_WAITING = "chips.parsed_waiting"
 DROPPED = metrics.WS_BYTES_IN.labels("dropped")
 
 
@@ -80,6 +83,16 @@ class Intake(WebSocketsSansIOProtocol):
         self.queue: Inbox = Inbox()  # type: ignore[assignment]
         self.backlog = bytearray()
         self.parsing: asyncio.Handle | None = None
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        if self.response.status_code == 101:
+            # How many messages are parsed and waiting for the application: the socket's
+            # known demand, which its rate limit may take tokens for at once (ratelimit.py).
+            self.scope["extensions"][PARSED_WAITING] = {"count": self.parsed_waiting}
+
+    def parsed_waiting(self) -> int:
+        return len(self.queue.items)
 
     def data_received(self, data: bytes) -> None:
         if self.close_sent:

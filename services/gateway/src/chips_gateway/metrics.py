@@ -26,6 +26,9 @@ SHAPED = Counter(
 RATE_LIMITED = Counter(
     "chips_gateway_rate_limited_total", "Writes refused with rate_limited", ["via"]
 )
+RATE_LIMIT_TAKES = Counter(
+    "chips_gateway_rate_limit_takes_total", "Takes from a credential's write bucket in Redis"
+)
 RATE_LIMIT_CLOSES = Counter(
     "chips_ws_rate_limit_closes_total", "Sockets closed for writing through rate_limited"
 )

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from chips_gateway import metrics
+
 log = logging.getLogger(__name__)
 
 
@@ -119,6 +121,13 @@ end
 return tostring(-tokens / rate)
 """
 
+def tokens_wanted(chunk: int, ahead: int, burst: int) -> int:
+    """How many tokens one take from a credential's bucket asks for: the usual chunk, or
+    this write and the ``ahead`` more its socket has read and will ask for straight after,
+    whichever is more; never more than the bucket's burst (docs/adr/0158)."""
+    return max(chunk, min(1 + max(ahead, 0), burst))
+
+
 # How long tokens taken from Redis may be spent locally, and how many are taken at once
 # (about this long's worth at the configured rate).
 HOLD_SECONDS = 0.25
@@ -153,8 +162,13 @@ class CredentialLimiter:
     def key(self, credential_id: str) -> str:
         return f"{self.prefix}:rate:{credential_id}"
 
-    async def take(self, credential_id: str) -> float:
-        """Take one write's token for the credential: 0.0, or the seconds to wait."""
+    async def take(self, credential_id: str, ahead: int = 0) -> float:
+        """Take one write's token for the credential: 0.0, or the seconds to wait.
+
+        ``ahead`` is how many more writes the socket has read and will ask for at once
+        (docs/adr/0158): when a take from Redis is due, it asks for them too, so that a
+        burst the socket has already read costs one round trip, not one every chunk.
+        """
         while True:
             now = time.monotonic()
             held = self.held.get(credential_id)
@@ -171,16 +185,18 @@ class CredentialLimiter:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.asking[credential_id] = done
         try:
-            return await self.take_from_redis(credential_id, now)
+            return await self.take_from_redis(credential_id, now, ahead)
         finally:
             del self.asking[credential_id]
             done.set_result(None)
 
-    async def take_from_redis(self, credential_id: str, now: float) -> float:
+    async def take_from_redis(self, credential_id: str, now: float, ahead: int = 0) -> float:
         """One take of a chunk from the credential's bucket in Redis; one token is spent."""
+        metrics.RATE_LIMIT_TAKES.inc()
+        want = tokens_wanted(self.chunk, ahead, self.burst)
         try:
             granted, wait = await self.script(
-                keys=[self.key(credential_id)], args=[self.rate, self.burst, self.chunk]
+                keys=[self.key(credential_id)], args=[self.rate, self.burst, want]
             )
         except (RedisError, OSError) as exc:
             # Rate counters are what a Redis outage may cost: write on, try again soon.
