@@ -18,6 +18,7 @@ from chips_common.ids import new_id
 from chips_gateway.auth import Principal
 from chips_gateway.config import GatewaySettings
 from chips_gateway.sockets import Sockets
+from chips_gateway.intake import PARSED_WAITING
 from chips_gateway.ws import CLOSE_RATE, Session
 
 pytestmark = pytest.mark.unit
@@ -54,7 +55,7 @@ class Limiter:
     def __init__(self) -> None:
         self.penalized: list[str] = []
 
-    async def take(self, credential_id: str) -> float:
+    async def take(self, credential_id: str, ahead: int = 0) -> float:
         return 0.0
 
     async def penalize(self, credential_id: str, seconds: float) -> None:
@@ -67,6 +68,8 @@ class Socket:
         self.out: list[dict[str, Any]] = []
         self.close_code: int | None = None
         self.close_reason = ""
+        # As the gateway's intake tells a session: the messages read and waiting for it.
+        self.scope = {"extensions": {PARSED_WAITING: {"count": self.incoming.qsize}}}
 
     def client_sends(self, frame: dict[str, Any]) -> None:
         self.incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(frame)})
