@@ -17,8 +17,8 @@ from chips_common.append import AppendAnswer
 from chips_common.ids import new_id
 from chips_gateway.auth import Principal
 from chips_gateway.config import GatewaySettings
-from chips_gateway.sockets import Sockets
 from chips_gateway.intake import PARSED_WAITING
+from chips_gateway.sockets import Sockets
 from chips_gateway.ws import CLOSE_RATE, Session
 
 pytestmark = pytest.mark.unit

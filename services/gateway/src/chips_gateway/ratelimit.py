@@ -121,6 +121,7 @@ end
 return tostring(-tokens / rate)
 """
 
+
 def tokens_wanted(chunk: int, ahead: int, burst: int) -> int:
     """How many tokens one take from a credential's bucket asks for: the usual chunk, or
     this write and the ``ahead`` more its socket has read and will ask for straight after,

@@ -154,7 +154,8 @@ class Writes(SessionBase):
         waiting = self.ws.scope.get("extensions", {}).get(PARSED_WAITING)
         if waiting is None:
             return 0
-        return min(waiting["count"](), int(self.writes.tokens))
+        parsed: int = waiting["count"]()
+        return min(parsed, int(self.writes.tokens))
 
     def refuse_queued(self) -> None:
         """A socket that went on writing through its refusals: the writes it was let make
