@@ -241,8 +241,8 @@ async def test_a_floods_burst_read_at_once_costs_its_credential_a_few_takes_from
     in Redis together, as far as its own bucket lets them through (docs/adr/0158): a
     flood's burst of 100, arriving in one write, costs a few round trips to Redis, where
     it cost one every two writes (50) and the gateway read the burst no faster than Redis
-    answered. Counted by the gateway's own metric (52 takes without the change); the flood is still refused and closed,
-    and no more of it logged than before."""
+    answered. Counted by the gateway's own metric (52 takes without the change); the
+    flood is still refused and closed, and no more of it logged than before."""
     owner = await api.create_workspace()
     noisy = await api.add_person(owner, "Noisy")
     space_id = await api.open_space(owner, "Busy", [noisy.participant_id])
