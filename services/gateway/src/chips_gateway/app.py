@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import WebSocketRoute
 
 from chips_common import otel
 from chips_common.db.engine import build_direct, build_engine
@@ -206,9 +207,12 @@ def build_app(settings: GatewaySettings) -> FastAPI:
     # readiness that followed it would take every gateway out of service with it.
     add_health_routes(app, {"postgres": db_ok, "nats": nats_ok}, parts=web_part)
 
-    @app.websocket("/v1/ws")
     async def socket(ws: WebSocket) -> None:
         await serve_socket(ws, app.state.ctx)
+
+    # Starlette's route, not FastAPI's: the socket takes no dependencies, and FastAPI's
+    # wrapper would hold its exit stacks for the socket's whole life (docs/adr/0159).
+    app.router.routes.append(WebSocketRoute("/v1/ws", socket))
 
     mount_web(app, web_dir)
     return app

@@ -39,7 +39,7 @@ def retry_after(wait: float) -> float:
     return max(0.001, math.ceil(wait * 1000.0) / 1000.0)
 
 
-@dataclass
+@dataclass(slots=True)
 class Bucket:
     """A token bucket: ``burst`` at once, ``rate`` per second after that."""
 

@@ -108,7 +108,7 @@ class Restarts:
 
     # --- sockets ---------------------------------------------------------------------
 
-    async def opened(self, harness_id: str, socket: Restartable, accepts: set[str]) -> str:
+    async def opened(self, harness_id: str, socket: Restartable, accepts: frozenset[str]) -> str:
         """A harness socket said hello: it is online, and it is the harness's next word."""
         self._count += 1
         member = f"{self.replica_id}:{self._count}"

@@ -111,7 +111,19 @@ def least_heard(takers: list[str], since: dict[str, int]) -> str:
 
 
 class Shaper:
-    """Shapes every event one socket is sent."""
+    """Shapes every event one socket is sent (one a socket: slotted, docs/adr/0159)."""
+
+    __slots__ = (
+        "budget",
+        "fileless",
+        "kind",
+        "links",
+        "owner_of",
+        "principal",
+        "reader",
+        "speaks_agents",
+        "turns",
+    )
 
     def __init__(
         self,

@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 class CatchUp(Delivery):
     """A socket's subscribe frame: its feed, its view, and the replay."""
 
+    __slots__ = ()
+
     async def on_subscribe(self, frame: JsonObject) -> None:
         p = self.principal
         if self.subscription is not None:

@@ -58,6 +58,8 @@ async def authenticate(ws: WebSocket, ctx: Context) -> Principal:
 class Session(FramesIn):
     """One socket, one credential: its tasks, and how it ends."""
 
+    __slots__ = ()
+
     async def close_kept_going(self, sender: asyncio.Task[None]) -> None:
         """Close a socket that went on writing through its rate_limited refusals.
 
@@ -97,15 +99,12 @@ class Session(FramesIn):
         metrics.SOCKETS_OPEN.inc()
         sender = asyncio.create_task(self.send_loop())
         reader = asyncio.create_task(self.read_loop())
-        pump = asyncio.create_task(self.pump())
-        behind = asyncio.create_task(self.behind.wait())
-        kept_going = asyncio.create_task(self.kept_going.wait())
-        revoked = asyncio.create_task(self.revoked.wait())
-        replay_failed = asyncio.create_task(self.replay_failed.wait())
+        # One task for every reason to end (behind, kept going, revoked, a replay failed).
+        ending = asyncio.create_task(self.ending.wait())
         self.ctx.sockets.add(self.principal.participant_id, self, self.principal.credential_id)
         try:
             done, _ = await asyncio.wait(
-                {sender, reader, pump, behind, kept_going, revoked, replay_failed},
+                {sender, reader, ending},
                 return_when=asyncio.FIRST_COMPLETED,
             )
             if self.replay_failed.is_set():
@@ -143,11 +142,10 @@ class Session(FramesIn):
                         )
                     )
                     await self.ws.close(CLOSE_BEHIND)
+            if self.pumping is not None and self.pumping.done():
+                done.add(self.pumping)
             for task in done:
-                if (
-                    task not in (behind, kept_going, revoked, replay_failed)
-                    and not task.cancelled()
-                ):
+                if task is not ending and not task.cancelled():
                     exc = task.exception()
                     if exc is not None and not isinstance(exc, WebSocketDisconnect | RuntimeError):
                         log.error("socket task failed", exc_info=exc)
@@ -163,7 +161,8 @@ class Session(FramesIn):
             for write in self.queued_writes:
                 write.span.end()
             self.queued_writes.clear()
-            tasks = (sender, reader, pump, behind, kept_going, revoked, replay_failed, *self.tasks)
+            pumping = (self.pumping,) if self.pumping is not None else ()
+            tasks = (sender, reader, ending, *pumping, *self.tasks)
             for task in tasks:
                 task.cancel()
             # Collect every ending, so that none is logged later as never retrieved.

@@ -22,6 +22,8 @@ def shown_to(
 class Delivery(SessionBase):
     """Sends what is queued for the socket, each event as its reader is to see it."""
 
+    __slots__ = ()
+
     async def send_loop(self) -> None:
         while True:
             frame = await self.queue.get()

@@ -14,6 +14,8 @@ from chips_gateway.ws.writes import Writes
 class FramesIn(Handshake, CatchUp, Writes):
     """Reads the socket's frames: hello, subscribe and event."""
 
+    __slots__ = ()
+
     async def read_loop(self) -> None:
         # A socket that went on writing through its refusals is read no further: it is
         # answered what it was let write, and closed (close_kept_going).
@@ -41,7 +43,7 @@ class FramesIn(Handshake, CatchUp, Writes):
             if kind == "hello":
                 if not await self.on_hello(frame):
                     return
-            elif self.hello is None:
+            elif not self.hello:
                 self.push(self.error("invalid_frame", "send hello first"))
             elif kind == "subscribe":
                 await self.on_subscribe(frame)

@@ -16,8 +16,10 @@ from chips_gateway.ws.session import CLOSE_PROTOCOL, SERVER_PROTOCOL, SessionBas
 class Handshake(SessionBase):
     """A socket's hello frame, answered with the server's."""
 
+    __slots__ = ()
+
     async def on_hello(self, frame: JsonObject) -> bool:
-        if self.hello is not None:
+        if self.hello:
             self.push(self.error("invalid_frame", "hello was already said on this socket"))
             return True
         protocol = frame.get("protocol") or {}
@@ -42,9 +44,11 @@ class Handshake(SessionBase):
             return False
         accepts = frame.get("accepts") or []
         self.accepts = (
-            {a for a in accepts if isinstance(a, str)} if isinstance(accepts, list) else set()
+            frozenset(a for a in accepts if isinstance(a, str))
+            if isinstance(accepts, list)
+            else frozenset()
         )
-        self.hello = frame
+        self.hello = True
         self.shaper = Shaper(
             self.ctx.reader, self.principal, Budget.from_hello(frame.get("context")), self.ctx.links
         )

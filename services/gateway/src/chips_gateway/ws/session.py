@@ -28,6 +28,7 @@ from chips_gateway.ratelimit import Bucket
 from chips_gateway.shaping import Shaper
 from chips_gateway.sockets import DEACTIVATED_WHY, REVOKED_WHY, disconnected_why
 from chips_gateway.windows import AsOf
+from chips_gateway.ws.flag import Flag, Frames, QueueFull
 
 SERVER_PROTOCOL = (PROTOCOL_VERSION, PROTOCOL_VERSION)
 CLOSE_POLICY = 4401
@@ -49,6 +50,8 @@ class Write:
 
 class Subscription:
     """One socket's view of one workspace: replay first, then live, each seq once."""
+
+    __slots__ = ("cursor", "pending", "replaying", "session", "view")
 
     def __init__(self, session: SessionBase, view: MembershipView, cursor: int) -> None:
         self.session = session
@@ -109,22 +112,64 @@ def queued(event: EventJson, as_of: AsOf | None, view: frozenset[str] | None = N
 
 
 class SessionBase:
-    """One socket's state, shared by the parts of its session."""
+    """One socket's state, shared by the parts of its session.
+
+    Slotted, as are its parts: a gateway holds thousands of these (docs/adr/0159).
+    """
+
+    __slots__ = (
+        "accepts",
+        "behind",
+        "ctx",
+        "ending",
+        "feed",
+        "hello",
+        "inflight",
+        "kept_going",
+        "max_inflight",
+        "max_queued",
+        "max_queued_writes",
+        "may_send",
+        "presence",
+        "principal",
+        "pumping",
+        "queue",
+        "queued_writes",
+        "replay_error",
+        "replay_failed",
+        "revoked",
+        "revoked_why",
+        "sent_keys",
+        "shaper",
+        "strikes",
+        "subscription",
+        "tasks",
+        "to_log",
+        "waiting",
+        "write_room",
+        "writes",
+        "writes_idle",
+        "ws",
+    )
 
     def __init__(self, ws: WebSocket, ctx: Context, principal: Principal) -> None:
         self.ws = ws
         self.ctx = ctx
         self.principal = principal
         self.max_queued = ctx.settings.ws_max_queued_frames
-        self.queue: asyncio.Queue[Queued] = asyncio.Queue(self.max_queued)
-        self.hello: JsonObject | None = None
-        self.accepts: set[str] = set()
+        self.queue: Frames[Queued] = Frames(self.max_queued)
+        # Whether the socket said hello (what it said is kept in what follows from it).
+        self.hello = False
+        self.accepts: frozenset[str] = frozenset()
         self.subscription: Subscription | None = None
         self.feed: Feed | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         # Writes sent to the eventlog and not answered yet.
         self.waiting: set[asyncio.Future[Any]] = set()
-        self.behind = asyncio.Event()
+        # Set by any reason the socket is to end (behind, kept going, revoked, a replay
+        # failed): the session waits on this one flag, not on a task per reason.
+        self.ending = Flag()
+        self.behind = Flag(also=self.ending)
         self.shaper = Shaper(ctx.reader, principal, Budget(), ctx.links)
         # Keys of the decisions this socket sent (approval.resolved): runs.mark_elsewhere.
         self.sent_keys: set[str] = set()
@@ -139,24 +184,26 @@ class SessionBase:
         # Writes read and not yet sent to the eventlog, in the order they came; at most
         # ``max_inflight`` are sent and unanswered at a time (docs/adr/0065).
         self.queued_writes: deque[Write] = deque()
+        # The pump sending queued writes to the log, from the socket's first write.
+        self.pumping: asyncio.Task[None] | None = None
         self.max_inflight = max(settings.ws_max_inflight_writes, 1)
         self.max_queued_writes = max(settings.ws_max_queued_writes, 1)
         self.inflight = 0
         # Set when a write may go to the eventlog; cleared by the pump when none may.
-        self.may_send = asyncio.Event()
+        self.may_send = Flag()
         # Set while the queue has room; the reader waits on it (the socket is not read).
-        self.write_room = asyncio.Event()
+        self.write_room = Flag()
         self.write_room.set()
         # Set while no write is queued or in flight.
-        self.writes_idle = asyncio.Event()
+        self.writes_idle = Flag()
         self.writes_idle.set()
-        self.kept_going = asyncio.Event()
+        self.kept_going = Flag(also=self.ending)
         # Set when the credential is withdrawn (chips disconnect): the socket is closed.
-        self.revoked = asyncio.Event()
+        self.revoked = Flag(also=self.ending)
         self.revoked_why = ""
         # A replay that failed (Postgres cut under it): the subscription can never go
         # live, so the socket is closed to be resumed by seq, never left open and silent.
-        self.replay_failed = asyncio.Event()
+        self.replay_failed = Flag(also=self.ending)
         self.replay_error: BaseException | None = None
         # A harness socket counted online (restarts.py), once it has said hello.
         self.presence: str | None = None
@@ -188,7 +235,7 @@ class SessionBase:
     def push(self, frame: Queued) -> None:
         try:
             self.queue.put_nowait(frame)
-        except asyncio.QueueFull:
+        except QueueFull:
             self.fall_behind()
 
     def fall_behind(self) -> None:

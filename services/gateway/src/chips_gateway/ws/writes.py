@@ -27,6 +27,8 @@ tracer = otel.tracer("chips.gateway")
 class Writes(SessionBase):
     """A socket's writes, from its event frames to their answers."""
 
+    __slots__ = ()
+
     async def on_event(self, frame: JsonObject) -> None:
         if "idempotency_key" in frame:
             self.push(
@@ -76,6 +78,15 @@ class Writes(SessionBase):
         self.queued_writes.append(Write(key, event, span, actor))
         self.writes_idle.clear()
         self.may_send.set()
+        if self.pumping is None:
+            # Started by the first write: a socket that only reads holds no pump.
+            self.pumping = asyncio.create_task(self.pump())
+            self.pumping.add_done_callback(self.pump_ended)
+
+    def pump_ended(self, task: asyncio.Task[None]) -> None:
+        """The pump runs until the socket ends; if it ended first, so does the socket."""
+        if not task.cancelled():
+            self.ending.set()
 
     async def pump(self) -> None:
         """Send the socket's queued writes to the eventlog, in order, a few at a time."""
