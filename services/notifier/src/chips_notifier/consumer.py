@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ from chips_notifier import rules
 
 log = logging.getLogger(__name__)
 
-WANTED = rules.NOTIFYING | rules.SETTLING
+WANTED = rules.ACTED_ON
 PAGE = 500
 
 _n = notifications.c
@@ -69,11 +69,38 @@ class Live:
                 )
 
 
+class SpaceKinds:
+    """Each space's kind (direct, group, thread) as the folds have read it, kept by the
+    process: a space's kind never changes once it is made. The consumer asks it whether a
+    message may notify before it opens a transaction (``rules.may_act``); a space it does
+    not know yet is one whose message may."""
+
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+
+    def get(self, space_id: Any) -> str | None:
+        return self.known.get(space_id) if isinstance(space_id, str) else None
+
+    def put(self, space_id: str, kind: str) -> None:
+        if len(self.known) >= self.LIMIT:
+            self.known.clear()
+        self.known[space_id] = kind
+
+    def may_act(self, event: Mapping[str, Any]) -> bool:
+        """``rules.may_act`` with the event's space's kind as far as it is known."""
+        return rules.may_act(event, self.get(event.get("space_id")))
+
+
 class Facts:
     """What the rules need of the door state, read once per fold and kept for it."""
 
-    def __init__(self, conn: AsyncConnection, workspace_id: str) -> None:
+    def __init__(
+        self, conn: AsyncConnection, workspace_id: str, kinds: SpaceKinds | None = None
+    ) -> None:
         self.conn, self.workspace_id = conn, workspace_id
+        self.kinds = kinds if kinds is not None else SpaceKinds()
         self.spaces: dict[str, Any] = {}
         self.people: dict[str, tuple[str, str | None, bool]] | None = None
         self.names: dict[str, str] = {}
@@ -101,7 +128,25 @@ class Facts:
                     select(s.id, s.kind, s.title, s.parent_space_id).where(s.id == space_id)
                 )
             ).first()
+            if self.spaces[space_id] is not None:
+                self.kinds.put(space_id, self.spaces[space_id].kind)
         return self.spaces[space_id]
+
+    async def may_act(self, event: Mapping[str, Any]) -> bool:
+        """``rules.may_act``, reading the space's kind only when the event's own fields
+        do not decide."""
+        if not rules.may_act(event):
+            return False
+        if event.get("type") != "message.post":
+            return True
+        space_id = event.get("space_id")
+        if not isinstance(space_id, str):
+            return False  # ``apply`` finds no room for it
+        kind = self.kinds.get(space_id)
+        if kind is None:
+            space = await self.space(space_id)
+            kind = space.kind if space is not None else None
+        return kind is None or rules.may_act(event, kind)
 
     async def room(self, space_id: str, seq: int) -> rules.Room | None:
         space = await self.space(space_id)
@@ -132,11 +177,15 @@ class Facts:
 
 
 async def fold(
-    conn: AsyncConnection, workspace_id: str, upto: int | None
+    conn: AsyncConnection,
+    workspace_id: str,
+    upto: int | None,
+    kinds: SpaceKinds | None = None,
 ) -> tuple[int, list[tuple[str, str]]]:
     """In the caller's transaction: fold the workspace's events after its checkpoint up
     to ``upto`` (its head when None). Returns the checkpoint reached and the (person,
-    notification) made or marked done."""
+    notification) made or marked done. An event that surely makes and settles nothing
+    (``Facts.may_act``) is read past without being folded."""
     await conn.execute(
         pg_insert(notifier_checkpoints)
         .values(workspace_id=workspace_id, seq=0)
@@ -153,7 +202,7 @@ async def fold(
                 select(t.workspaces.c.head_seq).where(t.workspaces.c.id == workspace_id)
             )
         ).scalar() or 0
-    facts = Facts(conn, workspace_id)
+    facts = Facts(conn, workspace_id, kinds)
     changed: list[tuple[str, str]] = []
     reached = done
     e = t.events.c
@@ -174,6 +223,8 @@ async def fold(
             )
         ).all()
         for row in rows:
+            if not await facts.may_act(row.body):
+                continue
             event = canonical(row.body)
             if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
                 continue
@@ -261,11 +312,11 @@ def parse_ts(value: Any) -> datetime:
     return parsed if parsed is not None else datetime.now(UTC)
 
 
-def build_handler(engine: AsyncEngine, live: Live) -> Handler:
+def build_handler(engine: AsyncEngine, live: Live, kinds: SpaceKinds | None = None) -> Handler:
     async def handle(workspace_id: str, seq: int) -> None:
         async def work(conn: AsyncConnection) -> list[tuple[str, str]]:
             async with conn.begin():
-                return (await fold(conn, workspace_id, None))[1]
+                return (await fold(conn, workspace_id, None, kinds))[1]
 
         changed = await once_more(engine, work)
         await live.tell(workspace_id, changed)
@@ -311,10 +362,17 @@ async def behind(engine: AsyncEngine) -> list[str]:
         return [row.id for row in await conn.execute(query)]
 
 
-async def sweep(engine: AsyncEngine, live: Live, stop: asyncio.Event, every: float) -> None:
-    """Catch up a workspace whose last prompt was lost or was of no type the notifier
-    acts on, and mark done the approvals that expired."""
-    handle = build_handler(engine, live)
+async def sweep(
+    engine: AsyncEngine,
+    live: Live,
+    stop: asyncio.Event,
+    every: float,
+    kinds: SpaceKinds | None = None,
+) -> None:
+    """Catch up a workspace whose last prompt was lost or acked unfolded (no event in it
+    may notify: ``SpaceKinds.may_act``), so its checkpoint moves once a sweep rather than
+    once a message, and mark done the approvals that expired."""
+    handle = build_handler(engine, live, kinds)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every)

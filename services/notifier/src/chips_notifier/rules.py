@@ -51,6 +51,8 @@ SETTLING = frozenset(
     }
 )
 RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancel"})
+# Every type the fold may act on; the rest of the log is read past.
+ACTED_ON = NOTIFYING | SETTLING
 
 MAX_BODY = 280
 
@@ -189,6 +191,25 @@ def message_notices(
                 title = f"{who} wrote to you"
                 found[person] = Notice(person, "direct", title, words, message_id, run_id)
     return [found[p] for p in sorted(found)]
+
+
+def may_act(event: Mapping[str, Any], space_kind: str | None = None) -> bool:
+    """Whether folding ``event`` may make or settle a notice, from its type and a few of
+    its own fields (and the kind of its space, when known: ``None`` is unknown). False
+    only when :func:`notices` and :func:`settles` surely find nothing in it: a type that
+    neither notifies nor settles, a held message, or a message that names nobody (no
+    mention, no hand-off) in a space known not to be direct. The consumer acks such an
+    event without a transaction, and the fold reads past it (docs/adr/0132)."""
+    kind = event.get("type")
+    if kind not in ACTED_ON:
+        return False
+    if kind != "message.post":
+        return True
+    if event.get("held"):
+        return False
+    if event.get("mentions") or isinstance(event.get("handoff"), Mapping):
+        return True
+    return space_kind is None or space_kind == "direct"
 
 
 def settles(event: Mapping[str, Any]) -> Settle | None:
