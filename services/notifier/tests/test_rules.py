@@ -159,6 +159,9 @@ SAMPLES = [
     event("message.edited", text="again", mentions=[BEN]),
     event("space.created", kind="direct"),
     event("participant.joined"),
+    event("message.post", actor=ANA, text="@Jacobian go", mentions=[HARNESS, "agt_1"]),
+    event("message.post", actor=ANA, text="yours", handoff={"recipient": HARNESS}),
+    event("message.post", actor=ANA, text="@Jacobian @Ben", mentions=[HARNESS, BEN]),
 ]
 
 
@@ -181,6 +184,10 @@ SAMPLES = [
         (SAMPLES[10], None, False),  # neither notifies nor settles
         (SAMPLES[11], None, False),
         (SAMPLES[12], None, False),
+        (SAMPLES[13], "group", False),  # names harnesses and agents only: never told
+        (SAMPLES[13], "direct", True),
+        (SAMPLES[14], "thread", False),
+        (SAMPLES[15], "group", True),  # and a person
     ],
 )
 def test_the_early_filter_decides_from_the_type_a_few_fields_and_the_spaces_kind(

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from chips_common.events.messages import words_of
-from chips_common.ids import message_id_for, ulid_part
+from chips_common.ids import PREFIXES, message_id_for, ulid_part
 from chips_common.rules.deciders import approval_deciders
 
 KINDS = ("approval", "question", "handoff", "mention", "budget", "direct")
@@ -55,6 +55,8 @@ RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancel"})
 ACTED_ON = NOTIFYING | SETTLING
 
 MAX_BODY = 280
+# Ids that name no person: harnesses and agents are never told (only people are).
+NOT_PEOPLE = (f"{PREFIXES['harness']}_", f"{PREFIXES['agent']}_")
 
 
 @dataclass(frozen=True)
@@ -197,9 +199,10 @@ def may_act(event: Mapping[str, Any], space_kind: str | None = None) -> bool:
     """Whether folding ``event`` may make or settle a notice, from its type and a few of
     its own fields (and the kind of its space, when known: ``None`` is unknown). False
     only when :func:`notices` and :func:`settles` surely find nothing in it: a type that
-    neither notifies nor settles, a held message, or a message that names nobody (no
-    mention, no hand-off) in a space known not to be direct. The consumer acks such an
-    event without a transaction, and the fold reads past it (docs/adr/0132)."""
+    neither notifies nor settles, a held message, or a message that names no person (it
+    mentions or hands off to harnesses and agents only, or nobody) in a space known not to
+    be direct. The consumer acks such an event without a transaction, and the fold reads
+    past it (docs/adr/0132)."""
     kind = event.get("type")
     if kind not in ACTED_ON:
         return False
@@ -207,7 +210,11 @@ def may_act(event: Mapping[str, Any], space_kind: str | None = None) -> bool:
         return True
     if event.get("held"):
         return False
-    if event.get("mentions") or isinstance(event.get("handoff"), Mapping):
+    named = list(event.get("mentions") or ())
+    handoff = event.get("handoff")
+    if isinstance(handoff, Mapping):
+        named.append(handoff.get("recipient"))
+    if any(not (isinstance(p, str) and p.startswith(NOT_PEOPLE)) for p in named):
         return True
     return space_kind is None or space_kind == "direct"
 
