@@ -162,6 +162,8 @@ SAMPLES = [
     event("message.post", actor=ANA, text="@Jacobian go", mentions=[HARNESS, "agt_1"]),
     event("message.post", actor=ANA, text="yours", handoff={"recipient": HARNESS}),
     event("message.post", actor=ANA, text="@Jacobian @Ben", mentions=[HARNESS, BEN]),
+    event("message.post", actor=HARNESS, text="done"),
+    event("message.post", actor=BEN, text="hello"),
 ]
 
 
@@ -196,13 +198,23 @@ def test_the_early_filter_decides_from_the_type_a_few_fields_and_the_spaces_kind
     assert rules.may_act(sample, kind) is may
 
 
+def test_in_a_direct_space_it_asks_who_else_is_in_it_when_that_is_known() -> None:
+    mine = event("message.post", actor=ANA, text="to my harness")
+    assert rules.may_act(mine, "direct", frozenset({ANA})) is False  # nobody else to tell
+    assert rules.may_act(mine, "direct", frozenset({ANA, BEN})) is True
+    assert rules.may_act(mine, "direct", None) is True  # not known: it may
+    theirs = event("message.post", actor=HARNESS, text="done")
+    assert rules.may_act(theirs, "direct", frozenset({ANA})) is True
+    assert rules.may_act(theirs, "group", frozenset({ANA})) is False
+
+
 @pytest.mark.parametrize("kind", sorted(KINDS_OF))
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_what_the_early_filter_passes_over_makes_and_settles_nothing(
     sample: dict[str, Any], kind: str
 ) -> None:
-    if rules.may_act(sample, kind):
-        return
     room = KINDS_OF[kind]
+    if rules.may_act(sample, kind, room.people):
+        return
     assert rules.notices(sample, room, OWNER, NAMES) == []
     assert rules.settles(sample) is None

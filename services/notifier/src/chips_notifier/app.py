@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from chips_common.service.health import BUILT, About, build_health_app
 from chips_common.service.worker import Worker
 from chips_notifier.config import NotifierSettings
-from chips_notifier.consumer import Live, SpaceKinds, build_handler, sweep
+from chips_notifier.consumer import Live, Spaces, build_handler, sweep
 from chips_notifier.delivery import EmailSender, PushSender
 from chips_notifier.keys import VapidKeys, load_or_make
 from chips_notifier.mail import Smtp
@@ -53,8 +53,8 @@ async def run(settings: NotifierSettings) -> None:
         engine = worker.engine
         # The live notices are core NATS (no stream), on the worker's own connection.
         live = Live(worker.nc, worker.names.subject_prefix)
-        kinds = SpaceKinds()
-        handler = build_handler(engine, live, kinds)
+        known = Spaces()
+        handler = build_handler(engine, live, known)
         kept: list[VapidKeys] = []
 
         async def keys_made() -> bool:
@@ -67,7 +67,7 @@ async def run(settings: NotifierSettings) -> None:
             pusher = Pusher(keys, settings.vapid_subject, settings.push_timeout_seconds)
             pushes = PushSender(engine, settings, pusher)
             work = [
-                sweep(engine, live, stop, settings.notifier_sweep_seconds, kinds),
+                sweep(engine, live, stop, settings.notifier_sweep_seconds, known),
                 run_every(every, stop, pushes.tick, "push"),
             ]
             smtp = Smtp.from_settings(settings)
@@ -79,7 +79,7 @@ async def run(settings: NotifierSettings) -> None:
         async def work(stop: asyncio.Event) -> None:
             # Only the events that may make or settle a notice prompt a fold; the rest
             # are acked as they come, and the sweep moves the checkpoint past them.
-            await asyncio.gather(worker.consume(handler, stop, wanted=kinds.may_act), beside(stop))
+            await asyncio.gather(worker.consume(handler, stop, wanted=known.may_act), beside(stop))
 
         health = build_health_app(
             {**worker.checks(), "vapid_keys": keys_made}, BUILT, build_about(engine, settings)

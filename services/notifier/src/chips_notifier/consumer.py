@@ -69,38 +69,87 @@ class Live:
                 )
 
 
-class SpaceKinds:
-    """Each space's kind (direct, group, thread) as the folds have read it, kept by the
-    process: a space's kind never changes once it is made. The consumer asks it whether a
-    message may notify before it opens a transaction (``rules.may_act``); a space it does
-    not know yet is one whose message may."""
+class Spaces:
+    """What the consumer knows of spaces, kept by the process, to tell before any
+    transaction whether an event may notify anybody (``rules.may_act``).
+
+    A space's kind, as the folds read it: it never changes once the space is made. And
+    who was in a direct space as of a seq a fold read it at; the consumer sees every event
+    of the log in order, and forgets those people once it sees the space's membership
+    change, or a participant of its workspace change, at a later seq. What it does not
+    know (a space not folded yet) may notify. The consumer's test only decides whether a
+    fold runs now; what the fold does it decides from the log and the door state, so a
+    test mistaken by a lost message only delays a notice to the next sweep.
+    """
 
     LIMIT = 100_000
 
     def __init__(self) -> None:
-        self.known: dict[str, str] = {}
+        self.kinds: dict[str, str] = {}
+        # A direct space's people: its workspace, them, and the seq they were read as of.
+        self.people: dict[str, tuple[str, frozenset[str], int]] = {}
+        # The last seq at which a space's membership, or a workspace's participants, changed.
+        self.changed: dict[str, int] = {}
 
-    def get(self, space_id: Any) -> str | None:
-        return self.known.get(space_id) if isinstance(space_id, str) else None
+    def kind(self, space_id: Any) -> str | None:
+        return self.kinds.get(space_id) if isinstance(space_id, str) else None
 
-    def put(self, space_id: str, kind: str) -> None:
-        if len(self.known) >= self.LIMIT:
-            self.known.clear()
-        self.known[space_id] = kind
+    def put_kind(self, space_id: str, kind: str) -> None:
+        if len(self.kinds) >= self.LIMIT:
+            self.kinds.clear()
+        self.kinds[space_id] = kind
+
+    def put_people(
+        self, workspace_id: str, space_id: str, people: frozenset[str], seq: int
+    ) -> None:
+        if len(self.people) >= self.LIMIT:
+            self.people.clear()
+        self.people[space_id] = (workspace_id, people, seq)
+
+    def people_of(self, space_id: Any) -> frozenset[str] | None:
+        """A direct space's people as last read, unless they may have changed since."""
+        kept = self.people.get(space_id) if isinstance(space_id, str) else None
+        if kept is None:
+            return None
+        workspace_id, people, seq = kept
+        if seq < self.changed.get(space_id, 0) or seq < self.changed.get(workspace_id, 0):
+            return None
+        return people
+
+    def saw(self, event: Mapping[str, Any]) -> None:
+        """Note a change of who is in a space (its membership) or who is active."""
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            return
+        if kind.startswith("membership."):
+            key = event.get("space_id")
+        elif kind.startswith("participant."):
+            key = event.get("workspace_id")
+        else:
+            return
+        if isinstance(key, str):
+            if len(self.changed) >= self.LIMIT:
+                self.changed.clear()
+                self.people.clear()
+            seq = event.get("seq")
+            self.changed[key] = max(self.changed.get(key, 0), seq if isinstance(seq, int) else 0)
 
     def may_act(self, event: Mapping[str, Any]) -> bool:
-        """``rules.may_act`` with the event's space's kind as far as it is known."""
-        return rules.may_act(event, self.get(event.get("space_id")))
+        """``rules.may_act`` with what is known of the event's space (the consumer's test
+        of each event it is delivered)."""
+        self.saw(event)
+        space_id = event.get("space_id")
+        return rules.may_act(event, self.kind(space_id), self.people_of(space_id))
 
 
 class Facts:
     """What the rules need of the door state, read once per fold and kept for it."""
 
     def __init__(
-        self, conn: AsyncConnection, workspace_id: str, kinds: SpaceKinds | None = None
+        self, conn: AsyncConnection, workspace_id: str, known: Spaces | None = None
     ) -> None:
         self.conn, self.workspace_id = conn, workspace_id
-        self.kinds = kinds if kinds is not None else SpaceKinds()
+        self.known = known if known is not None else Spaces()
         self.spaces: dict[str, Any] = {}
         self.people: dict[str, tuple[str, str | None, bool]] | None = None
         self.names: dict[str, str] = {}
@@ -129,7 +178,7 @@ class Facts:
                 )
             ).first()
             if self.spaces[space_id] is not None:
-                self.kinds.put(space_id, self.spaces[space_id].kind)
+                self.known.put_kind(space_id, self.spaces[space_id].kind)
         return self.spaces[space_id]
 
     async def may_act(self, event: Mapping[str, Any]) -> bool:
@@ -142,7 +191,7 @@ class Facts:
         space_id = event.get("space_id")
         if not isinstance(space_id, str):
             return False  # ``apply`` finds no room for it
-        kind = self.kinds.get(space_id)
+        kind = self.known.kind(space_id)
         if kind is None:
             space = await self.space(space_id)
             kind = space.kind if space is not None else None
@@ -172,6 +221,8 @@ class Facts:
             for row in rows
             if (facts := people.get(row.participant_id)) and facts[0] == "person" and facts[2]
         )
+        if space.kind == "direct":
+            self.known.put_people(self.workspace_id, space.id, members, seq)
         default = "a direct conversation" if space.kind == "direct" else "a room"
         return rules.Room(space.id, room_id, name or default, space.kind, members)
 
@@ -180,7 +231,7 @@ async def fold(
     conn: AsyncConnection,
     workspace_id: str,
     upto: int | None,
-    kinds: SpaceKinds | None = None,
+    known: Spaces | None = None,
 ) -> tuple[int, list[tuple[str, str]]]:
     """In the caller's transaction: fold the workspace's events after its checkpoint up
     to ``upto`` (its head when None). Returns the checkpoint reached and the (person,
@@ -202,7 +253,7 @@ async def fold(
                 select(t.workspaces.c.head_seq).where(t.workspaces.c.id == workspace_id)
             )
         ).scalar() or 0
-    facts = Facts(conn, workspace_id, kinds)
+    facts = Facts(conn, workspace_id, known)
     changed: list[tuple[str, str]] = []
     reached = done
     e = t.events.c
@@ -312,11 +363,11 @@ def parse_ts(value: Any) -> datetime:
     return parsed if parsed is not None else datetime.now(UTC)
 
 
-def build_handler(engine: AsyncEngine, live: Live, kinds: SpaceKinds | None = None) -> Handler:
+def build_handler(engine: AsyncEngine, live: Live, known: Spaces | None = None) -> Handler:
     async def handle(workspace_id: str, seq: int) -> None:
         async def work(conn: AsyncConnection) -> list[tuple[str, str]]:
             async with conn.begin():
-                return (await fold(conn, workspace_id, None, kinds))[1]
+                return (await fold(conn, workspace_id, None, known))[1]
 
         changed = await once_more(engine, work)
         await live.tell(workspace_id, changed)
@@ -367,12 +418,12 @@ async def sweep(
     live: Live,
     stop: asyncio.Event,
     every: float,
-    kinds: SpaceKinds | None = None,
+    known: Spaces | None = None,
 ) -> None:
     """Catch up a workspace whose last prompt was lost or acked unfolded (no event in it
-    may notify: ``SpaceKinds.may_act``), so its checkpoint moves once a sweep rather than
+    may notify: ``Spaces.may_act``), so its checkpoint moves once a sweep rather than
     once a message, and mark done the approvals that expired."""
-    handle = build_handler(engine, live, kinds)
+    handle = build_handler(engine, live, known)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every)

@@ -195,14 +195,19 @@ def message_notices(
     return [found[p] for p in sorted(found)]
 
 
-def may_act(event: Mapping[str, Any], space_kind: str | None = None) -> bool:
+def may_act(
+    event: Mapping[str, Any],
+    space_kind: str | None = None,
+    people: frozenset[str] | None = None,
+) -> bool:
     """Whether folding ``event`` may make or settle a notice, from its type and a few of
-    its own fields (and the kind of its space, when known: ``None`` is unknown). False
-    only when :func:`notices` and :func:`settles` surely find nothing in it: a type that
-    neither notifies nor settles, a held message, or a message that names no person (it
-    mentions or hands off to harnesses and agents only, or nobody) in a space known not to
-    be direct. The consumer acks such an event without a transaction, and the fold reads
-    past it (docs/adr/0132)."""
+    its own fields, the kind of its space and, for a direct space, the people in it (each
+    when known: ``None`` is unknown). False only when :func:`notices` and :func:`settles`
+    surely find nothing in it: a type that neither notifies nor settles, a held message,
+    or a message that names no person (it mentions or hands off to harnesses and agents
+    only, or nobody) in a space that is not direct, or is direct with nobody in it but its
+    author (a person's words to a harness in its home). The consumer acks such an event
+    without a transaction, and the fold reads past it (docs/adr/0132)."""
     kind = event.get("type")
     if kind not in ACTED_ON:
         return False
@@ -216,7 +221,11 @@ def may_act(event: Mapping[str, Any], space_kind: str | None = None) -> bool:
         named.append(handoff.get("recipient"))
     if any(not (isinstance(p, str) and p.startswith(NOT_PEOPLE)) for p in named):
         return True
-    return space_kind is None or space_kind == "direct"
+    if space_kind is None:
+        return True
+    if space_kind != "direct":
+        return False
+    return people is None or bool(people - {actor_of(event)})
 
 
 def settles(event: Mapping[str, Any]) -> Settle | None:

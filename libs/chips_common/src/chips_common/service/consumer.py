@@ -55,7 +55,8 @@ Handler = Callable[[str, int], Awaitable[None]]
 BatchHandler = Callable[[Mapping[str, int]], Awaitable[None]]
 Settle = Callable[[list[Msg]], Awaitable[None]]
 # What a consumer acts on: event types, or a test of the decoded event (its type and a few
-# cheap fields; true when the handler may do anything with it).
+# cheap fields; true when the handler may do anything with it), asked of every event
+# delivered, in the order delivered.
 Wanted = Collection[str] | Callable[[Mapping[str, Any]], bool]
 
 DEFAULT_LIMITS = Limits()
@@ -231,7 +232,7 @@ async def sort_batch(
             )
         batch.highest[workspace_id] = max(seq, batch.highest.get(workspace_id, 0))
         batch.by_workspace.setdefault(workspace_id, []).append(msg)
-        if workspace_id not in batch.acted_on and acts_on(wanted, event):
+        if acts_on(wanted, event):  # asked of every event: a test may note what it sees
             batch.acted_on.add(workspace_id)
     return batch
 
