@@ -151,6 +151,11 @@ class Facts:
         self.conn, self.workspace_id = conn, workspace_id
         self.known = known if known is not None else Spaces()
         self.spaces: dict[str, Any] = {}
+        # The seqs this fold reads past (after, up to); each room's people as last read
+        # (as of which seq), and where in that range memberships changed.
+        self.range = (0, 0)
+        self.rooms: dict[str, tuple[int, frozenset[str]]] = {}
+        self.changes: dict[str, list[int]] | None = None
         self.people: dict[str, tuple[str, str | None, bool]] | None = None
         self.names: dict[str, str] = {}
 
@@ -195,17 +200,22 @@ class Facts:
         if kind is None:
             space = await self.space(space_id)
             kind = space.kind if space is not None else None
-        return kind is None or rules.may_act(event, kind)
+        if kind is None or rules.may_act(event, kind):
+            if kind != "direct" or rules.may_act(event, "group"):
+                return True
+            # A direct space: who else is in it (as ``apply`` would read them).
+            room = await self.room(space_id, int(event["seq"]))
+            return room is not None and rules.may_act(event, kind, room.people)
+        return False
 
-    async def room(self, space_id: str, seq: int) -> rules.Room | None:
-        space = await self.space(space_id)
-        if space is None:
-            return None
-        room_id = space.parent_space_id or space.id
-        name = space.title
-        if space.parent_space_id:
-            parent = await self.space(space.parent_space_id)
-            name = f"a thread in {(parent.title if parent else None) or 'a room'}"
+    async def members(self, room_id: str, seq: int) -> frozenset[str]:
+        """The active people in ``room_id`` as of ``seq``. Read once per room and fold
+        while its membership does not change between the events that ask."""
+        kept = self.rooms.get(room_id)
+        if kept is not None and (
+            kept[0] == seq or (kept[0] < seq and not await self.changed(room_id, kept[0], seq))
+        ):
+            return kept[1]
         people = await self.participants()
         rows = await self.conn.execute(
             text(
@@ -221,6 +231,38 @@ class Facts:
             for row in rows
             if (facts := people.get(row.participant_id)) and facts[0] == "person" and facts[2]
         )
+        self.rooms[room_id] = (seq, members)
+        return members
+
+    async def changed(self, room_id: str, after: int, upto: int) -> bool:
+        """Whether ``room_id``'s membership changed after seq ``after`` up to ``upto``:
+        the fold's range's changes, read once when first asked."""
+        if self.changes is None:
+            low, high = self.range
+            rows = await self.conn.execute(
+                text(
+                    "SELECT DISTINCT space_id, seq FROM membership_log"
+                    " WHERE workspace_id = :w AND seq > :low AND seq <= :high"
+                ),
+                {"w": self.workspace_id, "low": low, "high": high},
+            )
+            self.changes = {}
+            for row in rows:
+                self.changes.setdefault(row.space_id, []).append(int(row.seq))
+        if not self.range[0] <= after <= upto <= self.range[1]:
+            return True  # outside what was read: read the room again
+        return any(after < at <= upto for at in self.changes.get(room_id, ()))
+
+    async def room(self, space_id: str, seq: int) -> rules.Room | None:
+        space = await self.space(space_id)
+        if space is None:
+            return None
+        room_id = space.parent_space_id or space.id
+        name = space.title
+        if space.parent_space_id:
+            parent = await self.space(space.parent_space_id)
+            name = f"a thread in {(parent.title if parent else None) or 'a room'}"
+        members = await self.members(room_id, seq)
         if space.kind == "direct":
             self.known.put_people(self.workspace_id, space.id, members, seq)
         default = "a direct conversation" if space.kind == "direct" else "a room"
@@ -254,6 +296,7 @@ async def fold(
             )
         ).scalar() or 0
     facts = Facts(conn, workspace_id, known)
+    facts.range = (done, upto)
     changed: list[tuple[str, str]] = []
     reached = done
     e = t.events.c
