@@ -37,7 +37,7 @@ BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 ROOT = BENCH.parent
 PY = sys.executable
-PROFILED = "gateway_a,eventlog,projector,search,referee"
+PROFILED = "gateway_a,eventlog,projector,search,referee,notifier"
 
 
 def sh(args: list[str], env: dict[str, str] | None = None, timeout: int = 1800) -> None:

@@ -9,6 +9,8 @@ consumer tries the poison's workspace again with a growing delay, sets the event
 the dead-letter stream once it has failed its cap of deliveries (with why, where from, and
 how often it was tried), reads past it, and folds what follows; the other workspace is
 folded meanwhile. The attachments service acts on erasures only: its events are erasures.
+The notifier acts only on what may notify somebody (``rules.may_act``): the poison event
+mentions a person in its room.
 
 The module runs on a stack of its own: an event set aside is, by design, missing from that
 consumer's read model until someone fixes the cause and rebuilds, and the suite's shared
@@ -115,7 +117,8 @@ async def test_a_poison_event_is_set_aside_after_its_cap_and_the_rest_goes_on(
     stack: Stack, api: Api, service: str
 ) -> None:
     owner = await api.create_workspace()
-    poison_room = await api.open_space(owner, "Poison")
+    bea = await api.add_person(owner, "Bea")
+    poison_room = await api.open_space(owner, "Poison", members=[bea.participant_id])
     next_room = await api.open_space(owner, "Next")
     other = await api.create_workspace()
     other_room = await api.open_space(other, "Elsewhere")
@@ -130,7 +133,7 @@ async def test_a_poison_event_is_set_aside_after_its_cap_and_the_rest_goes_on(
     }
     try:
         stack.restart(service)
-        bad = await act(api, service, owner, poison_room, "this one fails its fold")
+        bad = await act(api, service, owner, poison_room, "@Bea this one fails its fold")
         after = await act(api, service, owner, next_room, "the same workspace goes on")
         elsewhere = await act(api, service, other, other_room, "another workspace goes on")
 

@@ -248,3 +248,56 @@ async def test_push_key_and_subscriptions(api: Api, scene: Scene) -> None:
     bad = {**body, "endpoint": "ftp://push.example.test/x"}
     r = await api.http.post("/v1/push/subscriptions", json=bad, headers=api.auth(scene.bea))
     assert r.status_code == 400, r.text
+
+
+async def test_words_tell_whom_they_name_and_a_direct_space_whoever_else_is_in_it(
+    api: Api, scene: Scene
+) -> None:
+    """What the notifier skips without a fold (a group room's words naming nobody, a
+    harness named, a person's words to nobody else in a direct space) tells nobody, and
+    what names a person, or is said to somebody else in a direct space, tells them; a
+    person added to a direct space is told of the next words in it (ADR 0132)."""
+    olive, bea = scene.olive, scene.bea
+
+    def kinds(page: dict[str, Any]) -> list[str]:
+        return [n["kind"] for n in page["notifications"]]
+
+    plain = await api.say(olive, scene.room, "words for the room")
+    harness_named = await api.say(olive, scene.room, "@Ledger go on")
+    assert kinds(await inbox(api, bea, harness_named)) == ["question"], "named nobody"
+    named = await api.say(olive, scene.room, "@Bea have a look")
+    mine = await inbox(api, bea, named)
+    assert kinds(mine) == ["mention", "question"]
+    assert mine["notifications"][0]["seq"] == named and plain < named
+
+    # A direct space of Olive and her harness: her words there tell nobody; its tell her.
+    r = await api.post_event(
+        olive,
+        {
+            "type": "space.created",
+            "kind": "direct",
+            "title": "Olive and Ledger",
+            "members": [scene.harness.participant_id],
+            "idempotency_key": key("direct"),
+        },
+    )
+    assert r.status_code == 200, r.text
+    direct = str(
+        r.json().get("space_id")
+        or (await api.read(olive, r.json()["seq"] - 1, limit=1))[0]["space_id"]
+    )
+    before = len((await inbox(api, olive, scene.head))["notifications"])
+    to_nobody = await api.say(olive, direct, "a note to my harness")
+    assert len((await inbox(api, olive, to_nobody))["notifications"]) == before
+    told = await api.say(scene.harness, direct, "done, Olive")
+    page = await inbox(api, olive, told)
+    assert page["notifications"][0]["kind"] == "direct"
+    assert page["notifications"][0]["seq"] == told
+
+    # Bea added: Olive's next words there tell her.
+    r = await api.add_to_room(olive, direct, bea.participant_id)
+    assert r.status_code == 200, r.text
+    to_bea = await api.say(olive, direct, "Bea, this is where Ledger reports")
+    page = await inbox(api, bea, to_bea)
+    assert page["notifications"][0]["kind"] == "direct"
+    assert page["notifications"][0]["seq"] == to_bea

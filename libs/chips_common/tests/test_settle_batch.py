@@ -39,7 +39,7 @@ class FakeMsg:
         self.settled = "term"
 
 
-async def settle(msgs: list[FakeMsg], wanted: frozenset[str] | None) -> list[tuple[str, int]]:
+async def settle(msgs: list[FakeMsg], wanted: consumer.Wanted | None) -> list[tuple[str, int]]:
     calls: list[tuple[str, int]] = []
 
     async def handle(workspace_id: str, seq: int) -> None:
@@ -64,6 +64,18 @@ async def test_a_workspace_with_nothing_wanted_is_acked_without_its_handler() ->
     calls = await settle([*quiet, *erased], frozenset({"space.erased"}))
     assert calls == [("ws_b", 8)]
     assert all(m.settled == "ack" for m in [*quiet, *erased])
+
+
+async def test_what_is_wanted_may_be_a_test_of_the_decoded_event() -> None:
+    quiet = [FakeMsg("ws_a", 1, "message.post"), FakeMsg("ws_a", 2, "space.updated")]
+    asked = [FakeMsg("ws_b", 3, "space.updated"), FakeMsg("ws_b", 4, "question.ask")]
+
+    def wanted(event: Mapping[str, Any]) -> bool:
+        return event["type"] == "question.ask"
+
+    calls = await settle([*quiet, *asked], wanted)
+    assert calls == [("ws_b", 4)]
+    assert all(m.settled == "ack" for m in [*quiet, *asked])
 
 
 async def test_a_failed_handler_naks_its_workspace_only() -> None:

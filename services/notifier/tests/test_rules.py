@@ -137,3 +137,84 @@ def test_ids_are_the_same_for_the_same_event_and_person_and_sort_as_the_log() ->
     assert a != rules.notification_id("evt_01JAAAAAAAAAAAAAAAAAAAAAAA", BEN)
     assert a < rules.notification_id("evt_01JBAAAAAAAAAAAAAAAAAAAAAA", ANA)
     assert a.startswith("ntf_")
+
+
+# The early filter (``rules.may_act``): what the consumer acks without a transaction.
+
+DIRECT = rules.Room("spc_1", "spc_1", "Ana", "direct", frozenset({ANA, BEN}))
+THREAD = rules.Room("spc_1", "spc_0", "a thread in Launch", "thread", frozenset({OWNER, ANA}))
+KINDS_OF = {"group": ROOM, "thread": THREAD, "direct": DIRECT}
+
+SAMPLES = [
+    event("message.post", actor=ANA, text="plain words"),
+    event("message.post", actor=ANA, text="hi @ben", mentions=[BEN]),
+    event("message.post", actor=ANA, text="yours", handoff={"recipient": BEN, "summary": "s"}),
+    event("message.post", actor=ANA, text="held", held=True, mentions=[BEN]),
+    event("approval.request", action="deploy", answerers=[ANA]),
+    event("question.ask", prompt="which?"),
+    event("budget.warning", budget={"spent_usd": 8, "limit_usd": 10}),
+    event("approval.resolved", approval_id="apr_1"),
+    event("message.deleted", message_id="msg_1"),
+    event("run.completed", run_id="run_1"),
+    event("message.edited", text="again", mentions=[BEN]),
+    event("space.created", kind="direct"),
+    event("participant.joined"),
+    event("message.post", actor=ANA, text="@Jacobian go", mentions=[HARNESS, "agt_1"]),
+    event("message.post", actor=ANA, text="yours", handoff={"recipient": HARNESS}),
+    event("message.post", actor=ANA, text="@Jacobian @Ben", mentions=[HARNESS, BEN]),
+    event("message.post", actor=HARNESS, text="done"),
+    event("message.post", actor=BEN, text="hello"),
+]
+
+
+@pytest.mark.parametrize(
+    ("sample", "kind", "may"),
+    [
+        (SAMPLES[0], "group", False),  # names nobody, not a direct room
+        (SAMPLES[0], "thread", False),
+        (SAMPLES[0], "direct", True),
+        (SAMPLES[0], None, True),  # the space's kind not known yet: it may
+        (SAMPLES[1], "group", True),
+        (SAMPLES[2], "group", True),
+        (SAMPLES[3], "direct", False),  # held: tells nobody
+        (SAMPLES[4], "group", True),
+        (SAMPLES[5], "group", True),
+        (SAMPLES[6], "group", True),
+        (SAMPLES[7], "group", True),
+        (SAMPLES[8], "group", True),
+        (SAMPLES[9], "group", True),
+        (SAMPLES[10], None, False),  # neither notifies nor settles
+        (SAMPLES[11], None, False),
+        (SAMPLES[12], None, False),
+        (SAMPLES[13], "group", False),  # names harnesses and agents only: never told
+        (SAMPLES[13], "direct", True),
+        (SAMPLES[14], "thread", False),
+        (SAMPLES[15], "group", True),  # and a person
+    ],
+)
+def test_the_early_filter_decides_from_the_type_a_few_fields_and_the_spaces_kind(
+    sample: dict[str, Any], kind: str | None, may: bool
+) -> None:
+    assert rules.may_act(sample, kind) is may
+
+
+def test_in_a_direct_space_it_asks_who_else_is_in_it_when_that_is_known() -> None:
+    mine = event("message.post", actor=ANA, text="to my harness")
+    assert rules.may_act(mine, "direct", frozenset({ANA})) is False  # nobody else to tell
+    assert rules.may_act(mine, "direct", frozenset({ANA, BEN})) is True
+    assert rules.may_act(mine, "direct", None) is True  # not known: it may
+    theirs = event("message.post", actor=HARNESS, text="done")
+    assert rules.may_act(theirs, "direct", frozenset({ANA})) is True
+    assert rules.may_act(theirs, "group", frozenset({ANA})) is False
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS_OF))
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_what_the_early_filter_passes_over_makes_and_settles_nothing(
+    sample: dict[str, Any], kind: str
+) -> None:
+    room = KINDS_OF[kind]
+    if rules.may_act(sample, kind, room.people):
+        return
+    assert rules.notices(sample, room, OWNER, NAMES) == []
+    assert rules.settles(sample) is None

@@ -11,7 +11,14 @@ import pytest
 from chips_common.rules.notifications import Prefs
 from chips_notifier.mail import Mail, Smtp, build
 from chips_notifier.push import outcome_of
-from chips_notifier.senders import Facts, backoff, decide_email, decide_push, mails_of
+from chips_notifier.senders import (
+    Facts,
+    backoff,
+    decide_email,
+    decide_push,
+    mails_of,
+    stale_look_due,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -110,3 +117,12 @@ def test_an_email_names_itself_by_its_notification() -> None:
     smtp = Smtp("h", 25, "", "", "Chips <chips@example.com>", "auto", False, 5)
     raw = build(smtp, Mail("ada@example.com", "Subject", "Words", "ntf_1"))
     assert b"Message-ID: <ntf_1@example.com>" in raw and b"To: ada@example.com" in raw
+
+
+def test_dead_senders_claims_are_looked_for_every_quarter_of_their_age_not_every_tick() -> None:
+    after = 25.0
+    assert stale_look_due(None, NOW, after) is True  # the first tick looks
+    assert stale_look_due(NOW, NOW + timedelta(seconds=0.5), after) is False
+    assert stale_look_due(NOW, NOW + timedelta(seconds=6), after) is False
+    assert stale_look_due(NOW, NOW + timedelta(seconds=6.25), after) is True
+    assert stale_look_due(NOW, NOW - timedelta(seconds=1), after) is True  # the clock went back

@@ -13,13 +13,10 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from chips_common.nats.connect import build_nats
-from chips_common.nats.streams import Names
-from chips_common.service.consumer import Handler
-from chips_common.service.health import About, Check
-from chips_common.service.worker import run_worker
+from chips_common.service.health import BUILT, About, build_health_app
+from chips_common.service.worker import Worker
 from chips_notifier.config import NotifierSettings
-from chips_notifier.consumer import Live, build_handler, sweep
+from chips_notifier.consumer import Live, Spaces, build_handler, sweep
 from chips_notifier.delivery import EmailSender, PushSender
 from chips_notifier.keys import VapidKeys, load_or_make
 from chips_notifier.mail import Smtp
@@ -52,45 +49,39 @@ def build_about(engine: AsyncEngine, settings: NotifierSettings) -> About:
 
 
 async def run(settings: NotifierSettings) -> None:
-    # Its own connection for the live notices, which are core NATS (no stream).
-    nc = await build_nats(settings, name="chips-notifier-live")
-    live = Live(nc, Names.from_settings(settings).subject_prefix)
+    async with Worker.wired(settings, "notifier") as worker:
+        engine = worker.engine
+        # The live notices are core NATS (no stream), on the worker's own connection.
+        live = Live(worker.nc, worker.names.subject_prefix)
+        known = Spaces()
+        handler = build_handler(engine, live, known)
+        kept: list[VapidKeys] = []
 
-    kept: list[VapidKeys] = []
-
-    def handler(engine: AsyncEngine) -> Handler:
-        return build_handler(engine, live)
-
-    def checks(engine: AsyncEngine) -> dict[str, Check]:
         async def keys_made() -> bool:
             return bool(kept)
 
-        return {"vapid_keys": keys_made}
+        async def beside(stop: asyncio.Event) -> None:
+            keys = await load_or_make(engine)
+            kept.append(keys)
+            every = settings.notifier_send_seconds
+            pusher = Pusher(keys, settings.vapid_subject, settings.push_timeout_seconds)
+            pushes = PushSender(engine, settings, pusher)
+            work = [
+                sweep(engine, live, stop, settings.notifier_sweep_seconds, known),
+                run_every(every, stop, pushes.tick, "push"),
+            ]
+            smtp = Smtp.from_settings(settings)
+            if smtp is not None:
+                email = EmailSender(engine, settings, smtp)
+                work.append(run_every(every, stop, email.tick, "email"))
+            await asyncio.gather(*work)
 
-    async def beside(engine: AsyncEngine, stop: asyncio.Event) -> None:
-        keys = await load_or_make(engine)
-        kept.append(keys)
-        every = settings.notifier_send_seconds
-        pushes = PushSender(
-            engine, settings, Pusher(keys, settings.vapid_subject, settings.push_timeout_seconds)
-        )
-        work = [
-            sweep(engine, live, stop, settings.notifier_sweep_seconds),
-            run_every(every, stop, pushes.tick, "push"),
-        ]
-        smtp = Smtp.from_settings(settings)
-        if smtp is not None:
-            work.append(run_every(every, stop, EmailSender(engine, settings, smtp).tick, "email"))
-        await asyncio.gather(*work)
+        async def work(stop: asyncio.Event) -> None:
+            # Only the events that may make or settle a notice prompt a fold; the rest
+            # are acked as they come, and the sweep moves the checkpoint past them.
+            await asyncio.gather(worker.consume(handler, stop, wanted=known.may_act), beside(stop))
 
-    try:
-        await run_worker(
-            settings,
-            "notifier",
-            handler,
-            checks=checks,
-            about=lambda engine: build_about(engine, settings),
-            beside=beside,
+        health = build_health_app(
+            {**worker.checks(), "vapid_keys": keys_made}, BUILT, build_about(engine, settings)
         )
-    finally:
-        await nc.drain()
+        await worker.serve(health, work)

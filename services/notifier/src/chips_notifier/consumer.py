@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ from chips_notifier import rules
 
 log = logging.getLogger(__name__)
 
-WANTED = rules.NOTIFYING | rules.SETTLING
+WANTED = rules.ACTED_ON
 PAGE = 500
 
 _n = notifications.c
@@ -69,12 +69,93 @@ class Live:
                 )
 
 
+class Spaces:
+    """What the consumer knows of spaces, kept by the process, to tell before any
+    transaction whether an event may notify anybody (``rules.may_act``).
+
+    A space's kind, as the folds read it: it never changes once the space is made. And
+    who was in a direct space as of a seq a fold read it at; the consumer sees every event
+    of the log in order, and forgets those people once it sees the space's membership
+    change, or a participant of its workspace change, at a later seq. What it does not
+    know (a space not folded yet) may notify. The consumer's test only decides whether a
+    fold runs now; what the fold does it decides from the log and the door state, so a
+    test mistaken by a lost message only delays a notice to the next sweep.
+    """
+
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, str] = {}
+        # A direct space's people: its workspace, them, and the seq they were read as of.
+        self.people: dict[str, tuple[str, frozenset[str], int]] = {}
+        # The last seq at which a space's membership, or a workspace's participants, changed.
+        self.changed: dict[str, int] = {}
+
+    def kind(self, space_id: Any) -> str | None:
+        return self.kinds.get(space_id) if isinstance(space_id, str) else None
+
+    def put_kind(self, space_id: str, kind: str) -> None:
+        if len(self.kinds) >= self.LIMIT:
+            self.kinds.clear()
+        self.kinds[space_id] = kind
+
+    def put_people(
+        self, workspace_id: str, space_id: str, people: frozenset[str], seq: int
+    ) -> None:
+        if len(self.people) >= self.LIMIT:
+            self.people.clear()
+        self.people[space_id] = (workspace_id, people, seq)
+
+    def people_of(self, space_id: Any) -> frozenset[str] | None:
+        """A direct space's people as last read, unless they may have changed since."""
+        kept = self.people.get(space_id) if isinstance(space_id, str) else None
+        if kept is None:
+            return None
+        workspace_id, people, seq = kept
+        if seq < self.changed.get(space_id, 0) or seq < self.changed.get(workspace_id, 0):
+            return None
+        return people
+
+    def saw(self, event: Mapping[str, Any]) -> None:
+        """Note a change of who is in a space (its membership) or who is active."""
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            return
+        if kind.startswith("membership."):
+            key = event.get("space_id")
+        elif kind.startswith("participant."):
+            key = event.get("workspace_id")
+        else:
+            return
+        if isinstance(key, str):
+            if len(self.changed) >= self.LIMIT:
+                self.changed.clear()
+                self.people.clear()
+            seq = event.get("seq")
+            self.changed[key] = max(self.changed.get(key, 0), seq if isinstance(seq, int) else 0)
+
+    def may_act(self, event: Mapping[str, Any]) -> bool:
+        """``rules.may_act`` with what is known of the event's space (the consumer's test
+        of each event it is delivered)."""
+        self.saw(event)
+        space_id = event.get("space_id")
+        return rules.may_act(event, self.kind(space_id), self.people_of(space_id))
+
+
 class Facts:
     """What the rules need of the door state, read once per fold and kept for it."""
 
-    def __init__(self, conn: AsyncConnection, workspace_id: str) -> None:
+    def __init__(
+        self, conn: AsyncConnection, workspace_id: str, known: Spaces | None = None
+    ) -> None:
         self.conn, self.workspace_id = conn, workspace_id
+        self.known = known if known is not None else Spaces()
         self.spaces: dict[str, Any] = {}
+        # The seqs this fold reads past (after, up to); each room's people as last read
+        # (as of which seq), and where in that range memberships changed.
+        self.range = (0, 0)
+        self.rooms: dict[str, tuple[int, frozenset[str]]] = {}
+        self.changes: dict[str, list[int]] | None = None
         self.people: dict[str, tuple[str, str | None, bool]] | None = None
         self.names: dict[str, str] = {}
 
@@ -101,17 +182,40 @@ class Facts:
                     select(s.id, s.kind, s.title, s.parent_space_id).where(s.id == space_id)
                 )
             ).first()
+            if self.spaces[space_id] is not None:
+                self.known.put_kind(space_id, self.spaces[space_id].kind)
         return self.spaces[space_id]
 
-    async def room(self, space_id: str, seq: int) -> rules.Room | None:
-        space = await self.space(space_id)
-        if space is None:
-            return None
-        room_id = space.parent_space_id or space.id
-        name = space.title
-        if space.parent_space_id:
-            parent = await self.space(space.parent_space_id)
-            name = f"a thread in {(parent.title if parent else None) or 'a room'}"
+    async def may_act(self, event: Mapping[str, Any]) -> bool:
+        """``rules.may_act``, reading the space's kind only when the event's own fields
+        do not decide."""
+        if not rules.may_act(event):
+            return False
+        if event.get("type") != "message.post":
+            return True
+        space_id = event.get("space_id")
+        if not isinstance(space_id, str):
+            return False  # ``apply`` finds no room for it
+        kind = self.known.kind(space_id)
+        if kind is None:
+            space = await self.space(space_id)
+            kind = space.kind if space is not None else None
+        if kind is None or rules.may_act(event, kind):
+            if kind != "direct" or rules.may_act(event, "group"):
+                return True
+            # A direct space: who else is in it (as ``apply`` would read them).
+            room = await self.room(space_id, int(event["seq"]))
+            return room is not None and rules.may_act(event, kind, room.people)
+        return False
+
+    async def members(self, room_id: str, seq: int) -> frozenset[str]:
+        """The active people in ``room_id`` as of ``seq``. Read once per room and fold
+        while its membership does not change between the events that ask."""
+        kept = self.rooms.get(room_id)
+        if kept is not None and (
+            kept[0] == seq or (kept[0] < seq and not await self.changed(room_id, kept[0], seq))
+        ):
+            return kept[1]
         people = await self.participants()
         rows = await self.conn.execute(
             text(
@@ -127,16 +231,54 @@ class Facts:
             for row in rows
             if (facts := people.get(row.participant_id)) and facts[0] == "person" and facts[2]
         )
+        self.rooms[room_id] = (seq, members)
+        return members
+
+    async def changed(self, room_id: str, after: int, upto: int) -> bool:
+        """Whether ``room_id``'s membership changed after seq ``after`` up to ``upto``:
+        the fold's range's changes, read once when first asked."""
+        if self.changes is None:
+            low, high = self.range
+            rows = await self.conn.execute(
+                text(
+                    "SELECT DISTINCT space_id, seq FROM membership_log"
+                    " WHERE workspace_id = :w AND seq > :low AND seq <= :high"
+                ),
+                {"w": self.workspace_id, "low": low, "high": high},
+            )
+            self.changes = {}
+            for row in rows:
+                self.changes.setdefault(row.space_id, []).append(int(row.seq))
+        if not self.range[0] <= after <= upto <= self.range[1]:
+            return True  # outside what was read: read the room again
+        return any(after < at <= upto for at in self.changes.get(room_id, ()))
+
+    async def room(self, space_id: str, seq: int) -> rules.Room | None:
+        space = await self.space(space_id)
+        if space is None:
+            return None
+        room_id = space.parent_space_id or space.id
+        name = space.title
+        if space.parent_space_id:
+            parent = await self.space(space.parent_space_id)
+            name = f"a thread in {(parent.title if parent else None) or 'a room'}"
+        members = await self.members(room_id, seq)
+        if space.kind == "direct":
+            self.known.put_people(self.workspace_id, space.id, members, seq)
         default = "a direct conversation" if space.kind == "direct" else "a room"
         return rules.Room(space.id, room_id, name or default, space.kind, members)
 
 
 async def fold(
-    conn: AsyncConnection, workspace_id: str, upto: int | None
+    conn: AsyncConnection,
+    workspace_id: str,
+    upto: int | None,
+    known: Spaces | None = None,
 ) -> tuple[int, list[tuple[str, str]]]:
     """In the caller's transaction: fold the workspace's events after its checkpoint up
     to ``upto`` (its head when None). Returns the checkpoint reached and the (person,
-    notification) made or marked done."""
+    notification) made or marked done. An event that surely makes and settles nothing
+    (``Facts.may_act``) is read past without being folded."""
     await conn.execute(
         pg_insert(notifier_checkpoints)
         .values(workspace_id=workspace_id, seq=0)
@@ -153,7 +295,8 @@ async def fold(
                 select(t.workspaces.c.head_seq).where(t.workspaces.c.id == workspace_id)
             )
         ).scalar() or 0
-    facts = Facts(conn, workspace_id)
+    facts = Facts(conn, workspace_id, known)
+    facts.range = (done, upto)
     changed: list[tuple[str, str]] = []
     reached = done
     e = t.events.c
@@ -174,6 +317,8 @@ async def fold(
             )
         ).all()
         for row in rows:
+            if not await facts.may_act(row.body):
+                continue
             event = canonical(row.body)
             if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
                 continue
@@ -261,11 +406,11 @@ def parse_ts(value: Any) -> datetime:
     return parsed if parsed is not None else datetime.now(UTC)
 
 
-def build_handler(engine: AsyncEngine, live: Live) -> Handler:
+def build_handler(engine: AsyncEngine, live: Live, known: Spaces | None = None) -> Handler:
     async def handle(workspace_id: str, seq: int) -> None:
         async def work(conn: AsyncConnection) -> list[tuple[str, str]]:
             async with conn.begin():
-                return (await fold(conn, workspace_id, None))[1]
+                return (await fold(conn, workspace_id, None, known))[1]
 
         changed = await once_more(engine, work)
         await live.tell(workspace_id, changed)
@@ -311,10 +456,17 @@ async def behind(engine: AsyncEngine) -> list[str]:
         return [row.id for row in await conn.execute(query)]
 
 
-async def sweep(engine: AsyncEngine, live: Live, stop: asyncio.Event, every: float) -> None:
-    """Catch up a workspace whose last prompt was lost or was of no type the notifier
-    acts on, and mark done the approvals that expired."""
-    handle = build_handler(engine, live)
+async def sweep(
+    engine: AsyncEngine,
+    live: Live,
+    stop: asyncio.Event,
+    every: float,
+    known: Spaces | None = None,
+) -> None:
+    """Catch up a workspace whose last prompt was lost or acked unfolded (no event in it
+    may notify: ``Spaces.may_act``), so its checkpoint moves once a sweep rather than
+    once a message, and mark done the approvals that expired."""
+    handle = build_handler(engine, live, known)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every)

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from chips_common.events.messages import words_of
-from chips_common.ids import message_id_for, ulid_part
+from chips_common.ids import PREFIXES, message_id_for, ulid_part
 from chips_common.rules.deciders import approval_deciders
 
 KINDS = ("approval", "question", "handoff", "mention", "budget", "direct")
@@ -51,8 +51,12 @@ SETTLING = frozenset(
     }
 )
 RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancel"})
+# Every type the fold may act on; the rest of the log is read past.
+ACTED_ON = NOTIFYING | SETTLING
 
 MAX_BODY = 280
+# Ids that name no person: harnesses and agents are never told (only people are).
+NOT_PEOPLE = (f"{PREFIXES['harness']}_", f"{PREFIXES['agent']}_")
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,39 @@ def message_notices(
                 title = f"{who} wrote to you"
                 found[person] = Notice(person, "direct", title, words, message_id, run_id)
     return [found[p] for p in sorted(found)]
+
+
+def may_act(
+    event: Mapping[str, Any],
+    space_kind: str | None = None,
+    people: frozenset[str] | None = None,
+) -> bool:
+    """Whether folding ``event`` may make or settle a notice, from its type and a few of
+    its own fields, the kind of its space and, for a direct space, the people in it (each
+    when known: ``None`` is unknown). False only when :func:`notices` and :func:`settles`
+    surely find nothing in it: a type that neither notifies nor settles, a held message,
+    or a message that names no person (it mentions or hands off to harnesses and agents
+    only, or nobody) in a space that is not direct, or is direct with nobody in it but its
+    author (a person's words to a harness in its home). The consumer acks such an event
+    without a transaction, and the fold reads past it (docs/adr/0132)."""
+    kind = event.get("type")
+    if kind not in ACTED_ON:
+        return False
+    if kind != "message.post":
+        return True
+    if event.get("held"):
+        return False
+    named = list(event.get("mentions") or ())
+    handoff = event.get("handoff")
+    if isinstance(handoff, Mapping):
+        named.append(handoff.get("recipient"))
+    if any(not (isinstance(p, str) and p.startswith(NOT_PEOPLE)) for p in named):
+        return True
+    if space_kind is None:
+        return True
+    if space_kind != "direct":
+        return False
+    return people is None or bool(people - {actor_of(event)})
 
 
 def settles(event: Mapping[str, Any]) -> Settle | None:

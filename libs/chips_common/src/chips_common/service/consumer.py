@@ -30,6 +30,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 from nats.aio.client import Client as NATS
@@ -53,6 +54,10 @@ tracer = otel.tracer("chips.consumer")
 Handler = Callable[[str, int], Awaitable[None]]
 BatchHandler = Callable[[Mapping[str, int]], Awaitable[None]]
 Settle = Callable[[list[Msg]], Awaitable[None]]
+# What a consumer acts on: event types, or a test of the decoded event (its type and a few
+# cheap fields; true when the handler may do anything with it), asked of every event
+# delivered, in the order delivered.
+Wanted = Collection[str] | Callable[[Mapping[str, Any]], bool]
 
 DEFAULT_LIMITS = Limits()
 
@@ -69,14 +74,15 @@ async def consume_events(
     stop: asyncio.Event,
     *,
     batch_size: int = 256,
-    wanted: Collection[str] | None = None,
+    wanted: Wanted | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:
     """Consume until ``stop``; if the stream or consumer goes away, declare them again.
 
-    ``wanted``: the event types the handler acts on, for a service that acts on few; a
-    workspace whose batch holds none of them is acked without calling it (the handler
-    reads the log from its checkpoint, so it still sees every one when it runs).
+    ``wanted``: the event types the handler acts on, for a service that acts on few, or a
+    test of each decoded event; a workspace whose batch holds none it wants is acked
+    without calling it (the handler reads the log from its checkpoint, so it still sees
+    every one when it runs).
     ``limits``: how a failing workspace is tried again and when its poison event is set
     aside (``poison.py``).
     """
@@ -97,7 +103,7 @@ async def consume_batches(
     stop: asyncio.Event,
     *,
     batch_size: int = 256,
-    wanted: Collection[str] | None = None,
+    wanted: Wanted | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:
     """As ``consume_events``, with ``handle`` called once per fetched batch, for every
@@ -194,7 +200,7 @@ class Sorted:
 
 
 async def sort_batch(
-    nc: NATS, names: Names, msgs: list[Msg], service: str, wanted: Collection[str] | None
+    nc: NATS, names: Names, msgs: list[Msg], service: str, wanted: Wanted | None
 ) -> Sorted:
     """Group a batch by workspace; dead-letter (and terminate) what cannot be decoded."""
     batch = Sorted()
@@ -226,9 +232,18 @@ async def sort_batch(
             )
         batch.highest[workspace_id] = max(seq, batch.highest.get(workspace_id, 0))
         batch.by_workspace.setdefault(workspace_id, []).append(msg)
-        if wanted is None or event.get("type") in wanted:
+        if acts_on(wanted, event):  # asked of every event: a test may note what it sees
             batch.acted_on.add(workspace_id)
     return batch
+
+
+def acts_on(wanted: Wanted | None, event: Mapping[str, Any]) -> bool:
+    """Whether a consumer wanting ``wanted`` acts on ``event`` (None: on every event)."""
+    if wanted is None:
+        return True
+    if callable(wanted):
+        return wanted(event)
+    return event.get("type") in wanted
 
 
 async def settle_batch(
@@ -237,7 +252,7 @@ async def settle_batch(
     msgs: list[Msg],
     handle: Handler,
     service: str = "consumer",
-    wanted: Collection[str] | None = None,
+    wanted: Wanted | None = None,
     *,
     js: JetStreamContext | None = None,
     limits: Limits = DEFAULT_LIMITS,
@@ -271,7 +286,7 @@ async def settle_together(
     msgs: list[Msg],
     handle: BatchHandler,
     service: str = "consumer",
-    wanted: Collection[str] | None = None,
+    wanted: Wanted | None = None,
     *,
     js: JetStreamContext | None = None,
     limits: Limits = DEFAULT_LIMITS,

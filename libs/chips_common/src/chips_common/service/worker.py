@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -31,6 +31,7 @@ from chips_common.otel import setup_tracing
 from chips_common.service.consumer import (
     BatchHandler,
     Handler,
+    Wanted,
     consume_batches,
     consume_events,
 )
@@ -103,7 +104,7 @@ class Worker:
         return {"postgres": db_ok, "nats": nats_ok}
 
     async def consume(
-        self, handler: Handler, stop: asyncio.Event, *, wanted: Collection[str] | None = None
+        self, handler: Handler, stop: asyncio.Event, *, wanted: Wanted | None = None
     ) -> None:
         """``consume_events`` as this service, with its limits, until ``stop``."""
         await consume_events(
