@@ -1432,6 +1432,17 @@ export interface components {
              */
             seq?: number | null;
         };
+        /** ApiKey */
+        ApiKey: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string | null;
+            /** Token */
+            token: string;
+            /** Expires At */
+            expires_at: string;
+        };
         /** ApiKeyIn */
         ApiKeyIn: {
             /** Name */
@@ -1446,7 +1457,7 @@ export interface components {
         AssertionIn: {
             /** Credential */
             credential: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
         };
         /** AttachIn */
@@ -1460,6 +1471,39 @@ export interface components {
         CapabilitiesIn: {
             /** Capabilities */
             capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
+        };
+        /** Device */
+        Device: {
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string | null;
+            /** User Agent */
+            user_agent: string | null;
+            /** Created At */
+            created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /** Last Seen */
+            last_seen: string | null;
+            /** Current */
+            current: boolean;
+        };
+        /** DeviceRevoked */
+        DeviceRevoked: {
+            /** Device Id */
+            device_id: string;
+            /** Seq */
+            seq: number;
+        };
+        /** Devices */
+        Devices: {
+            /** Participant Id */
+            participant_id: string;
+            /** Devices */
+            devices: components["schemas"]["Device"][];
         };
         /**
          * Exchange
@@ -1511,6 +1555,36 @@ export interface components {
             /** As Of Seq */
             as_of_seq: number;
         };
+        /** Invite */
+        Invite: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string | null;
+            /** Email */
+            email: string | null;
+            /** Role */
+            role: string;
+            /** Invited By */
+            invited_by: string | null;
+            /** Created At */
+            created_at: string;
+            /** Expires At */
+            expires_at: string;
+        };
+        /** InviteAccepted */
+        InviteAccepted: {
+            /** Workspace Id */
+            workspace_id: string;
+            /** Workspace Name */
+            workspace_name: string;
+            /** Participant Id */
+            participant_id: string;
+            /** Name */
+            name: string | null;
+            /** Device Id */
+            device_id: string;
+        };
         /** InviteIn */
         InviteIn: {
             /** Name */
@@ -1531,6 +1605,48 @@ export interface components {
             /** Participant Id */
             participant_id?: string | null;
         };
+        /** InviteMade */
+        InviteMade: {
+            /** Invite Id */
+            invite_id: string;
+            /** Name */
+            name: string | null;
+            /** Role */
+            role: string;
+            /** Expires At */
+            expires_at: string;
+            /** Url */
+            url: string;
+            /** Seq */
+            seq: number;
+        };
+        /** InvitePreview */
+        InvitePreview: {
+            /** Workspace Name */
+            workspace_name: string;
+            /** Name */
+            name: string | null;
+            /** Role */
+            role: string;
+            /** Expires At */
+            expires_at: string;
+            /** Pairing */
+            pairing: boolean;
+        };
+        /** InviteWithdrawn */
+        InviteWithdrawn: {
+            /** Invite Id */
+            invite_id: string;
+            /** Seq */
+            seq: number;
+        };
+        /** Invites */
+        Invites: {
+            /** Invites */
+            invites: components["schemas"]["Invite"][];
+        };
+        /** JsonValue */
+        JsonValue: unknown;
         /** LeadIn */
         LeadIn: {
             /** Agent Id */
@@ -1540,6 +1656,40 @@ export interface components {
         LockIn: {
             /** Locked */
             locked: boolean;
+        };
+        /**
+         * Me
+         * @description Who the caller is: their name, role and time zone (none until they say one).
+         */
+        Me: {
+            /** Participant Id */
+            participant_id: string;
+            /** Workspace Id */
+            workspace_id: string;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Role */
+            role: string | null;
+            /** Time Zone */
+            time_zone: string | null;
+        };
+        /**
+         * MeChanged
+         * @description A person's rename or time zone, as logged: the name it replaced.
+         */
+        MeChanged: {
+            /** Participant Id */
+            participant_id: string;
+            /** Name */
+            name: string | null;
+            /** Previous Name */
+            previous_name: string | null;
+            /** Time Zone */
+            time_zone: string | null;
+            /** Seq */
+            seq: number;
         };
         /** MemberIn */
         MemberIn: {
@@ -1613,17 +1763,62 @@ export interface components {
             /** Space Id */
             space_id?: string | null;
         };
+        /** PairingCode */
+        PairingCode: {
+            /** Code */
+            code: string;
+            /** Url */
+            url: string;
+            /** Expires At */
+            expires_at: string;
+        };
+        /** PasskeyAdded */
+        PasskeyAdded: {
+            /** Device Id */
+            device_id: string;
+            /** Name */
+            name: string;
+            /** Credential Id */
+            credential_id: string;
+        };
         /** PasskeyIn */
         PasskeyIn: {
             /** Credential */
             credential: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /**
              * Name
              * @default Passkey
              */
             name?: string;
+        };
+        /** PasskeyOptions */
+        PasskeyOptions: {
+            /** Options */
+            options: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+        };
+        /** PasskeySession */
+        PasskeySession: {
+            /** Token */
+            token: string;
+            /**
+             * Expires At
+             * @description when the session ends, in Unix seconds
+             */
+            expires_at: number;
+            /** Expires In */
+            expires_in: number;
+            /** Device Id */
+            device_id: string;
+            /** Participant Id */
+            participant_id: string;
+            /** Workspace Id */
+            workspace_id: string;
+            /** Workspace Name */
+            workspace_name: string;
         };
         /**
          * PersonAdded
@@ -1651,6 +1846,19 @@ export interface components {
             name?: string | null;
             /** Time Zone */
             time_zone?: string | null;
+        };
+        /** PersonChanged */
+        PersonChanged: {
+            /** Participant Id */
+            participant_id: string;
+            /** Disconnected */
+            disconnected: string[];
+            /** Rooms Handed */
+            rooms_handed: string[];
+            /** Rooms To */
+            rooms_to: string | null;
+            /** Seq */
+            seq: number;
         };
         /** PersonIn */
         PersonIn: {
@@ -1859,6 +2067,18 @@ export interface components {
              * @default false
              */
             match?: boolean;
+        };
+        /** Session */
+        Session: {
+            /** Token */
+            token: string;
+            /**
+             * Expires At
+             * @description when the session ends, in Unix seconds
+             */
+            expires_at: number;
+            /** Expires In */
+            expires_in: number;
         };
         /** SessionIn */
         SessionIn: {
@@ -4133,17 +4353,6 @@ export interface components {
         };
         /** EventWrite */
         EventWrite: components["schemas"]["AgentFork"] | components["schemas"]["AgentAsked"] | components["schemas"]["HarnessDisconnected"] | components["schemas"]["HarnessDeclared"] | components["schemas"]["HarnessPolicySet"] | components["schemas"]["RunStarted"] | components["schemas"]["RunStatus"] | components["schemas"]["StepLog"] | components["schemas"]["RunPaused"] | components["schemas"]["RunResumed"] | components["schemas"]["RunCompleted"] | components["schemas"]["RunFailed"] | components["schemas"]["RunCancel"] | components["schemas"]["RunSteer"] | components["schemas"]["Usage"] | components["schemas"]["ApprovalRequest"] | components["schemas"]["ApprovalResolved"] | components["schemas"]["QuestionAsk"] | components["schemas"]["QuestionAnswered"] | components["schemas"]["MessagePost"] | components["schemas"]["MessageHeard"] | components["schemas"]["MessageEdited"] | components["schemas"]["MessageDeleted"] | components["schemas"]["MessageHidden"] | components["schemas"]["MessageShown"] | components["schemas"]["MessagePinned"] | components["schemas"]["MessageUnpinned"] | components["schemas"]["Feedback"] | components["schemas"]["AttachmentCapsSet"] | components["schemas"]["LaneOpened"] | components["schemas"]["LaneCompleted"] | components["schemas"]["LaneFailed"] | components["schemas"]["LaneCancelled"] | components["schemas"]["WorkspaceRefereeSet"] | components["schemas"]["SpaceSpendCeilingSet"] | components["schemas"]["ExchangeSet"] | components["schemas"]["SpaceLeadSet"] | components["schemas"]["SpaceCreated"] | components["schemas"]["SpaceErased"] | components["schemas"]["SpaceUpdated"] | components["schemas"]["SpaceLockSet"] | components["schemas"]["MembershipAdded"] | components["schemas"]["MembershipRemoved"];
-        /** ApiKey */
-        ApiKey: {
-            /** Id */
-            id: string;
-            /** Name */
-            name: string | null;
-            /** Token */
-            token: string;
-            /** Expires At */
-            expires_at: string;
-        };
         /** Approvals */
         Approvals: {
             /** Approvals */
@@ -4271,39 +4480,6 @@ export interface components {
             harness_id: string;
             /** Capabilities */
             capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
-        };
-        /** Device */
-        Device: {
-            /** Id */
-            id: string;
-            /** Kind */
-            kind: string;
-            /** Name */
-            name: string | null;
-            /** User Agent */
-            user_agent: string | null;
-            /** Created At */
-            created_at: string;
-            /** Expires At */
-            expires_at: string | null;
-            /** Last Seen */
-            last_seen: string | null;
-            /** Current */
-            current: boolean;
-        };
-        /** DeviceRevoked */
-        DeviceRevoked: {
-            /** Device Id */
-            device_id: string;
-            /** Seq */
-            seq: number;
-        };
-        /** Devices */
-        Devices: {
-            /** Participant Id */
-            participant_id: string;
-            /** Devices */
-            devices: components["schemas"]["Device"][];
         };
         /**
          * Directory
@@ -4433,76 +4609,6 @@ export interface components {
             days: components["schemas"]["DaySpending"][];
             /** As Of Seq */
             as_of_seq: number;
-        };
-        /** Invite */
-        Invite: {
-            /** Id */
-            id: string;
-            /** Name */
-            name: string | null;
-            /** Email */
-            email: string | null;
-            /** Role */
-            role: string;
-            /** Invited By */
-            invited_by: string | null;
-            /** Created At */
-            created_at: string;
-            /** Expires At */
-            expires_at: string;
-        };
-        /** InviteAccepted */
-        InviteAccepted: {
-            /** Workspace Id */
-            workspace_id: string;
-            /** Workspace Name */
-            workspace_name: string;
-            /** Participant Id */
-            participant_id: string;
-            /** Name */
-            name: string | null;
-            /** Device Id */
-            device_id: string;
-        };
-        /** InviteMade */
-        InviteMade: {
-            /** Invite Id */
-            invite_id: string;
-            /** Name */
-            name: string | null;
-            /** Role */
-            role: string;
-            /** Expires At */
-            expires_at: string;
-            /** Url */
-            url: string;
-            /** Seq */
-            seq: number;
-        };
-        /** InvitePreview */
-        InvitePreview: {
-            /** Workspace Name */
-            workspace_name: string;
-            /** Name */
-            name: string | null;
-            /** Role */
-            role: string;
-            /** Expires At */
-            expires_at: string;
-            /** Pairing */
-            pairing: boolean;
-        };
-        /** InviteWithdrawn */
-        InviteWithdrawn: {
-            /** Invite Id */
-            invite_id: string;
-            /** Seq */
-            seq: number;
-        };
-        /** Invites */
-        Invites: {
-            /** Invites */
-            invites: components["schemas"]["Invite"][];
         };
         /** Lane */
         Lane: {
@@ -4685,40 +4791,6 @@ export interface components {
             /** Space Id */
             space_id?: string;
         };
-        /**
-         * Me
-         * @description Who the caller is: their name, role and time zone (none until they say one).
-         */
-        Me: {
-            /** Participant Id */
-            participant_id: string;
-            /** Workspace Id */
-            workspace_id: string;
-            /** Kind */
-            kind: string;
-            /** Name */
-            name: string;
-            /** Role */
-            role: string | null;
-            /** Time Zone */
-            time_zone: string | null;
-        };
-        /**
-         * MeChanged
-         * @description A person's rename or time zone, as logged: the name it replaced.
-         */
-        MeChanged: {
-            /** Participant Id */
-            participant_id: string;
-            /** Name */
-            name: string | null;
-            /** Previous Name */
-            previous_name: string | null;
-            /** Time Zone */
-            time_zone: string | null;
-            /** Seq */
-            seq: number;
-        };
         /** OpenedSpace */
         OpenedSpace: {
             /** Space Id */
@@ -4766,15 +4838,6 @@ export interface components {
             moved_seq: number | null;
             /** Member */
             member: boolean;
-        };
-        /** PairingCode */
-        PairingCode: {
-            /** Code */
-            code: string;
-            /** Url */
-            url: string;
-            /** Expires At */
-            expires_at: string;
         };
         /** Participant */
         Participant: {
@@ -4849,42 +4912,6 @@ export interface components {
              */
             face_url?: string;
         };
-        /** PasskeyAdded */
-        PasskeyAdded: {
-            /** Device Id */
-            device_id: string;
-            /** Name */
-            name: string;
-            /** Credential Id */
-            credential_id: string;
-        };
-        /** PasskeyOptions */
-        PasskeyOptions: {
-            /** Options */
-            options: {
-                [key: string]: unknown;
-            };
-        };
-        /** PasskeySession */
-        PasskeySession: {
-            /** Token */
-            token: string;
-            /**
-             * Expires At
-             * @description when the session ends, in Unix seconds
-             */
-            expires_at: number;
-            /** Expires In */
-            expires_in: number;
-            /** Device Id */
-            device_id: string;
-            /** Participant Id */
-            participant_id: string;
-            /** Workspace Id */
-            workspace_id: string;
-            /** Workspace Name */
-            workspace_name: string;
-        };
         /** Pause */
         Pause: {
             /**
@@ -4900,19 +4927,6 @@ export interface components {
             at: string;
             /** Spend */
             spend?: unknown;
-        };
-        /** PersonChanged */
-        PersonChanged: {
-            /** Participant Id */
-            participant_id: string;
-            /** Disconnected */
-            disconnected: string[];
-            /** Rooms Handed */
-            rooms_handed: string[];
-            /** Rooms To */
-            rooms_to: string | null;
-            /** Seq */
-            seq: number;
         };
         /** Policy */
         Policy: {
@@ -5298,18 +5312,6 @@ export interface components {
             cost_usd: number;
             /** Uncosted */
             uncosted: number;
-        };
-        /** Session */
-        Session: {
-            /** Token */
-            token: string;
-            /**
-             * Expires At
-             * @description when the session ends, in Unix seconds
-             */
-            expires_at: number;
-            /** Expires In */
-            expires_in: number;
         };
         /**
          * Sheet

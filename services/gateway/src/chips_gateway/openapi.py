@@ -161,8 +161,10 @@ def type_answers(paths: dict[str, Any], components: dict[str, Any]) -> None:
     """
     for name, part in answer_schemas().items():
         known = components.get(name)
-        if known is not None and without_defaults(known) != without_defaults(part):
-            raise ValueError(f"two schemas are named {name}: name the answer's model otherwise")
+        if known is not None:
+            known.setdefault("title", name)  # a body's any-JSON value (``JsonValue``) has none
+            if without_defaults(known) != without_defaults(part):
+                raise ValueError(f"two schemas are named {name}: name the answer's model otherwise")
         components.setdefault(name, part)
     for methods in paths.values():
         for operation in methods.values():
