@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Table, and_, delete, insert, true, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -23,7 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
 from chips_common.db.referee_tables import door_exchanges
-from chips_common.rules.exchanges import exchange_json, settings_json
+from chips_common.events import JsonObject
+from chips_common.rules.exchanges import ExchangeJson, SettingsJson, exchange_json, settings_json
 from chips_eventlog.state import TABLES, AddCredential, DoorState, Invite
 from chips_eventlog.state_load import load, load_many
 from chips_eventlog.state_prefetch import (
@@ -51,7 +52,203 @@ __all__ = [
     "unflushed",
 ]
 
-RowOf = Callable[[DoorState, Any], dict[str, Any] | None]
+
+# --- each keyed table's row, as it is written: one TypedDict a table ----------------------
+
+
+class ParticipantRow(TypedDict):
+    id: str
+    workspace_id: str
+    kind: str
+    name: str
+    role: str
+    owner_id: str | None
+    joined_seq: int
+    capabilities: list[str]
+    autonomy: str | None
+    rules: list[JsonObject]
+    agent: JsonObject | None
+    active: bool
+
+
+class SpaceRow(TypedDict):
+    workspace_id: str
+    id: str
+    kind: str
+    title: str | None
+    created_by: str
+    created_seq: int
+    state: str
+    title_held: bool
+    home_of: str | None
+    key: str | None
+    key_shared: bool
+    locked: bool
+    asked_of: str | None
+    parent_space_id: str | None
+    root_message_id: str | None
+
+
+class MembershipRow(TypedDict):
+    space_id: str
+    participant_id: str
+    workspace_id: str
+    standing: str
+    since_seq: int
+
+
+class OpenerRow(TypedDict):
+    space_id: str
+    harness_id: str
+    workspace_id: str
+    since_seq: int
+
+
+class ChoiceRow(TypedDict):
+    space_id: str
+    participant_id: str
+    kind: str
+    ids: list[str]
+
+
+class RunRow(TypedDict):
+    workspace_id: str
+    id: str
+    space_id: str
+    harness_id: str
+    state: str
+    started_seq: int
+    agent_id: str | None
+
+
+class CardRow(TypedDict):
+    workspace_id: str
+    kind: str
+    id: str
+    run_id: str
+    space_id: str
+    harness_id: str
+    answerers: list[str]
+    expires_at: datetime | None
+    options: list[list[str]]
+    free_text: bool
+    answered_by: str | None
+    answer: str | None
+    answered_seq: int | None
+    default_value: str | None
+    multiple: bool
+
+
+class LaneRow(TypedDict):
+    workspace_id: str
+    id: str
+    run_id: str | None
+    from_space_id: str
+    to_space_id: str
+    opener_id: str
+    working_run_id: str | None
+    state: str
+    opened_seq: int
+
+
+class MarkRow(TypedDict):
+    message_id: str
+    workspace_id: str
+    space_id: str
+    deleted_seq: int | None
+    edited_seq: int | None
+    pinned: bool
+
+
+class HiddenRow(TypedDict):
+    message_id: str
+    participant_id: str
+    workspace_id: str
+
+
+class ReactionRow(TypedDict):
+    message_id: str
+    participant_id: str
+    emoji: str
+    workspace_id: str
+
+
+class AskRow(TypedDict):
+    workspace_id: str
+    id: str
+    kind: str
+    harness_id: str
+    space_id: str
+    asked_at: datetime
+    agent_id: str | None
+    answered_by: str | None
+
+
+class HeldWordsJson(TypedDict):
+    seq: int
+    at: str
+    text: str
+    upload_ids: list[str]
+
+
+class HeldRow(TypedDict):
+    workspace_id: str
+    agent_id: str
+    words: list[HeldWordsJson]
+
+
+class ExchangeRow(TypedDict):
+    workspace_id: str
+    space_id: str
+    body: ExchangeJson | SettingsJson
+
+
+class InviteRow(TypedDict):
+    workspace_id: str
+    id: str
+    secret_hash: str
+    name: str
+    role: str
+    invited_by: str
+    created_at: datetime
+    expires_at: datetime
+    state: str
+    email: str | None
+    participant_id: str | None
+    used_by: str | None
+
+
+class CredentialRow(TypedDict):
+    id: str
+    workspace_id: str
+    participant_id: str
+    token_hash: str | None
+    created_at: datetime
+    kind: str
+    name: str | None
+    public_key: str | None
+    user_agent: str | None
+    expires_at: datetime | None
+
+
+Row = (
+    ParticipantRow
+    | SpaceRow
+    | MembershipRow
+    | OpenerRow
+    | ChoiceRow
+    | RunRow
+    | CardRow
+    | LaneRow
+    | MarkRow
+    | HiddenRow
+    | ReactionRow
+    | AskRow
+    | HeldRow
+    | ExchangeRow
+    | InviteRow
+)
+RowOf = Callable[[DoorState, Any], Row | None]
 
 
 @dataclass(frozen=True)
@@ -149,7 +346,7 @@ async def _write(conn: AsyncConnection, state: DoorState, written: Written, keys
     if not keys:
         return
     ws = state.workspace_id
-    present: list[dict[str, Any]] = []
+    present: list[Row] = []
     gone: list[Any] = []
     for key in sorted(keys, key=repr):
         row = written.row(state, key)
@@ -208,7 +405,7 @@ async def erase_events(
 # --- each keyed table's row as it stands, or None when it went ----------------------------
 
 
-def _participant_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _participant_row(s: DoorState, key: str) -> ParticipantRow | None:
     p = s.participants.get(key)
     if p is None:
         return None
@@ -228,12 +425,30 @@ def _participant_row(s: DoorState, key: str) -> dict[str, Any] | None:
     }
 
 
-def _space_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _space_row(s: DoorState, key: str) -> SpaceRow | None:
     space = s.spaces.get(key)
-    return None if space is None else {"workspace_id": s.workspace_id, **space.__dict__}
+    if space is None:
+        return None
+    return {
+        "workspace_id": s.workspace_id,
+        "id": space.id,
+        "kind": space.kind,
+        "title": space.title,
+        "created_by": space.created_by,
+        "created_seq": space.created_seq,
+        "state": space.state,
+        "title_held": space.title_held,
+        "home_of": space.home_of,
+        "key": space.key,
+        "key_shared": space.key_shared,
+        "locked": space.locked,
+        "asked_of": space.asked_of,
+        "parent_space_id": space.parent_space_id,
+        "root_message_id": space.root_message_id,
+    }
 
 
-def _membership_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
+def _membership_row(s: DoorState, key: tuple[str, str]) -> MembershipRow | None:
     m = s.members.get(key[0], {}).get(key[1])
     if m is None:
         return None
@@ -246,7 +461,7 @@ def _membership_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None
     }
 
 
-def _opener_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
+def _opener_row(s: DoorState, key: tuple[str, str]) -> OpenerRow | None:
     if key not in s.openers:
         return None
     return {
@@ -257,7 +472,7 @@ def _opener_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
     }
 
 
-def _choice_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
+def _choice_row(s: DoorState, key: tuple[str, str]) -> ChoiceRow | None:
     choice = s.choices.get(key)
     if choice is None:
         return None
@@ -269,29 +484,62 @@ def _choice_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
     }
 
 
-def _run_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _run_row(s: DoorState, key: str) -> RunRow | None:
     run = s.runs.get(key)
-    return None if run is None else {"workspace_id": s.workspace_id, **run.__dict__}
+    if run is None:
+        return None
+    return {
+        "workspace_id": s.workspace_id,
+        "id": run.id,
+        "space_id": run.space_id,
+        "harness_id": run.harness_id,
+        "state": run.state,
+        "started_seq": run.started_seq,
+        "agent_id": run.agent_id,
+    }
 
 
-def _card_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
+def _card_row(s: DoorState, key: tuple[str, str]) -> CardRow | None:
     c = s.cards.get(key)
     if c is None:
         return None
     return {
         "workspace_id": s.workspace_id,
-        **c.__dict__,
+        "kind": c.kind,
+        "id": c.id,
+        "run_id": c.run_id,
+        "space_id": c.space_id,
+        "harness_id": c.harness_id,
         "answerers": list(c.answerers),
+        "expires_at": c.expires_at,
         "options": [list(o) for o in c.options],
+        "free_text": c.free_text,
+        "answered_by": c.answered_by,
+        "answer": c.answer,
+        "answered_seq": c.answered_seq,
+        "default_value": c.default_value,
+        "multiple": c.multiple,
     }
 
 
-def _lane_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _lane_row(s: DoorState, key: str) -> LaneRow | None:
     lane = s.lanes.get(key)
-    return None if lane is None else {"workspace_id": s.workspace_id, **lane.__dict__}
+    if lane is None:
+        return None
+    return {
+        "workspace_id": s.workspace_id,
+        "id": lane.id,
+        "run_id": lane.run_id,
+        "from_space_id": lane.from_space_id,
+        "to_space_id": lane.to_space_id,
+        "opener_id": lane.opener_id,
+        "working_run_id": lane.working_run_id,
+        "state": lane.state,
+        "opened_seq": lane.opened_seq,
+    }
 
 
-def _mark_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _mark_row(s: DoorState, key: str) -> MarkRow | None:
     mark = s.marks.get(key)
     if mark is None:
         return None
@@ -305,13 +553,13 @@ def _mark_row(s: DoorState, key: str) -> dict[str, Any] | None:
     }
 
 
-def _hidden_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
+def _hidden_row(s: DoorState, key: tuple[str, str]) -> HiddenRow | None:
     if key not in s.hidden:
         return None
     return {"message_id": key[0], "participant_id": key[1], "workspace_id": s.workspace_id}
 
 
-def _reaction_row(s: DoorState, key: tuple[str, str, str]) -> dict[str, Any] | None:
+def _reaction_row(s: DoorState, key: tuple[str, str, str]) -> ReactionRow | None:
     if key not in s.reactions:
         return None
     return {
@@ -322,7 +570,7 @@ def _reaction_row(s: DoorState, key: tuple[str, str, str]) -> dict[str, Any] | N
     }
 
 
-def _ask_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _ask_row(s: DoorState, key: str) -> AskRow | None:
     a = s.asks.get(key)
     if a is None:
         return None
@@ -338,7 +586,7 @@ def _ask_row(s: DoorState, key: str) -> dict[str, Any] | None:
     }
 
 
-def _held_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _held_row(s: DoorState, key: str) -> HeldRow | None:
     words = s.held.get(key)
     if words is None:
         return None
@@ -352,7 +600,7 @@ def _held_row(s: DoorState, key: str) -> dict[str, Any] | None:
     }
 
 
-def _exchange_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _exchange_row(s: DoorState, key: str) -> ExchangeRow | None:
     ws = s.workspace_id
     if key == "":
         return {"workspace_id": ws, "space_id": "", "body": settings_json(s.referee)}
@@ -362,15 +610,27 @@ def _exchange_row(s: DoorState, key: str) -> dict[str, Any] | None:
     return {"workspace_id": ws, "space_id": key, "body": exchange_json(exchange)}
 
 
-def _invite_row(s: DoorState, key: str) -> dict[str, Any] | None:
+def _invite_row(s: DoorState, key: str) -> InviteRow | None:
     i: Invite | None = s.invites.get(key)
     if i is None:
         return None
-    row = {k: v for k, v in i.__dict__.items() if k != "used_seq"}
-    return {"workspace_id": s.workspace_id, **row}
+    return {  # all but ``used_seq``, which only this replica's decisions know
+        "workspace_id": s.workspace_id,
+        "id": i.id,
+        "secret_hash": i.secret_hash,
+        "name": i.name,
+        "role": i.role,
+        "invited_by": i.invited_by,
+        "created_at": i.created_at,
+        "expires_at": i.expires_at,
+        "state": i.state,
+        "email": i.email,
+        "participant_id": i.participant_id,
+        "used_by": i.used_by,
+    }
 
 
-def _credential_row(ws: str, c: AddCredential, now: datetime) -> dict[str, Any]:
+def _credential_row(ws: str, c: AddCredential, now: datetime) -> CredentialRow:
     return {
         "id": c.id,
         "workspace_id": ws,
