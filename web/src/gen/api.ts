@@ -1472,6 +1472,48 @@ export interface components {
             /** Capabilities */
             capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
         };
+        /** Declared */
+        Declared: {
+            /** Idempotency Key */
+            idempotency_key: string;
+            /**
+             * Seq
+             * @description the last event the write logged, or null
+             */
+            seq: number | null;
+            /**
+             * Duplicate
+             * @description the key was sent before: this is its first answer
+             */
+            duplicate: boolean;
+            /** Trace Id */
+            trace_id?: string | null;
+            /**
+             * Held
+             * @description the referee held the post
+             */
+            held?: boolean | null;
+            exchange?: components["schemas"]["Exchange"] | null;
+            /**
+             * Space Id
+             * @description the space the write created
+             */
+            space_id?: string | null;
+            /**
+             * Message Id
+             * @description the message the write posted
+             */
+            message_id?: string | null;
+            /**
+             * Agent Id
+             * @description the agent the write registered
+             */
+            agent_id?: string | null;
+            /** Harness Id */
+            harness_id: string;
+            /** Capabilities */
+            capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
+        };
         /** Device */
         Device: {
             /** Id */
@@ -1504,6 +1546,46 @@ export interface components {
             participant_id: string;
             /** Devices */
             devices: components["schemas"]["Device"][];
+        };
+        /** Disconnected */
+        Disconnected: {
+            /** Idempotency Key */
+            idempotency_key: string;
+            /**
+             * Seq
+             * @description the last event the write logged, or null
+             */
+            seq: number | null;
+            /**
+             * Duplicate
+             * @description the key was sent before: this is its first answer
+             */
+            duplicate: boolean;
+            /** Trace Id */
+            trace_id?: string | null;
+            /**
+             * Held
+             * @description the referee held the post
+             */
+            held?: boolean | null;
+            exchange?: components["schemas"]["Exchange"] | null;
+            /**
+             * Space Id
+             * @description the space the write created
+             */
+            space_id?: string | null;
+            /**
+             * Message Id
+             * @description the message the write posted
+             */
+            message_id?: string | null;
+            /**
+             * Agent Id
+             * @description the agent the write registered
+             */
+            agent_id?: string | null;
+            /** Harness Id */
+            harness_id: string;
         };
         /**
          * Exchange
@@ -1899,6 +1981,53 @@ export interface components {
              * @enum {string}
              */
             effect: "allow" | "ask" | "deny";
+        };
+        /** PolicySet */
+        PolicySet: {
+            /** Idempotency Key */
+            idempotency_key: string;
+            /**
+             * Seq
+             * @description the last event the write logged, or null
+             */
+            seq: number | null;
+            /**
+             * Duplicate
+             * @description the key was sent before: this is its first answer
+             */
+            duplicate: boolean;
+            /** Trace Id */
+            trace_id?: string | null;
+            /**
+             * Held
+             * @description the referee held the post
+             */
+            held?: boolean | null;
+            exchange?: components["schemas"]["Exchange"] | null;
+            /**
+             * Space Id
+             * @description the space the write created
+             */
+            space_id?: string | null;
+            /**
+             * Message Id
+             * @description the message the write posted
+             */
+            message_id?: string | null;
+            /**
+             * Agent Id
+             * @description the agent the write registered
+             */
+            agent_id?: string | null;
+            /** Harness Id */
+            harness_id: string;
+            /**
+             * Autonomy
+             * @enum {string}
+             */
+            autonomy: "off" | "L0" | "L1" | "L2" | "L3";
+            /** Rules */
+            rules: components["schemas"]["PolicyRule"][] | null;
         };
         /** Preferences */
         Preferences: {
@@ -4431,56 +4560,6 @@ export interface components {
              */
             day: string;
         };
-        /** Declared */
-        Declared: {
-            /** Idempotency Key */
-            idempotency_key: string;
-            /**
-             * Seq
-             * @description the last event the write logged, or null
-             */
-            seq: number | null;
-            /**
-             * Duplicate
-             * @description the key was sent before: this is its first answer
-             */
-            duplicate: boolean;
-            /**
-             * Trace Id
-             * @default null
-             */
-            trace_id?: string | null;
-            /**
-             * Held
-             * @description the referee held the post
-             * @default null
-             */
-            held?: boolean | null;
-            /** @default null */
-            exchange?: components["schemas"]["Exchange"] | null;
-            /**
-             * Space Id
-             * @description the space the write created
-             * @default null
-             */
-            space_id?: string | null;
-            /**
-             * Message Id
-             * @description the message the write posted
-             * @default null
-             */
-            message_id?: string | null;
-            /**
-             * Agent Id
-             * @description the agent the write registered
-             * @default null
-             */
-            agent_id?: string | null;
-            /** Harness Id */
-            harness_id: string;
-            /** Capabilities */
-            capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
-        };
         /**
          * Directory
          * @description ``GET /v1/participants``: who is in the workspace, as the caller is told.
@@ -4490,54 +4569,6 @@ export interface components {
             as_of_seq: number;
             /** Participants */
             participants: components["schemas"]["Participant"][];
-        };
-        /** Disconnected */
-        Disconnected: {
-            /** Idempotency Key */
-            idempotency_key: string;
-            /**
-             * Seq
-             * @description the last event the write logged, or null
-             */
-            seq: number | null;
-            /**
-             * Duplicate
-             * @description the key was sent before: this is its first answer
-             */
-            duplicate: boolean;
-            /**
-             * Trace Id
-             * @default null
-             */
-            trace_id?: string | null;
-            /**
-             * Held
-             * @description the referee held the post
-             * @default null
-             */
-            held?: boolean | null;
-            /** @default null */
-            exchange?: components["schemas"]["Exchange"] | null;
-            /**
-             * Space Id
-             * @description the space the write created
-             * @default null
-             */
-            space_id?: string | null;
-            /**
-             * Message Id
-             * @description the message the write posted
-             * @default null
-             */
-            message_id?: string | null;
-            /**
-             * Agent Id
-             * @description the agent the write registered
-             * @default null
-             */
-            agent_id?: string | null;
-            /** Harness Id */
-            harness_id: string;
         };
         /** EventActor */
         EventActor: {
@@ -4673,7 +4704,7 @@ export interface components {
             ts: string;
             /** Card */
             card?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /** Attachments */
             attachments?: components["schemas"]["LinkedAttachment"][];
@@ -4940,61 +4971,6 @@ export interface components {
             /** Rules */
             rules: components["schemas"]["PolicyRule"][] | null;
         };
-        /** PolicySet */
-        PolicySet: {
-            /** Idempotency Key */
-            idempotency_key: string;
-            /**
-             * Seq
-             * @description the last event the write logged, or null
-             */
-            seq: number | null;
-            /**
-             * Duplicate
-             * @description the key was sent before: this is its first answer
-             */
-            duplicate: boolean;
-            /**
-             * Trace Id
-             * @default null
-             */
-            trace_id?: string | null;
-            /**
-             * Held
-             * @description the referee held the post
-             * @default null
-             */
-            held?: boolean | null;
-            /** @default null */
-            exchange?: components["schemas"]["Exchange"] | null;
-            /**
-             * Space Id
-             * @description the space the write created
-             * @default null
-             */
-            space_id?: string | null;
-            /**
-             * Message Id
-             * @description the message the write posted
-             * @default null
-             */
-            message_id?: string | null;
-            /**
-             * Agent Id
-             * @description the agent the write registered
-             * @default null
-             */
-            agent_id?: string | null;
-            /** Harness Id */
-            harness_id: string;
-            /**
-             * Autonomy
-             * @enum {string}
-             */
-            autonomy: "off" | "L0" | "L1" | "L2" | "L3";
-            /** Rules */
-            rules: components["schemas"]["PolicyRule"][] | null;
-        };
         /**
          * ProviderSignIn
          * @description Whether this deployment takes sign-ins through the team's identity provider.
@@ -5225,7 +5201,7 @@ export interface components {
             expires_at: string | null;
             /** Card */
             card: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /** Answered By */
             answered_by: string | null;
@@ -5548,6 +5524,26 @@ export interface components {
             /** Max */
             max?: number;
         };
+        /**
+         * HelloAgent
+         * @description One of a harness's agents, and its room (``agents.agents_with_rooms``).
+         */
+        HelloAgent: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /** Key */
+            key: string | null;
+            /** Space Id */
+            space_id: string | null;
+            /** Main */
+            main: boolean;
+            /** State */
+            state: string;
+            /** Face */
+            face?: string;
+        };
         /** HelloHarness */
         HelloHarness: {
             /** Id */
@@ -5567,6 +5563,36 @@ export interface components {
             name: string;
             /** Role */
             role: string;
+        };
+        /**
+         * NotificationRow
+         * @description A notification as the inbox lists it, and the socket's frame carries it.
+         */
+        NotificationRow: {
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /** Space Id */
+            space_id: string;
+            /** Space Name */
+            space_name: string;
+            /** Seq */
+            seq: number;
+            /** Ref Id */
+            ref_id: string | null;
+            /** Title */
+            title: string;
+            /** Body */
+            body: string;
+            /** Created At */
+            created_at: string;
+            /** Read At */
+            read_at: string | null;
+            /** Done At */
+            done_at: string | null;
+            /** Done Reason */
+            done_reason: string | null;
         };
         /** ServerName */
         ServerName: {
@@ -5601,7 +5627,7 @@ export interface components {
             accepts?: ("events" | "restart")[];
             /** Context */
             context?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
         };
         /**
@@ -5651,9 +5677,7 @@ export interface components {
             head_seq: number;
             harness?: components["schemas"]["HelloHarness"];
             /** Agents */
-            agents?: {
-                [key: string]: unknown;
-            }[];
+            agents?: components["schemas"]["HelloAgent"][];
             /** Autonomy */
             autonomy?: string;
             person?: components["schemas"]["HelloPerson"];
@@ -5744,10 +5768,7 @@ export interface components {
              * @constant
              */
             type: "notification";
-            /** Notification */
-            notification: {
-                [key: string]: unknown;
-            };
+            notification: components["schemas"]["NotificationRow"];
             /** Unread */
             unread: number;
         };

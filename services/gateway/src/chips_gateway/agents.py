@@ -17,6 +17,7 @@ from chips_common.events.wire import DeliveredJson
 from chips_common.rules.agents_view import as_seen_by
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
+from chips_gateway.frames import HelloAgent
 from chips_gateway.reader import LogReader
 
 Translate = Callable[[dict[str, Any]], dict[str, Any] | None]
@@ -93,7 +94,7 @@ def shown_in_room(rows: Sequence[Any]) -> list[Any]:
     return [r for r in rows if not (r.kind == "harness" and r.participant_id in behind)]
 
 
-async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str, Any]]:
+async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[HelloAgent]:
     """A harness's agents with their rooms, for its hello (docs/product/websocket.md, Saying you
     speak agents): ``{id, name, key, space_id, main, state}``, in the order registered."""
     p, m = t.participants.c, t.memberships.c
@@ -105,7 +106,7 @@ async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str
     )
     async with reader.engine.connect() as conn:
         rows = (await conn.execute(query)).all()
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, HelloAgent] = {}
     for row in rows:
         if row.id in found:  # in one room at a time; the door's state says so
             continue
