@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import get_args, get_type_hints
 
 from chips_common.db import tables as t
-from chips_eventlog import state_store
-from chips_eventlog.state_store import WRITTEN, CredentialRow
+from chips_eventlog import state_written as state_store
+from chips_eventlog.state_written import WRITTEN, CredentialRow
 
 
 def _row_type(written: state_store.Written) -> type:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
+from chips_common.events import JsonObject
 from chips_common.events.wire import DeliveredJson
 from chips_common.rules.agents_view import as_seen_by
 from chips_common.rules.scope import MembershipView
@@ -20,7 +21,7 @@ from chips_gateway.auth import Principal
 from chips_gateway.frames import HelloAgent
 from chips_gateway.reader import LogReader
 
-Translate = Callable[[dict[str, Any]], dict[str, Any] | None]
+Translate = Callable[[JsonObject], JsonObject | None]
 EventTranslate = Callable[[DeliveredJson], DeliveredJson | None]
 # A read's answer, typed (``chips_gateway.rows``) or not: shown as the same type.
 Answer = TypeVar("Answer", bound=Mapping[str, object])
@@ -82,7 +83,8 @@ async def shown(reader: LogReader, principal: Principal, answer: Answer) -> Answ
     translate = await present_view(reader, principal)
     if translate is None:
         return answer
-    return cast(Answer, translate(dict(answer)) or answer)
+    # The view walks any JSON; it hands back the answer's own shape (see above).
+    return cast(Answer, translate(cast(JsonObject, dict(answer))) or answer)
 
 
 def shown_in_room(rows: Sequence[Any]) -> list[Any]:

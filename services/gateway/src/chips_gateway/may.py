@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Unpack
+from typing import Any
 
 from sqlalchemy import Row, and_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -98,7 +98,7 @@ async def cards_may(
     caller: Principal,
     space_id: str,
     in_room: bool,
-    by_id: Mapping[str, Row[Unpack[tuple[Any, ...]]]],
+    by_id: Mapping[str, Row[*tuple[Any, ...]]],
 ) -> list[CardMay]:
     """Each card of the room still waiting for an answer, newest first: where it stands
     for the caller and who decides it."""

@@ -20,10 +20,10 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.json_schema import models_json_schema
 
-from chips_common.events import CATALOGUE
+from chips_common.events import CATALOGUE, JsonObject
 from chips_gateway.answers import ABSENT, ANSWERS
 
-ERROR_SCHEMA: dict[str, Any] = {
+ERROR_SCHEMA: JsonObject = {
     "type": "object",
     "title": "Error",
     "required": ["code", "message"],
@@ -177,7 +177,7 @@ def type_answers(paths: dict[str, Any], components: dict[str, Any]) -> None:
                     body["schema"] = {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
-def error_response(description: str) -> dict[str, Any]:
+def error_response(description: str) -> JsonObject:
     return {
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
