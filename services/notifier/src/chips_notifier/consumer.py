@@ -22,14 +22,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nats.aio.client import Client as NATS
-from sqlalchemy import and_, bindparam, func, select, text, update
+from sqlalchemy import Row, and_, bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.db.notifier_tables import notifications, notifier_checkpoints
 from chips_common.db.retry import once_more
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.service.consumer import Handler
 from chips_common.service.poison import folding, set_aside
 from chips_notifier import rules
@@ -74,7 +74,7 @@ class Facts:
 
     def __init__(self, conn: AsyncConnection, workspace_id: str) -> None:
         self.conn, self.workspace_id = conn, workspace_id
-        self.spaces: dict[str, Any] = {}
+        self.spaces: dict[str, Row[*tuple[Any, ...]] | None] = {}
         self.people: dict[str, tuple[str, str | None, bool]] | None = None
         self.names: dict[str, str] = {}
 
@@ -174,7 +174,7 @@ async def fold(
             )
         ).all()
         for row in rows:
-            event = canonical(row.body)
+            event = canonical_event(row.body)
             if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
                 continue
             with folding(event):
@@ -187,9 +187,7 @@ async def fold(
     return reached, changed
 
 
-async def apply(
-    conn: AsyncConnection, facts: Facts, event: dict[str, Any]
-) -> list[tuple[str, str]]:
+async def apply(conn: AsyncConnection, facts: Facts, event: EventJson) -> list[tuple[str, str]]:
     settle = rules.settles(event)
     if settle is not None:
         return await mark_done(conn, facts.workspace_id, settle, parse_ts(event["ts"]))
