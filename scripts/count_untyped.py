@@ -35,16 +35,16 @@ NOT_A_USE = re.compile(r"^\s*(from \S+ import .*|\(?\"?LoggedJson\"?,)\s*$")
 # The most of each a package may have (ADR 0150 says where they are, and why).
 CEILING: dict[str, int] = {
     "chips_cli": 23,
-    "chips_common": 19,
+    "chips_common": 4,
     "chips_devstack": 0,
     "chips_sdk": 50,
-    "attachments": 6,
+    "attachments": 0,
     "eventlog": 1,
-    "gateway": 44,
-    "notifier": 7,
-    "projector": 1,
+    "gateway": 14,
+    "notifier": 0,
+    "projector": 0,
     "referee": 2,
-    "search": 2,
+    "search": 0,
 }
 OPAQUE_CEILING: dict[str, int] = {"chips_common": 1, "eventlog": 20, "gateway": 3}
 
