@@ -2,8 +2,8 @@
 
 :func:`flush` writes what the batch changed, one statement per keyed table (two when rows
 went away), driven by the state's table list (``state.TABLES``) and :data:`WRITTEN`
-(``state_written``: each keyed table's typed row, and how it is written); then the logs and credentials a batch
-adds, and the events an erasure removes. docs/adr/0021, docs/adr/0141.
+(``state_written``: each keyed table's typed row, and how it is written); then the logs
+and credentials a batch adds, and the events an erasure removes. docs/adr/0021, 0141.
 
 Reading the state is in ``state_load`` (:func:`load`, :func:`load_many`) and
 ``state_prefetch`` (:func:`prefetch`, :func:`reads_for`); both are imported from here too.
