@@ -35,16 +35,16 @@ NOT_A_USE = re.compile(r"^\s*(from \S+ import .*|\(?\"?LoggedJson\"?,)\s*$")
 # The most of each a package may have (ADR 0150 says where they are, and why).
 CEILING: dict[str, int] = {
     "chips_cli": 23,
-    "chips_common": 22,
+    "chips_common": 4,
     "chips_devstack": 0,
     "chips_sdk": 50,
-    "attachments": 7,
-    "eventlog": 25,
-    "gateway": 72,
-    "notifier": 8,
-    "projector": 1,
+    "attachments": 0,
+    "eventlog": 1,
+    "gateway": 14,
+    "notifier": 0,
+    "projector": 0,
     "referee": 2,
-    "search": 3,
+    "search": 0,
 }
 OPAQUE_CEILING: dict[str, int] = {"chips_common": 1, "eventlog": 20, "gateway": 3}
 

@@ -272,7 +272,8 @@ def test_the_socket_has_an_asyncapi_document_of_the_same_types(stack: Stack) -> 
     }
     assert {"$ref": "#/components/schemas/Ack"} in frames["ack"]["payload"]["allOf"]
     # The schemas are the OpenAPI document's own, with the frames' own parts (the hello's
-    # versions, who the socket is), and every reference resolves.
+    # versions, who the socket is, a harness's agents, a notification), and every
+    # reference resolves.
     schemas, shared = doc["components"]["schemas"], document(stack)["components"]["schemas"]
     assert {name: schemas[name] for name in shared} == shared
     assert set(schemas) - set(shared) == {
@@ -281,6 +282,8 @@ def test_the_socket_has_an_asyncapi_document_of_the_same_types(stack: Stack) -> 
         "ServerName",
         "HelloPerson",
         "HelloHarness",
+        "HelloAgent",
+        "NotificationRow",
     }
     hello = frames["server_hello"]["payload"]
     assert hello["properties"]["frame"]["const"] == "hello"

@@ -1432,6 +1432,17 @@ export interface components {
              */
             seq?: number | null;
         };
+        /** ApiKey */
+        ApiKey: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string | null;
+            /** Token */
+            token: string;
+            /** Expires At */
+            expires_at: string;
+        };
         /** ApiKeyIn */
         ApiKeyIn: {
             /** Name */
@@ -1446,7 +1457,7 @@ export interface components {
         AssertionIn: {
             /** Credential */
             credential: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
         };
         /** AttachIn */
@@ -1460,6 +1471,121 @@ export interface components {
         CapabilitiesIn: {
             /** Capabilities */
             capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
+        };
+        /** Declared */
+        Declared: {
+            /** Idempotency Key */
+            idempotency_key: string;
+            /**
+             * Seq
+             * @description the last event the write logged, or null
+             */
+            seq: number | null;
+            /**
+             * Duplicate
+             * @description the key was sent before: this is its first answer
+             */
+            duplicate: boolean;
+            /** Trace Id */
+            trace_id?: string | null;
+            /**
+             * Held
+             * @description the referee held the post
+             */
+            held?: boolean | null;
+            exchange?: components["schemas"]["Exchange"] | null;
+            /**
+             * Space Id
+             * @description the space the write created
+             */
+            space_id?: string | null;
+            /**
+             * Message Id
+             * @description the message the write posted
+             */
+            message_id?: string | null;
+            /**
+             * Agent Id
+             * @description the agent the write registered
+             */
+            agent_id?: string | null;
+            /** Harness Id */
+            harness_id: string;
+            /** Capabilities */
+            capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
+        };
+        /** Device */
+        Device: {
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string | null;
+            /** User Agent */
+            user_agent: string | null;
+            /** Created At */
+            created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /** Last Seen */
+            last_seen: string | null;
+            /** Current */
+            current: boolean;
+        };
+        /** DeviceRevoked */
+        DeviceRevoked: {
+            /** Device Id */
+            device_id: string;
+            /** Seq */
+            seq: number;
+        };
+        /** Devices */
+        Devices: {
+            /** Participant Id */
+            participant_id: string;
+            /** Devices */
+            devices: components["schemas"]["Device"][];
+        };
+        /** Disconnected */
+        Disconnected: {
+            /** Idempotency Key */
+            idempotency_key: string;
+            /**
+             * Seq
+             * @description the last event the write logged, or null
+             */
+            seq: number | null;
+            /**
+             * Duplicate
+             * @description the key was sent before: this is its first answer
+             */
+            duplicate: boolean;
+            /** Trace Id */
+            trace_id?: string | null;
+            /**
+             * Held
+             * @description the referee held the post
+             */
+            held?: boolean | null;
+            exchange?: components["schemas"]["Exchange"] | null;
+            /**
+             * Space Id
+             * @description the space the write created
+             */
+            space_id?: string | null;
+            /**
+             * Message Id
+             * @description the message the write posted
+             */
+            message_id?: string | null;
+            /**
+             * Agent Id
+             * @description the agent the write registered
+             */
+            agent_id?: string | null;
+            /** Harness Id */
+            harness_id: string;
         };
         /**
          * Exchange
@@ -1511,6 +1637,36 @@ export interface components {
             /** As Of Seq */
             as_of_seq: number;
         };
+        /** Invite */
+        Invite: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string | null;
+            /** Email */
+            email: string | null;
+            /** Role */
+            role: string;
+            /** Invited By */
+            invited_by: string | null;
+            /** Created At */
+            created_at: string;
+            /** Expires At */
+            expires_at: string;
+        };
+        /** InviteAccepted */
+        InviteAccepted: {
+            /** Workspace Id */
+            workspace_id: string;
+            /** Workspace Name */
+            workspace_name: string;
+            /** Participant Id */
+            participant_id: string;
+            /** Name */
+            name: string | null;
+            /** Device Id */
+            device_id: string;
+        };
         /** InviteIn */
         InviteIn: {
             /** Name */
@@ -1531,6 +1687,48 @@ export interface components {
             /** Participant Id */
             participant_id?: string | null;
         };
+        /** InviteMade */
+        InviteMade: {
+            /** Invite Id */
+            invite_id: string;
+            /** Name */
+            name: string | null;
+            /** Role */
+            role: string;
+            /** Expires At */
+            expires_at: string;
+            /** Url */
+            url: string;
+            /** Seq */
+            seq: number;
+        };
+        /** InvitePreview */
+        InvitePreview: {
+            /** Workspace Name */
+            workspace_name: string;
+            /** Name */
+            name: string | null;
+            /** Role */
+            role: string;
+            /** Expires At */
+            expires_at: string;
+            /** Pairing */
+            pairing: boolean;
+        };
+        /** InviteWithdrawn */
+        InviteWithdrawn: {
+            /** Invite Id */
+            invite_id: string;
+            /** Seq */
+            seq: number;
+        };
+        /** Invites */
+        Invites: {
+            /** Invites */
+            invites: components["schemas"]["Invite"][];
+        };
+        /** JsonValue */
+        JsonValue: unknown;
         /** LeadIn */
         LeadIn: {
             /** Agent Id */
@@ -1540,6 +1738,40 @@ export interface components {
         LockIn: {
             /** Locked */
             locked: boolean;
+        };
+        /**
+         * Me
+         * @description Who the caller is: their name, role and time zone (none until they say one).
+         */
+        Me: {
+            /** Participant Id */
+            participant_id: string;
+            /** Workspace Id */
+            workspace_id: string;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Role */
+            role: string | null;
+            /** Time Zone */
+            time_zone: string | null;
+        };
+        /**
+         * MeChanged
+         * @description A person's rename or time zone, as logged: the name it replaced.
+         */
+        MeChanged: {
+            /** Participant Id */
+            participant_id: string;
+            /** Name */
+            name: string | null;
+            /** Previous Name */
+            previous_name: string | null;
+            /** Time Zone */
+            time_zone: string | null;
+            /** Seq */
+            seq: number;
         };
         /** MemberIn */
         MemberIn: {
@@ -1613,17 +1845,62 @@ export interface components {
             /** Space Id */
             space_id?: string | null;
         };
+        /** PairingCode */
+        PairingCode: {
+            /** Code */
+            code: string;
+            /** Url */
+            url: string;
+            /** Expires At */
+            expires_at: string;
+        };
+        /** PasskeyAdded */
+        PasskeyAdded: {
+            /** Device Id */
+            device_id: string;
+            /** Name */
+            name: string;
+            /** Credential Id */
+            credential_id: string;
+        };
         /** PasskeyIn */
         PasskeyIn: {
             /** Credential */
             credential: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /**
              * Name
              * @default Passkey
              */
             name?: string;
+        };
+        /** PasskeyOptions */
+        PasskeyOptions: {
+            /** Options */
+            options: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+        };
+        /** PasskeySession */
+        PasskeySession: {
+            /** Token */
+            token: string;
+            /**
+             * Expires At
+             * @description when the session ends, in Unix seconds
+             */
+            expires_at: number;
+            /** Expires In */
+            expires_in: number;
+            /** Device Id */
+            device_id: string;
+            /** Participant Id */
+            participant_id: string;
+            /** Workspace Id */
+            workspace_id: string;
+            /** Workspace Name */
+            workspace_name: string;
         };
         /**
          * PersonAdded
@@ -1651,6 +1928,19 @@ export interface components {
             name?: string | null;
             /** Time Zone */
             time_zone?: string | null;
+        };
+        /** PersonChanged */
+        PersonChanged: {
+            /** Participant Id */
+            participant_id: string;
+            /** Disconnected */
+            disconnected: string[];
+            /** Rooms Handed */
+            rooms_handed: string[];
+            /** Rooms To */
+            rooms_to: string | null;
+            /** Seq */
+            seq: number;
         };
         /** PersonIn */
         PersonIn: {
@@ -1691,6 +1981,53 @@ export interface components {
              * @enum {string}
              */
             effect: "allow" | "ask" | "deny";
+        };
+        /** PolicySet */
+        PolicySet: {
+            /** Idempotency Key */
+            idempotency_key: string;
+            /**
+             * Seq
+             * @description the last event the write logged, or null
+             */
+            seq: number | null;
+            /**
+             * Duplicate
+             * @description the key was sent before: this is its first answer
+             */
+            duplicate: boolean;
+            /** Trace Id */
+            trace_id?: string | null;
+            /**
+             * Held
+             * @description the referee held the post
+             */
+            held?: boolean | null;
+            exchange?: components["schemas"]["Exchange"] | null;
+            /**
+             * Space Id
+             * @description the space the write created
+             */
+            space_id?: string | null;
+            /**
+             * Message Id
+             * @description the message the write posted
+             */
+            message_id?: string | null;
+            /**
+             * Agent Id
+             * @description the agent the write registered
+             */
+            agent_id?: string | null;
+            /** Harness Id */
+            harness_id: string;
+            /**
+             * Autonomy
+             * @enum {string}
+             */
+            autonomy: "off" | "L0" | "L1" | "L2" | "L3";
+            /** Rules */
+            rules: components["schemas"]["PolicyRule"][] | null;
         };
         /** Preferences */
         Preferences: {
@@ -1859,6 +2196,18 @@ export interface components {
              * @default false
              */
             match?: boolean;
+        };
+        /** Session */
+        Session: {
+            /** Token */
+            token: string;
+            /**
+             * Expires At
+             * @description when the session ends, in Unix seconds
+             */
+            expires_at: number;
+            /** Expires In */
+            expires_in: number;
         };
         /** SessionIn */
         SessionIn: {
@@ -4133,17 +4482,6 @@ export interface components {
         };
         /** EventWrite */
         EventWrite: components["schemas"]["AgentFork"] | components["schemas"]["AgentAsked"] | components["schemas"]["HarnessDisconnected"] | components["schemas"]["HarnessDeclared"] | components["schemas"]["HarnessPolicySet"] | components["schemas"]["RunStarted"] | components["schemas"]["RunStatus"] | components["schemas"]["StepLog"] | components["schemas"]["RunPaused"] | components["schemas"]["RunResumed"] | components["schemas"]["RunCompleted"] | components["schemas"]["RunFailed"] | components["schemas"]["RunCancel"] | components["schemas"]["RunSteer"] | components["schemas"]["Usage"] | components["schemas"]["ApprovalRequest"] | components["schemas"]["ApprovalResolved"] | components["schemas"]["QuestionAsk"] | components["schemas"]["QuestionAnswered"] | components["schemas"]["MessagePost"] | components["schemas"]["MessageHeard"] | components["schemas"]["MessageEdited"] | components["schemas"]["MessageDeleted"] | components["schemas"]["MessageHidden"] | components["schemas"]["MessageShown"] | components["schemas"]["MessagePinned"] | components["schemas"]["MessageUnpinned"] | components["schemas"]["Feedback"] | components["schemas"]["AttachmentCapsSet"] | components["schemas"]["LaneOpened"] | components["schemas"]["LaneCompleted"] | components["schemas"]["LaneFailed"] | components["schemas"]["LaneCancelled"] | components["schemas"]["WorkspaceRefereeSet"] | components["schemas"]["SpaceSpendCeilingSet"] | components["schemas"]["ExchangeSet"] | components["schemas"]["SpaceLeadSet"] | components["schemas"]["SpaceCreated"] | components["schemas"]["SpaceErased"] | components["schemas"]["SpaceUpdated"] | components["schemas"]["SpaceLockSet"] | components["schemas"]["MembershipAdded"] | components["schemas"]["MembershipRemoved"];
-        /** ApiKey */
-        ApiKey: {
-            /** Id */
-            id: string;
-            /** Name */
-            name: string | null;
-            /** Token */
-            token: string;
-            /** Expires At */
-            expires_at: string;
-        };
         /** Approvals */
         Approvals: {
             /** Approvals */
@@ -4222,89 +4560,6 @@ export interface components {
              */
             day: string;
         };
-        /** Declared */
-        Declared: {
-            /** Idempotency Key */
-            idempotency_key: string;
-            /**
-             * Seq
-             * @description the last event the write logged, or null
-             */
-            seq: number | null;
-            /**
-             * Duplicate
-             * @description the key was sent before: this is its first answer
-             */
-            duplicate: boolean;
-            /**
-             * Trace Id
-             * @default null
-             */
-            trace_id?: string | null;
-            /**
-             * Held
-             * @description the referee held the post
-             * @default null
-             */
-            held?: boolean | null;
-            /** @default null */
-            exchange?: components["schemas"]["Exchange"] | null;
-            /**
-             * Space Id
-             * @description the space the write created
-             * @default null
-             */
-            space_id?: string | null;
-            /**
-             * Message Id
-             * @description the message the write posted
-             * @default null
-             */
-            message_id?: string | null;
-            /**
-             * Agent Id
-             * @description the agent the write registered
-             * @default null
-             */
-            agent_id?: string | null;
-            /** Harness Id */
-            harness_id: string;
-            /** Capabilities */
-            capabilities: ("new_spaces" | "follows_rooms" | "agents" | "forks" | "new_agents" | "restarts")[];
-        };
-        /** Device */
-        Device: {
-            /** Id */
-            id: string;
-            /** Kind */
-            kind: string;
-            /** Name */
-            name: string | null;
-            /** User Agent */
-            user_agent: string | null;
-            /** Created At */
-            created_at: string;
-            /** Expires At */
-            expires_at: string | null;
-            /** Last Seen */
-            last_seen: string | null;
-            /** Current */
-            current: boolean;
-        };
-        /** DeviceRevoked */
-        DeviceRevoked: {
-            /** Device Id */
-            device_id: string;
-            /** Seq */
-            seq: number;
-        };
-        /** Devices */
-        Devices: {
-            /** Participant Id */
-            participant_id: string;
-            /** Devices */
-            devices: components["schemas"]["Device"][];
-        };
         /**
          * Directory
          * @description ``GET /v1/participants``: who is in the workspace, as the caller is told.
@@ -4314,54 +4569,6 @@ export interface components {
             as_of_seq: number;
             /** Participants */
             participants: components["schemas"]["Participant"][];
-        };
-        /** Disconnected */
-        Disconnected: {
-            /** Idempotency Key */
-            idempotency_key: string;
-            /**
-             * Seq
-             * @description the last event the write logged, or null
-             */
-            seq: number | null;
-            /**
-             * Duplicate
-             * @description the key was sent before: this is its first answer
-             */
-            duplicate: boolean;
-            /**
-             * Trace Id
-             * @default null
-             */
-            trace_id?: string | null;
-            /**
-             * Held
-             * @description the referee held the post
-             * @default null
-             */
-            held?: boolean | null;
-            /** @default null */
-            exchange?: components["schemas"]["Exchange"] | null;
-            /**
-             * Space Id
-             * @description the space the write created
-             * @default null
-             */
-            space_id?: string | null;
-            /**
-             * Message Id
-             * @description the message the write posted
-             * @default null
-             */
-            message_id?: string | null;
-            /**
-             * Agent Id
-             * @description the agent the write registered
-             * @default null
-             */
-            agent_id?: string | null;
-            /** Harness Id */
-            harness_id: string;
         };
         /** EventActor */
         EventActor: {
@@ -4434,76 +4641,6 @@ export interface components {
             /** As Of Seq */
             as_of_seq: number;
         };
-        /** Invite */
-        Invite: {
-            /** Id */
-            id: string;
-            /** Name */
-            name: string | null;
-            /** Email */
-            email: string | null;
-            /** Role */
-            role: string;
-            /** Invited By */
-            invited_by: string | null;
-            /** Created At */
-            created_at: string;
-            /** Expires At */
-            expires_at: string;
-        };
-        /** InviteAccepted */
-        InviteAccepted: {
-            /** Workspace Id */
-            workspace_id: string;
-            /** Workspace Name */
-            workspace_name: string;
-            /** Participant Id */
-            participant_id: string;
-            /** Name */
-            name: string | null;
-            /** Device Id */
-            device_id: string;
-        };
-        /** InviteMade */
-        InviteMade: {
-            /** Invite Id */
-            invite_id: string;
-            /** Name */
-            name: string | null;
-            /** Role */
-            role: string;
-            /** Expires At */
-            expires_at: string;
-            /** Url */
-            url: string;
-            /** Seq */
-            seq: number;
-        };
-        /** InvitePreview */
-        InvitePreview: {
-            /** Workspace Name */
-            workspace_name: string;
-            /** Name */
-            name: string | null;
-            /** Role */
-            role: string;
-            /** Expires At */
-            expires_at: string;
-            /** Pairing */
-            pairing: boolean;
-        };
-        /** InviteWithdrawn */
-        InviteWithdrawn: {
-            /** Invite Id */
-            invite_id: string;
-            /** Seq */
-            seq: number;
-        };
-        /** Invites */
-        Invites: {
-            /** Invites */
-            invites: components["schemas"]["Invite"][];
-        };
         /** Lane */
         Lane: {
             /** Lane Id */
@@ -4567,7 +4704,7 @@ export interface components {
             ts: string;
             /** Card */
             card?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /** Attachments */
             attachments?: components["schemas"]["LinkedAttachment"][];
@@ -4685,40 +4822,6 @@ export interface components {
             /** Space Id */
             space_id?: string;
         };
-        /**
-         * Me
-         * @description Who the caller is: their name, role and time zone (none until they say one).
-         */
-        Me: {
-            /** Participant Id */
-            participant_id: string;
-            /** Workspace Id */
-            workspace_id: string;
-            /** Kind */
-            kind: string;
-            /** Name */
-            name: string;
-            /** Role */
-            role: string | null;
-            /** Time Zone */
-            time_zone: string | null;
-        };
-        /**
-         * MeChanged
-         * @description A person's rename or time zone, as logged: the name it replaced.
-         */
-        MeChanged: {
-            /** Participant Id */
-            participant_id: string;
-            /** Name */
-            name: string | null;
-            /** Previous Name */
-            previous_name: string | null;
-            /** Time Zone */
-            time_zone: string | null;
-            /** Seq */
-            seq: number;
-        };
         /** OpenedSpace */
         OpenedSpace: {
             /** Space Id */
@@ -4766,15 +4869,6 @@ export interface components {
             moved_seq: number | null;
             /** Member */
             member: boolean;
-        };
-        /** PairingCode */
-        PairingCode: {
-            /** Code */
-            code: string;
-            /** Url */
-            url: string;
-            /** Expires At */
-            expires_at: string;
         };
         /** Participant */
         Participant: {
@@ -4849,42 +4943,6 @@ export interface components {
              */
             face_url?: string;
         };
-        /** PasskeyAdded */
-        PasskeyAdded: {
-            /** Device Id */
-            device_id: string;
-            /** Name */
-            name: string;
-            /** Credential Id */
-            credential_id: string;
-        };
-        /** PasskeyOptions */
-        PasskeyOptions: {
-            /** Options */
-            options: {
-                [key: string]: unknown;
-            };
-        };
-        /** PasskeySession */
-        PasskeySession: {
-            /** Token */
-            token: string;
-            /**
-             * Expires At
-             * @description when the session ends, in Unix seconds
-             */
-            expires_at: number;
-            /** Expires In */
-            expires_in: number;
-            /** Device Id */
-            device_id: string;
-            /** Participant Id */
-            participant_id: string;
-            /** Workspace Id */
-            workspace_id: string;
-            /** Workspace Name */
-            workspace_name: string;
-        };
         /** Pause */
         Pause: {
             /**
@@ -4901,76 +4959,8 @@ export interface components {
             /** Spend */
             spend?: unknown;
         };
-        /** PersonChanged */
-        PersonChanged: {
-            /** Participant Id */
-            participant_id: string;
-            /** Disconnected */
-            disconnected: string[];
-            /** Rooms Handed */
-            rooms_handed: string[];
-            /** Rooms To */
-            rooms_to: string | null;
-            /** Seq */
-            seq: number;
-        };
         /** Policy */
         Policy: {
-            /** Harness Id */
-            harness_id: string;
-            /**
-             * Autonomy
-             * @enum {string}
-             */
-            autonomy: "off" | "L0" | "L1" | "L2" | "L3";
-            /** Rules */
-            rules: components["schemas"]["PolicyRule"][] | null;
-        };
-        /** PolicySet */
-        PolicySet: {
-            /** Idempotency Key */
-            idempotency_key: string;
-            /**
-             * Seq
-             * @description the last event the write logged, or null
-             */
-            seq: number | null;
-            /**
-             * Duplicate
-             * @description the key was sent before: this is its first answer
-             */
-            duplicate: boolean;
-            /**
-             * Trace Id
-             * @default null
-             */
-            trace_id?: string | null;
-            /**
-             * Held
-             * @description the referee held the post
-             * @default null
-             */
-            held?: boolean | null;
-            /** @default null */
-            exchange?: components["schemas"]["Exchange"] | null;
-            /**
-             * Space Id
-             * @description the space the write created
-             * @default null
-             */
-            space_id?: string | null;
-            /**
-             * Message Id
-             * @description the message the write posted
-             * @default null
-             */
-            message_id?: string | null;
-            /**
-             * Agent Id
-             * @description the agent the write registered
-             * @default null
-             */
-            agent_id?: string | null;
             /** Harness Id */
             harness_id: string;
             /**
@@ -5211,7 +5201,7 @@ export interface components {
             expires_at: string | null;
             /** Card */
             card: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /** Answered By */
             answered_by: string | null;
@@ -5298,18 +5288,6 @@ export interface components {
             cost_usd: number;
             /** Uncosted */
             uncosted: number;
-        };
-        /** Session */
-        Session: {
-            /** Token */
-            token: string;
-            /**
-             * Expires At
-             * @description when the session ends, in Unix seconds
-             */
-            expires_at: number;
-            /** Expires In */
-            expires_in: number;
         };
         /**
          * Sheet
@@ -5546,6 +5524,26 @@ export interface components {
             /** Max */
             max?: number;
         };
+        /**
+         * HelloAgent
+         * @description One of a harness's agents, and its room (``agents.agents_with_rooms``).
+         */
+        HelloAgent: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /** Key */
+            key: string | null;
+            /** Space Id */
+            space_id: string | null;
+            /** Main */
+            main: boolean;
+            /** State */
+            state: string;
+            /** Face */
+            face?: string;
+        };
         /** HelloHarness */
         HelloHarness: {
             /** Id */
@@ -5565,6 +5563,36 @@ export interface components {
             name: string;
             /** Role */
             role: string;
+        };
+        /**
+         * NotificationRow
+         * @description A notification as the inbox lists it, and the socket's frame carries it.
+         */
+        NotificationRow: {
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /** Space Id */
+            space_id: string;
+            /** Space Name */
+            space_name: string;
+            /** Seq */
+            seq: number;
+            /** Ref Id */
+            ref_id: string | null;
+            /** Title */
+            title: string;
+            /** Body */
+            body: string;
+            /** Created At */
+            created_at: string;
+            /** Read At */
+            read_at: string | null;
+            /** Done At */
+            done_at: string | null;
+            /** Done Reason */
+            done_reason: string | null;
         };
         /** ServerName */
         ServerName: {
@@ -5599,7 +5627,7 @@ export interface components {
             accepts?: ("events" | "restart")[];
             /** Context */
             context?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
         };
         /**
@@ -5649,9 +5677,7 @@ export interface components {
             head_seq: number;
             harness?: components["schemas"]["HelloHarness"];
             /** Agents */
-            agents?: {
-                [key: string]: unknown;
-            }[];
+            agents?: components["schemas"]["HelloAgent"][];
             /** Autonomy */
             autonomy?: string;
             person?: components["schemas"]["HelloPerson"];
@@ -5742,10 +5768,7 @@ export interface components {
              * @constant
              */
             type: "notification";
-            /** Notification */
-            notification: {
-                [key: string]: unknown;
-            };
+            notification: components["schemas"]["NotificationRow"];
             /** Unread */
             unread: number;
         };

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from chips_common.events.base import ENVELOPE_FIELDS
+from chips_common.events.base import ENVELOPE_FIELDS, JsonObject
 
 ActorKind = Literal["person", "harness", "agent", "operator", "system"]
 
@@ -93,9 +93,9 @@ class AppendRequest(BaseModel):
 ANSWER_FIELD_BYTES = 1024
 
 
-def brief(event: dict[str, Any]) -> dict[str, Any]:
+def brief(event: JsonObject) -> JsonObject:
     """A logged event as an answer carries it: its envelope and its small fields only."""
-    kept: dict[str, Any] = {}
+    kept: JsonObject = {}
     for name, value in event.items():
         if isinstance(value, str | int | float | bool) or value is None:
             small = not isinstance(value, str) or len(value) <= ANSWER_FIELD_BYTES // 4
@@ -123,7 +123,7 @@ class AppendAnswer(BaseModel):
     message: str | None = None
     field: str | None = None
     # What a refusal tells beside its sentence (``agent_elsewhere``: the agent's room).
-    data: dict[str, Any] | None = None
+    data: JsonObject | None = None
 
     @classmethod
     def refused(
@@ -132,7 +132,7 @@ class AppendAnswer(BaseModel):
         code: str,
         message: str,
         field: str | None = None,
-        data: dict[str, Any] | None = None,
+        data: JsonObject | None = None,
     ) -> AppendAnswer:
         return cls(
             request_id=request_id, ok=False, code=code, message=message, field=field, data=data

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import boto3
 import psycopg
@@ -80,8 +80,17 @@ def pg_tool(name: str, server_major: int) -> str:
     return usable[0][1]
 
 
+class S3ClientArgs(TypedDict, total=False):
+    """What ``boto3.client("s3")`` is told: where, and the keys when they are set."""
+
+    endpoint_url: str | None
+    region_name: str
+    aws_access_key_id: str
+    aws_secret_access_key: str
+
+
 def s3_client(settings: Settings) -> Any:
-    kwargs: dict[str, Any] = {"endpoint_url": settings.s3_endpoint_url or None}
+    kwargs: S3ClientArgs = {"endpoint_url": settings.s3_endpoint_url or None}
     key_id = os.environ.get("CHIPS_S3_ACCESS_KEY_ID", "")
     if key_id:
         kwargs["aws_access_key_id"] = key_id
@@ -92,7 +101,19 @@ def s3_client(settings: Settings) -> Any:
     return boto3.client("s3", **kwargs)
 
 
-def backup(settings: Settings, out: Path) -> dict[str, Any]:
+class Manifest(TypedDict):
+    """What a backup holds, written beside it (``manifest.json``)."""
+
+    taken_at: str
+    heads: dict[str, int]
+    events: int
+    files: int
+    missing_files: list[str]
+    dump_seconds: float
+    files_seconds: float
+
+
+def backup(settings: Settings, out: Path) -> Manifest:
     """Write a backup into ``out`` (created; must be empty); its manifest."""
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
@@ -131,7 +152,7 @@ def backup(settings: Settings, out: Path) -> dict[str, Any]:
             s3.download_file(settings.s3_bucket, key, str(target))
         except ClientError:
             missing.append(key)  # erased since the snapshot: its room is gone too
-    manifest = {
+    manifest: Manifest = {
         "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "heads": heads,
         "events": sum(heads.values()),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import orjson
 from fastapi.telemetry import TelemetryConfig
@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.trace import Span, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import AttributeValue
 
 PROPAGATOR = TraceContextTextMapPropagator()
 TRACEPARENT = "traceparent"
@@ -69,10 +70,31 @@ class JsonLinesExporter(SpanExporter):
         pass
 
 
-def span_record(span: ReadableSpan) -> dict[str, Any]:
+class LinkRecord(TypedDict):
+    trace_id: str
+    span_id: str
+    attributes: dict[str, AttributeValue]
+
+
+class SpanRecord(TypedDict):
+    """A span as the file exporter writes it, one JSON line each."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    service: AttributeValue | None
+    instance: AttributeValue | None
+    start_ns: int | None
+    end_ns: int | None
+    attributes: dict[str, AttributeValue]
+    links: NotRequired[list[LinkRecord]]
+
+
+def span_record(span: ReadableSpan) -> SpanRecord:
     ctx = span.get_span_context()
     assert ctx is not None
-    return {
+    record: SpanRecord = {
         "trace_id": format(ctx.trace_id, "032x"),
         "span_id": format(ctx.span_id, "016x"),
         "parent_id": format(span.parent.span_id, "016x") if span.parent else None,
@@ -82,21 +104,17 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
         "start_ns": span.start_time,
         "end_ns": span.end_time,
         "attributes": dict(span.attributes or {}),
-        **(
-            {
-                "links": [
-                    {
-                        "trace_id": format(link.context.trace_id, "032x"),
-                        "span_id": format(link.context.span_id, "016x"),
-                        "attributes": dict(link.attributes or {}),
-                    }
-                    for link in span.links
-                ]
-            }
-            if span.links
-            else {}
-        ),
     }
+    if span.links:
+        record["links"] = [
+            {
+                "trace_id": format(link.context.trace_id, "032x"),
+                "span_id": format(link.context.span_id, "016x"),
+                "attributes": dict(link.attributes or {}),
+            }
+            for link in span.links
+        ]
+    return record
 
 
 def setup_tracing(service: str, instance: str | None = None) -> TracerProvider:

@@ -16,7 +16,7 @@ import tempfile
 import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
@@ -30,9 +30,28 @@ from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
 from chips_common.db.principals import Principal
 from chips_common.ids import new_id
-from chips_common.rules.files import Caps, over_cap, size_words
+from chips_common.rules.files import Caps, FileKind, over_cap, size_words
 
 log = logging.getLogger(__name__)
+
+
+class Stored(TypedDict):
+    """An upload as stored, as ``POST /v1/uploads`` answers it (the gateway's document
+    calls it ``Upload``)."""
+
+    upload_id: str
+    attachment_id: str
+    name: str
+    mime_type: str
+    kind: FileKind
+    byte_size: int
+    sha256: str
+    width: int | None
+    height: int | None
+    duration_ms: int | None
+    thumbnail: bool
+    metadata_stripped: bool
+    stored: bool
 
 
 def build_router(service: Service) -> APIRouter:
@@ -139,7 +158,7 @@ async def _upload(
     name: str | None,
     keep_metadata: bool,
     voice_note: bool = False,
-) -> dict[str, Any]:
+) -> Stored:
     settings = service.settings
     caps = await caps_of(service, principal.workspace_id)
     declared: int | None = None
@@ -227,7 +246,7 @@ async def _store(
     sha256: str,
     name: str | None,
     keep_metadata: bool,
-) -> dict[str, Any]:
+) -> Stored:
     try:
         stored = await service.blobs.put_file(blob_key(sha256), kept.path, kept.mime_type)
         if kept.thumbnail is not None:
@@ -240,12 +259,13 @@ async def _store(
         ) from None
     byte_size = kept.path.stat().st_size
     attachment_id = new_id("att")
+    name = clean_name(name, kept.mime_type)
     row = {
         "id": attachment_id,
         "workspace_id": principal.workspace_id,
         "uploader_id": principal.participant_id,
         "credential_id": principal.credential_id,
-        "name": clean_name(name, kept.mime_type),
+        "name": name,
         "mime_type": kept.mime_type,
         "kind": kept.kind,
         "byte_size": byte_size,
@@ -262,7 +282,7 @@ async def _store(
     return {
         "upload_id": attachment_id,
         "attachment_id": attachment_id,
-        "name": row["name"],
+        "name": name,
         "mime_type": kept.mime_type,
         "kind": kept.kind,
         "byte_size": byte_size,

@@ -8,11 +8,10 @@ reply subject of this replica's in its headers (the library's, ``chips_common.na
 
 from __future__ import annotations
 
-from typing import Any
-
 from nats.aio.client import Client as NATS
 
 from chips_common.append import Actor, AppendAnswer
+from chips_common.events import JsonObject
 from chips_common.ids import new_id
 from chips_common.nats import appender
 from chips_common.nats.appender import Unavailable
@@ -30,7 +29,7 @@ class Appender(appender.Appender):
         workspace_id: str,
         credential_id: str,
         actor: Actor,
-        event: dict[str, Any],
+        event: JsonObject,
         key: str | None = None,
     ) -> AppendAnswer:
         """Append ``event``; under ``key`` when deciding it again must log nothing twice."""

@@ -25,6 +25,7 @@ from chips_common.append import Actor
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
 from chips_common.db.principals import Principal, principal_for_credential
+from chips_common.events import JsonObject
 from chips_common.rules.files import disposition_for
 from chips_common.rules.signed_urls import check_signature
 
@@ -175,7 +176,7 @@ async def _check_room(service: Service, row: Any, principal: Principal) -> str |
 async def _audit(
     service: Service, row: Any, principal: Principal, message_id: str | None, thumbnail: bool
 ) -> None:
-    event: dict[str, Any] = {
+    event: JsonObject = {
         "type": "attachment.fetched",
         "space_id": row.space_id,
         "attachment_id": row.id,

@@ -31,6 +31,7 @@ from chips_attachments.voice import Engine, Heard, hear
 from chips_common.append import Actor
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
+from chips_common.events import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ class Hearing:
             await self.done(row.id)
             return True
         heard = await self.listen(row)
-        event: dict[str, Any] = {
+        event: JsonObject = {
             "type": "attachment.transcribed",
             "space_id": row.space_id,
             "message_id": message_id,

@@ -16,7 +16,7 @@ import struct
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import filetype
 from PIL import Image, ImageFile, ImageOps
@@ -204,13 +204,23 @@ def _exif_without_orientation(im: Image.Image) -> bytes:
     return exif.tobytes()
 
 
+class SaveOptions(TypedDict, total=False):
+    """What Pillow's ``Image.save`` is told beside the format."""
+
+    icc_profile: bytes
+    exif: bytes
+    quality: int
+    optimize: bool
+    transparency: int | bytes | tuple[int, ...]
+
+
 def _save_clean(im: Image.Image, path: Path, fmt: str, exif: bytes | None = None) -> None:
     """Write the pixels again with none of the original's metadata but its colour profile."""
     clean = im.copy()
     icc = im.info.get("icc_profile")
     transparency = im.info.get("transparency")
     clean.info = {}
-    params: dict[str, Any] = {}
+    params: SaveOptions = {}
     if icc:
         params["icc_profile"] = icc
     if exif:
@@ -218,12 +228,12 @@ def _save_clean(im: Image.Image, path: Path, fmt: str, exif: bytes | None = None
     if fmt == "JPEG":
         if clean.mode not in ("RGB", "L", "CMYK"):
             clean = clean.convert("RGB")
-        params.update(quality=92, optimize=False)
+        params["quality"], params["optimize"] = 92, False
     elif fmt == "PNG":
         if transparency is not None:
             params["transparency"] = transparency
     elif fmt == "WEBP":
-        params.update(quality=92)
+        params["quality"] = 92
     elif fmt == "GIF" and transparency is not None:
         params["transparency"] = transparency
     clean.save(path, format=fmt, **params)

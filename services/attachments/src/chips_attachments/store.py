@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import boto3
 from boto3.s3.transfer import TransferConfig
@@ -41,9 +41,19 @@ def thumb_key(sha256: str) -> str:
     return f"thumbs/{sha256}"
 
 
+class S3ClientArgs(TypedDict, total=False):
+    """What ``boto3.client("s3")`` is told: where, how, and the keys when they are set."""
+
+    endpoint_url: str | None
+    region_name: str
+    config: Config
+    aws_access_key_id: str
+    aws_secret_access_key: str
+
+
 class Blobs:
     def __init__(self, settings: AttachmentsSettings) -> None:
-        kwargs: dict[str, Any] = {
+        kwargs: S3ClientArgs = {
             "endpoint_url": settings.s3_endpoint_url or None,
             "region_name": settings.s3_region,
             "config": Config(

@@ -76,6 +76,7 @@ from chips_common.events import (
     canonical,
     parse_event,
 )
+from chips_common.events.wire import event_json
 from chips_common.ids import message_id_for, new_id
 from chips_common.rules.commands import CommandError, parse_command
 from chips_common.rules.kinds import passes
@@ -250,7 +251,9 @@ class Door:
         (rules/agents/given.py)."""
         first = len(self.pending)
         self.admit_one(raw, request)
-        gifts = given.gifts_after(self.state, self.pending[first:], self.head_seq + 1)
+        gifts = given.gifts_after(
+            self.state, map(event_json, self.pending[first:]), self.head_seq + 1
+        )
         if gifts is not None:
             self.stage_plan(gifts)
 
@@ -321,7 +324,9 @@ class Door:
             self.stop(running, stops[0], actor)
         logged = self.stage(body, self.check(body, actor, request), actor)
         if isinstance(body, PersonUpdated):  # the rooms handed on, to an heir not in them
-            self.stage_steps(people.heir_joins(self.state, logged, actor, self.head_seq + 1))
+            self.stage_steps(
+                people.heir_joins(self.state, event_json(logged), actor, self.head_seq + 1)
+            )
         if isinstance(body, ApprovalRequest):  # the dial may decide it at once (ADR 0130)
             auto = policy.auto_answer(self.state, body, self.ctx(None))
             if auto is not None:

@@ -26,6 +26,7 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,7 +124,7 @@ class Leases:
             with contextlib.suppress(Exception):
                 await conn.close()
 
-    async def _execute(self, statement: Any, params: dict[str, Any] | None = None) -> Any:
+    async def _execute(self, statement: Any, params: Mapping[str, object] | None = None) -> Any:
         """One statement on the lease connection (call it under ``lock``); a connection
         that failed under it is dropped, and the error raised."""
         conn = await self._live()

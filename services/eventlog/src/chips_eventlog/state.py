@@ -65,6 +65,7 @@ from chips_eventlog.state_rows import (
     Lane,
     Mark,
     Membership,
+    MembershipLogged,
     Message,
     Participant,
     Run,
@@ -184,7 +185,7 @@ class DoorState(DoorView):
         # Since the last settle(): the journal of every change, and what to write.
         self._journal: list[tuple[Any, Any, Any]] = []
         self.touched: dict[str, set[Any]] = {name: set() for name in TABLE_NAMES}
-        self.membership_log: list[dict[str, Any]] = []
+        self.membership_log: list[MembershipLogged] = []
         self.credentials: list[AddCredential] = []
         self.revoked: list[RevokeCredentials] = []
         self.erasures: list[EraseSpaces] = []

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
+from chips_common.events import JsonObject
 from chips_common.events.workspaces import PolicyRule
 
 
@@ -35,8 +36,17 @@ class AgentFacts:
     # Its face (docs/adr/0153): one emoji, or the attachment id of a picture.
     face: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class MembershipLogged(TypedDict):
+    """A participant in or out of a room from a seq on (``membership_log``'s row)."""
+
+    seq: int
+    space_id: str
+    participant_id: str
+    added: bool
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """The door state's SQL: what each batch changed, written together at its end.
 
 :func:`flush` writes what the batch changed, one statement per keyed table (two when rows
-went away), driven by the state's table list (``state.TABLES``) and :data:`WRITTEN`, which
-says for each keyed table how its rows are written; then the logs and credentials a batch
-adds, and the events an erasure removes. docs/adr/0021, docs/adr/0141.
+went away), driven by the state's table list (``state.TABLES``) and :data:`WRITTEN`
+(``state_written``: each keyed table's typed row, and how it is written); then the logs
+and credentials a batch adds, and the events an erasure removes. docs/adr/0021, 0141.
 
 Reading the state is in ``state_load`` (:func:`load`, :func:`load_many`) and
 ``state_prefetch`` (:func:`prefetch`, :func:`reads_for`); both are imported from here too.
@@ -11,20 +11,15 @@ Reading the state is in ``state_load`` (:func:`load`, :func:`load_many`) and
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, insert, true, tuple_, update
+from sqlalchemy import and_, delete, insert, true, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from chips_common.db import run_tables as rt
 from chips_common.db import tables as t
-from chips_common.db.referee_tables import door_exchanges
-from chips_common.rules.exchanges import exchange_json, settings_json
-from chips_eventlog.state import TABLES, AddCredential, DoorState, Invite
+from chips_eventlog.state import TABLES, DoorState
 from chips_eventlog.state_load import load, load_many
 from chips_eventlog.state_prefetch import (
     Reads,
@@ -34,6 +29,7 @@ from chips_eventlog.state_prefetch import (
     prefetch_files,
     reads_for,
 )
+from chips_eventlog.state_written import BY_NAME, WRITTEN, Row, Written, credential_row
 
 __all__ = [
     "WRITTEN",
@@ -50,26 +46,6 @@ __all__ = [
     "reads_for",
     "unflushed",
 ]
-
-RowOf = Callable[[DoorState, Any], dict[str, Any] | None]
-
-
-@dataclass(frozen=True)
-class Written:
-    """How a keyed door-state table's touched rows are written.
-
-    ``row`` gives the row of a touched key (the key of the state's map) as it stands now,
-    or None when it went. A key whose columns begin with ``workspace_id`` is scoped to
-    the workspace: the state's key is the rest of it.
-    """
-
-    table: Table
-    key_columns: tuple[str, ...]
-    row: RowOf
-
-    @property
-    def scoped(self) -> bool:
-        return self.key_columns[0] == "workspace_id"
 
 
 def unflushed(state: DoorState) -> bool:
@@ -93,7 +69,7 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
             update(t.workspaces).where(t.workspaces.c.id == ws).values(name=state.name)
         )
     for table in TABLES:
-        written = _BY_NAME.get(table.name)
+        written = BY_NAME.get(table.name)
         if written is not None:
             await _write(conn, state, written, state.touched[table.name])
     if state.membership_log:
@@ -102,7 +78,7 @@ async def flush(conn: AsyncConnection, state: DoorState, now: datetime) -> None:
         )
     if state.credentials:
         await conn.execute(
-            insert(t.credentials), [_credential_row(ws, c, now) for c in state.credentials]
+            insert(t.credentials), [credential_row(ws, c, now) for c in state.credentials]
         )
     if state.revoked:  # after the inserts: a harness may join and go in one batch
         cr = t.credentials.c
@@ -149,7 +125,7 @@ async def _write(conn: AsyncConnection, state: DoorState, written: Written, keys
     if not keys:
         return
     ws = state.workspace_id
-    present: list[dict[str, Any]] = []
+    present: list[Row] = []
     gone: list[Any] = []
     for key in sorted(keys, key=repr):
         row = written.row(state, key)
@@ -203,205 +179,3 @@ async def erase_events(
             delete(t.outbox).where(and_(t.outbox.c.workspace_id == ws, t.outbox.c.seq.in_(seqs)))
         )
     await conn.execute(insert(t.erasures).values(workspace_id=ws, seq=seq))
-
-
-# --- each keyed table's row as it stands, or None when it went ----------------------------
-
-
-def _participant_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    p = s.participants.get(key)
-    if p is None:
-        return None
-    return {
-        "id": p.id,
-        "workspace_id": s.workspace_id,
-        "kind": p.kind,
-        "name": p.name,
-        "role": p.role,
-        "owner_id": p.owner_id,
-        "joined_seq": p.joined_seq,
-        "capabilities": list(p.capabilities),
-        "autonomy": p.autonomy,
-        "rules": [r.model_dump(mode="json", exclude_none=True) for r in p.rules],
-        "agent": p.agent.as_json() if p.agent is not None else None,
-        "active": p.active,
-    }
-
-
-def _space_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    space = s.spaces.get(key)
-    return None if space is None else {"workspace_id": s.workspace_id, **space.__dict__}
-
-
-def _membership_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
-    m = s.members.get(key[0], {}).get(key[1])
-    if m is None:
-        return None
-    return {
-        "space_id": key[0],
-        "participant_id": key[1],
-        "workspace_id": s.workspace_id,
-        "standing": m.standing,
-        "since_seq": m.since_seq,
-    }
-
-
-def _opener_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
-    if key not in s.openers:
-        return None
-    return {
-        "space_id": key[0],
-        "harness_id": key[1],
-        "workspace_id": s.workspace_id,
-        "since_seq": s.openers[key],
-    }
-
-
-def _choice_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
-    choice = s.choices.get(key)
-    if choice is None:
-        return None
-    return {
-        "space_id": key[0],
-        "participant_id": key[1],
-        "kind": choice.kind,
-        "ids": list(choice.ids),
-    }
-
-
-def _run_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    run = s.runs.get(key)
-    return None if run is None else {"workspace_id": s.workspace_id, **run.__dict__}
-
-
-def _card_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
-    c = s.cards.get(key)
-    if c is None:
-        return None
-    return {
-        "workspace_id": s.workspace_id,
-        **c.__dict__,
-        "answerers": list(c.answerers),
-        "options": [list(o) for o in c.options],
-    }
-
-
-def _lane_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    lane = s.lanes.get(key)
-    return None if lane is None else {"workspace_id": s.workspace_id, **lane.__dict__}
-
-
-def _mark_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    mark = s.marks.get(key)
-    if mark is None:
-        return None
-    return {
-        "message_id": key,
-        "workspace_id": s.workspace_id,
-        "space_id": mark.space_id,
-        "deleted_seq": mark.deleted_seq,
-        "edited_seq": mark.edited_seq,
-        "pinned": mark.pinned,
-    }
-
-
-def _hidden_row(s: DoorState, key: tuple[str, str]) -> dict[str, Any] | None:
-    if key not in s.hidden:
-        return None
-    return {"message_id": key[0], "participant_id": key[1], "workspace_id": s.workspace_id}
-
-
-def _reaction_row(s: DoorState, key: tuple[str, str, str]) -> dict[str, Any] | None:
-    if key not in s.reactions:
-        return None
-    return {
-        "message_id": key[0],
-        "participant_id": key[1],
-        "emoji": key[2],
-        "workspace_id": s.workspace_id,
-    }
-
-
-def _ask_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    a = s.asks.get(key)
-    if a is None:
-        return None
-    return {
-        "workspace_id": s.workspace_id,
-        "id": a.id,
-        "kind": a.kind,
-        "harness_id": a.harness_id,
-        "space_id": a.space_id,
-        "asked_at": a.at,
-        "agent_id": a.agent_id,
-        "answered_by": a.answered_by,
-    }
-
-
-def _held_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    words = s.held.get(key)
-    if words is None:
-        return None
-    return {
-        "workspace_id": s.workspace_id,
-        "agent_id": key,
-        "words": [
-            {"seq": w.seq, "at": w.at, "text": w.text, "upload_ids": list(w.upload_ids)}
-            for w in words
-        ],
-    }
-
-
-def _exchange_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    ws = s.workspace_id
-    if key == "":
-        return {"workspace_id": ws, "space_id": "", "body": settings_json(s.referee)}
-    exchange = s.exchanges.get(key)
-    if exchange is None:
-        return None
-    return {"workspace_id": ws, "space_id": key, "body": exchange_json(exchange)}
-
-
-def _invite_row(s: DoorState, key: str) -> dict[str, Any] | None:
-    i: Invite | None = s.invites.get(key)
-    if i is None:
-        return None
-    row = {k: v for k, v in i.__dict__.items() if k != "used_seq"}
-    return {"workspace_id": s.workspace_id, **row}
-
-
-def _credential_row(ws: str, c: AddCredential, now: datetime) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "workspace_id": ws,
-        "participant_id": c.participant_id,
-        "token_hash": c.token_hash,
-        "created_at": now,
-        "kind": c.kind,
-        "name": c.name,
-        "public_key": c.public_key,
-        "user_agent": c.user_agent,
-        "expires_at": c.expires_at,
-    }
-
-
-# How each keyed table of ``state.TABLES`` is written; ``devices`` is not among them: a
-# device is written as its credential row, inserted or withdrawn after the inserts.
-WRITTEN: tuple[Written, ...] = (
-    Written(t.participants, ("id",), _participant_row),
-    Written(t.spaces, ("id",), _space_row),
-    Written(t.memberships, ("space_id", "participant_id"), _membership_row),
-    Written(t.space_openers, ("space_id", "harness_id"), _opener_row),
-    Written(t.address_choices, ("space_id", "participant_id"), _choice_row),
-    Written(rt.runs, ("workspace_id", "id"), _run_row),
-    Written(rt.run_cards, ("workspace_id", "kind", "id"), _card_row),
-    Written(rt.lanes, ("workspace_id", "id"), _lane_row),
-    Written(t.message_marks, ("message_id",), _mark_row),
-    Written(t.message_hidden, ("message_id", "participant_id"), _hidden_row),
-    Written(t.reactions, ("message_id", "participant_id", "emoji"), _reaction_row),
-    Written(t.agent_asks, ("workspace_id", "id"), _ask_row),
-    Written(t.held_words, ("workspace_id", "agent_id"), _held_row),
-    Written(door_exchanges, ("workspace_id", "space_id"), _exchange_row),
-    Written(t.invites, ("workspace_id", "id"), _invite_row),
-)
-_BY_NAME = {written.table.name: written for written in WRITTEN}

@@ -8,8 +8,6 @@ to read the log back to learn an id Chips made (docs/protocol.md, Writing).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from chips_common.append import AppendAnswer
@@ -63,16 +61,22 @@ def created(events: list[LoggedJson]) -> dict[str, str]:
 
 def ack_of(key: str, answer: AppendAnswer, trace_id: str | None) -> Ack:
     """The ack of an answered write; only the fields that apply are set."""
-    fields: dict[str, Any] = {
-        "idempotency_key": key,
-        "seq": answer.seqs[-1] if answer.seqs else None,
-        "duplicate": answer.duplicate,
-    }
+    ack = Ack(
+        idempotency_key=key,
+        seq=answer.seqs[-1] if answer.seqs else None,
+        duplicate=answer.duplicate,
+    )
+    # Each field set below is one the ack sends (``exclude_unset``); the rest it leaves out.
     if trace_id:
-        fields["trace_id"] = trace_id
-    fields.update(held_ack(event_json(answer.events[-1]) if answer.events else None))
-    fields.update(created(answer.events))
-    return Ack(**fields)
+        ack.trace_id = trace_id
+    held = held_ack(event_json(answer.events[-1]) if answer.events else None)
+    if "held" in held:
+        ack.held = held["held"]
+    if "exchange" in held:
+        ack.exchange = Exchange.model_validate(held["exchange"])
+    for name, value in created(answer.events).items():
+        setattr(ack, name, value)
+    return ack
 
 
 def ack_frame(ack: Ack) -> AckFrame:

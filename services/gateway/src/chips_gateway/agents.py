@@ -13,13 +13,15 @@ from typing import Any, TypeVar, cast
 from sqlalchemy import and_, select
 
 from chips_common.db import tables as t
+from chips_common.events import JsonObject
 from chips_common.events.wire import DeliveredJson
 from chips_common.rules.agents_view import as_seen_by
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
+from chips_gateway.frames import HelloAgent
 from chips_gateway.reader import LogReader
 
-Translate = Callable[[dict[str, Any]], dict[str, Any] | None]
+Translate = Callable[[JsonObject], JsonObject | None]
 EventTranslate = Callable[[DeliveredJson], DeliveredJson | None]
 # A read's answer, typed (``chips_gateway.rows``) or not: shown as the same type.
 Answer = TypeVar("Answer", bound=Mapping[str, object])
@@ -81,7 +83,8 @@ async def shown(reader: LogReader, principal: Principal, answer: Answer) -> Answ
     translate = await present_view(reader, principal)
     if translate is None:
         return answer
-    return cast(Answer, translate(dict(answer)) or answer)
+    # The view walks any JSON; it hands back the answer's own shape (see above).
+    return cast(Answer, translate(cast(JsonObject, dict(answer))) or answer)
 
 
 def shown_in_room(rows: Sequence[Any]) -> list[Any]:
@@ -93,7 +96,7 @@ def shown_in_room(rows: Sequence[Any]) -> list[Any]:
     return [r for r in rows if not (r.kind == "harness" and r.participant_id in behind)]
 
 
-async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str, Any]]:
+async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[HelloAgent]:
     """A harness's agents with their rooms, for its hello (docs/product/websocket.md, Saying you
     speak agents): ``{id, name, key, space_id, main, state}``, in the order registered."""
     p, m = t.participants.c, t.memberships.c
@@ -105,7 +108,7 @@ async def agents_with_rooms(reader: LogReader, harness_id: str) -> list[dict[str
     )
     async with reader.engine.connect() as conn:
         rows = (await conn.execute(query)).all()
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, HelloAgent] = {}
     for row in rows:
         if row.id in found:  # in one room at a time; the door's state says so
             continue

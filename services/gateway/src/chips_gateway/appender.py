@@ -23,6 +23,7 @@ from chips_common.append import (
     IssuedCredential,
     fingerprint_of,
 )
+from chips_common.events import JsonObject
 from chips_common.nats.appender import Appender, Outcome, Why
 from chips_common.nats.streams import Names
 from chips_gateway import metrics
@@ -90,7 +91,7 @@ class AppendClient(Appender):
         credential_id: str,
         actor: Actor | dict[str, str],
         idempotency_key: str,
-        events: list[dict[str, Any]],
+        events: list[JsonObject],
         credentials: list[IssuedCredential] | None = None,
         invite: InviteSecret | None = None,
         fingerprint: str | None = None,

@@ -10,7 +10,7 @@ person's ticket (cross-site WebSocket hijacking; docs/adr/0040).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
@@ -197,7 +197,17 @@ class Edge:
                 await send_error(send, 413, "too_large", self.too_large())
 
 
-def cors_options(allowed_origins: list[str]) -> dict[str, Any]:
+class CorsOptions(TypedDict):
+    """Starlette's ``CORSMiddleware`` arguments, as the gateway sets them."""
+
+    allow_origins: list[str]
+    allow_credentials: bool
+    allow_methods: list[str]
+    allow_headers: list[str]
+    max_age: int
+
+
+def cors_options(allowed_origins: list[str]) -> CorsOptions:
     """CORS for the HTTP API, set deliberately: only the listed origins, bearer tokens
     (no cookies), the headers and methods the API takes."""
     return {

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chips_common.db.away import DATABASE_AWAY as DATABASE_AWAY
+from chips_common.events import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ class ChipsError(Exception):
             "send it again shortly, with the same idempotency key for a write",
         )
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         return {"code": self.code, "message": self.message, **self.extra}
 
 

@@ -14,11 +14,12 @@ socket's view leaves out).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Union
+from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, Union
 
 from pydantic import WithJsonSchema
 from typing_extensions import TypedDict
 
+from chips_common.events import JsonObject
 from chips_common.events.wire import DeliveredJson, EventJson
 
 if TYPE_CHECKING:
@@ -46,7 +47,9 @@ class ClientHello(TypedDict):
     protocol: ClientVersions
     client: NotRequired[str]
     accepts: NotRequired[list[Literal["events", "restart"]]]
-    context: NotRequired[dict[str, Any]]
+    # What the client asks its context to hold, read with a check of each value
+    # (``windows.Budget.from_hello``).
+    context: NotRequired[JsonObject]
 
 
 class Subscribe(TypedDict):
@@ -61,7 +64,8 @@ class EventWriteFrame(TypedDict):
     """A write: one of the catalogue's events, with its idempotency key."""
 
     frame: Literal["event"]
-    event: Annotated[dict[str, Any], ref("EventWrite")]
+    # As the client sent it: the eventlog's door decodes it into its catalogue model.
+    event: Annotated[JsonObject, ref("EventWrite")]
 
 
 # --- the gateway's frames -----------------------------------------------------------------
@@ -91,6 +95,18 @@ class HelloHarness(TypedDict):
     capabilities: list[str]
 
 
+class HelloAgent(TypedDict):
+    """One of a harness's agents, and its room (``agents.agents_with_rooms``)."""
+
+    id: str
+    name: str
+    key: str | None
+    space_id: str | None
+    main: bool
+    state: str
+    face: NotRequired[str]
+
+
 class ServerHello(TypedDict):
     """The answer to hello: who the socket is, its rooms, and the log's head."""
 
@@ -101,7 +117,7 @@ class ServerHello(TypedDict):
     spaces: list[str]
     head_seq: int
     harness: NotRequired[HelloHarness]
-    agents: NotRequired[list[dict[str, Any]]]
+    agents: NotRequired[list[HelloAgent]]
     autonomy: NotRequired[str]
     person: NotRequired[HelloPerson]
 
@@ -129,6 +145,13 @@ class EventsFrame(TypedDict):
     ]
 
 
+class ExchangeCount(TypedDict, total=False):
+    """Where a held post leaves the room's exchange (``acks.Exchange``)."""
+
+    count: int | None
+    allowance: int | None
+
+
 class AckFrame(TypedDict):
     """A write is in the log (the fields of ``Ack``, as ``POST /v1/events`` answers)."""
 
@@ -138,7 +161,7 @@ class AckFrame(TypedDict):
     duplicate: bool
     trace_id: NotRequired[str | None]
     held: NotRequired[bool | None]
-    exchange: NotRequired[dict[str, Any] | None]
+    exchange: NotRequired[ExchangeCount | None]
     space_id: NotRequired[str | None]
     message_id: NotRequired[str | None]
     agent_id: NotRequired[str | None]
@@ -175,13 +198,30 @@ class RestartFrame(TypedDict):
     asked_at: str
 
 
+class NotificationRow(TypedDict):
+    """A notification as the inbox lists it, and the socket's frame carries it."""
+
+    id: str
+    kind: str
+    space_id: str
+    space_name: str
+    seq: int
+    ref_id: str | None
+    title: str
+    body: str
+    created_at: str
+    read_at: str | None
+    done_at: str | None
+    done_reason: str | None
+
+
 class NotificationFrame(TypedDict):
     """A notification of the person made or changed, on every socket of theirs
     (docs/notifications.md): the same shape as GET /v1/notifications lists."""
 
     frame: Literal["notification"]
     type: Literal["notification"]
-    notification: dict[str, Any]
+    notification: NotificationRow
     unread: int
 
 
@@ -199,8 +239,9 @@ ServerFrame = Union[  # noqa: UP007 (a runtime union, for pydantic)
 # Each frame by the message name the AsyncAPI document gives it: a client's, then the
 # gateway's (``hello`` is both ways: the client's hello is ``hello``, the answer
 # ``server_hello``; an ``event`` written is ``event``, one delivered ``delivered``).
-SENT: dict[str, Any] = {"hello": ClientHello, "subscribe": Subscribe, "event": EventWriteFrame}
-RECEIVED: dict[str, Any] = {
+# (Types, made into schemas by pydantic's ``TypeAdapter``.)
+SENT: dict[str, type] = {"hello": ClientHello, "subscribe": Subscribe, "event": EventWriteFrame}
+RECEIVED: dict[str, type] = {
     "server_hello": ServerHello,
     "ack": AckFrame,
     "error": ErrorFrame,

@@ -7,11 +7,11 @@ says offers exactly what the door would take (docs/adr/0142).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import Row, and_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.db import projector_tables as pt
@@ -98,7 +98,7 @@ async def cards_may(
     caller: Principal,
     space_id: str,
     in_room: bool,
-    by_id: dict[str, Any],
+    by_id: Mapping[str, Row[*tuple[Any, ...]]],
 ) -> list[CardMay]:
     """Each card of the room still waiting for an answer, newest first: where it stands
     for the caller and who decides it."""

@@ -38,6 +38,7 @@ from chips_common.db.notifier_tables import (
     push_subscriptions,
 )
 from chips_common.rules.notifications import ASKING, Prefs, parse_prefs
+from chips_gateway.frames import NotificationFrame, NotificationRow
 from chips_gateway.guard import spaces_of
 from chips_gateway.sockets import Sockets
 
@@ -96,23 +97,6 @@ def _rows(workspace_id: str, participant_id: str) -> Select[Any]:
         _n.done_at,
         _n.done_reason,
     ).select_from(_joined(workspace_id, participant_id))
-
-
-class NotificationRow(TypedDict):
-    """A notification as the inbox lists it, and the socket's frame carries it."""
-
-    id: str
-    kind: str
-    space_id: str
-    space_name: str
-    seq: int
-    ref_id: str | None
-    title: str
-    body: str
-    created_at: str
-    read_at: str | None
-    done_at: str | None
-    done_reason: str | None
 
 
 class InboxPage(TypedDict):
@@ -370,5 +354,10 @@ class Inbox:
             log.exception("the notifications of a notice could not be read")
             return
         for row in rows:
-            frame = {"frame": "notification", "type": "notification"}
-            self.sockets.send(participant_id, {**frame, "notification": row, "unread": unread})
+            frame: NotificationFrame = {
+                "frame": "notification",
+                "type": "notification",
+                "notification": row,
+                "unread": unread,
+            }
+            self.sockets.send(participant_id, frame)

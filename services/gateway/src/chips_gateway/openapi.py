@@ -20,10 +20,10 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.json_schema import models_json_schema
 
-from chips_common.events import CATALOGUE
+from chips_common.events import CATALOGUE, JsonObject
 from chips_gateway.answers import ABSENT, ANSWERS
 
-ERROR_SCHEMA: dict[str, Any] = {
+ERROR_SCHEMA: JsonObject = {
     "type": "object",
     "title": "Error",
     "required": ["code", "message"],
@@ -161,8 +161,10 @@ def type_answers(paths: dict[str, Any], components: dict[str, Any]) -> None:
     """
     for name, part in answer_schemas().items():
         known = components.get(name)
-        if known is not None and without_defaults(known) != without_defaults(part):
-            raise ValueError(f"two schemas are named {name}: name the answer's model otherwise")
+        if known is not None:
+            known.setdefault("title", name)  # a body's any-JSON value (``JsonValue``) has none
+            if without_defaults(known) != without_defaults(part):
+                raise ValueError(f"two schemas are named {name}: name the answer's model otherwise")
         components.setdefault(name, part)
     for methods in paths.values():
         for operation in methods.values():
@@ -175,7 +177,7 @@ def type_answers(paths: dict[str, Any], components: dict[str, Any]) -> None:
                     body["schema"] = {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
-def error_response(description: str) -> dict[str, Any]:
+def error_response(description: str) -> JsonObject:
     return {
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},

@@ -17,7 +17,7 @@ from pydantic import JsonValue
 
 from chips_common.db.spend_reads import Pause
 from chips_common.events import JsonObject, LoggedJson
-from chips_common.events.wire import DeliveredJson
+from chips_common.events.wire import DeliveredJson, LineJson
 from chips_common.rules.exchanges import SettingsJson
 from chips_common.rules.may import CardState
 from chips_common.rules.spend import SpendFacts
@@ -28,6 +28,12 @@ from chips_common.rules.spend import SpendFacts
 class EventPage(TypedDict):
     events: list[DeliveredJson]
     next_since: int
+
+
+class ContextPage(TypedDict):
+    lines: list[LineJson]
+    truncated: bool
+    before: int
 
 
 # --- runs (api/runs.py) -------------------------------------------------------------------

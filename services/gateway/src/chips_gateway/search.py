@@ -24,7 +24,6 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import psycopg
 from sqlalchemy import text
@@ -375,7 +374,7 @@ class SearchReader:
             UnknownToken: the caller's credential was withdrawn.
             NotInSpace: ``space_id`` is not a space the caller is in now.
         """
-        params: dict[str, Any] = {
+        params: dict[str, object] = {  # the statement's bind parameters
             "credential_id": who.credential_id,
             "workspace_id": who.workspace_id,
             "participant_id": who.participant_id,

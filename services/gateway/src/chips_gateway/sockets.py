@@ -15,10 +15,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import Any, Protocol
+from typing import Protocol
 
 from nats.aio.client import Client as Nats
 from nats.aio.msg import Msg
+
+from chips_gateway.frames import NotificationFrame
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +79,7 @@ class Sockets:
     def has(self, participant_id: str) -> bool:
         return participant_id in self.by_participant
 
-    def send(self, participant_id: str, frame: dict[str, Any]) -> int:
+    def send(self, participant_id: str, frame: NotificationFrame) -> int:
         """Queue ``frame`` on every socket of the participant on this gateway (a
         notification, docs/adr/0132); how many sockets."""
         sockets = list(self.by_participant.get(participant_id, ()))

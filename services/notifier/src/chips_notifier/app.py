@@ -8,11 +8,11 @@ the log it has still to fold (``behind``), and whether email and push are set up
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_common.events import JsonObject
 from chips_common.service.health import BUILT, About, build_health_app
 from chips_common.service.worker import Worker
 from chips_notifier.config import NotifierSettings
@@ -25,7 +25,7 @@ from chips_notifier.senders import run_every
 
 
 def build_about(engine: AsyncEngine, settings: NotifierSettings) -> About:
-    async def about() -> dict[str, Any]:
+    async def about() -> JsonObject:
         async with engine.connect() as conn:
             row = (
                 await conn.execute(

@@ -22,14 +22,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nats.aio.client import Client as NATS
-from sqlalchemy import and_, bindparam, func, select, text, update
+from sqlalchemy import Row, and_, bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.db.notifier_tables import notifications, notifier_checkpoints
 from chips_common.db.retry import once_more
-from chips_common.events import canonical
+from chips_common.events.wire import EventJson, canonical_event
 from chips_common.service.consumer import Handler
 from chips_common.service.poison import folding, set_aside
 from chips_notifier import rules
@@ -150,7 +150,7 @@ class Facts:
     ) -> None:
         self.conn, self.workspace_id = conn, workspace_id
         self.known = known if known is not None else Spaces()
-        self.spaces: dict[str, Any] = {}
+        self.spaces: dict[str, Row[*tuple[Any, ...]] | None] = {}
         # The seqs this fold reads past (after, up to); each room's people as last read
         # (as of which seq), and where in that range memberships changed.
         self.range = (0, 0)
@@ -177,13 +177,14 @@ class Facts:
     async def space(self, space_id: str) -> Any:
         if space_id not in self.spaces:
             s = t.spaces.c
-            self.spaces[space_id] = (
+            found = (
                 await self.conn.execute(
                     select(s.id, s.kind, s.title, s.parent_space_id).where(s.id == space_id)
                 )
             ).first()
-            if self.spaces[space_id] is not None:
-                self.known.put_kind(space_id, self.spaces[space_id].kind)
+            self.spaces[space_id] = found
+            if found is not None:
+                self.known.put_kind(space_id, found.kind)
         return self.spaces[space_id]
 
     async def may_act(self, event: Mapping[str, Any]) -> bool:
@@ -319,7 +320,7 @@ async def fold(
         for row in rows:
             if not await facts.may_act(row.body):
                 continue
-            event = canonical(row.body)
+            event = canonical_event(row.body)
             if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
                 continue
             with folding(event):
@@ -332,9 +333,7 @@ async def fold(
     return reached, changed
 
 
-async def apply(
-    conn: AsyncConnection, facts: Facts, event: dict[str, Any]
-) -> list[tuple[str, str]]:
+async def apply(conn: AsyncConnection, facts: Facts, event: EventJson) -> list[tuple[str, str]]:
     settle = rules.settles(event)
     if settle is not None:
         return await mark_done(conn, facts.workspace_id, settle, parse_ts(event["ts"]))

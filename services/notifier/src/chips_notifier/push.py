@@ -18,7 +18,7 @@ import json
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from py_vapid import Vapid02
@@ -60,6 +60,24 @@ def outcome_of(status: int) -> str:
     return "refused"
 
 
+class PushPayload(TypedDict):
+    """A push's JSON: the notification as the API lists it, and the app's link to it."""
+
+    id: str
+    kind: str
+    space_id: str
+    space_name: str
+    seq: int
+    ref_id: str | None
+    title: str
+    body: str
+    created_at: str
+    read_at: str | None
+    done_at: str | None
+    done_reason: str | None
+    url: str
+
+
 class Pusher:
     def __init__(self, keys: VapidKeys, subject: str, timeout: float) -> None:
         self.vapid = Vapid02.from_pem(keys.private_pem.encode())
@@ -67,7 +85,7 @@ class Pusher:
         self.timeout = timeout
 
     def request(
-        self, target: Target, payload: dict[str, Any], topic: str, urgent: bool
+        self, target: Target, payload: PushPayload, topic: str, urgent: bool
     ) -> tuple[bytes, dict[str, str]]:
         """The encrypted body and the headers of a push."""
         subscription = {
@@ -96,7 +114,7 @@ class Pusher:
         headers["Content-Type"] = "application/octet-stream"
         return bytes(prepared["data"]), headers
 
-    def stage(self, target: Target, payload: dict[str, Any], topic: str, urgent: bool) -> Staged:
+    def stage(self, target: Target, payload: PushPayload, topic: str, urgent: bool) -> Staged:
         """Everything but the body's last byte; the open connection."""
         body, headers = self.request(target, payload, topic, urgent)
         parts = urlsplit(target.endpoint)

@@ -49,7 +49,7 @@ from chips_common.rules.notifications import (
     shown_when_muted,
 )
 from chips_notifier import mail
-from chips_notifier.push import Target
+from chips_notifier.push import PushPayload, Target
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def link(base: str, row: Any) -> str:
     return f"{base}/#/room/{row.space_id}/at/{row.seq}"
 
 
-def payload(base: str, row: Any) -> dict[str, Any]:
+def payload(base: str, row: Any) -> PushPayload:
     """A push's JSON: the notification as the API lists it, and the app's link."""
     return {
         "id": row.id,
@@ -242,7 +242,7 @@ class Channel:
         due: datetime | None = None,
     ) -> int:
         """Move the claimed rows on, if the claim still holds."""
-        values: dict[str, Any] = {f"{self.name}_state": to_state}
+        values: dict[str, object] = {f"{self.name}_state": to_state}  # the row's columns
         if due is not None:
             values[f"{self.name}_due_at"] = due
         async with engine.begin() as conn:
@@ -335,7 +335,7 @@ async def claim(
             facts, _ = await facts_of(people, row, read)
             verdict, due = await decide(row, facts, people)
             if verdict == "skip":
-                values: dict[str, Any] = {f"{channel.name}_state": "skipped"}
+                values: dict[str, object] = {f"{channel.name}_state": "skipped"}
             elif verdict == "wait":
                 values = {f"{channel.name}_due_at": due}
             else:

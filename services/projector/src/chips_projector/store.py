@@ -7,7 +7,7 @@ rows, whether they arrive live or in a rebuild from seq 0 (docs/architecture/des
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from sqlalchemy import and_, delete, insert, select, text, update
@@ -433,7 +433,15 @@ _LOCK_AND_READ_DIRECT = compiled(_LOCK_AND_READ)
 _FLUSH_DIRECT = compiled(_FLUSH)
 
 
-def _wanted(upto: Mapping[str, int | None], limit: int) -> dict[str, Any]:
+class Wanted(TypedDict):
+    """The batch read's bind parameters: each workspace and the seq it reads up to (JSON),
+    and how many events."""
+
+    wanted: str
+    limit: int
+
+
+def _wanted(upto: Mapping[str, int | None], limit: int) -> Wanted:
     names = sorted(set(upto))
     return {
         "wanted": orjson.dumps(

@@ -9,13 +9,13 @@ GET /v1/search itself is served by the gateway, from these tables (docs/adr/0027
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db.engine import build_direct
 from chips_common.db.search_tables import TEXT_SEARCH_CONFIG
+from chips_common.events import JsonObject
 from chips_common.service.consumer import BatchHandler
 from chips_common.service.health import About, Check
 from chips_common.service.worker import run_worker
@@ -41,7 +41,7 @@ def build_checks(engine: AsyncEngine) -> dict[str, Check]:
 
 
 def build_about(engine: AsyncEngine) -> About:
-    async def about() -> dict[str, Any]:
+    async def about() -> JsonObject:
         async with engine.connect() as conn:
             row = (
                 await conn.execute(

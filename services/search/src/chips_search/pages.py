@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import text
 
@@ -131,11 +131,30 @@ class Read:
     events: list[tuple[EventJson, str | None]]
 
 
-def _read_params(upto: Mapping[str, int | None], limit: int) -> dict[str, Any]:
+class ReadParams(TypedDict):
+    """The read's bind parameters: each workspace, the seq it reads up to, how many."""
+
+    workspaces: list[str]
+    upto: list[int]
+    limit: int
+
+
+class IfStillParams(TypedDict):
+    """The conditional write's bind parameters: the posts (JSON), and each checkpoint's
+    workspace, the seq it was read at and the one it moves to, and the absent ones."""
+
+    posts: str
+    checkpoint_ws: list[str]
+    checkpoint_from: list[int]
+    checkpoint_seq: list[int]
+    absent: list[str]
+
+
+def _read_params(upto: Mapping[str, int | None], limit: int) -> ReadParams:
     names = sorted(set(upto))
     return {
         "workspaces": names,
-        "upto": [_NO_END if upto[w] is None else upto[w] for w in names],
+        "upto": [_NO_END if (u := upto[w]) is None else u for w in names],
         "limit": limit,
     }
 
@@ -174,10 +193,10 @@ async def read_unlocked_direct(
 
 def _if_still_params(
     posts: Posts, moves: Mapping[str, tuple[int, int]], absent: Iterable[str]
-) -> dict[str, Any]:
+) -> IfStillParams:
     names = sorted(moves)
     return {
-        **posts.take_posts(),
+        "posts": posts.take_posts()["posts"],
         "checkpoint_ws": names,
         "checkpoint_from": [moves[w][0] for w in names],
         "checkpoint_seq": [moves[w][1] for w in names],

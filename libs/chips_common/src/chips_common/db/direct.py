@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import psycopg
 from psycopg.rows import namedtuple_row
@@ -44,6 +44,14 @@ def compiled(statement: ClauseElement) -> str:
     return str(statement.compile(dialect=_DIALECT))
 
 
+class ConnectArgs(TypedDict, total=False):
+    """What a psycopg connection is opened with beside its URL: server settings
+    (``-c name=value``), and when to prepare a statement (None: never)."""
+
+    options: str
+    prepare_threshold: int | None
+
+
 class Direct:
     """A few psycopg connections in autocommit, for statements sent on every message."""
 
@@ -60,7 +68,7 @@ class Direct:
         self.closed = False
 
     async def _open(self) -> Conn:
-        extra: dict[str, Any] = {"options": self.options} if self.options else {}
+        extra: ConnectArgs = {"options": self.options} if self.options else {}
         return await self.connection_class.connect(
             self.url, autocommit=True, row_factory=namedtuple_row, **extra
         )

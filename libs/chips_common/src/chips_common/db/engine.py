@@ -3,19 +3,28 @@ is wired)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from chips_common.config import Settings
-from chips_common.db.direct import Direct
+from chips_common.db.direct import ConnectArgs, Direct
+
+
+class EngineOptions(TypedDict, total=False):
+    """:func:`build_engine`'s options, as a service passes them on (``service.worker``)."""
+
+    pool_size: int
+    connect_args: ConnectArgs
+    pre_ping: bool
+    autocommit: bool
 
 
 def build_engine(
     settings: Settings,
     *,
     pool_size: int = 10,
-    connect_args: dict[str, Any] | None = None,
+    connect_args: ConnectArgs | None = None,
     pre_ping: bool = True,
     autocommit: bool = False,
 ) -> AsyncEngine:
@@ -32,9 +41,9 @@ def build_engine(
         if settings.pg_synchronous_commit
         else []
     )
-    extra = dict(connect_args or {})
+    extra: ConnectArgs = {**connect_args} if connect_args else {}
     if "options" in extra:  # the caller's server settings join the configured ones
-        options.append(str(extra.pop("options")))
+        options.append(extra.pop("options"))
     if options:
         extra["options"] = " ".join(options)
     return create_async_engine(

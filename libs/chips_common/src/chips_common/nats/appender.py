@@ -29,6 +29,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from chips_common.append import Actor, AppendAnswer, AppendRequest, InviteSecret, IssuedCredential
+from chips_common.events import JsonObject
 from chips_common.ids import new_id
 from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import HDR_REPLY, Names
@@ -94,7 +95,7 @@ class Appender:
         credential_id: str,
         actor: Actor | dict[str, str],
         idempotency_key: str,
-        events: list[dict[str, Any]],
+        events: list[JsonObject],
         credentials: list[IssuedCredential] | None = None,
         invite: InviteSecret | None = None,
         fingerprint: str | None = None,

@@ -19,10 +19,11 @@ from typing import Any, TypeVar
 import orjson
 
 from chips_common.events.agents import AGENT_EVENTS
+from chips_common.events.base import JsonObject
 from chips_common.events.wire import DeliveredJson
 
 # An event as a socket sends it, or a read's answer over HTTP (any JSON object).
-Seen = TypeVar("Seen", DeliveredJson, dict[str, Any])
+Seen = TypeVar("Seen", DeliveredJson, JsonObject)
 
 # What a pre-agents harness is never sent (docs/product/websocket.md, Saying you speak agents).
 NEVER_SENT = frozenset(AGENT_EVENTS)
@@ -118,7 +119,7 @@ def _translate(value: Any, harness_id: str, own: frozenset[str]) -> Any:
         return _dedupe(items)
     if isinstance(value, dict):
         changed = False
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         agent_like = value.get("kind") == "agent"
         for k, v in value.items():
             if agent_like and k in HARNESS_OF_AGENT:

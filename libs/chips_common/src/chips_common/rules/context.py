@@ -49,19 +49,6 @@ def line_text(line: Mapping[str, Any]) -> str:
     return f"{who}: {words}"
 
 
-def cut(line: dict[str, Any], chars: int) -> dict[str, Any]:
-    """The line with its words shortened so that it costs at most ``chars``.
-
-    When even its speaker's name does not fit, it keeps no words: the newest line is always
-    handed over, however small the budget.
-    """
-    key = words_key(line) or "text"
-    shorter = {**line, key: "", "cut": True}
-    room = max(0, chars - 1 - len(line_text(shorter)))
-    original = line.get(key) or ""
-    return {**shorter, key: original[:room]}
-
-
 def fit(lines: Sequence[LineJson], budget: Budget) -> tuple[list[LineJson], bool]:
     """The newest lines that fit the budget, oldest first, and whether any were left out."""
     if budget.lines == 0 or not lines:

@@ -12,17 +12,17 @@ nothing, and says ``built``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from chips_common import otel
+from chips_common.events import JsonObject
 
 Check = Callable[[], Awaitable[bool]]
 # What a service says it has built, shown beside its checks on ``/readyz``.
-About = Callable[[], Awaitable[dict[str, Any]]]
+About = Callable[[], Awaitable[JsonObject]]
 
 BUILT = "built"
 
@@ -63,7 +63,7 @@ def add_health_routes(
     async def readyz() -> JSONResponse:
         results = await run_checks(checks)
         ready = all(results.values())
-        body: dict[str, Any] = {"ready": ready, "checks": results, "work": work}
+        body: JsonObject = {"ready": ready, "checks": dict(results), "work": work}
         if about is not None:
             try:
                 body["about"] = await about()

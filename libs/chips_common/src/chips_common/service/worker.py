@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Unpack
 
 from fastapi import FastAPI
 from nats.aio.client import Client as NATS
@@ -23,7 +23,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.config import Settings
-from chips_common.db.engine import build_engine
+from chips_common.db.engine import EngineOptions, build_engine
 from chips_common.nats.appender import Appender
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
@@ -67,7 +67,7 @@ class Worker:
     @classmethod
     @asynccontextmanager
     async def wired(
-        cls, settings: Settings, service: str, **engine_options: Any
+        cls, settings: Settings, service: str, **engine_options: Unpack[EngineOptions]
     ) -> AsyncIterator[Worker]:
         """Tracing, the engine (``build_engine``'s options; a pool of 4 by default), NATS
         and the streams declared; closed in the reverse order on the way out. Whatever the
@@ -75,7 +75,8 @@ class Worker:
         async with AsyncExitStack() as stack:
             provider = setup_tracing(service)
             stack.callback(provider.shutdown)
-            engine = build_engine(settings, **{"pool_size": 4, **engine_options})
+            options: EngineOptions = {"pool_size": 4, **engine_options}
+            engine = build_engine(settings, **options)
             stack.push_async_callback(engine.dispose)
             nc = await build_nats(settings, name=f"chips-{service}")
             stack.push_async_callback(nc.drain)
@@ -140,7 +141,7 @@ async def run_worker(
     checks: Callable[[AsyncEngine], dict[str, Check]] | None = None,
     about: Callable[[AsyncEngine], About] | None = None,
     beside: Callable[[AsyncEngine, asyncio.Event], Awaitable[None]] | None = None,
-    engine_options: dict[str, Any] | None = None,
+    engine_options: EngineOptions | None = None,
 ) -> None:
     """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
 

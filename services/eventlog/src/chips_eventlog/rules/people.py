@@ -26,6 +26,7 @@ from chips_common.events import (
     ParticipantJoined,
     PersonUpdated,
 )
+from chips_common.events.wire import EventJson
 from chips_eventlog.refused import refuse
 from chips_eventlog.rules.common import Ctx, Step
 from chips_eventlog.state import (
@@ -329,7 +330,7 @@ def check_person_updated(s: DoorState, body: PersonUpdated, actor: Actor, ctx: C
     return Decision({**filled, "disconnected": disconnected}, changes)
 
 
-def heir_joins(s: DoorState, logged: dict[str, Any], actor: Actor, seq: int) -> list[Step]:
+def heir_joins(s: DoorState, logged: EventJson, actor: Actor, seq: int) -> list[Step]:
     """After a deactivation that handed rooms on: the heir's ``membership.added``, as
     owner, to each of them it was not in, logged as the admin's act. ``seq`` is where the
     first of them is logged."""

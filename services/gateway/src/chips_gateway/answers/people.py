@@ -3,10 +3,11 @@ changes, API keys, who the caller is, sign-in through the provider, the referee.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from chips_common.events import JsonObject
 from chips_gateway.answers.base import Answer, absent
 
 
@@ -69,7 +70,7 @@ class Session(Answer):
 class PasskeyOptions(Answer):
     # The WebAuthn options to hand navigator.credentials.create() or .get(), their
     # buffers base64url (docs/adr/0145).
-    options: dict[str, Any]
+    options: JsonObject
 
 
 class PasskeyAdded(Answer):

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from chips_common.events import JsonObject
 from chips_common.events.messages import Attachment, ExchangeFacts
 from chips_gateway.answers.base import Answer, absent
 from chips_gateway.answers.events import LoggedEvent
@@ -131,7 +132,7 @@ class Line(Answer):
     text: str | None
     reply_to: str | None
     ts: str
-    card: dict[str, Any] | None = absent()
+    card: JsonObject | None = absent()
     attachments: list[LinkedAttachment] | None = absent()
     addressed_to: list[str] | None = absent()
     held: bool | None = absent()

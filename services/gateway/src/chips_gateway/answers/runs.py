@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from chips_common.events import JsonObject
 from chips_gateway.answers.base import Answer, absent
 
 
@@ -66,7 +67,7 @@ class RunCard(Answer):
     harness_id: str | None
     asked_seq: int
     expires_at: str | None
-    card: dict[str, Any]
+    card: JsonObject
     answered_by: str | None
     answer: Any
     answered_seq: int | None

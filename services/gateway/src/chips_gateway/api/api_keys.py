@@ -8,7 +8,6 @@ once, in the answer, and kept only as a hash.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
@@ -16,6 +15,7 @@ from pydantic import BaseModel, Field
 from chips_common.append import IssuedCredential
 from chips_common.ids import new_id, new_token
 from chips_common.tokens import hash_token
+from chips_gateway.answers.people import ApiKey
 from chips_gateway.api.devices import pair_own
 from chips_gateway.api.people import Name, need_person
 from chips_gateway.context import Caller, Ctx, IdempotencyKey, check_write_rate
@@ -34,7 +34,7 @@ async def create_api_key(
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> ApiKey:
     """A named, expiring key for a script, shown once; listed and revoked as a device."""
     need_person(caller)
     await check_write_rate(ctx, caller)
@@ -54,9 +54,6 @@ async def create_api_key(
             expires_at=expires,
         ),
     )
-    return {
-        "id": key_id,
-        "name": body.name,
-        "token": token,
-        "expires_at": expires.isoformat(timespec="seconds"),
-    }
+    return ApiKey(
+        id=key_id, name=body.name, token=token, expires_at=expires.isoformat(timespec="seconds")
+    )

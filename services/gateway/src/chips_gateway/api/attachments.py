@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import httpx
 from fastapi import APIRouter, Query, Request
@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel
 from starlette.background import BackgroundTask
 
+from chips_common.events import JsonObject
 from chips_gateway.agents import shown
 from chips_gateway.context import Caller, Ctx
 from chips_gateway.errors import ChipsError
@@ -98,16 +99,16 @@ class UploadCaps(BaseModel):
     files_bytes: int
 
 
-BINARY = {"type": "string", "format": "binary"}
+BINARY: JsonObject = {"type": "string", "format": "binary"}
 # A file's bytes, by a signed URL (exp, tok, sig) or with the caller's own token.
-FETCH_DOC: dict[str, Any] = {
+FETCH_DOC: JsonObject = {
     "parameters": [
         {"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
         for n in ("exp", "tok", "sig")
     ],
     "security": [{"bearer": []}, {}],
 }
-FETCHED: dict[int | str, dict[str, Any]] = {
+FETCHED: dict[int | str, JsonObject] = {
     200: {
         "description": "the file's bytes, with its own content type",
         # Bytes for a generated client; any type, as the file is served with its own.

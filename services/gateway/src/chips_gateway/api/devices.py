@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
@@ -29,6 +29,7 @@ from chips_common.rules.devices import (
     check_time,
     issue_session,
 )
+from chips_gateway.answers.people import Device, DeviceRevoked, Devices, Session
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.people import ADMINS, need_person, refusal
 from chips_gateway.auth import Principal
@@ -70,7 +71,7 @@ async def pair_own(
 
 
 @router.post("/sessions", status_code=201)
-async def open_session(body: SessionIn, request: Request, ctx: Ctx) -> dict[str, Any]:
+async def open_session(body: SessionIn, request: Request, ctx: Ctx) -> Session:
     """A device signs ``chips-session-v1\\n<device>\\n<ts>\\n<nonce>`` for a session of
     fifteen minutes. A replayed nonce, a time off the clock, another key's signature, or
     a revoked device are refused."""
@@ -115,7 +116,7 @@ async def open_session(body: SessionIn, request: Request, ctx: Ctx) -> dict[str,
     if not fresh:
         raise ChipsError("replayed", "that signed request was sent before: sign a fresh one")
     token, expires = issue_session(ctx.settings.signing_key, body.device_id)
-    return {"token": token, "expires_at": expires, "expires_in": expires - int(time.time())}
+    return Session(token=token, expires_at=expires, expires_in=expires - int(time.time()))
 
 
 async def newer_than_last(ctx: Context, device_id: str, ts: int) -> bool:
@@ -140,7 +141,7 @@ async def newer_than_last(ctx: Context, device_id: str, ts: int) -> bool:
 @router.get("/devices")
 async def list_devices(
     ctx: Ctx, caller: Caller, participant_id: Annotated[str | None, Query()] = None
-) -> dict[str, Any]:
+) -> Devices:
     """The caller's devices and keys still in use; an owner or admin may ask another
     person's."""
     need_person(caller)
@@ -162,26 +163,25 @@ async def list_devices(
                 .order_by(cr.created_at)
             )
         ).all()
-    seen: list[Any] = [None] * len(rows)
+    seen: list[bytes | str | None] = [None] * len(rows)
     if rows:
         # Redis away costs "last seen", nothing else.
         with contextlib.suppress(RedisError, OSError):
             seen = await ctx.redis.mget([seen_key(ctx.settings.redis_prefix, r.id) for r in rows])
-    devices = []
-    for r, last in zip(rows, seen, strict=True):
-        devices.append(
-            {
-                "id": r.id,
-                "kind": r.kind or "token",
-                "name": r.name or ("Token" if (r.kind or "token") == "token" else r.kind),
-                "user_agent": r.user_agent,
-                "created_at": r.created_at.isoformat(),
-                "expires_at": r.expires_at.isoformat() if r.expires_at else None,
-                "last_seen": last.decode() if isinstance(last, bytes) else last,
-                "current": r.id == caller.credential_id,
-            }
+    devices = [
+        Device(
+            id=r.id,
+            kind=r.kind or "token",
+            name=r.name or ("Token" if (r.kind or "token") == "token" else r.kind),
+            user_agent=r.user_agent,
+            created_at=r.created_at.isoformat(),
+            expires_at=r.expires_at.isoformat() if r.expires_at else None,
+            last_seen=last.decode() if isinstance(last, bytes) else last,
+            current=r.id == caller.credential_id,
         )
-    return {"participant_id": whose, "devices": devices}
+        for r, last in zip(rows, seen, strict=True)
+    ]
+    return Devices(participant_id=whose, devices=devices)
 
 
 @router.delete("/devices/{device_id}")
@@ -190,7 +190,7 @@ async def revoke_device(
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> DeviceRevoked:
     """Revoke a device or API key: its sockets close on every gateway now."""
     need_person(caller)
     await check_write_rate(ctx, caller)
@@ -214,4 +214,4 @@ async def revoke_device(
     )
     refusal(answer)
     await ctx.sockets.notify(str(owner), REVOKED_WHY, credential_id=device_id)
-    return {"device_id": device_id, "seq": answer.seqs[-1]}
+    return DeviceRevoked(device_id=device_id, seq=answer.seqs[-1])

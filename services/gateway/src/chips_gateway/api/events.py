@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Header, Query
 from opentelemetry.trace import SpanKind
 
 from chips_common import otel
+from chips_common.events import JsonObject
 from chips_common.events.wire import DeliveredJson, LineJson, delivered
 from chips_common.rules.context import DEFAULT_LINES, MAX_LINES
 from chips_common.rules.context_lines import Changes
 from chips_common.rules.scope import told
 from chips_gateway.acks import Ack, ack_of
-from chips_gateway.agents import present_event_view, present_view, view_as_of
+from chips_gateway.agents import present_event_view, shown, view_as_of
 from chips_gateway.context import Caller, Ctx, check_write_rate
 from chips_gateway.edge import MAX_INT
 from chips_gateway.errors import ChipsError
-from chips_gateway.rows import EventPage
+from chips_gateway.rows import ContextPage, EventPage
 from chips_gateway.shaping import lines_from
 from chips_gateway.ws import actor_for, check_writable
 
@@ -29,7 +30,8 @@ tracer = otel.tracer("chips.gateway")
 async def post_event(
     ctx: Ctx,
     caller: Caller,
-    event: Annotated[dict[str, Any], Body()],
+    # As the client sent it: the eventlog's door decodes it into its catalogue model.
+    event: Annotated[JsonObject, Body()],
     traceparent: Annotated[str | None, Header()] = None,
 ) -> Ack:
     """Append one event; answered like the socket's ack, refusals like its error frames."""
@@ -111,14 +113,14 @@ async def read_events(
     return {"events": found, "next_since": max(cursor, since)}
 
 
-@router.get("/spaces/{space_id}/context")
+@router.get("/spaces/{space_id}/context", response_model=None)
 async def read_context(
     space_id: str,
     ctx: Ctx,
     caller: Caller,
     before: Annotated[int | None, Query(ge=1, le=MAX_INT)] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LINES)] = DEFAULT_LINES,
-) -> dict[str, Any]:
+) -> ContextPage:
     """Older lines of a room, for a harness catching up (docs/product/websocket.md, What you're
     told).
 
@@ -143,7 +145,9 @@ async def read_context(
         window = events[0]["seq"]
     truncated = len(lines) > limit
     kept = lines[-limit:]
-    answer = {"lines": kept, "truncated": truncated, "before": kept[0]["seq"] if kept else upper}
-    if (translate := await present_view(ctx.reader, caller)) is not None:
-        return translate(answer) or answer
-    return answer
+    answer: ContextPage = {
+        "lines": kept,
+        "truncated": truncated,
+        "before": kept[0]["seq"] if kept else upper,
+    }
+    return await shown(ctx.reader, caller, answer)

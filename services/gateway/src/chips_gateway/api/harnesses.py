@@ -9,7 +9,7 @@ Included by ``api/spaces.py``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
@@ -18,9 +18,11 @@ from sqlalchemy import and_, select
 from chips_common.commands import OpenSpace
 from chips_common.db import projector_tables as pt
 from chips_common.db import tables as t
+from chips_common.events import JsonObject
 from chips_common.events.workspaces import Autonomy, Capability, PolicyRule
 from chips_gateway import rows as typed
 from chips_gateway.agents import shown
+from chips_gateway.answers.harnesses import Declared, Disconnected, PolicySet
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.api.rooms import append_event
@@ -192,40 +194,52 @@ class CapabilitiesIn(BaseModel):
     capabilities: list[Capability] = Field(max_length=6)
 
 
-@router.put("/harnesses/{harness_id}/capabilities")
+@router.put(
+    "/harnesses/{harness_id}/capabilities",
+    response_model=Declared,
+    response_model_exclude_unset=True,
+)
 async def declare_capabilities(
     harness_id: str,
     body: CapabilitiesIn,
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> Declared:
     """``chips declare``: record what the harness does (``harness.declared``).
 
     The list replaces the one declared before; the harness itself or its owner sends it.
     """
-    event = {"type": "harness.declared", "harness_id": harness_id, **body.model_dump()}
-    ack = await append_event(ctx, caller, event, idempotency_key)
-    return {
-        **ack.model_dump(exclude_unset=True),
+    event: JsonObject = {
+        "type": "harness.declared",
         "harness_id": harness_id,
-        "capabilities": sorted(set(body.capabilities)),
+        **body.model_dump(),
     }
+    ack = await append_event(ctx, caller, event, idempotency_key)
+    return Declared(
+        **ack.model_dump(exclude_unset=True),
+        harness_id=harness_id,
+        capabilities=sorted(set(body.capabilities)),
+    )
 
 
-@router.post("/harnesses/{harness_id}/disconnect")
+@router.post(
+    "/harnesses/{harness_id}/disconnect",
+    response_model=Disconnected,
+    response_model_exclude_unset=True,
+)
 async def disconnect(
     harness_id: str,
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> Disconnected:
     """``chips disconnect``: withdraw every token of the harness (``harness.disconnected``).
 
     Its owner, or a workspace owner or admin, sends it. The door withdraws the tokens as it
     logs the event; then every gateway closes the harness's live sockets (sockets.py).
     """
-    event = {"type": "harness.disconnected", "harness_id": harness_id}
+    event: JsonObject = {"type": "harness.disconnected", "harness_id": harness_id}
     ack = await append_event(ctx, caller, event, idempotency_key)
     async with ctx.engine.connect() as conn:
         name = (
@@ -234,7 +248,7 @@ async def disconnect(
             )
         ).scalar()
     await ctx.sockets.notify(harness_id, disconnected_why(str(name or harness_id)))
-    return {**ack.model_dump(exclude_unset=True), "harness_id": harness_id}
+    return Disconnected(**ack.model_dump(exclude_unset=True), harness_id=harness_id)
 
 
 class PolicyIn(BaseModel):
@@ -270,20 +284,24 @@ async def get_policy(harness_id: str, ctx: Ctx, caller: Caller) -> typed.Policy:
     return await read_policy(ctx, caller, harness_id)
 
 
-@router.put("/harnesses/{harness_id}/policy")
+@router.put(
+    "/harnesses/{harness_id}/policy", response_model=PolicySet, response_model_exclude_unset=True
+)
 async def set_policy(
     harness_id: str,
     body: PolicyIn,
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> PolicySet:
     """``chips dial`` and ``chips rule``: the owner sets the level, the rules, or both
     (``harness.policy_set``); answers the policy as it now stands."""
-    event = {
+    event: JsonObject = {
         "type": "harness.policy_set",
         "harness_id": harness_id,
         **body.model_dump(mode="json", exclude_none=True),
     }
     ack = await append_event(ctx, caller, event, idempotency_key)
-    return {**ack.model_dump(exclude_unset=True), **(await read_policy(ctx, caller, harness_id))}
+    policy = await read_policy(ctx, caller, harness_id)
+    # The rules as the door logged and keeps them: each validates as the catalogue's rule.
+    return PolicySet.model_validate({**ack.model_dump(exclude_unset=True), **policy})

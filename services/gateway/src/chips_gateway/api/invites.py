@@ -21,9 +21,19 @@ from starlette.convertors import StringConvertor, register_url_convertor
 
 from chips_common.append import Actor, InviteSecret, IssuedCredential
 from chips_common.db import tables as t
+from chips_common.events import JsonObject
 from chips_common.ids import new_id
 from chips_common.rules.devices import DeviceRefusal, check_public_key
 from chips_common.tokens import hash_token
+from chips_gateway.answers.people import (
+    Invite,
+    InviteAccepted,
+    InviteMade,
+    InvitePreview,
+    Invites,
+    InviteWithdrawn,
+    PairingCode,
+)
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.people import ADMINS, Name, need_person, refusal
 from chips_gateway.context import Caller, Context, Ctx, IdempotencyKey, check_write_rate
@@ -109,19 +119,21 @@ async def create_invite(
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> InviteMade:
     """An owner or admin invites somebody: a one-time link, shown once."""
     need_person(caller)
     await check_write_rate(ctx, caller)
     secret = f"chips_iv_{secrets.token_urlsafe(32)}"
     invite_id = new_id("inv")
-    expires = datetime.now(UTC) + timedelta(days=body.expires_in_days)
-    event = {
+    expires_at = (datetime.now(UTC) + timedelta(days=body.expires_in_days)).isoformat(
+        timespec="seconds"
+    )
+    event: JsonObject = {
         "type": "invite.created",
         "invite_id": invite_id,
         "name": body.name,
         "role": body.role,
-        "expires_at": expires.isoformat(timespec="seconds"),
+        "expires_at": expires_at,
     }
     if body.participant_id:
         event["participant_id"] = body.participant_id
@@ -134,18 +146,18 @@ async def create_invite(
         invite=InviteSecret(secret_hash=hash_token(secret), email=body.email),
     )
     refusal(answer)
-    return {
-        "invite_id": invite_id,
-        "name": body.name,
-        "role": body.role,
-        "expires_at": event["expires_at"],
-        "url": invite_link(ctx, secret),
-        "seq": answer.seqs[-1],
-    }
+    return InviteMade(
+        invite_id=invite_id,
+        name=body.name,
+        role=body.role,
+        expires_at=expires_at,
+        url=invite_link(ctx, secret),
+        seq=answer.seqs[-1],
+    )
 
 
 @router.get("/invites")
-async def list_invites(ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def list_invites(ctx: Ctx, caller: Caller) -> Invites:
     """The workspace's invites still open (an owner's or admin's read)."""
     if caller.kind != "person" or caller.role not in ADMINS:
         raise ChipsError("forbidden", "only a workspace owner or admin sees the invites")
@@ -167,20 +179,20 @@ async def list_invites(ctx: Ctx, caller: Caller) -> dict[str, Any]:
                 .order_by(iv.created_at)
             )
         ).all()
-    return {
-        "invites": [
-            {
-                "id": r.id,
-                "name": r.name,
-                "email": r.email,
-                "role": r.role,
-                "invited_by": r.invited_by,
-                "created_at": r.created_at.isoformat(),
-                "expires_at": r.expires_at.isoformat(),
-            }
+    return Invites(
+        invites=[
+            Invite(
+                id=r.id,
+                name=r.name,
+                email=r.email,
+                role=r.role,
+                invited_by=r.invited_by,
+                created_at=r.created_at.isoformat(),
+                expires_at=r.expires_at.isoformat(),
+            )
             for r in rows
         ]
-    }
+    )
 
 
 @router.delete("/invites/{invite_id:invite_id}")
@@ -189,7 +201,7 @@ async def withdraw_invite(
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> InviteWithdrawn:
     need_person(caller)
     await check_write_rate(ctx, caller)
     answer = await ctx.appender.append(
@@ -200,24 +212,24 @@ async def withdraw_invite(
         [{"type": "invite.withdrawn", "invite_id": invite_id}],
     )
     refusal(answer)
-    return {"invite_id": invite_id, "seq": answer.seqs[-1]}
+    return InviteWithdrawn(invite_id=invite_id, seq=answer.seqs[-1])
 
 
 @router.post("/invites/preview")
-async def preview_invite(body: SecretIn, ctx: Ctx) -> dict[str, Any]:
+async def preview_invite(body: SecretIn, ctx: Ctx) -> InvitePreview:
     """What an invite link is for, before it is used: no sign-in needed, nothing changes."""
     row = await find_invite(ctx, body.invite)
-    return {
-        "workspace_name": row.workspace_name,
-        "name": row.name,
-        "role": row.role,
-        "expires_at": row.expires_at.isoformat(),
-        "pairing": row.participant_id is not None,
-    }
+    return InvitePreview(
+        workspace_name=row.workspace_name,
+        name=row.name,
+        role=row.role,
+        expires_at=row.expires_at.isoformat(),
+        pairing=row.participant_id is not None,
+    )
 
 
 @router.post("/invites/accept", status_code=201)
-async def accept_invite(body: AcceptIn, request: Request, ctx: Ctx) -> dict[str, Any]:
+async def accept_invite(body: AcceptIn, request: Request, ctx: Ctx) -> InviteAccepted:
     """Use an invite link (or a pairing code): this device is paired, holding the private
     half of ``public_key``; a new person comes in as the invite said."""
     try:
@@ -245,14 +257,14 @@ async def pair_through(
     device_name: str,
     kind: str,
     user_agent: str | None,
-) -> dict[str, Any]:
+) -> InviteAccepted:
     """Use an invite (or pairing code) row whose secret's hash the caller presents: the
     device holding the private half of ``public_key`` is paired, and the person the invite
     is for comes in first when they are new. Also how a sign-in through the team's
     identity provider pairs a browser (docs/adr/0135)."""
     device_id = new_id("crd")
     person_id = row.participant_id or new_id("usr")
-    events: list[dict[str, Any]] = []
+    events: list[JsonObject] = []
     if row.participant_id is None:
         events.append(
             {
@@ -291,30 +303,32 @@ async def pair_through(
         invite=InviteSecret(secret_hash=secret_hash),
     )
     refusal(answer)
-    return {
-        "workspace_id": row.workspace_id,
-        "workspace_name": row.workspace_name,
-        "participant_id": person_id,
-        "name": row.name,
-        "device_id": device_id,
-    }
+    return InviteAccepted(
+        workspace_id=row.workspace_id,
+        workspace_name=row.workspace_name,
+        participant_id=person_id,
+        name=row.name,
+        device_id=device_id,
+    )
 
 
 @router.post("/pairing-codes", status_code=201)
 async def pairing_code(
     ctx: Ctx, caller: Caller, idempotency_key: IdempotencyKey = None
-) -> dict[str, Any]:
+) -> PairingCode:
     """A short code, valid for minutes, that pairs a further device of the caller's."""
     need_person(caller)
     await check_write_rate(ctx, caller)
     code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
-    expires = datetime.now(UTC) + timedelta(minutes=PAIRING_MINUTES)
-    event = {
+    expires_at = (datetime.now(UTC) + timedelta(minutes=PAIRING_MINUTES)).isoformat(
+        timespec="seconds"
+    )
+    event: JsonObject = {
         "type": "invite.created",
         "invite_id": new_id("inv"),
         "name": caller.name,
         "role": caller.role,
-        "expires_at": expires.isoformat(timespec="seconds"),
+        "expires_at": expires_at,
         "participant_id": caller.participant_id,
     }
     answer = await ctx.appender.append(
@@ -327,4 +341,4 @@ async def pairing_code(
     )
     refusal(answer)
     shown = f"{code[:4]}-{code[4:]}"
-    return {"code": shown, "url": invite_link(ctx, shown), "expires_at": event["expires_at"]}
+    return PairingCode(code=shown, url=invite_link(ctx, shown), expires_at=expires_at)

@@ -38,6 +38,7 @@ from chips_common.events import JsonObject
 from chips_common.ids import new_id
 from chips_common.rules.devices import DeviceRefusal, check_public_key
 from chips_common.tokens import hash_token
+from chips_gateway.answers.people import InviteAccepted
 from chips_gateway.api.invites import pair_through
 from chips_gateway.api.people import refusal
 from chips_gateway.config import GatewaySettings
@@ -214,8 +215,14 @@ async def oidc_callback(
         return refused_to_app(settings, exc.code, exc.message)
     except ChipsError as exc:
         return refused_to_app(settings, exc.code, exc.message)
-    fields = ("device_id", "participant_id", "workspace_id", "name", "workspace_name")
-    return to_app(settings, "signed-in/" + "/".join(quote(str(paired[f]), safe="") for f in fields))
+    fields = (
+        paired.device_id,
+        paired.participant_id,
+        paired.workspace_id,
+        paired.name,
+        paired.workspace_name,
+    )
+    return to_app(settings, "signed-in/" + "/".join(quote(str(f), safe="") for f in fields))
 
 
 class KeptSignIn(TypedDict):
@@ -354,7 +361,7 @@ async def known(ctx: Context, workspace_id: str, email: str) -> tuple[Known, Any
     )
 
 
-async def sign_in(ctx: Context, email: str, claims: JsonObject, kept: KeptSignIn) -> dict[str, Any]:
+async def sign_in(ctx: Context, email: str, claims: JsonObject, kept: KeptSignIn) -> InviteAccepted:
     """Pair the browser's key for the person this verified email is (docs/adr/0135)."""
     workspace_id = ctx.settings.oidc_workspace
     what, person, waiting = await known(ctx, workspace_id, email)

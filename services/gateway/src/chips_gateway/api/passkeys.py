@@ -21,7 +21,7 @@ import contextlib
 import json
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import NotRequired, TypedDict
 from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -59,8 +59,10 @@ from webauthn.helpers.structs import (
 
 from chips_common.append import IssuedCredential
 from chips_common.db import tables as t
+from chips_common.events import JsonObject
 from chips_common.ids import new_id
 from chips_common.rules.devices import b64encode, issue_session
+from chips_gateway.answers.people import PasskeyAdded, PasskeyOptions, PasskeySession
 from chips_gateway.api.devices import pair_own
 from chips_gateway.api.people import need_person
 from chips_gateway.context import Caller, Context, Ctx, IdempotencyKey, check_write_rate
@@ -85,14 +87,24 @@ BAD_WEBAUTHN = (
 
 
 class PasskeyIn(BaseModel):
-    # What navigator.credentials.create() gave, as JSON (ids and buffers base64url).
-    credential: dict[str, Any]
+    # What navigator.credentials.create() gave, as JSON (ids and buffers base64url),
+    # handed to the WebAuthn library as it came.
+    credential: JsonObject
     name: str = Field(default="Passkey", min_length=1, max_length=120)
 
 
 class AssertionIn(BaseModel):
     # What navigator.credentials.get() gave, as JSON (ids and buffers base64url).
-    credential: dict[str, Any]
+    credential: JsonObject
+
+
+class KeptChallenge(TypedDict):
+    """What a challenge keeps in Redis until it is answered: what it is for, and for a
+    registration who asked."""
+
+    purpose: str
+    participant_id: NotRequired[str]
+    device_id: NotRequired[str]
 
 
 def relying_party(ctx: Context) -> tuple[str, str]:
@@ -106,7 +118,7 @@ def challenge_key(ctx: Context, challenge: bytes) -> str:
     return f"{ctx.settings.redis_prefix}:passkey:{bytes_to_base64url(challenge)}"
 
 
-async def keep_challenge(ctx: Context, challenge: bytes, kept: dict[str, Any]) -> None:
+async def keep_challenge(ctx: Context, challenge: bytes, kept: KeptChallenge) -> None:
     try:
         await ctx.redis.set(challenge_key(ctx, challenge), json.dumps(kept), ex=CHALLENGE_SECONDS)
     except (RedisError, OSError):
@@ -116,13 +128,15 @@ async def keep_challenge(ctx: Context, challenge: bytes, kept: dict[str, Any]) -
 
 
 async def take_challenge(
-    ctx: Context, credential: dict[str, Any], purpose: str
-) -> tuple[bytes, Any]:
+    ctx: Context, credential: JsonObject, purpose: str
+) -> tuple[bytes, KeptChallenge]:
     """The challenge an answer is for, once: forgotten as it is read."""
+    response = credential.get("response")
+    data = response.get("clientDataJSON") if isinstance(response, dict) else None
     try:
-        client = parse_client_data_json(
-            base64url_to_bytes(credential["response"]["clientDataJSON"])
-        )
+        if not isinstance(data, str):
+            raise TypeError("no clientDataJSON")
+        client = parse_client_data_json(base64url_to_bytes(data))
     except BAD_WEBAUTHN:
         raise ChipsError("bad_signature", "that is not a passkey's answer") from None
     try:
@@ -131,7 +145,7 @@ async def take_challenge(
         raise ChipsError(
             "unavailable", "passkeys cannot be used right now; try again shortly"
         ) from None
-    kept = json.loads(raw) if raw is not None else None
+    kept: KeptChallenge | None = json.loads(raw) if raw is not None else None
     if kept is None or kept.get("purpose") != purpose:
         raise ChipsError(
             "replayed",
@@ -142,7 +156,7 @@ async def take_challenge(
 
 
 @router.post("/passkeys/options")
-async def passkey_options(ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def passkey_options(ctx: Ctx, caller: Caller) -> PasskeyOptions:
     """What the browser asks its authenticator to make: a passkey for this person here."""
     need_person(caller)
     await check_write_rate(ctx, caller)
@@ -181,7 +195,7 @@ async def passkey_options(ctx: Ctx, caller: Caller) -> dict[str, Any]:
             "device_id": caller.credential_id,
         },
     )
-    return {"options": json.loads(options_to_json(options))}
+    return PasskeyOptions(options=json.loads(options_to_json(options)))
 
 
 @router.post("/passkeys", status_code=201)
@@ -191,7 +205,7 @@ async def register_passkey(
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> PasskeyAdded:
     """The passkey the authenticator made: a device of the caller's from now on."""
     need_person(caller)
     await check_write_rate(ctx, caller)
@@ -249,11 +263,11 @@ async def register_passkey(
                 created_at=datetime.now(UTC),
             )
         )
-    return {"device_id": device_id, "name": body.name, "credential_id": credential_id}
+    return PasskeyAdded(device_id=device_id, name=body.name, credential_id=credential_id)
 
 
 @router.post("/passkeys/challenge", status_code=201)
-async def passkey_challenge(ctx: Ctx) -> dict[str, Any]:
+async def passkey_challenge(ctx: Ctx) -> PasskeyOptions:
     """A fresh challenge for a passkey to answer: no sign-in needed, nothing changes."""
     rp_id, _ = relying_party(ctx)
     options = generate_authentication_options(
@@ -262,11 +276,11 @@ async def passkey_challenge(ctx: Ctx) -> dict[str, Any]:
         user_verification=UserVerificationRequirement.PREFERRED,
     )
     await keep_challenge(ctx, options.challenge, {"purpose": "sign-in"})
-    return {"options": json.loads(options_to_json(options))}
+    return PasskeyOptions(options=json.loads(options_to_json(options)))
 
 
 @router.post("/passkeys/sign-in", status_code=201)
-async def passkey_sign_in(body: AssertionIn, ctx: Ctx) -> dict[str, Any]:
+async def passkey_sign_in(body: AssertionIn, ctx: Ctx) -> PasskeySession:
     """A passkey's answer to a challenge of ours: a session for its device, as a signed
     exchange earns one. An unknown or revoked passkey, an answer sent twice, another
     site's or a count gone back are refused."""
@@ -329,12 +343,12 @@ async def passkey_sign_in(body: AssertionIn, ctx: Ctx) -> dict[str, Any]:
             datetime.now(UTC).isoformat(timespec="seconds"),
         )
     token, expires = issue_session(ctx.settings.signing_key, row.device_id)
-    return {
-        "token": token,
-        "expires_at": expires,
-        "expires_in": expires - int(time.time()),
-        "device_id": row.device_id,
-        "participant_id": row.participant_id,
-        "workspace_id": row.workspace_id,
-        "workspace_name": row.workspace_name,
-    }
+    return PasskeySession(
+        token=token,
+        expires_at=expires,
+        expires_in=expires - int(time.time()),
+        device_id=row.device_id,
+        participant_id=row.participant_id,
+        workspace_id=row.workspace_id,
+        workspace_name=row.workspace_name,
+    )

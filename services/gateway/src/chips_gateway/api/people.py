@@ -14,7 +14,7 @@ invite's, an API key's) are shown once, in the answer, and kept only as hashes.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
@@ -22,7 +22,10 @@ from sqlalchemy import and_, select
 
 from chips_common.append import AppendAnswer
 from chips_common.db import projector_tables as pt
+from chips_common.events import JsonObject
 from chips_common.events.people import known_time_zone
+from chips_common.events.wire import EventJson, event_json
+from chips_gateway.answers.people import Me, MeChanged, PersonChanged
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import wait_for_checkpoint
 from chips_gateway.auth import Principal
@@ -70,13 +73,13 @@ async def change_person(
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> PersonChanged:
     """An owner or admin changes a person's role, or deactivates (every device, key and
     harness of theirs signed out, their sockets closed, the group rooms they own handed to
     ``rooms_to``) or reactivates them."""
     need_person(caller)
     await check_write_rate(ctx, caller)
-    event: dict[str, Any] = {"type": "person.updated", "participant_id": participant_id}
+    event: JsonObject = {"type": "person.updated", "participant_id": participant_id}
     event.update(body.model_dump(exclude_none=True))
     answer = await ctx.appender.append(
         caller.workspace_id,
@@ -87,21 +90,24 @@ async def change_person(
     )
     refusal(answer)
     # The person.updated, then any membership.added of the heir's to a room it was not in.
-    logged = next((e for e in answer.events if e.get("type") == "person.updated"), {})
+    logged: EventJson | None = next(
+        (event_json(e) for e in answer.events if e.get("type") == "person.updated"), None
+    )
+    disconnected = logged.get("disconnected", []) if logged is not None else []
     if body.active is False:
         await ctx.sockets.notify(participant_id, DEACTIVATED_WHY)
-        for harness_id in logged.get("disconnected", []):
+        for harness_id in disconnected:
             await ctx.sockets.notify(str(harness_id), DEACTIVATED_WHY)
-    return {
-        "participant_id": participant_id,
-        "disconnected": logged.get("disconnected", []),
-        "rooms_handed": logged.get("rooms_handed", []),
-        "rooms_to": logged.get("rooms_to"),
-        "seq": answer.seqs[-1],
-    }
+    return PersonChanged(
+        participant_id=participant_id,
+        disconnected=disconnected,
+        rooms_handed=logged.get("rooms_handed", []) if logged is not None else [],
+        rooms_to=logged.get("rooms_to") if logged is not None else None,
+        seq=answer.seqs[-1],
+    )
 
 
-async def profile(ctx: Context, caller: Principal) -> dict[str, Any]:
+async def profile(ctx: Context, caller: Principal) -> Me:
     # From the read model once it holds everything logged before this call, so a change
     # made a moment ago is read back.
     await wait_for_checkpoint(ctx, caller.workspace_id, await ctx.reader.head(caller.workspace_id))
@@ -114,18 +120,18 @@ async def profile(ctx: Context, caller: Principal) -> dict[str, Any]:
                 )
             )
         ).first()
-    return {
-        "participant_id": caller.participant_id,
-        "workspace_id": caller.workspace_id,
-        "kind": caller.kind,
-        "name": row.name if row is not None else caller.name,
-        "role": caller.role,
-        "time_zone": row.time_zone if row is not None else None,
-    }
+    return Me(
+        participant_id=caller.participant_id,
+        workspace_id=caller.workspace_id,
+        kind=caller.kind,
+        name=row.name if row is not None else caller.name,
+        role=caller.role,
+        time_zone=row.time_zone if row is not None else None,
+    )
 
 
 @router.get("/me")
-async def get_me(ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def get_me(ctx: Ctx, caller: Caller) -> Me:
     """Who the caller is: their name, role and time zone (none until they say one)."""
     return await profile(ctx, caller)
 
@@ -136,7 +142,7 @@ async def change_me(
     ctx: Ctx,
     caller: Caller,
     idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> MeChanged:
     """A person renames themselves or sets their time zone (an IANA name): one
     ``person.updated``, which says the name it replaces."""
     need_person(caller)
@@ -160,11 +166,11 @@ async def change_me(
         [{"type": "person.updated", "participant_id": caller.participant_id, **change}],
     )
     refusal(answer)
-    logged = answer.events[-1] if answer.events else {}
-    return {
-        "participant_id": caller.participant_id,
-        "name": logged.get("name"),
-        "previous_name": logged.get("previous_name"),
-        "time_zone": logged.get("time_zone"),
-        "seq": answer.seqs[-1],
-    }
+    logged: EventJson | None = event_json(answer.events[-1]) if answer.events else None
+    return MeChanged(
+        participant_id=caller.participant_id,
+        name=logged.get("name") if logged is not None else None,
+        previous_name=logged.get("previous_name") if logged is not None else None,
+        time_zone=logged.get("time_zone") if logged is not None else None,
+        seq=answer.seqs[-1],
+    )

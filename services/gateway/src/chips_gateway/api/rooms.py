@@ -15,6 +15,7 @@ from sqlalchemy import and_, select
 
 from chips_common.db import projector_tables as pt
 from chips_common.db.spend_reads import read_job, read_pause
+from chips_common.events import JsonObject
 from chips_gateway import rows as typed
 from chips_gateway.acks import Ack, ack_of
 from chips_gateway.agents import Answer, shown, shown_in_room
@@ -31,7 +32,7 @@ from chips_gateway.may import room_may
 router = APIRouter()
 
 
-async def append_event(ctx: Ctx, caller: Principal, event: dict[str, Any], key: str | None) -> Ack:
+async def append_event(ctx: Ctx, caller: Principal, event: JsonObject, key: str | None) -> Ack:
     """Append one event for ``caller`` and answer like an ack, or raise the refusal."""
     idempotency_key = request_key(key)
     await check_write_rate(ctx, caller)
@@ -252,7 +253,11 @@ async def remove_member(
     idempotency_key: IdempotencyKey = None,
 ) -> Ack:
     """The room sheet's Remove, or Leave when it names the caller: ``membership.removed``."""
-    event = {"type": "membership.removed", "space_id": space_id, "participant_id": participant_id}
+    event: JsonObject = {
+        "type": "membership.removed",
+        "space_id": space_id,
+        "participant_id": participant_id,
+    }
     return await append_event(ctx, caller, event, idempotency_key)
 
 
@@ -282,7 +287,7 @@ async def lock_space(
     idempotency_key: IdempotencyKey = None,
 ) -> Ack:
     """Lock (or unlock) a room's changes: ``space.lock_set`` (docs/product/websocket.md)."""
-    event = {"type": "space.lock_set", "space_id": space_id, "locked": body.locked}
+    event: JsonObject = {"type": "space.lock_set", "space_id": space_id, "locked": body.locked}
     return await append_event(ctx, caller, event, idempotency_key)
 
 
@@ -302,7 +307,7 @@ async def set_spend_ceiling(
     idempotency_key: IdempotencyKey = None,
 ) -> Ack:
     """What the room allows a job: ``space.spend_ceiling_set`` (docs/product/websocket.md)."""
-    event: dict[str, Any] = {"type": "space.spend_ceiling_set", "space_id": space_id}
+    event: JsonObject = {"type": "space.spend_ceiling_set", "space_id": space_id}
     if body.usd is not None:
         event["usd"] = body.usd
     return await append_event(ctx, caller, event, idempotency_key)
@@ -323,7 +328,7 @@ async def set_lead(
 ) -> Ack:
     """Choose the room's lead, or none: ``space.lead_set`` (docs/product/websocket.md, Who leads;
     docs/adr/0090). A person's, and one of the agents in the room."""
-    event = {"type": "space.lead_set", "space_id": space_id, "agent_id": body.agent_id}
+    event: JsonObject = {"type": "space.lead_set", "space_id": space_id, "agent_id": body.agent_id}
     return await append_event(ctx, caller, event, idempotency_key)
 
 
@@ -352,7 +357,7 @@ async def delete_space(
     A direct space nobody could open again is archived instead; the answer's seq is then
     that of the ``space.updated``.
     """
-    event = {"type": "space.erased", "space_id": space_id}
+    event: JsonObject = {"type": "space.erased", "space_id": space_id}
     return await append_event(ctx, caller, event, idempotency_key)
 
 

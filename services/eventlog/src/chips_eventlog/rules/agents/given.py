@@ -17,7 +17,6 @@ Each is decided after what brought the harness in was, by :func:`gifts_after`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from chips_common.append import Actor
 from chips_common.commands import GiveAgents
@@ -26,6 +25,7 @@ from chips_common.events import (
     MembershipReplaced,
     SpaceLeadSet,
 )
+from chips_common.events.wire import EventJson, event_json
 from chips_common.ids import new_id
 from chips_common.rules.names import free_name
 from chips_eventlog.refused import refuse
@@ -96,7 +96,7 @@ def give(plan: Plan, harness: Participant, space_id: str, *, lead: bool = False)
     return agent_id
 
 
-def candidates(s: DoorState, event: dict[str, Any]) -> list[tuple[str, str, bool]]:
+def candidates(s: DoorState, event: EventJson) -> list[tuple[str, str, bool]]:
     """``(harness id, space id, claimed)`` that a staged ``event`` may have brought a
     harness into as itself."""
     kind = event.get("type")
@@ -126,7 +126,7 @@ def rooms_of(s: DoorState, harness_id: str) -> list[str]:
     return [room for _, room in sorted(found)]
 
 
-def gifts_after(s: DoorState, events: Iterable[dict[str, Any]], seq: int) -> Plan | None:
+def gifts_after(s: DoorState, events: Iterable[EventJson], seq: int) -> Plan | None:
     """The agents given after ``events`` were staged (the door state as they left it), as
     one plan beginning at ``seq``; None when nobody is given one."""
     plan: Plan | None = None
@@ -154,8 +154,11 @@ def run_give(s: DoorState, command: GiveAgents, actor: Actor, ctx: Ctx) -> Plan:
         (p for p in s.participants.values() if p.kind == "harness"),
         key=lambda p: (p.joined_seq, p.id),
     )
+    # Read as a staged harness.declared is: only its type and harness.
     declared = [
-        {"type": "harness.declared", "harness_id": h.id, "capabilities": list(h.capabilities)}
+        event_json(
+            {"type": "harness.declared", "harness_id": h.id, "capabilities": list(h.capabilities)}
+        )
         for h in harnesses
     ]
     return gifts_after(s, declared, ctx.seq) or Plan(s, ctx.seq)
