@@ -22,5 +22,5 @@ export default defineConfig({
       "/v1": { target: "http://127.0.0.1:8080", ws: true },
     },
   },
-  test: { environment: "node", include: ["src/**/*.test.ts"] },
+  test: { environment: "node", include: ["src/**/*.test.ts", "packages/*/test/**/*.test.ts"] },
 });

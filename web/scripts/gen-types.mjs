@@ -4,10 +4,12 @@
 //   src/gen/api.ts     from the gateway's OpenAPI and AsyncAPI documents, openapi.json and
 //                      asyncapi.json (written by scripts/gen_api_docs.py), with
 //                      openapi-typescript: every route's answer and every socket frame.
+// and the same two files into packages/protocol/src/gen/, for @chipschat/protocol (the
+// package for Node harnesses).
 //
 //   node scripts/gen-types.mjs           write the files
 //   node scripts/gen-types.mjs --check   exit 1 when a file is stale
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile } from "json-schema-to-typescript";
@@ -127,9 +129,12 @@ const api = [
   "",
 ].join("\n");
 
+const packageGen = join(here, "..", "packages", "protocol", "src", "gen");
 const outputs = [
   [out, text],
   [apiOut, api],
+  [join(packageGen, "events.ts"), text],
+  [join(packageGen, "api.ts"), api],
 ];
 if (process.argv.includes("--check")) {
   let stale = false;
@@ -144,8 +149,9 @@ if (process.argv.includes("--check")) {
     }
   }
   if (stale) process.exit(1);
-  console.log("web/src/gen/ is current");
+  console.log("web/src/gen/ and packages/protocol/src/gen/ are current");
 } else {
+  mkdirSync(packageGen, { recursive: true });
   for (const [path, generated] of outputs) writeFileSync(path, generated);
   console.log(`wrote ${out} (${types.length} event types) and ${apiOut}`);
 }
