@@ -54,7 +54,7 @@ CONTEXTS: list[dict[str, Any] | None] = [
         "lines": [{"kind": "said", "from": {"name": "Zoë"}, "text": "Ünïcode — “quotes” ✓"}],
         "files": [
             {"name": "plan.pdf", "version": 3, "url": "https://chips.example/f/1"},
-            {"name": "notes.md", "version": 1},
+            {"name": "notes.odt", "version": 1},
             {"name": "draft.txt", "url": "https://chips.example/f/2"},
             {"version": 2},
         ],
