@@ -45,10 +45,19 @@ def test_declaring_agents_gives_one_agent_in_each_room_the_harness_is_in(w: Worl
     assert given(declare(w, w.H1, "agents")) == {}
 
 
-def test_a_harness_before_agents_is_given_none(w: World) -> None:
-    declare(w, w.H2, "new_spaces")
-    assert w.state.agents_of(w.H2) == []
-    assert w.state.standing(w.room, w.H2) == "member"
+def test_a_harness_before_agents_is_given_its_agents_too(w: World) -> None:
+    # docs/adr/0154: declared ``agents`` or not, a harness with none of its own is given one
+    # in each room it comes into (its pre-agents view still shows it its own id).
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    assert (agent.name, agent.agent.key) == ("Ledger", f"chips:{space}")
+    assert w.state.room_of_agent(agent.id) == space
+    assert w.state.standing(space, w.H2) == "agents"
+    # In a workspace from before, Chips gives it its agents in the rooms it stands in.
+    logged = w.ok(w.operator, {"command": "agents.give"})
+    assert w.state.standing(w.room, w.H2) == "agents"
+    assert [e["name"] for e in given(logged).values() if e["harness_id"] == w.H2] == ["Ledger 2"]
+    assert w.ok(w.operator, {"command": "agents.give"}) == []  # again: nothing owed
 
 
 def test_a_person_adding_the_harness_gives_it_an_agent_there(w: World) -> None:
