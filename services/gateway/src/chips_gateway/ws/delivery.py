@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import orjson
 
 from chips_common.events.wire import DeliveredJson, EventJson
@@ -13,7 +15,7 @@ from chips_gateway.ws.session import SessionBase
 
 
 def shown_to(
-    harness_id: str, shaped: DeliveredJson, own: frozenset[str] | None
+    harness_id: str, shaped: DeliveredJson, own: Mapping[str, str] | None
 ) -> DeliveredJson | None:
     """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set."""
     return shaped if own is None else as_seen_by(shaped, harness_id, own)
@@ -67,7 +69,7 @@ class Delivery(SessionBase):
             metrics.FRAMES_OUT.labels("receipt").inc()
 
     async def handed(
-        self, event: EventJson, own: frozenset[str] | None, as_of: AsOf | None
+        self, event: EventJson, own: Mapping[str, str] | None, as_of: AsOf | None
     ) -> list[EventFrame]:
         """The frames of the held messages ``event`` (a person's act) hands this socket,
         as its recipient sees them (docs/adr/0083)."""
