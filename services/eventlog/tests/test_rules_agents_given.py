@@ -149,3 +149,38 @@ def test_the_main_agent_takes_the_given_agent_s_place_in_its_main_room(w: World)
     assert (replaced["participant_id"], replaced["replaced"]) == (main, stand_in)
     assert w.state.room_of_agent(main) == w.home
     assert w.state.room_of_agent(stand_in) is None
+
+
+def test_taking_the_harness_out_takes_the_agent_it_was_given(w: World) -> None:
+    # docs/adr/0154: a person may name the harness itself (as a harness before agents, or
+    # an old client, knows it); the agent it was given goes with it.
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    gone = {"type": "membership.removed", "space_id": space, "participant_id": w.H2}
+    logged = w.ok(w.p(w.OWN), gone)
+    assert [(e["type"], e.get("participant_id")) for e in logged] == [
+        ("agent.released", None),
+        ("membership.removed", agent.id),
+        ("membership.removed", w.H2),
+    ]
+    assert logged[-1]["standing"] == "agents"
+    assert w.state.standing(space, w.H2) is None
+    assert w.state.room_of_agent(agent.id) is None
+
+
+def test_a_harness_unarchives_the_room_it_opened_that_took_its_agent_away(w: World) -> None:
+    opened = w.ok(w.h(w.H2), {"command": "harness.open_space", "key": "po", "title": "PO"})
+    space = opened[0]["space_id"]
+    (agent,) = w.state.agents_of(w.H2)
+    closed = w.ok(w.h(w.H2), {"type": "space.updated", "space_id": space, "state": "closed"})
+    assert "agent.released" in [e["type"] for e in closed]
+    assert w.state.standing(space, w.H2) is None  # it left with its agent
+    back = w.ok(w.h(w.H2), {"type": "space.updated", "space_id": space, "state": "open"})
+    assert "agent.attached" in [e["type"] for e in back]
+    assert w.state.room_of_agent(agent.id) == space
+    assert w.state.standing(space, w.H2) == "agents"
+    # Nobody else's archive opens so: a harness that did not open it is refused.
+    w.ok(w.p(w.OWN), {"type": "space.updated", "space_id": space, "state": "closed"})
+    w.says_no(
+        w.h(w.H1), {"type": "space.updated", "space_id": space, "state": "open"}, "forbidden", ""
+    )

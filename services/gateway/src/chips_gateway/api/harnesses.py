@@ -19,8 +19,9 @@ from chips_common.commands import OpenSpace
 from chips_common.db import projector_tables as pt
 from chips_common.db import tables as t
 from chips_common.events.workspaces import Autonomy, Capability, PolicyRule
+from chips_common.rules.agents_view import hidden_from
 from chips_gateway import rows as typed
-from chips_gateway.agents import shown
+from chips_gateway.agents import shown, speaks_agents
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
 from chips_gateway.api.rooms import append_event
@@ -95,6 +96,12 @@ async def open_space(
     if space is None:  # the door logged the key in this very answer; it cannot be gone
         raise ChipsError("unavailable", "the space for that key could not be read; ask again")
     did = {e["type"] for e in answer.events}
+    # The last event the harness is sent: one before agents is not sent its given agent's
+    # coming (docs/adr/0154), so its ``seq`` is the last it will see.
+    seqs = answer.seqs
+    if len(answer.events) == len(seqs) and not await speaks_agents(ctx.reader, harness_id):
+        given = {str(e.get("agent_id")) for e in answer.events if e["type"] == "agent.registered"}
+        seqs = [n for e, n in zip(answer.events, seqs, strict=True) if not hidden_from(e, given)]
     mine = {e["type"] for e in answer.events if e.get("participant_id") == harness_id}
     response.status_code = 201 if "space.created" in did else 200
     return {
@@ -107,7 +114,7 @@ async def open_space(
         "joined": "membership.added" in mine,
         "claimed": "space.claimed" in did,
         "retitled": "space.updated" in did,
-        "seq": answer.seqs[-1] if answer.seqs else None,
+        "seq": seqs[-1] if seqs else None,
     }
 
 
