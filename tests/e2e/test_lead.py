@@ -31,7 +31,10 @@ QUIET = 2  # the stack's CHIPS_LEAD_HANDOFF_SECONDS
 @dataclass
 class Room:
     id: str
-    agents: dict[str, str]  # name -> the agent's id in the room
+    agents: dict[str, str]  # its harness's name -> the agent's id in the room
+    # Its harness's name -> the agent's: each harness is given an agent per room, named
+    # after it and numbered once the name is taken (docs/adr/0154).
+    names: dict[str, str]
 
 
 @dataclass
@@ -66,12 +69,14 @@ async def led_room(api: Api, c: Crew, title: str) -> Room:
     members = [c.scout.participant_id, c.ledger.participant_id, c.atlas.participant_id]
     room_id = await api.open_space(c.owner, title, members)
     sheet = await api.sheet(c.owner, room_id, await api.head(c.owner))
-    agents = {m["name"]: m["participant_id"] for m in sheet["members"] if m["kind"] != "person"}
+    shown = [m for m in sheet["members"] if m["kind"] != "person"]
+    agents = {m["name"].rstrip("0123456789 "): m["participant_id"] for m in shown}
+    names = {m["name"].rstrip("0123456789 "): m["name"] for m in shown}
     r = await api.http.post(
         f"/v1/spaces/{room_id}/lead", json={"agent_id": agents["Atlas"]}, headers=api.auth(c.owner)
     )
     assert r.status_code == 200, r.text
-    return Room(room_id, agents)
+    return Room(room_id, agents, names)
 
 
 def handed_to_lead(message_seq: int) -> Any:
@@ -124,7 +129,7 @@ async def test_a_person_chooses_the_lead_and_the_room_says_so(stack, api: Api) -
     head = await api.head(c.owner)
     sheet = await api.sheet(c.owner, room.id, head)
     assert sheet["lead_id"] == room.agents["Atlas"]
-    assert [m["name"] for m in sheet["members"] if m.get("lead")] == ["Atlas"]
+    assert [m["name"] for m in sheet["members"] if m.get("lead")] == [room.names["Atlas"]]
 
     # The member says "lead": true, and each note says who leads; the lead's says "You".
     seq = await api.say(c.owner, room.id, "@Scout @Atlas where are we?")
@@ -133,11 +138,10 @@ async def test_a_person_chooses_the_lead_and_the_room_says_so(stack, api: Api) -
     (to_scout,) = [e for e in c.socks["scout"].events() if e["seq"] == seq]
     (to_atlas,) = [e for e in c.socks["atlas"].events() if e["seq"] == seq]
     leads = [m for m in to_scout["room"]["members"] if m.get("lead")]
-    assert [m["name"] for m in leads] == ["Atlas"]
+    assert [m["name"] for m in leads] == [room.names["Atlas"]]
     (scout_note,) = to_scout["room"]["notes"].values()
-    assert "Atlas leads here: it hands out the work, and what is nobody's turn goes to it." in (
-        scout_note
-    )
+    leads_here = "leads here: it hands out the work, and what is nobody's turn goes to it."
+    assert f"{room.names['Atlas']} {leads_here}" in scout_note
     (atlas_note,) = to_atlas["room"]["notes"].values()
     assert "You lead here" in atlas_note
     assert "A step one agent has handed to another needs no word from you" in atlas_note
@@ -171,7 +175,8 @@ async def test_the_lead_is_handed_nobodys_words_once_and_never_the_exceptions(
     assert handed["handed"] is True and handed["lead"] is True
     assert handed["message_id"].startswith("msg_") and handed["text"].startswith("The alphabet")
     (note,) = handed["room"]["notes"].values()
-    assert note.startswith("Nobody has this turn: Scout said it with no @"), note
+    said_by = nobodys.names["Scout"]
+    assert note.startswith(f"Nobody has this turn: {said_by} said it with no @"), note
     # Everybody in the room sees the quiet line's event, said by Chips.
     line = await c.socks["owner"].wait_for(of_type("lead.handed", nobodys.id))
     event = line["event"] if line["frame"] == "event" else None
@@ -242,11 +247,12 @@ async def test_who_is_working_is_told_and_the_note_says_it(stack, api: Api) -> N
     await c.socks["ledger"].wait_for_seq(seq)
     (turn,) = [e for e in c.socks["ledger"].events() if e["seq"] == seq]
     (note,) = turn["room"]["notes"].values()
+    scout, atlas = room.names["Scout"], room.names["Atlas"]
     assert (
-        "Working now: Scout, less than a minute in (last step: Editing ascii-alphabet.html)."
+        f"Working now: {scout}, less than a minute in (last step: Editing ascii-alphabet.html)."
         in note
     ), note
-    assert "Not working: Atlas for less than a minute." in note, note
+    assert f"Not working: {atlas} for less than a minute." in note, note
 
     await api.append(c.scout, {"type": "run.completed", "run_id": "run_draw", "summary": "A-Z"})
     idle = await owner.wait_for(of_type("room.idle", room.id), timeout=20)
@@ -300,7 +306,9 @@ async def test_a_turn_silent_too_long_is_not_counted(stack, api: Api) -> None:
         (turn,) = [e for e in c.socks["ledger"].events() if e["seq"] == seq]
         (note,) = turn["room"]["notes"].values()
         assert "Working now" not in note, note
-        assert "Not working: Atlas for less than a minute, Scout for less than a minute." in note
+        scout, atlas = room.names["Scout"], room.names["Atlas"]
+        idle = f"Not working: {atlas} for less than a minute, {scout} for less than a minute."
+        assert idle in note, note
     finally:
         stack.extra_env["referee"] = {
             k: v for k, v in stack.extra_env["referee"].items() if k != "CHIPS_TURN_SILENT_SECONDS"

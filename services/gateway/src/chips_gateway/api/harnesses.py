@@ -13,7 +13,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.commands import OpenSpace
 from chips_common.db import projector_tables as pt
@@ -143,14 +144,18 @@ async def harness_spaces(
     # In the room now (the door state): a room it was taken out of shows only its name.
     inside = spaces_of(harness_id, ws_id).where(t.memberships.c.space_id == s.c.id).exists()
     async with ctx.engine.connect() as conn:
-        rows = (
-            await conn.execute(
-                select(s, inside.label("inside"))
-                .select_from(o.join(s, o.c.space_id == s.c.id))
-                .where(and_(o.c.workspace_id == ws_id, o.c.harness_id == harness_id))
-                .order_by(o.c.since_seq)
-            )
-        ).mappings()
+        rows = list(
+            (
+                await conn.execute(
+                    select(s, inside.label("inside"))
+                    .select_from(o.join(s, o.c.space_id == s.c.id))
+                    .where(and_(o.c.workspace_id == ws_id, o.c.harness_id == harness_id))
+                    .order_by(o.c.since_seq)
+                )
+            ).mappings()
+        )
+        closed = [r["id"] for r in rows if r["state"] != "open" and not r["inside"]]
+        archived_out = await taken_out_by_archive(conn, ws_id, harness_id, closed)
         spaces = [
             now_visible(
                 {
@@ -162,7 +167,7 @@ async def harness_spaces(
                     "open": row["state"] == "open",
                     "moved_by": row["moved_by"],
                     "moved_seq": row["moved_seq"],
-                    "member": row["inside"],
+                    "member": row["inside"] or row["id"] in archived_out,
                 }
             )
             for row in rows
@@ -193,6 +198,44 @@ async def harness_spaces(
     # moved_by may be an agent of the harness's (docs/adr/0079).
     answer: typed.HarnessSpaces = {"as_of_seq": as_of, "spaces": spaces, "asked": asked}
     return await shown(ctx.reader, caller, answer)
+
+
+async def taken_out_by_archive(
+    conn: AsyncConnection, workspace_id: str, harness_id: str, rooms: list[str]
+) -> set[str]:
+    """Of ``rooms`` (archived, the harness not in them), those it left only because their
+    archive released the agents it stood behind there (docs/adr/0154): it left with its
+    last agent's release (``rules/agents/rooms.py``, ``leave``: the release, the agent's
+    leave, then the harness's), and the room brings them back when it is unarchived."""
+    if not rooms:
+        return set()
+    e = t.events.c
+    out = (
+        select(e.space_id, func.max(e.seq).label("seq"))
+        .where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.space_id.in_(rooms),
+                e.type == "membership.removed",
+                e.body["participant_id"].astext == harness_id,
+            )
+        )
+        .group_by(e.space_id)
+        .subquery()
+    )
+    released = (
+        select(e.space_id)
+        .join(out, and_(out.c.space_id == e.space_id, e.seq == out.c.seq - 2))
+        .where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.type == "agent.released",
+                e.body["harness_id"].astext == harness_id,
+                e.body["reason"].astext == "archived",
+            )
+        )
+    )
+    return {str(row.space_id) for row in await conn.execute(released)}
 
 
 class CapabilitiesIn(BaseModel):
