@@ -125,7 +125,8 @@ async def test_a_shared_key_makes_a_second_harness_join_the_first_ones_space_wit
         maya.participant_id: "member",
     }
     texts = [x["text"] for x in await api.lines(maya, first["space_id"], joined["seq"])]
-    assert texts[-2:] == ["Ledger joined", "Ledger added Maya Chen"]
+    # Ledger comes in as the agent Chips gives it there, numbered (docs/adr/0154).
+    assert texts[-2:] == ["Ledger added Maya Chen", "Ledger added Ledger 2"], texts
     for harness in (scout, ledger):
         listed = await api.harness_spaces(harness, harness.participant_id, joined["seq"])
         assert [s["space_id"] for s in listed["spaces"]] == [first["space_id"]]
@@ -190,11 +191,16 @@ async def test_a_harness_retitles_archives_and_unarchives_a_space_it_opened(
     ]
     assert only["moved_by"] == scout.participant_id and only["moved_seq"] == reopened
     lines = [x["text"] for x in await api.lines(owner, space_id, acks[-1])]
+    # The agent Chips gave Scout there is released by the archive and comes back with the
+    # unarchive (docs/adr/0154), and the room says so.
     assert lines == [
+        "Scout added Scout 2",
         "Scout renamed the room to “India trip 2026”",
+        "Scout removed Scout 2",
         "Scout archived the room",
         "Scout unarchived the room",
-    ]
+        "Scout added Scout 2",
+    ], lines
     await bot.close()
     await person.close()
 
