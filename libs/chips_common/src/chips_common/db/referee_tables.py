@@ -60,7 +60,8 @@ referee_rooms = Table(
 
 # The workspaces whose harnesses may be owed the agent Chips gives one with none of its own
 # (docs/adr/0146, 0154): filled by migrations 1700, 1720 and 1740 with every workspace
-# then; the referee sends each the door's ``agents.give`` and takes its row out once the log answered.
+# then; the referee sends each the door's ``agents.give`` and takes its row out once the
+# log answered.
 agents_to_give = Table(
     "agents_to_give",
     metadata,
