@@ -168,13 +168,17 @@ def test_taking_the_harness_out_takes_the_agent_it_was_given(w: World) -> None:
     assert w.state.room_of_agent(agent.id) is None
 
 
-def test_a_harness_unarchives_the_room_it_opened_that_took_its_agent_away(w: World) -> None:
+def test_an_archive_releases_the_given_agent_and_the_harness_stays(w: World) -> None:
     opened = w.ok(w.h(w.H2), {"command": "harness.open_space", "key": "po", "title": "PO"})
     space = opened[0]["space_id"]
     (agent,) = w.state.agents_of(w.H2)
     closed = w.ok(w.h(w.H2), {"type": "space.updated", "space_id": space, "state": "closed"})
     assert "agent.released" in [e["type"] for e in closed]
-    assert w.state.standing(space, w.H2) is None  # it left with its agent
+    assert w.state.room_of_agent(agent.id) is None
+    # It stays behind its agent's place in the room, so it is told the archive and may
+    # unarchive the room it opened.
+    assert w.state.standing(space, w.H2) == "agents"
+    assert w.H2 not in [e.get("participant_id") for e in closed]
     back = w.ok(w.h(w.H2), {"type": "space.updated", "space_id": space, "state": "open"})
     assert "agent.attached" in [e["type"] for e in back]
     assert w.state.room_of_agent(agent.id) == space

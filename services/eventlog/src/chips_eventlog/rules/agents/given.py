@@ -64,7 +64,9 @@ def gives_agent(s: DoorState, harness_id: str, space_id: str, *, claiming: bool 
     space = s.space(space_id)
     if space is None or space.state != "open" or space.parent_space_id is not None:
         return False
-    if s.standing(space_id, harness_id) not in ("member", "owner"):
+    # As itself; or behind the agent it was given there, where that agent is gone (an
+    # archive released it and it was moved elsewhere before the room came back).
+    if s.standing(space_id, harness_id) not in ("member", "owner", BEHIND):
         return False
     if space.asked_of == harness_id and space.key is None and not claiming:
         return False  # the harness itself is who the room holds, until it claims it
