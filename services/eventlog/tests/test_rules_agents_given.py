@@ -188,3 +188,11 @@ def test_an_archive_releases_the_given_agent_and_the_harness_stays(w: World) -> 
     w.says_no(
         w.h(w.H1), {"type": "space.updated", "space_id": space, "state": "open"}, "forbidden", ""
     )
+
+
+def test_a_to_naming_the_harness_picks_the_agent_it_was_given_there(w: World) -> None:
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    post = {"type": "message.post", "space_id": space, "text": "which first?", "to": [w.H2]}
+    (said,) = w.ok(w.p(w.OWN), post)
+    assert said["addressed_to"] == [agent.id]
