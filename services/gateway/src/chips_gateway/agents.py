@@ -64,7 +64,8 @@ async def present_view_of(reader: LogReader, kind: str, participant_id: str) -> 
     if kind != "harness" or await speaks_agents(reader, participant_id):
         return None
     shown = await stand_ins_now(reader, participant_id)
-    return lambda event: as_seen_by(event, participant_id, shown)
+    names = await names_shown(reader, shown)
+    return lambda event: as_seen_by(event, participant_id, shown, names=names)
 
 
 async def stand_ins_now(reader: LogReader, harness_id: str) -> dict[str, str]:
@@ -76,13 +77,20 @@ async def stand_ins_now(reader: LogReader, harness_id: str) -> dict[str, str]:
     return stand_ins(harness_id, own, given)
 
 
+async def names_shown(reader: LogReader, shown: dict[str, str]) -> dict[str, str]:
+    """The name of each participant an agent is shown as, as of now (docs/adr/0154)."""
+    found = await reader.participants(sorted(set(shown.values())))
+    return {pid: row["name"] for pid, row in found.items()}
+
+
 async def present_event_view(reader: LogReader, principal: Principal) -> EventTranslate | None:
     """:func:`present_view` over events, which stay events."""
     pid = principal.participant_id
     if principal.kind != "harness" or await speaks_agents(reader, pid):
         return None
     shown = await stand_ins_now(reader, pid)
-    return lambda event: as_seen_by(event, pid, shown)
+    names = await names_shown(reader, shown)
+    return lambda event: as_seen_by(event, pid, shown, names=names)
 
 
 async def shown(reader: LogReader, principal: Principal, answer: Answer) -> Answer:

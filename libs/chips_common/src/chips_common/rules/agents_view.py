@@ -28,6 +28,7 @@ import orjson
 
 from chips_common.events.agents import AGENT_EVENTS
 from chips_common.events.wire import DeliveredJson
+from chips_common.rules.handles import display_handle
 
 # An event as a socket sends it, or a read's answer over HTTP (any JSON object).
 Seen = TypeVar("Seen", DeliveredJson, dict[str, Any])
@@ -42,6 +43,8 @@ GIVEN_KEY = "chips:"
 AGENT_ID = re.compile(rb'"(agt_[^"\\]*)"')
 # Past this many stand-ins, the encoding is searched once for agent ids, not once per id.
 FEW = 8
+# Keys naming who a mapping is about, whose ``name`` and ``handle`` go with it.
+WHO = ("participant_id", "id")
 
 # The agents a harness before agents is shown as somebody else: its own (as itself) as a
 # set of ids, or a mapping of agent id to the id shown for it (others' given agents, as
@@ -75,12 +78,16 @@ def as_seen_by(
     harness_id: str,
     own_agent_ids: StandIns,
     encoded: str | bytes | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> Seen | None:
     """``event`` as a harness that has not declared ``agents`` sees it, or None when it is
     not sent it at all.
 
     ``own_agent_ids``: its own agents (shown as ``harness_id``), or a mapping of each agent
-    it is shown as somebody else to that one's id (:func:`stand_ins`).
+    it is shown as somebody else to that one's id (:func:`stand_ins`). ``names``: the
+    name of each id an agent is shown as (the harness's own, another harness's): where an
+    agent's id is shown as its harness's, so are its name and handle, in a member, a
+    speaker, a line's author, and in the notes a room carries (docs/adr/0154).
 
     A harness stands behind its agents in a room with a row of its own (standing
     ``agents``); so an agent of its own coming or going is not news to it, while that row
@@ -102,7 +109,7 @@ def as_seen_by(
     own = _as_mapping(harness_id, own_agent_ids)
     if untouched(event, own, encoded if event is given else None):
         return event
-    seen: Seen = _translate(event, harness_id, own)
+    seen: Seen = _translate(event, harness_id, own, names or {})
     return seen
 
 
@@ -149,16 +156,18 @@ def hidden_from(event: Mapping[str, object], own_agent_ids: Collection[str]) -> 
     )
 
 
-def _translate(value: Any, harness_id: str, own: Mapping[str, str]) -> Any:
+def _translate(
+    value: Any, harness_id: str, own: Mapping[str, str], names: Mapping[str, str]
+) -> Any:
     """``value`` with own agents' ids made the harness's (others' given agents their
-    harness's), and agents made harnesses.
+    harness's), and agents made harnesses, with the names ``names`` gives them.
 
     Returns the same object when nothing changed.
     """
     if isinstance(value, str):
         return own.get(value, value)
     if isinstance(value, list):
-        items = [_translate(item, harness_id, own) for item in value]
+        items = [_translate(item, harness_id, own, names) for item in value]
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return _dedupe(items)
@@ -166,6 +175,8 @@ def _translate(value: Any, harness_id: str, own: Mapping[str, str]) -> Any:
         changed = False
         out: dict[str, Any] = {}
         agent_like = value.get("kind") == "agent"
+        renamed = _renamed(value, own, names)
+        notes = _notes_renamed(value, own, names)
         for k, v in value.items():
             if agent_like and k in HARNESS_OF_AGENT:
                 changed = True
@@ -173,8 +184,14 @@ def _translate(value: Any, harness_id: str, own: Mapping[str, str]) -> Any:
             new_key = own.get(k, k)
             if agent_like and k == "kind":
                 new_v: Any = "harness"
+            elif renamed is not None and k == "name":
+                new_v = renamed
+            elif renamed is not None and k == "handle":
+                new_v = display_handle(renamed) or v
+            elif notes is not None and k == "notes":
+                new_v = _translate(notes, harness_id, own, names)
             else:
-                new_v = _translate(v, harness_id, own)
+                new_v = _translate(v, harness_id, own, names)
             if new_key is not k or new_v is not v:
                 changed = True
             if new_key in out:  # two own agents keyed alike: the first one stands
@@ -183,6 +200,57 @@ def _translate(value: Any, harness_id: str, own: Mapping[str, str]) -> Any:
             out[new_key] = new_v
         return out if changed else value
     return value
+
+
+def _renamed(
+    value: Mapping[str, Any], own: Mapping[str, str], names: Mapping[str, str]
+) -> str | None:
+    """The name a mapping about an agent shown as somebody else bears (that one's), or
+    None when it names nobody so shown or bears no name."""
+    if not names or not isinstance(value.get("name"), str):
+        return None
+    for key in WHO:
+        who = value.get(key)
+        if isinstance(who, str) and who in own:
+            name = names.get(own[who])
+            return name if name != value["name"] else None
+    return None
+
+
+def _notes_renamed(
+    room: Mapping[str, Any], own: Mapping[str, str], names: Mapping[str, str]
+) -> dict[str, Any] | None:
+    """A room's ``notes`` with each agent shown as somebody else described as that one is
+    (``rules/room.describe``: a harness reads as ``Name (agent, @Handle)``) and named by
+    its name; None when nothing in them changes."""
+    notes, members = room.get("notes"), room.get("members")
+    if not names or not isinstance(notes, dict) or not isinstance(members, list):
+        return None
+    swaps: list[tuple[str, str]] = []
+    bare: list[tuple[str, str]] = []
+    for m in members:
+        if not isinstance(m, dict) or m.get("participant_id") not in own:
+            continue
+        name, shown = m.get("name"), names.get(own[m["participant_id"]])
+        if not isinstance(name, str) or shown is None or shown == name:
+            continue
+        kind = f"{m['harness']} agent" if m.get("harness") else "agent"
+        handle, handle_shown = m.get("handle"), display_handle(shown)
+        old = f"{name} ({kind}, {handle})" if handle else f"{name} ({kind})"
+        new = f"{shown} (agent, {handle_shown})" if handle_shown else f"{shown} (agent)"
+        swaps.append((old, new))
+        bare.append((name, shown))
+    if not swaps:
+        return None
+    out: dict[str, Any] = {}
+    for taker, note in notes.items():
+        if isinstance(note, str):
+            for old, new in swaps:
+                note = note.replace(old, new)
+            for name, shown in bare:
+                note = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", shown, note)
+        out[taker] = note
+    return out if out != notes else None
 
 
 def _dedupe(items: list[Any]) -> list[Any]:

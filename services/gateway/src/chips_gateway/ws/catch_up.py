@@ -165,7 +165,10 @@ class CatchUp(Delivery):
                     for e, as_of, own in shown
                     if (
                         seen := shown_to(
-                            pid, await self.shaper.shape(e, as_of.extras, as_of.job), own
+                            pid,
+                            await self.shaper.shape(e, as_of.extras, as_of.job),
+                            own,
+                            self.people(),
                         )
                     )
                 ]
