@@ -182,9 +182,11 @@ async def test_erase_leaves_no_words_in_http_replay_tables_or_the_stream(stack, 
     await back.close()
 
     # The log keeps one line for the room, and nothing for its thread: besides the
-    # space.erased, only what stopped the room's work before it went, which holds no
-    # words (here the release of the agent Chips gave Scout in the room, docs/adr/0154).
+    # space.erased, only the agent Chips gave Scout in the room (docs/adr/0154), which
+    # outlives it as any participant, and its release as the room's work stopped before it
+    # went; neither holds words.
     assert [e["type"] for e in logged_rows(stack, owner.workspace_id, room)] == [
+        "agent.registered",
         "agent.released",
         "space.erased",
     ]
