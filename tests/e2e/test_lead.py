@@ -137,11 +137,14 @@ async def test_a_person_chooses_the_lead_and_the_room_says_so(stack, api: Api) -
     await c.socks["atlas"].wait_for_seq(seq)
     (to_scout,) = [e for e in c.socks["scout"].events() if e["seq"] == seq]
     (to_atlas,) = [e for e in c.socks["atlas"].events() if e["seq"] == seq]
+    # A harness before agents is shown each given agent as its harness, by its name
+    # (docs/adr/0154); people see the agent's own.
     leads = [m for m in to_scout["room"]["members"] if m.get("lead")]
-    assert [m["name"] for m in leads] == [room.names["Atlas"]]
+    assert [m["name"] for m in leads] == ["Atlas"]
     (scout_note,) = to_scout["room"]["notes"].values()
-    leads_here = "leads here: it hands out the work, and what is nobody's turn goes to it."
-    assert f"{room.names['Atlas']} {leads_here}" in scout_note
+    assert "Atlas leads here: it hands out the work, and what is nobody's turn goes to it." in (
+        scout_note
+    )
     (atlas_note,) = to_atlas["room"]["notes"].values()
     assert "You lead here" in atlas_note
     assert "A step one agent has handed to another needs no word from you" in atlas_note
@@ -175,8 +178,7 @@ async def test_the_lead_is_handed_nobodys_words_once_and_never_the_exceptions(
     assert handed["handed"] is True and handed["lead"] is True
     assert handed["message_id"].startswith("msg_") and handed["text"].startswith("The alphabet")
     (note,) = handed["room"]["notes"].values()
-    said_by = nobodys.names["Scout"]
-    assert note.startswith(f"Nobody has this turn: {said_by} said it with no @"), note
+    assert note.startswith("Nobody has this turn: Scout said it with no @"), note
     # Everybody in the room sees the quiet line's event, said by Chips.
     line = await c.socks["owner"].wait_for(of_type("lead.handed", nobodys.id))
     event = line["event"] if line["frame"] == "event" else None
@@ -247,12 +249,11 @@ async def test_who_is_working_is_told_and_the_note_says_it(stack, api: Api) -> N
     await c.socks["ledger"].wait_for_seq(seq)
     (turn,) = [e for e in c.socks["ledger"].events() if e["seq"] == seq]
     (note,) = turn["room"]["notes"].values()
-    scout, atlas = room.names["Scout"], room.names["Atlas"]
     assert (
-        f"Working now: {scout}, less than a minute in (last step: Editing ascii-alphabet.html)."
+        "Working now: Scout, less than a minute in (last step: Editing ascii-alphabet.html)."
         in note
     ), note
-    assert f"Not working: {atlas} for less than a minute." in note, note
+    assert "Not working: Atlas for less than a minute." in note, note
 
     await api.append(c.scout, {"type": "run.completed", "run_id": "run_draw", "summary": "A-Z"})
     idle = await owner.wait_for(of_type("room.idle", room.id), timeout=20)
@@ -306,9 +307,7 @@ async def test_a_turn_silent_too_long_is_not_counted(stack, api: Api) -> None:
         (turn,) = [e for e in c.socks["ledger"].events() if e["seq"] == seq]
         (note,) = turn["room"]["notes"].values()
         assert "Working now" not in note, note
-        scout, atlas = room.names["Scout"], room.names["Atlas"]
-        idle = f"Not working: {atlas} for less than a minute, {scout} for less than a minute."
-        assert idle in note, note
+        assert "Not working: Atlas for less than a minute, Scout for less than a minute." in note
     finally:
         stack.extra_env["referee"] = {
             k: v for k, v in stack.extra_env["referee"].items() if k != "CHIPS_TURN_SILENT_SECONDS"
