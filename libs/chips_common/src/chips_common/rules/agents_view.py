@@ -219,7 +219,7 @@ def _renamed(
 
 def _notes_renamed(
     room: Mapping[str, Any], own: Mapping[str, str], names: Mapping[str, str]
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """A room's ``notes`` with each agent shown as somebody else described as that one is
     (``rules/room.describe``: a harness reads as ``Name (agent, @Handle)``) and named by
     its name; None when nothing in them changes."""
@@ -242,7 +242,7 @@ def _notes_renamed(
         bare.append((name, shown))
     if not swaps:
         return None
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for taker, note in notes.items():
         if isinstance(note, str):
             for old, new in swaps:
