@@ -37,7 +37,10 @@ def told(event: EventJson, participant_id: str, kind: str) -> bool:
     """
     kind_of_event = event.get("type")
     if kind_of_event in OWN_ONLY:
-        return (event.get("actor") or {}).get("id") == participant_id
+        # Done by the participant, or by its agent: a harness passing its turn through the
+        # agent Chips gave it in the room is told its pass (docs/adr/0154).
+        actor = event.get("actor") or {}
+        return participant_id in (actor.get("id"), actor.get("harness_id"))
     if kind_of_event == "feedback" and kind == "harness":
         return participant_id in (event.get("about"), event.get("harness_id"))
     return True
