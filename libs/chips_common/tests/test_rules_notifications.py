@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 
 from chips_common.rules.notifications import (
+    Notification,
     Prefs,
     PrefsProblem,
     email_due,
+    listed,
     needs_me,
     parse_prefs,
     quiet_until,
@@ -92,3 +95,40 @@ def test_what_a_muted_room_shows_and_what_needs_me() -> None:
     assert not needs_me("approval", read=False, done=True)
     assert needs_me("mention", read=False, done=False)
     assert not needs_me("mention", read=True, done=False)
+
+
+def _row(**changed: object) -> SimpleNamespace:
+    row = {
+        "id": "ntf_1",
+        "kind": "approval",
+        "space_id": "spc_1",
+        "space_name": "Launch",
+        "seq": 12,
+        "ref_id": "apv_1",
+        "title": "Scout asks to deploy",
+        "body": "deploy to staging",
+        "created_at": datetime(2026, 12, 4, 14, 0, tzinfo=timezone(timedelta(hours=1))),
+        "done_at": None,
+        "done_reason": None,
+        # What the listed shape leaves out: the row's own bookkeeping.
+        "participant_id": "prt_1",
+        "push_state": "pending",
+    }
+    row.update(changed)
+    return SimpleNamespace(**row)
+
+
+def test_a_notification_is_listed_in_one_shape_with_times_in_utc() -> None:
+    shown = listed(_row())
+    assert set(shown) == set(Notification.__annotations__)
+    assert shown["created_at"] == "2026-12-04T13:00:00Z"
+    assert (shown["read_at"], shown["done_at"], shown["done_reason"]) == (None, None, None)
+    assert shown["seq"] == 12 and shown["kind"] == "approval"
+
+
+def test_a_listed_notification_says_when_it_was_read_and_done() -> None:
+    read = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)
+    done = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
+    shown = listed(_row(done_at=done, done_reason="answered"), read)
+    assert shown["read_at"] == "2026-12-04T09:30:00Z"
+    assert (shown["done_at"], shown["done_reason"]) == ("2026-12-04T10:00:00Z", "answered")

@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 
 from chips_common.events import JsonObject
 from chips_common.events.wire import DeliveredJson, EventJson
+from chips_common.rules.notifications import Notification
 
 if TYPE_CHECKING:
     from chips_gateway.windows import AsOf
@@ -198,30 +199,13 @@ class RestartFrame(TypedDict):
     asked_at: str
 
 
-class NotificationRow(TypedDict):
-    """A notification as the inbox lists it, and the socket's frame carries it."""
-
-    id: str
-    kind: str
-    space_id: str
-    space_name: str
-    seq: int
-    ref_id: str | None
-    title: str
-    body: str
-    created_at: str
-    read_at: str | None
-    done_at: str | None
-    done_reason: str | None
-
-
 class NotificationFrame(TypedDict):
     """A notification of the person made or changed, on every socket of theirs
     (docs/notifications.md): the same shape as GET /v1/notifications lists."""
 
     frame: Literal["notification"]
     type: Literal["notification"]
-    notification: NotificationRow
+    notification: Notification
     unread: int
 
 

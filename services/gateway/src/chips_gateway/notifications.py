@@ -27,7 +27,6 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ColumnElement, Select
 
-from chips_common.clock import iso
 from chips_common.db.notifier_tables import (
     notification_mutes,
     notification_prefs,
@@ -37,8 +36,8 @@ from chips_common.db.notifier_tables import (
     notifier_keys,
     push_subscriptions,
 )
-from chips_common.rules.notifications import ASKING, Prefs, parse_prefs
-from chips_gateway.frames import NotificationFrame, NotificationRow
+from chips_common.rules.notifications import ASKING, Notification, Prefs, listed, parse_prefs
+from chips_gateway.frames import NotificationFrame
 from chips_gateway.guard import spaces_of
 from chips_gateway.sockets import Sockets
 
@@ -100,27 +99,14 @@ def _rows(workspace_id: str, participant_id: str) -> Select[Any]:
 
 
 class InboxPage(TypedDict):
-    notifications: list[NotificationRow]
+    notifications: list[Notification]
     unread: int
     needs_me: int
     as_of_seq: int
 
 
-def shape(row: Any) -> NotificationRow:
-    return {
-        "id": row.id,
-        "kind": row.kind,
-        "space_id": row.space_id,
-        "space_name": row.space_name,
-        "seq": int(row.seq),
-        "ref_id": row.ref_id,
-        "title": row.title,
-        "body": row.body,
-        "created_at": iso(row.created_at),
-        "read_at": iso(row.read_at) if row.read_at else None,
-        "done_at": iso(row.done_at) if row.done_at else None,
-        "done_reason": row.done_reason,
-    }
+def shape(row: Any) -> Notification:
+    return listed(row, row.read_at)
 
 
 class Inbox:
@@ -152,7 +138,7 @@ class Inbox:
         which: str,
         limit: int,
         before: str | None,
-    ) -> list[NotificationRow]:
+    ) -> list[Notification]:
         where = _mine(workspace_id, participant_id)
         if which == "needs_me":
             where.append(_NEEDS_ME)
@@ -169,7 +155,7 @@ class Inbox:
 
     async def by_ids(
         self, workspace_id: str, participant_id: str, ids: Sequence[str]
-    ) -> list[NotificationRow]:
+    ) -> list[Notification]:
         query = (
             _rows(workspace_id, participant_id)
             .where(and_(*_mine(workspace_id, participant_id), _n.id.in_(list(ids))))

@@ -18,12 +18,12 @@ import json
 import ssl
 import time
 from dataclasses import dataclass
-from typing import TypedDict
 from urllib.parse import urlsplit
 
 from py_vapid import Vapid02
 from pywebpush import WebPusher
 
+from chips_common.rules.notifications import Notification
 from chips_notifier.keys import VapidKeys
 
 # How long a push service keeps a push for a browser that is offline.
@@ -60,21 +60,9 @@ def outcome_of(status: int) -> str:
     return "refused"
 
 
-class PushPayload(TypedDict):
+class PushPayload(Notification):
     """A push's JSON: the notification as the API lists it, and the app's link to it."""
 
-    id: str
-    kind: str
-    space_id: str
-    space_name: str
-    seq: int
-    ref_id: str | None
-    title: str
-    body: str
-    created_at: str
-    read_at: str | None
-    done_at: str | None
-    done_reason: str | None
     url: str
 
 

@@ -31,7 +31,6 @@ from typing import Any
 from sqlalchemy import and_, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from chips_common.clock import iso
 from chips_common.db import tables as t
 from chips_common.db.notifier_tables import (
     notification_mutes,
@@ -44,6 +43,7 @@ from chips_common.db.notifier_tables import (
 from chips_common.rules.notifications import (
     Prefs,
     email_due,
+    listed,
     parse_prefs,
     quiet_until,
     shown_when_muted,
@@ -109,21 +109,7 @@ def link(base: str, row: Any) -> str:
 
 def payload(base: str, row: Any) -> PushPayload:
     """A push's JSON: the notification as the API lists it, and the app's link."""
-    return {
-        "id": row.id,
-        "kind": row.kind,
-        "space_id": row.space_id,
-        "space_name": row.space_name,
-        "seq": int(row.seq),
-        "ref_id": row.ref_id,
-        "title": row.title,
-        "body": row.body,
-        "created_at": iso(row.created_at),
-        "read_at": None,
-        "done_at": None,
-        "done_reason": None,
-        "url": link(base, row),
-    }
+    return {**listed(row), "url": link(base, row)}
 
 
 class People:

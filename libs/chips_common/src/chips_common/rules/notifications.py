@@ -2,7 +2,8 @@
 falls due, and which notifications a muted room still shows.
 
 Pure: the gateway checks and answers preferences with it, the notifier's senders decide
-with it when to mail and whether to push.
+with it when to mail and whether to push. A notification's one listed shape is here too:
+the inbox lists it, the socket's frame carries it, and a push sends it with a link.
 """
 
 from __future__ import annotations
@@ -10,8 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
-from typing import Any, TypedDict
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from typing_extensions import TypedDict
+
+from chips_common.clock import iso
 
 EMAIL_MODES = ("off", "immediate", "delayed", "digest")
 DEFAULT_EMAIL_DELAY = 600
@@ -20,6 +25,46 @@ MAX_EMAIL_DELAY = 7 * 24 * 3600
 DIGEST_AT = time(9, 0)
 ASKING = frozenset({"approval", "question"})
 HHMM = re.compile(r"^([01][0-9]|2[0-3]):([0-5][0-9])$")
+
+
+Kind = Literal["approval", "question", "handoff", "mention", "budget", "direct"]
+
+
+class Notification(TypedDict):
+    """A notification as the inbox lists it, the socket's frame carries it and a push
+    sends it: one shape for the three."""
+
+    id: str
+    kind: Kind
+    space_id: str
+    space_name: str
+    seq: int
+    ref_id: str | None
+    title: str
+    body: str
+    created_at: str
+    read_at: str | None
+    done_at: str | None
+    done_reason: str | None
+
+
+def listed(row: Any, read_at: datetime | None = None) -> Notification:
+    """A ``notifications`` row as it is listed; ``read_at`` from the person's reads,
+    which the row does not hold (none for a notification just made)."""
+    return {
+        "id": row.id,
+        "kind": row.kind,
+        "space_id": row.space_id,
+        "space_name": row.space_name,
+        "seq": int(row.seq),
+        "ref_id": row.ref_id,
+        "title": row.title,
+        "body": row.body,
+        "created_at": iso(row.created_at),
+        "read_at": iso(read_at) if read_at else None,
+        "done_at": iso(row.done_at) if row.done_at else None,
+        "done_reason": row.done_reason,
+    }
 
 
 class PrefsProblem(ValueError):

@@ -20,6 +20,7 @@ from pydantic.config import JsonDict
 
 from chips_common.rules.notifications import (
     MAX_EMAIL_DELAY,
+    Notification,
     PrefsJson,
     PrefsProblem,
     parse_prefs,
@@ -34,21 +35,6 @@ router = APIRouter(prefix="/v1")
 
 NOTIFICATION_ID = r"^ntf_[A-Za-z0-9]{1,60}$"
 HHMM = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
-
-
-class Notification(BaseModel):
-    id: str
-    kind: Literal["approval", "question", "handoff", "mention", "budget", "direct"]
-    space_id: str
-    space_name: str
-    seq: int
-    ref_id: str | None
-    title: str
-    body: str
-    created_at: str
-    read_at: str | None
-    done_at: str | None
-    done_reason: str | None
 
 
 class Inboxed(BaseModel):

@@ -1801,7 +1801,11 @@ export interface components {
             /** Muted */
             muted: boolean;
         };
-        /** Notification */
+        /**
+         * Notification
+         * @description A notification as the inbox lists it, the socket's frame carries it and a push
+         *     sends it: one shape for the three.
+         */
         Notification: {
             /** Id */
             id: string;
@@ -5564,36 +5568,6 @@ export interface components {
             /** Role */
             role: string;
         };
-        /**
-         * NotificationRow
-         * @description A notification as the inbox lists it, and the socket's frame carries it.
-         */
-        NotificationRow: {
-            /** Id */
-            id: string;
-            /** Kind */
-            kind: string;
-            /** Space Id */
-            space_id: string;
-            /** Space Name */
-            space_name: string;
-            /** Seq */
-            seq: number;
-            /** Ref Id */
-            ref_id: string | null;
-            /** Title */
-            title: string;
-            /** Body */
-            body: string;
-            /** Created At */
-            created_at: string;
-            /** Read At */
-            read_at: string | null;
-            /** Done At */
-            done_at: string | null;
-            /** Done Reason */
-            done_reason: string | null;
-        };
         /** ServerName */
         ServerName: {
             /** Name */
@@ -5768,7 +5742,7 @@ export interface components {
              * @constant
              */
             type: "notification";
-            notification: components["schemas"]["NotificationRow"];
+            notification: components["schemas"]["Notification"];
             /** Unread */
             unread: number;
         };
