@@ -24,6 +24,36 @@ class Delivery(SessionBase):
 
     __slots__ = ()
 
+    def write_now(self, event: EventJson, as_of: AsOf | None, own: frozenset[str] | None) -> bool:
+        """Hand the event's frame to the outbox instead of the send loop, when the send
+        loop has nothing in hand (so nothing sent before it can come after it), the
+        connection takes frames written straight to it, and the event is sent as it is
+        shaped now, with nothing to read (a person's socket: :meth:`Shaper.shape_now`).
+        The frame's bytes are the feed's, encoded once for every socket sent the same
+        frame (docs/adr/0161). False when the event is to be queued instead."""
+        raw, feed, out = self.raw, self.feed, self.out
+        if (
+            raw is None
+            or feed is None
+            or own is not None
+            or as_of is not None
+            or not self.queue.idle()
+            or (out is not None and len(out) >= self.max_queued)
+            or not raw.may_write_raw()
+        ):
+            return False
+        shaped = self.shaper.shape_now(event)
+        if shaped is None:
+            return False
+        shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
+        data = feed.frame_bytes(shaped, event)
+        if out is None:
+            self.out = [data]
+            feed.outbox.mark(self)
+        else:
+            out.append(data)
+        return True
+
     async def send_loop(self) -> None:
         while True:
             frame = await self.queue.get()
@@ -62,10 +92,10 @@ class Delivery(SessionBase):
             ]
             # A run's harness is sent each receipt after the batch that holds its event.
             beside = [r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))]
-        await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
+        await self.send_text(text if text is not None else orjson.dumps(frame).decode())
         metrics.FRAMES_OUT.labels(frame["frame"]).inc()
         for receipt in beside:
-            await self.ws.send_text(orjson.dumps(receipt).decode())
+            await self.send_text(orjson.dumps(receipt).decode())
             metrics.FRAMES_OUT.labels("receipt").inc()
 
     async def handed(
