@@ -25,10 +25,10 @@ from chips_common.events.wire import DeliveredJson, EventJson
 from chips_common.nats.streams import HDR_TRACEPARENT, Names
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics
+from chips_gateway.fanout import Outbox, SharedView
 from chips_gateway.intake import text_frame
 from chips_gateway.reader import LogReader
 from chips_gateway.windows import RoomWindow
-from chips_gateway.fanout import Outbox, SharedView
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.gateway")

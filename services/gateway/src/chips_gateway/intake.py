@@ -108,7 +108,8 @@ class Intake(WebSocketsSansIOProtocol):
             # How many messages are parsed and waiting for the application: the socket's
             # known demand, which its rate limit may take tokens for at once (ratelimit.py).
             self.scope["extensions"][PARSED_WAITING] = {"count": self.parsed_waiting}
-            self.scope["extensions"][RAW_OUT] = self
+            # The connection itself, for frames a session writes straight to it.
+            self.scope["extensions"][RAW_OUT] = self  # type: ignore[assignment]
 
     def parsed_waiting(self) -> int:
         return len(self.queue.items)

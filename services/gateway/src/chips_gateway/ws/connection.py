@@ -122,9 +122,7 @@ class Session(FramesIn):
             elif self.revoked.is_set():
                 sender.cancel()
                 with contextlib.suppress(Exception):
-                    await self.send_text(
-                        json.dumps(self.error("unauthorized", self.revoked_why))
-                    )
+                    await self.send_text(json.dumps(self.error("unauthorized", self.revoked_why)))
                     await self.ws.close(CLOSE_POLICY)
             elif self.kept_going.is_set() and not self.behind.is_set():
                 await self.close_kept_going(sender)

@@ -22,16 +22,16 @@ from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
 from chips_gateway.context import Context
+from chips_gateway.fanout import SharedView
 from chips_gateway.feeds import Feed
-from chips_gateway.metrics import FRAMES_OUT
 from chips_gateway.frames import ErrorFrame, Pending, Queued, RestartFrame
+from chips_gateway.intake import RAW_OUT, Intake
+from chips_gateway.metrics import FRAMES_OUT
 from chips_gateway.ratelimit import Bucket
 from chips_gateway.shaping import Shaper
 from chips_gateway.sockets import DEACTIVATED_WHY, REVOKED_WHY, disconnected_why
 from chips_gateway.windows import AsOf
-from chips_gateway.intake import RAW_OUT, Intake
 from chips_gateway.ws.flag import Flag, Frames, QueueFull
-from chips_gateway.fanout import SharedView
 
 SERVER_PROTOCOL = (PROTOCOL_VERSION, PROTOCOL_VERSION)
 CLOSE_POLICY = 4401
