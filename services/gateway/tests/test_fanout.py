@@ -91,8 +91,8 @@ class Socket:
 
 
 class Ctx:
-    def __init__(self) -> None:
-        self.settings = GatewaySettings()
+    def __init__(self, **settings: Any) -> None:
+        self.settings = GatewaySettings(**settings)
         self.sockets = Sockets()
         self.reader = None
         self.links = None
@@ -110,11 +110,11 @@ def post(seq: int, space_id: str = ROOM) -> EventJson:
 
 
 def person_socket(
-    feed: Feed, wire: Wire, raw: bool = True, pid: str = "usr_reader"
+    feed: Feed, wire: Wire, raw: bool = True, pid: str = "usr_reader", **settings: Any
 ) -> tuple[Session, Subscription, Raw | None]:
     lent = Raw(wire) if raw else None
     principal = Principal(new_id("cred"), feed.workspace_id, pid, "person", "P", "member", None)
-    s = Session(Socket(wire, lent), Ctx(), principal)  # type: ignore[arg-type]
+    s = Session(Socket(wire, lent), Ctx(**settings), principal)  # type: ignore[arg-type]
     s.feed = feed
     sub = Subscription(s, MembershipView(pid, [ROOM]), 0)
     sub.replaying = False
@@ -204,6 +204,26 @@ async def test_a_connection_that_may_not_be_written_to_gets_its_frames_through_t
     raw.open = False  # closing, compressed, or its transport full
     feed._dispatch(post(1), None)
     assert s.queue.qsize() == 1 and s.out is None
+
+
+async def test_a_reader_that_does_not_keep_up_falls_behind_as_before() -> None:
+    feed, wire = new_feed(), Wire()
+    s, _, raw = person_socket(feed, wire, ws_max_queued_frames=3)
+    assert raw is not None
+    # Written from the feed while its connection takes them: as many as a queue holds in
+    # one turn of the loop, then the rest are queued for the send loop.
+    for seq in range(1, 6):
+        feed._dispatch(post(seq), None)
+    assert s.out is not None and len(s.out) == 3
+    assert s.queue.qsize() == 2 and not s.behind.is_set()
+    await settle()
+    assert seqs(wire.read) == [1, 2, 3]
+    # Its transport past its high-water mark: nothing more is written straight to it, and
+    # past the queue's size the socket is too far behind, to be closed and resumed.
+    raw.open = False
+    for seq in range(6, 8):
+        feed._dispatch(post(seq), None)
+    assert s.behind.is_set()
 
 
 def test_frames_are_idle_only_once_what_was_got_is_done() -> None:
