@@ -226,6 +226,30 @@ async def test_a_reader_that_does_not_keep_up_falls_behind_as_before() -> None:
     assert s.behind.is_set()
 
 
+async def test_a_socket_that_is_ending_is_written_nothing_more_from_the_feed() -> None:
+    feed, wire = new_feed(), Wire()
+    s, _, _ = person_socket(feed, wire)
+    feed._dispatch(post(1), None)
+    s.revoke("withdrawn")
+    feed._dispatch(post(2), None)
+    await settle()
+    # What came before the end is written; what came after waits for a send loop that
+    # the session cancels as it closes the socket.
+    assert seqs(wire.read) == [1]
+    assert s.queue.qsize() == 1
+
+
+async def test_an_event_that_fails_to_shape_now_is_queued_for_the_send_loop() -> None:
+    feed, wire = new_feed(), Wire()
+    s, _, _ = person_socket(feed, wire)
+    other, _, _ = person_socket(feed, Wire())
+    # A decision without its actor: marking it for a person's socket fails.
+    broken: Any = {"seq": 1, "type": "approval.resolved", "space_id": ROOM}
+    feed._dispatch(broken, None)
+    await settle()
+    assert s.queue.qsize() == 1 and other.queue.qsize() == 1, "each socket's own"
+
+
 def test_frames_are_idle_only_once_what_was_got_is_done() -> None:
     frames: Frames[int] = Frames(4)
     assert frames.idle()

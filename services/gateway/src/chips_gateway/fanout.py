@@ -76,8 +76,8 @@ class SharedView:
     def visible(self, event: EventJson) -> bool:
         seq = event["seq"]
         if seq != self.seq:
-            self.seq = seq
-            self.shown = self.view.visible(event)
+            shown = self.view.visible(event)
+            self.seq, self.shown = seq, shown
         return self.shown
 
     def may_take(self, view: MembershipView, cursor: int) -> bool:

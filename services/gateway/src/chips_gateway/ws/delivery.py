@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import orjson
 
 from chips_common.events.wire import DeliveredJson, EventJson
@@ -10,6 +12,8 @@ from chips_gateway import metrics, runs
 from chips_gateway.frames import EventFrame, Pending, Queued, ReceiptFrame
 from chips_gateway.windows import AsOf
 from chips_gateway.ws.session import SessionBase
+
+log = logging.getLogger(__name__)
 
 
 def shown_to(
@@ -30,7 +34,9 @@ class Delivery(SessionBase):
         connection takes frames written straight to it, and the event is sent as it is
         shaped now, with nothing to read (a person's socket: :meth:`Shaper.shape_now`).
         The frame's bytes are the feed's, encoded once for every socket sent the same
-        frame (docs/adr/0161). False when the event is to be queued instead."""
+        frame (docs/adr/0161). False when the event is to be queued instead: also once the
+        socket is ending (revoked, behind), so that nothing follows its last frame but
+        what its send loop sends."""
         raw, feed, out = self.raw, self.feed, self.out
         if (
             raw is None
@@ -39,14 +45,21 @@ class Delivery(SessionBase):
             or as_of is not None
             or not self.queue.idle()
             or (out is not None and len(out) >= self.max_queued)
+            or self.ending.is_set()
             or not raw.may_write_raw()
         ):
             return False
-        shaped = self.shaper.shape_now(event)
-        if shaped is None:
+        try:
+            shaped = self.shaper.shape_now(event)
+            if shaped is None:
+                return False
+            shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
+            data = feed.frame_bytes(shaped, event)
+        except Exception:
+            # Shaped again by the send loop, where a failure is this socket's alone, as it
+            # always was, not the feed's and every other socket's.
+            log.exception("an event could not be written from the feed; it is queued")
             return False
-        shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
-        data = feed.frame_bytes(shaped, event)
         if out is None:
             self.out = [data]
             feed.outbox.mark(self)
