@@ -23,7 +23,10 @@ from nats.aio.subscription import Subscription
 from chips_common import otel
 from chips_common.events.wire import DeliveredJson, EventJson
 from chips_common.nats.streams import HDR_TRACEPARENT, Names
+from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics
+from chips_gateway.fanout import Outbox, SharedView
+from chips_gateway.intake import text_frame
 from chips_gateway.reader import LogReader
 from chips_gateway.windows import RoomWindow
 
@@ -35,6 +38,14 @@ FRAMES_KEPT = 2048
 
 class Listener(Protocol):
     def offer(self, event: EventJson) -> None: ...
+
+
+class Shares(Protocol):
+    """A subscription that may hold its participant's shared view."""
+
+    view: MembershipView
+    cursor: int
+    shared: SharedView | None
 
 
 def retyped(shaped: DeliveredJson, event: EventJson) -> bool:
@@ -70,6 +81,13 @@ class Feed:
         # sent the event as it is, or only retyped (message.overheard), docs/adr/0024:
         # (seq, the type it is sent as) -> (the event, its frame's JSON).
         self.frames: OrderedDict[tuple[int, str], tuple[EventJson, str]] = OrderedDict()
+        # The wire bytes of the event being offered, as it is logged: one text frame
+        # written to every socket sent it as it is (docs/adr/0161).
+        self.wire: tuple[EventJson, bytes] | None = None
+        # The sockets with frames to write at the loop's next turn.
+        self.outbox = Outbox()
+        # A membership view per participant, shared by its live sockets in the same state.
+        self.views: dict[str, SharedView] = {}
 
     async def start(self, first: Listener) -> int:
         """Listen on the workspace's subject with ``first`` attached; the last seq it will
@@ -99,6 +117,8 @@ class Feed:
 
     def detach(self, listener: Listener) -> None:
         self.listeners.discard(listener)
+        if getattr(listener, "shared", None) is not None:
+            self.unshare_view(listener)  # type: ignore[arg-type]
 
     def owner_of(self, participant_id: str) -> str | None:
         """An agent's harness, or None for anybody else."""
@@ -120,6 +140,42 @@ class Feed:
         while len(self.frames) > FRAMES_KEPT:
             self.frames.popitem(last=False)
         return text
+
+    def frame_bytes(self, shaped: DeliveredJson, event: EventJson) -> bytes:
+        """The text frame ``{"frame": "event", "event": shaped}`` as written to the
+        connection: encoded once for every socket when ``shaped`` is ``event`` itself,
+        else for this socket alone (a file link signed for its credential)."""
+        if shaped is event:
+            wire = self.wire
+            if wire is not None and wire[0] is event:
+                return wire[1]
+            data = text_frame(orjson.dumps({"frame": "event", "event": event}))
+            self.wire = (event, data)
+            return data
+        return text_frame(orjson.dumps({"frame": "event", "event": shaped}))
+
+    def share_view(self, sub: Shares) -> None:
+        """A subscription going live holds its participant's shared view, when its own is
+        in the same state; the first one's own view becomes the shared one."""
+        pid = sub.view.participant_id
+        shared = self.views.get(pid)
+        if shared is None or shared.holders <= 0:
+            shared = SharedView(sub.view, sub.cursor)
+            self.views[pid] = shared
+        elif not shared.may_take(sub.view, sub.cursor):
+            return
+        shared.holders += 1
+        sub.view = shared.view
+        sub.shared = shared
+
+    def unshare_view(self, sub: Shares) -> None:
+        shared, sub.shared = sub.shared, None
+        if shared is None:
+            return
+        shared.holders -= 1
+        pid = shared.view.participant_id
+        if shared.holders <= 0 and self.views.get(pid) is shared:
+            del self.views[pid]
 
     async def _on_msg(self, msg: Msg) -> None:
         try:

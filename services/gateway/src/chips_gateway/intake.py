@@ -20,11 +20,13 @@ close frame on the client's side).
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections import deque
 from typing import Any
 
 from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.protocol import State
 
 from chips_gateway import metrics
 
@@ -41,6 +43,22 @@ PARSED = metrics.WS_BYTES_IN.labels("parsed")
 # and waiting for it.
 PARSED_WAITING = "chips.parsed_waiting"
 DROPPED = metrics.WS_BYTES_IN.labels("dropped")
+# The scope's extension through which a session writes event frames it encoded itself
+# straight to the connection (:meth:`Intake.may_write_raw`, docs/adr/0161).
+RAW_OUT = "chips.raw_out"
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A server's unmasked, unfragmented, uncompressed text frame (RFC 6455 §5.2), as
+    the socket library writes one for ``send_text``: the same bytes for every socket."""
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", 0x81, n)
+    elif n < 65536:
+        head = struct.pack("!BBH", 0x81, 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x81, 127, n)
+    return head + payload
 
 
 class Inbox:
@@ -90,9 +108,33 @@ class Intake(WebSocketsSansIOProtocol):
             # How many messages are parsed and waiting for the application: the socket's
             # known demand, which its rate limit may take tokens for at once (ratelimit.py).
             self.scope["extensions"][PARSED_WAITING] = {"count": self.parsed_waiting}
+            # The connection itself, for frames a session writes straight to it.
+            self.scope["extensions"][RAW_OUT] = self  # type: ignore[assignment]
 
     def parsed_waiting(self) -> int:
         return len(self.queue.items)
+
+    def may_write_raw(self) -> bool:
+        """Whether frames built by :func:`text_frame` may go straight to the connection
+        now: it is open, nothing of ours closed it, no extension (compression) rewrites
+        what is sent, and the transport is not asking writers to wait (past its high-water
+        mark a session queues instead, and falls behind as before)."""
+        return (
+            self.handshake_complete
+            and not self.close_sent
+            and self.conn.state is State.OPEN
+            and not self.conn.extensions
+            and self.writable.is_set()
+            and not self.transport.is_closing()
+        )
+
+    def write_raw(self, data: bytes) -> bool:
+        """Write whole frames built by :func:`text_frame` in one call to the transport;
+        False (nothing written) once the connection is closing."""
+        if self.close_sent or self.transport.is_closing() or self.conn.state is not State.OPEN:
+            return False
+        self.transport.write(data)
+        return True
 
     def data_received(self, data: bytes) -> None:
         if self.close_sent:

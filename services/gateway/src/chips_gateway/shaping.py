@@ -195,6 +195,19 @@ class Shaper:
         shaped = await self.with_spend(shaped, event, job)
         return self.signed(shaped)
 
+    def shape_now(self, event: EventJson) -> DeliveredJson | None:
+        """:meth:`shape` for a person's socket, which shapes an event with nothing read:
+        every event as it was logged, but each file linked for the socket's credential.
+        None for a harness's socket (whose turns are shaped by :meth:`shape`)."""
+        if self.kind != "person":
+            return None
+        shaped = shape_for(event, self.principal.participant_id, self.kind)
+        if shaped["type"] in ("message.new", "agent.attached"):
+            return None  # a harness's alone: shape() says so
+        if event.get("attachments"):
+            self.fileless.discard(event.get("space_id", ""))
+        return self.signed(shaped)
+
     async def with_catch_up(self, shaped: DeliveredJson, event: EventJson) -> DeliveredJson:
         """``agent.attached`` to its harness with ``catch_up``: the room's last lines before
         the agent joined, in context's shape and the harness's budget, for its next turn

@@ -109,6 +109,12 @@ class MembershipView:
         self._own_frozen: frozenset[str] | None = None
         self.speaks_agents = speaks_agents
 
+    def same_as(self, other: MembershipView) -> bool:
+        """Whether ``other`` is in this view's very state (every attribute but a cache):
+        then folding the same events on from here, both decide alike, and one of them can
+        decide for both (a gateway's sockets of one participant, docs/adr/0161)."""
+        return _state(self) == _state(other)
+
     def room_of(self, space_id: str) -> str:
         return self.parents.get(space_id, space_id)
 
@@ -212,3 +218,9 @@ class MembershipView:
             self._own_frozen = None
         elif kind == "harness.declared" and event.get("harness_id") == self.participant_id:
             self.speaks_agents = "agents" in (event.get("capabilities") or ())
+
+
+def _state(view: MembershipView) -> dict[str, object]:
+    """What a view's decisions follow from: its attributes, less the frozen copy of its
+    own agents (made on demand from ``own_agents``)."""
+    return {k: v for k, v in vars(view).items() if k != "_own_frozen"}

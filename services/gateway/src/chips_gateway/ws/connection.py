@@ -84,7 +84,7 @@ class Session(FramesIn):
         answering.cancel()
         sender.cancel()
         with contextlib.suppress(Exception):
-            await self.ws.send_text(
+            await self.send_text(
                 json.dumps(
                     self.error(
                         "rate_limited",
@@ -117,14 +117,12 @@ class Session(FramesIn):
                     )
                 )
                 with contextlib.suppress(Exception):
-                    await self.ws.send_text(json.dumps({"frame": "error", **away.body()}))
+                    await self.send_text(json.dumps({"frame": "error", **away.body()}))
                     await self.ws.close(CLOSE_TRY_LATER)
             elif self.revoked.is_set():
                 sender.cancel()
                 with contextlib.suppress(Exception):
-                    await self.ws.send_text(
-                        json.dumps(self.error("unauthorized", self.revoked_why))
-                    )
+                    await self.send_text(json.dumps(self.error("unauthorized", self.revoked_why)))
                     await self.ws.close(CLOSE_POLICY)
             elif self.kept_going.is_set() and not self.behind.is_set():
                 await self.close_kept_going(sender)
@@ -132,7 +130,7 @@ class Session(FramesIn):
                 metrics.TOO_FAR_BEHIND.inc()
                 sender.cancel()
                 with contextlib.suppress(Exception):
-                    await self.ws.send_text(
+                    await self.send_text(
                         json.dumps(
                             self.error(
                                 "too_far_behind",

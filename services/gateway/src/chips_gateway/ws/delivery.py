@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import orjson
 
 from chips_common.events.wire import DeliveredJson, EventJson
@@ -10,6 +12,8 @@ from chips_gateway import metrics, runs
 from chips_gateway.frames import EventFrame, Pending, Queued, ReceiptFrame
 from chips_gateway.windows import AsOf
 from chips_gateway.ws.session import SessionBase
+
+log = logging.getLogger(__name__)
 
 
 def shown_to(
@@ -23,6 +27,45 @@ class Delivery(SessionBase):
     """Sends what is queued for the socket, each event as its reader is to see it."""
 
     __slots__ = ()
+
+    def write_now(self, event: EventJson, as_of: AsOf | None, own: frozenset[str] | None) -> bool:
+        """Hand the event's frame to the outbox instead of the send loop, when the send
+        loop has nothing in hand (so nothing sent before it can come after it), the
+        connection takes frames written straight to it, and the event is sent as it is
+        shaped now, with nothing to read (a person's socket: :meth:`Shaper.shape_now`).
+        The frame's bytes are the feed's, encoded once for every socket sent the same
+        frame (docs/adr/0161). False when the event is to be queued instead: also once the
+        socket is ending (revoked, behind), so that nothing follows its last frame but
+        what its send loop sends."""
+        raw, feed, out = self.raw, self.feed, self.out
+        if (
+            raw is None
+            or feed is None
+            or own is not None
+            or as_of is not None
+            or not self.queue.idle()
+            or (out is not None and len(out) >= self.max_queued)
+            or self.ending.is_set()
+            or not raw.may_write_raw()
+        ):
+            return False
+        try:
+            shaped = self.shaper.shape_now(event)
+            if shaped is None:
+                return False
+            shaped = runs.mark_elsewhere(self.principal, shaped, self.sent_keys)
+            data = feed.frame_bytes(shaped, event)
+        except Exception:
+            # Shaped again by the send loop, where a failure is this socket's alone, as it
+            # always was, not the feed's and every other socket's.
+            log.exception("an event could not be written from the feed; it is queued")
+            return False
+        if out is None:
+            self.out = [data]
+            feed.outbox.mark(self)
+        else:
+            out.append(data)
+        return True
 
     async def send_loop(self) -> None:
         while True:
@@ -62,10 +105,10 @@ class Delivery(SessionBase):
             ]
             # A run's harness is sent each receipt after the batch that holds its event.
             beside = [r for e in frame["events"] if (r := runs.receipt_beside(self.principal, e))]
-        await self.ws.send_text(text if text is not None else orjson.dumps(frame).decode())
+        await self.send_text(text if text is not None else orjson.dumps(frame).decode())
         metrics.FRAMES_OUT.labels(frame["frame"]).inc()
         for receipt in beside:
-            await self.ws.send_text(orjson.dumps(receipt).decode())
+            await self.send_text(orjson.dumps(receipt).decode())
             metrics.FRAMES_OUT.labels("receipt").inc()
 
     async def handed(

@@ -82,6 +82,10 @@ class Frames(Generic[T]):
     def qsize(self) -> int:
         return len(self._items) if self._items is not None else 0
 
+    def idle(self) -> bool:
+        """Nothing queued, and nothing got that is not done yet (its consumer is waiting)."""
+        return self._unfinished == 0
+
     def full(self) -> bool:
         return self.qsize() >= self.maxsize > 0
 

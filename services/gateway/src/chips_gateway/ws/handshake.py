@@ -31,7 +31,7 @@ class Handshake(SessionBase):
         assert isinstance(low, int) and isinstance(high, int)
         version = min(high, SERVER_PROTOCOL[1])
         if version < max(low, SERVER_PROTOCOL[0]):
-            await self.ws.send_text(
+            await self.send_text(
                 json.dumps(
                     self.error(
                         "invalid_frame",

@@ -22,8 +22,11 @@ from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
 from chips_gateway.context import Context
+from chips_gateway.fanout import SharedView
 from chips_gateway.feeds import Feed
 from chips_gateway.frames import ErrorFrame, Pending, Queued, RestartFrame
+from chips_gateway.intake import RAW_OUT, Intake
+from chips_gateway.metrics import FRAMES_OUT
 from chips_gateway.ratelimit import Bucket
 from chips_gateway.shaping import Shaper
 from chips_gateway.sockets import DEACTIVATED_WHY, REVOKED_WHY, disconnected_why
@@ -36,6 +39,7 @@ CLOSE_PROTOCOL = 4400
 CLOSE_BEHIND = 4008
 CLOSE_RATE = 4429
 CLOSE_TRY_LATER = 1013
+FRAMES_OUT_EVENT = FRAMES_OUT.labels("event")
 
 
 @dataclass
@@ -49,9 +53,13 @@ class Write:
 
 
 class Subscription:
-    """One socket's view of one workspace: replay first, then live, each seq once."""
+    """One socket's view of one workspace: replay first, then live, each seq once.
 
-    __slots__ = ("cursor", "pending", "replaying", "session", "view")
+    Live, it may hold a view shared with the participant's other sockets on this feed
+    (``shared``, docs/adr/0161): each event is folded into it once for all of them.
+    """
+
+    __slots__ = ("cursor", "pending", "replaying", "session", "shared", "view")
 
     def __init__(self, session: SessionBase, view: MembershipView, cursor: int) -> None:
         self.session = session
@@ -59,6 +67,7 @@ class Subscription:
         self.cursor = cursor
         self.replaying = True
         self.pending: list[tuple[EventJson, AsOf | None]] = []
+        self.shared: SharedView | None = None
 
     def visible(self, event: EventJson) -> EventJson | None:
         """The event if this socket is to be sent it (not sent yet, and in scope), else None.
@@ -70,7 +79,9 @@ class Subscription:
         if seq <= self.cursor:
             return None
         self.cursor = seq
-        return event if self.view.visible(event) else None
+        shared = self.shared
+        shown = self.view.visible(event) if shared is None else shared.visible(event)
+        return event if shown else None
 
     def offer(self, event: EventJson) -> None:
         """Called by the feed for every event of the workspace, in seq order.
@@ -101,7 +112,9 @@ class Subscription:
                 self.session.fall_behind()
             return
         if self.visible(event) is not None:
-            self.session.push(queued(event, as_of, self.view.pre_agents()))
+            own = self.view.pre_agents()
+            if not self.session.write_now(event, as_of, own):
+                self.session.push(queued(event, as_of, own))
 
 
 def queued(event: EventJson, as_of: AsOf | None, view: frozenset[str] | None = None) -> Pending:
@@ -130,11 +143,13 @@ class SessionBase:
         "max_queued",
         "max_queued_writes",
         "may_send",
+        "out",
         "presence",
         "principal",
         "pumping",
         "queue",
         "queued_writes",
+        "raw",
         "replay_error",
         "replay_failed",
         "revoked",
@@ -207,6 +222,10 @@ class SessionBase:
         self.replay_error: BaseException | None = None
         # A harness socket counted online (restarts.py), once it has said hello.
         self.presence: str | None = None
+        # The connection, for frames written straight to it (None behind another server).
+        self.raw: Intake | None = ws.scope.get("extensions", {}).get(RAW_OUT)
+        # Frames written from the feed and waiting for the outbox's turn (docs/adr/0161).
+        self.out: list[bytes] | None = None
 
     def revoke(self, why: str) -> None:
         self.revoked_why = why
@@ -231,6 +250,25 @@ class SessionBase:
             return None
         feed, taking = self.feed, self.shaper.takers(event)
         return window.as_of(taking, event, self.shaper.budget, feed.people, feed.owners)
+
+    def write_now(self, event: EventJson, as_of: AsOf | None, own: frozenset[str] | None) -> bool:
+        """Write the event's frame without the send loop, when nothing is ahead of it
+        (:meth:`Delivery.write_now`); False to queue it."""
+        return False
+
+    def flush_out(self) -> None:
+        """Write the frames waiting for the outbox, in one call to the transport. Called
+        by the outbox, and before the send loop sends anything, so that they go first."""
+        out, self.out = self.out, None
+        if not out or self.raw is None:
+            return
+        if self.raw.write_raw(out[0] if len(out) == 1 else b"".join(out)):
+            FRAMES_OUT_EVENT.inc(len(out))
+
+    async def send_text(self, text: str) -> None:
+        """Send a frame through the socket library, after what is waiting for the outbox."""
+        self.flush_out()
+        await self.ws.send_text(text)
 
     def push(self, frame: Queued) -> None:
         try:
