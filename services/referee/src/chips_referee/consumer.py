@@ -30,8 +30,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Text, bindparam, func, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -42,6 +43,7 @@ from chips_common.db.direct import Conn, Direct, compiled
 from chips_common.db.referee_tables import referee_checkpoints, referee_rooms
 from chips_common.db.retry import once_more
 from chips_common.db.spend_reads import read_job
+from chips_common.rules.lead import is_agent
 from chips_common.service.consumer import Handler
 from chips_referee.appender import Appender
 from chips_referee.rooms import (
@@ -61,6 +63,27 @@ log = logging.getLogger(__name__)
 
 # Every event prompts it: any may end a turn, take the last words, or name a lead.
 WANTED = None
+
+
+def may_wait(event: Mapping[str, Any]) -> bool:
+    """Whether folding ``event`` may wait for the workspace's next fold (docs/adr/0162;
+    ``chips_common.service.held``). Pure.
+
+    True of an event in no room (the fold reads rooms' events only), and of a post outside
+    any turn (no run) by anybody but an agent or a harness: such a post starts, ends and
+    is heard from no turn, so folding it tells nothing (``tell_working``) and weighs no
+    job; what it changes of its room (the last words taken, who a person asked alone, a
+    pause for spend ended) is read only by the room's later folds, which read the log in
+    order from the checkpoint and so fold it first, and by the clock, which reads the log
+    up to the head before it looks (``build_tick``).
+    """
+    if event.get("space_id") is None:
+        return True
+    if event.get("type") != "message.post" or event.get("run_id"):
+        return False
+    actor = event.get("actor")
+    who = actor.get("id") if isinstance(actor, Mapping) else None
+    return isinstance(who, str) and bool(who) and not is_agent(who)
 
 
 # The statements of every event, built once (rooms.py says why).
