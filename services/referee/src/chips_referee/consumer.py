@@ -20,6 +20,8 @@ The common case, events that call for no row of a room to be read and no job to 
 weighed (most message posts), goes on psycopg itself (``catch_up_direct``; docs/adr/0120):
 the same statements in one transaction, without SQLAlchemy's cost per statement and per
 checkout. Any other case is undone before anything is decided and done on the engine.
+A person's post is not folded on its own at all (``may_wait``; docs/adr/0162): it goes
+with the workspace's next fold, or a second later.
 
 Its clock (``tick``) looks, every moment, for rooms whose moment has come, and first reads
 the workspace's log up to its head, so it never hands over words a newer event took back.
