@@ -17,6 +17,7 @@ from nats.js import JetStreamContext
 from chips_common.nats.streams import Names
 from chips_common.service import consumer
 from chips_common.service.consumer import settle_batch, settle_together
+from chips_common.service.held import Held
 
 
 class FakeMsg:
@@ -268,3 +269,154 @@ def test_a_traceparent_is_read_as_the_propagator_reads_it() -> None:
     stored = trace.get_current_span(otel.from_traceparent(raw)).get_span_context()
     assert stored == theirs
     assert not trace.get_current_span(otel.from_traceparent(None)).get_span_context().is_valid
+
+
+# -- events whose fold may wait (docs/adr/0162) -------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_held_messages_are_due_once_their_wait_runs_out() -> None:
+    clock = Clock()
+    held = Held(wait=1.0, most=10, clock=clock)
+    a1, a2, b1 = FakeMsg("ws_a", 1, "x"), FakeMsg("ws_a", 3, "x"), FakeMsg("ws_b", 2, "x")
+    held.hold("ws_a", cast(list[Msg], [a1]), 1)
+    clock.now += 0.6
+    held.hold("ws_b", cast(list[Msg], [b1]), 2)
+    held.hold("ws_a", cast(list[Msg], [a2]), 3)
+    assert held.count == 3
+    assert held.next_in(5.0) == pytest.approx(0.4)
+    assert held.due() == {}
+    clock.now += 0.4
+    due = held.due()
+    assert list(due) == ["ws_a"]
+    assert (due["ws_a"].seq, due["ws_a"].msgs) == (3, [a1, a2])
+    assert held.count == 1 and held.next_in(5.0) == pytest.approx(0.6)
+    assert held.take("ws_b") is not None and held.take("ws_b") is None
+    assert held.count == 0 and held.next_in(5.0) == 5.0
+
+
+def test_every_workspace_is_due_at_once_when_too_many_are_held() -> None:
+    held = Held(wait=60.0, most=3, clock=Clock())
+    held.hold("ws_a", cast(list[Msg], [FakeMsg("ws_a", 1, "x")]), 1)
+    held.hold("ws_b", cast(list[Msg], [FakeMsg("ws_b", 1, "x")] * 2), 1)
+    assert set(held.due()) == {"ws_a", "ws_b"} and held.count == 0
+
+
+def person_post(event: Mapping[str, Any]) -> bool:
+    return event["type"] == "message.post"
+
+
+async def test_a_workspace_whose_events_may_wait_is_held_then_handed_over_with_the_next() -> None:
+    calls: list[tuple[str, int]] = []
+
+    async def handle(workspace_id: str, seq: int) -> None:
+        calls.append((workspace_id, seq))
+
+    held = Held(wait=60.0)
+    nc, names = cast(NATS, None), cast(Names, None)
+    first = [FakeMsg("ws_a", 1, "message.post"), FakeMsg("ws_b", 2, "run.started")]
+    await settle_batch(nc, names, cast(list[Msg], first), handle, may_wait=person_post, held=held)
+    assert calls == [("ws_b", 2)]
+    assert [m.settled for m in first] == [None, "ack"], "ws_a is held, unacked"
+    then = [FakeMsg("ws_a", 2, "message.post")]
+    await settle_batch(nc, names, cast(list[Msg], then), handle, may_wait=person_post, held=held)
+    assert calls == [("ws_b", 2)] and then[0].settled is None
+    last = [FakeMsg("ws_a", 3, "run.started")]
+    await settle_batch(nc, names, cast(list[Msg], last), handle, may_wait=person_post, held=held)
+    assert calls == [("ws_b", 2), ("ws_a", 3)], "one fold past everything held"
+    assert all(m.settled == "ack" for m in [*first, *then, *last])
+    assert held.count == 0
+
+
+async def test_held_messages_share_their_workspace_s_failure() -> None:
+    async def handle(workspace_id: str, seq: int) -> None:
+        raise RuntimeError("the database went away")
+
+    held = Held(wait=60.0)
+    nc, names = cast(NATS, None), cast(Names, None)
+    waiting = [FakeMsg("ws_a", 1, "message.post")]
+    await settle_batch(nc, names, cast(list[Msg], waiting), handle, may_wait=person_post, held=held)
+    now = [FakeMsg("ws_a", 2, "run.started")]
+    await settle_batch(nc, names, cast(list[Msg], now), handle, may_wait=person_post, held=held)
+    assert [m.settled for m in [*waiting, *now]] == ["nak", "nak"]
+
+
+async def test_together_held_workspaces_go_with_the_next_batch_that_acts_on_them() -> None:
+    calls: list[dict[str, int]] = []
+
+    async def handle(highest: Mapping[str, int]) -> None:
+        calls.append(dict(highest))
+
+    held = Held(wait=60.0)
+    nc, names = cast(NATS, None), cast(Names, None)
+    first = [FakeMsg("ws_a", 4, "message.post"), FakeMsg("ws_b", 5, "space.updated")]
+    await settle_together(
+        nc, names, cast(list[Msg], first), handle, may_wait=person_post, held=held
+    )
+    assert calls == [{"ws_b": 5}] and first[0].settled is None
+    then = [FakeMsg("ws_a", 6, "space.updated")]
+    await settle_together(nc, names, cast(list[Msg], then), handle, may_wait=person_post, held=held)
+    assert calls == [{"ws_b": 5}, {"ws_a": 6}]
+    assert all(m.settled == "ack" for m in [*first, *then])
+
+
+async def test_the_loop_hands_over_what_waited_once_its_wait_ran_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nothing else of the workspace comes: the loop folds it once its wait ran out, and
+    naks what is still held when it stops."""
+    monkeypatch.setattr(consumer, "LagProbe", CountingProbe)
+    stop = asyncio.Event()
+    clock = Clock()
+    held = Held(wait=1.0, clock=clock)
+    early = FakeMsg("ws_a", 1, "message.post")
+    late = FakeMsg("ws_b", 2, "message.post")
+
+    class Ticking(FakeFlow):
+        async def next(self, timeout: float) -> list[FakeMsg]:
+            clock.now += 0.6  # each turn, the time asked of it passes
+            return await super().next(timeout)
+
+    flow = Ticking([[early], None, None, [late]], stop)
+    monkeypatch.setattr(consumer, "Flow", lambda sub, batch: flow)
+    names = Names("CHIPS", "chips")
+    nc = cast(NATS, None)
+    calls: list[tuple[str, int]] = []
+
+    async def handle(workspace_id: str, seq: int) -> None:
+        calls.append((workspace_id, seq))
+
+    async def settle(msgs: list[Msg]) -> None:
+        await settle_batch(nc, names, msgs, handle, may_wait=person_post, held=held)
+
+    async def settle_due(due: dict[str, Any]) -> None:
+        for workspace_id, waiting in due.items():
+            await handle(workspace_id, waiting.seq)
+            for msg in waiting.msgs:
+                await msg.ack()
+
+    sub = FakeSubscription()
+    await asyncio.wait_for(
+        consumer._consume(
+            cast(JetStreamContext, FakeJetStream(sub)),
+            names,
+            "test",
+            settle,
+            stop,
+            256,
+            held,
+            settle_due,
+        ),
+        5,
+    )
+    assert calls == [("ws_a", 1)]
+    assert early.settled == "ack"
+    assert late.settled == "nak", "still held when the loop stopped: handed out again"
+    assert held.count == 0 and sub.unsubscribed

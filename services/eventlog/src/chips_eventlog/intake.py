@@ -152,11 +152,11 @@ class Intake(Commit):
 
     async def append_capped(self, workspace_id: str, items: list[Pending], held: Held) -> None:
         """append_group, given at most the delivery time cap (a hung batch is a failure)."""
+        # ``asyncio.timeout`` rather than ``wait_for``, which (Python 3.11) makes a task of
+        # every append (docs/adr/0162).
         try:
-            await asyncio.wait_for(
-                self.append_group(workspace_id, items, held),
-                self.delivery_cap,
-            )
+            async with asyncio.timeout(self.delivery_cap):
+                await self.append_group(workspace_id, items, held)
         except TimeoutError:
             raise TimeoutError(f"the append took longer than {self.delivery_cap:g} s") from None
 

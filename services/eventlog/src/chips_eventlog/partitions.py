@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from chips_common import otel
 from chips_common.db import tables as t
+from chips_common.nats.pull import Flow
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, state_store
 from chips_eventlog.intake import Intake
@@ -195,6 +196,13 @@ class Partitions(Intake):
             ),
         )
         lag = LagProbe(self.names.append_stream, durable)
+        # Pull requests kept open, as every consumer of the log keeps them (docs/adr/0116):
+        # one request per batch size of appends rather than two requests and a "no
+        # messages" answer per append. While the lease is stale nothing is asked for;
+        # what the requests still open bring meanwhile waits in the queue, unhandled,
+        # and is naked for whoever serves the partition next if this loop ends
+        # (docs/adr/0162).
+        flow = Flow(sub, batch_size)
         # The door state of this partition's workspaces lives in ``held`` while the lease
         # does, and goes with it (docs/adr/0021).
         reading = asyncio.create_task(self.load_states(held))
@@ -205,13 +213,15 @@ class Partitions(Intake):
                     continue
                 await lag.maybe_update(self.js)
                 try:
-                    msgs = await sub.fetch(batch_size, timeout=1)
+                    msgs = await flow.next(timeout=1)
                 except (TimeoutError, NatsTimeout):
                     continue
                 await self.handle_batch(msgs, held)
         finally:
             reading.cancel()
             await asyncio.gather(reading, return_exceptions=True)
+            with contextlib.suppress(Exception):  # the connection may be gone already
+                await flow.give_back()
             await sub.unsubscribe()
 
     async def _drop_unpartitioned_consumer(self) -> None:

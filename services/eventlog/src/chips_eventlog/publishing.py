@@ -118,10 +118,10 @@ class Publishing:
             if self.clear_due is None:
                 await self.publish_wanted.wait()
             else:
+                # (``asyncio.timeout``: ``wait_for`` makes a task of every round.)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        self.publish_wanted.wait(), max(0.0, self.clear_due - loop.time())
-                    )
+                    async with asyncio.timeout(max(0.0, self.clear_due - loop.time())):
+                        await self.publish_wanted.wait()
             self.publish_wanted.clear()
             while self.to_confirm:
                 sent, self.to_confirm = self.to_confirm, []

@@ -6,6 +6,10 @@ reads what follows them from the log in Postgres in one statement, applies each 
 seq order under a span of the trace it was appended under, and writes the posts, their
 rooms and the checkpoints together. A message is only a prompt: what is folded is read
 from the log, so a lost or reordered message heals itself.
+
+The common batch, posts alone, is folded as search folds its posts: two autocommit
+statements on psycopg and no lock, the checkpoint moved in the statement that writes the
+posts only if nobody moved it meanwhile (``unlocked.py``, docs/adr/0162).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from chips_common.events.wire import EventJson
 from chips_common.service.consumer import BatchHandler
 from chips_common.service.fold import applying, pages_of_many
 from chips_common.service.poison import set_aside
-from chips_projector import store
+from chips_projector import store, unlocked
 
 tracer = otel.tracer("chips.projector")
 
@@ -63,33 +67,38 @@ async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None
     return (await apply_batch(conn, {workspace_id: upto}))[workspace_id]
 
 
-class NotPostsOnly(Exception):
-    """The batch holds more than posts: it is folded on the engine instead."""
-
-
-async def fold_posts(conn: Conn, upto: Mapping[str, int | None]) -> dict[str, int]:
-    """:func:`apply_batch` on a psycopg connection (docs/adr/0120), for a batch whose first
-    page is all there is and holds nothing but posts (the common batch): lock and read,
-    then write the posts and the checkpoints, in one transaction. Raises
-    :class:`NotPostsOnly`, its transaction undone, for any other batch."""
-    async with conn.transaction():
-        checkpoints, first = await store.lock_and_read(conn, upto, PAGE)
-        counts: dict[str, int] = {}
-        for event, _ in first:
-            counts[event["workspace_id"]] = counts.get(event["workspace_id"], 0) + 1
-        if not store.posts_only(first) or PAGE in counts.values():
-            raise NotPostsOnly
-        fold = store.Fold(conn)
-        await apply_page(fold, first)
-        reached = dict(checkpoints)
-        for event, _ in first:
-            reached[event["workspace_id"]] = event["seq"]
-        await fold.flush({w: seq for w, seq in reached.items() if seq != checkpoints[w]})
-    return reached
+async def fold_posts(conn: Conn, upto: Mapping[str, int | None]) -> tuple[dict[str, int], set[str]]:
+    """:func:`apply_batch` for the workspaces whose next page is posts alone, on an
+    autocommit psycopg connection (docs/adr/0120), in two statements and no lock
+    (``unlocked``, docs/adr/0162). Returns the checkpoints reached and the workspaces left
+    to the locked fold: a page with more than posts, a full page, no checkpoint row yet,
+    or a checkpoint moved meanwhile."""
+    read = await unlocked.read(conn, upto, PAGE)
+    by_workspace: dict[str, list[tuple[EventJson, str | None]]] = {}
+    for event, traceparent in read.events:
+        by_workspace.setdefault(event["workspace_id"], []).append((event, traceparent))
+    reached = {w: seq for w, seq in read.checkpoints.items() if w not in by_workspace}
+    locked = {
+        w
+        for w, page in by_workspace.items()
+        if w in read.absent or len(page) == PAGE or not store.posts_only(page)
+    }
+    fold = store.Fold(conn)
+    moves: dict[str, tuple[int, int]] = {}
+    for w, page in by_workspace.items():
+        if w not in locked:
+            await apply_page(fold, page)
+            moves[w] = (read.checkpoints[w], page[-1][0]["seq"])
+    if moves:
+        moved = await unlocked.posts_if_still(conn, fold.posts, moves)
+        reached.update({w: moves[w][1] for w in moved})
+        locked.update(set(moves) - moved)
+    return reached, locked
 
 
 def build_handler(engine: AsyncEngine, direct: Direct | None = None) -> BatchHandler:
-    """The batch handler; with ``direct``, a batch of posts is folded on psycopg itself."""
+    """The batch handler; with ``direct``, the workspaces whose pages are posts alone are
+    folded on psycopg itself, without a lock (``fold_posts``), and the rest on the engine."""
     # What this process has committed, per workspace: a message at or below it has been
     # applied already (the checkpoint only moves on), so it costs no transaction.
     applied: dict[str, int] = {}
@@ -106,15 +115,15 @@ def build_handler(engine: AsyncEngine, direct: Direct | None = None) -> BatchHan
             async with conn.begin():
                 return await apply_batch(conn, dict.fromkeys(wanted))
 
-        async def posts(conn: Conn) -> dict[str, int]:
+        async def posts(conn: Conn) -> tuple[dict[str, int], set[str]]:
             return await fold_posts(conn, dict.fromkeys(wanted))
 
-        if direct is not None:
-            try:
-                applied.update(await direct.run(posts))
+        if direct is not None:  # a broken connection: once more on a new one
+            reached, rest = await direct.run(posts)
+            applied.update(reached)
+            if not rest:
                 return
-            except NotPostsOnly:
-                pass
+            wanted = {w: seq for w, seq in wanted.items() if w in rest}
         applied.update(await once_more(engine, fold))
 
     return handle

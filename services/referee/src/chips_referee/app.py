@@ -10,7 +10,14 @@ from chips_common.service.health import build_health_app
 from chips_common.service.worker import Worker
 from chips_referee.appender import Appender
 from chips_referee.config import RefereeSettings
-from chips_referee.consumer import WANTED, Memory, build_handler, build_tick, run_clock
+from chips_referee.consumer import (
+    WANTED,
+    Memory,
+    build_handler,
+    build_tick,
+    may_wait,
+    run_clock,
+)
 from chips_referee.give import build_give_tick
 from chips_referee.questions import build_expiry_tick
 from chips_referee.rooms import Clock
@@ -36,7 +43,8 @@ async def run(settings: RefereeSettings) -> None:
 
         async def work(stop: asyncio.Event) -> None:
             await asyncio.gather(
-                worker.consume(handler, stop, wanted=WANTED),
+                # A person's post is folded with the next event, or a second later (ADR 0162).
+                worker.consume(handler, stop, wanted=WANTED, may_wait=may_wait),
                 run_clock(tick, settings.clock_seconds, stop),
                 run_clock(expiry_tick, settings.clock_seconds, stop),
                 run_clock(give_tick, settings.clock_seconds, stop),

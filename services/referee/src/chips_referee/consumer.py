@@ -20,6 +20,8 @@ The common case, events that call for no row of a room to be read and no job to 
 weighed (most message posts), goes on psycopg itself (``catch_up_direct``; docs/adr/0120):
 the same statements in one transaction, without SQLAlchemy's cost per statement and per
 checkout. Any other case is undone before anything is decided and done on the engine.
+A person's post is not folded on its own at all (``may_wait``; docs/adr/0162): it goes
+with the workspace's next fold, or a second later.
 
 Its clock (``tick``) looks, every moment, for rooms whose moment has come, and first reads
 the workspace's log up to its head, so it never hands over words a newer event took back.
@@ -30,8 +32,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Text, bindparam, func, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -42,6 +45,7 @@ from chips_common.db.direct import Conn, Direct, compiled
 from chips_common.db.referee_tables import referee_checkpoints, referee_rooms
 from chips_common.db.retry import once_more
 from chips_common.db.spend_reads import read_job
+from chips_common.rules.lead import is_agent
 from chips_common.service.consumer import Handler
 from chips_referee.appender import Appender
 from chips_referee.rooms import (
@@ -61,6 +65,27 @@ log = logging.getLogger(__name__)
 
 # Every event prompts it: any may end a turn, take the last words, or name a lead.
 WANTED = None
+
+
+def may_wait(event: Mapping[str, Any]) -> bool:
+    """Whether folding ``event`` may wait for the workspace's next fold (docs/adr/0162;
+    ``chips_common.service.held``). Pure.
+
+    True of an event in no room (the fold reads rooms' events only), and of a post outside
+    any turn (no run) by anybody but an agent or a harness: such a post starts, ends and
+    is heard from no turn, so folding it tells nothing (``tell_working``) and weighs no
+    job; what it changes of its room (the last words taken, who a person asked alone, a
+    pause for spend ended) is read only by the room's later folds, which read the log in
+    order from the checkpoint and so fold it first, and by the clock, which reads the log
+    up to the head before it looks (``build_tick``).
+    """
+    if event.get("space_id") is None:
+        return True
+    if event.get("type") != "message.post" or event.get("run_id"):
+        return False
+    actor = event.get("actor")
+    who = actor.get("id") if isinstance(actor, Mapping) else None
+    return isinstance(who, str) and bool(who) and not is_agent(who)
 
 
 # The statements of every event, built once (rooms.py says why).
@@ -253,6 +278,9 @@ def build_tick(
     """One look at every workspace with a room whose moment has come; how many it saw."""
 
     async def due(conn: AsyncConnection) -> list[str]:
+        # One autocommit statement: a look that finds nothing (most of them, twice a
+        # second) costs no BEGIN and ROLLBACK (docs/adr/0162).
+        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
         return sorted((await conn.execute(DUE_WORKSPACES, {"now": now_utc()})).scalars())
 
     async def tick() -> int:

@@ -31,6 +31,8 @@ GIVE = {"command": "agents.give"}
 def build_give_tick(engine: AsyncEngine, appender: Appender) -> Callable[[], Awaitable[int]]:
     async def tick() -> int:
         async with engine.connect() as conn:
+            # Autocommit: a look that finds nothing costs no BEGIN and ROLLBACK.
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
             waiting = list((await conn.execute(select(agents_to_give.c.workspace_id))).scalars())
         done = 0
         for workspace_id in waiting:

@@ -14,7 +14,12 @@ again alone at once, so one failing workspace holds back no other. A workspace t
 fails is naked with a delay that doubles with each delivery; when its failure names the
 event its fold failed on (``poison.FoldFailed``) and that event has failed its cap of
 deliveries or of time, it is dead-lettered with why, read past, and the workspace goes on
-at once (``poison.py``, docs/adr/0148).
+at once (``poison.py``, docs/adr/0148; the settling itself is ``aside.py``).
+
+An event whose fold may wait (``may_wait``: nothing the fold does with it is read before
+the workspace's next fold) is not folded on its own: its message is held, unacked, and
+goes with the workspace's next fold, prompted by an event that may not wait or by the
+wait running out (``held.py``, docs/adr/0162).
 
 A batch costs one span, not one per event: ``<service>.receive`` covers its handling and
 links to each event's append span (the trace it was logged under), 128 links a span as
@@ -27,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,8 +49,10 @@ from chips_common.db.away import database_away
 from chips_common.nats.pull import Flow
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service import poison
+from chips_common.service.aside import SetAside
+from chips_common.service.held import Held, Waiting
 from chips_common.service.metrics import LagProbe
-from chips_common.service.poison import FoldFailed, Limits
+from chips_common.service.poison import Limits
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.consumer")
@@ -58,6 +64,10 @@ Settle = Callable[[list[Msg]], Awaitable[None]]
 # cheap fields; true when the handler may do anything with it), asked of every event
 # delivered, in the order delivered.
 Wanted = Collection[str] | Callable[[Mapping[str, Any]], bool]
+# Of an event the consumer acts on, whether its fold may wait (``held.py``): true when
+# nothing its fold does is read before the workspace's next fold.
+MayWait = Callable[[Mapping[str, Any]], bool]
+SettleDue = Callable[[dict[str, Waiting]], Awaitable[None]]
 
 DEFAULT_LIMITS = Limits()
 
@@ -76,6 +86,8 @@ async def consume_events(
     batch_size: int = 256,
     wanted: Wanted | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    may_wait: MayWait | None = None,
+    wait: float = 1.0,
 ) -> None:
     """Consume until ``stop``; if the stream or consumer goes away, declare them again.
 
@@ -85,13 +97,37 @@ async def consume_events(
     every one when it runs).
     ``limits``: how a failing workspace is tried again and when its poison event is set
     aside (``poison.py``).
+    ``may_wait``: of each event wanted, whether its fold may wait; a workspace whose batch
+    holds only such events is held, unacked, and handed over with its next event that may
+    not, or ``wait`` seconds later (``held.py``).
     """
     poison.arm_test_hook(limits.fails_in)
+    held = Held(wait) if may_wait is not None else None
 
     async def settle(msgs: list[Msg]) -> None:
-        await settle_batch(nc, names, msgs, handle, service, wanted, js=js, limits=limits)
+        await settle_batch(
+            nc,
+            names,
+            msgs,
+            handle,
+            service,
+            wanted,
+            js=js,
+            limits=limits,
+            may_wait=may_wait,
+            held=held,
+        )
 
-    await _consume_until(js, names, service, settle, stop, batch_size)
+    async def settle_due(due: dict[str, Waiting]) -> None:
+        aside = SetAside(nc, js, names, service, limits)
+        for workspace_id, waiting in due.items():
+
+            async def alone(workspace_id: str = workspace_id, seq: int = waiting.seq) -> None:
+                await handle(workspace_id, seq)
+
+            await aside.settle(workspace_id, waiting.msgs, alone)
+
+    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due)
 
 
 async def consume_batches(
@@ -105,15 +141,38 @@ async def consume_batches(
     batch_size: int = 256,
     wanted: Wanted | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    may_wait: MayWait | None = None,
+    wait: float = 1.0,
 ) -> None:
     """As ``consume_events``, with ``handle`` called once per fetched batch, for every
-    workspace in it together: one transaction for the batch, not one per workspace."""
+    workspace in it together: one transaction for the batch, not one per workspace. The
+    workspaces held (``may_wait``) whose wait ran out are handed over together too."""
     poison.arm_test_hook(limits.fails_in)
+    held = Held(wait) if may_wait is not None else None
 
     async def settle(msgs: list[Msg]) -> None:
-        await settle_together(nc, names, msgs, handle, service, wanted, js=js, limits=limits)
+        await settle_together(
+            nc,
+            names,
+            msgs,
+            handle,
+            service,
+            wanted,
+            js=js,
+            limits=limits,
+            may_wait=may_wait,
+            held=held,
+        )
 
-    await _consume_until(js, names, service, settle, stop, batch_size)
+    async def settle_due(due: dict[str, Waiting]) -> None:
+        await fold_together(
+            SetAside(nc, js, names, service, limits),
+            handle,
+            {w: waiting.seq for w, waiting in due.items()},
+            {w: waiting.msgs for w, waiting in due.items()},
+        )
+
+    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due)
 
 
 async def _consume_until(
@@ -123,10 +182,12 @@ async def _consume_until(
     settle: Settle,
     stop: asyncio.Event,
     batch_size: int,
+    held: Held | None = None,
+    settle_due: SettleDue | None = None,
 ) -> None:
     while not stop.is_set():
         try:
-            await _consume(js, names, service, settle, stop, batch_size)
+            await _consume(js, names, service, settle, stop, batch_size, held, settle_due)
         except Exception:
             log.exception("%s lost its consumer; declaring it again", service)
             await asyncio.sleep(1)
@@ -143,6 +204,8 @@ async def _consume(
     settle: Settle,
     stop: asyncio.Event,
     batch_size: int,
+    held: Held | None = None,
+    settle_due: SettleDue | None = None,
 ) -> None:
     sub = await js.pull_subscribe(
         names.events_wildcard,
@@ -165,24 +228,36 @@ async def _consume(
         while not stop.is_set():
             await lag.maybe_update(js)
             try:
-                msgs = await flow.next(timeout=1)
+                msgs = await flow.next(timeout=1 if held is None else held.next_in(1))
             except (TimeoutError, NatsTimeout):
-                continue
-            await settle(msgs)
+                msgs = []
+            if msgs:
+                await settle(msgs)
+            due = held.due() if held is not None and held.by_workspace else {}
+            if due and settle_due is not None:
+                await settle_due(due)
     finally:
         with contextlib.suppress(Exception):  # the connection may be gone already
             await flow.give_back()
+        # What is held is handed out again at once, to this process started again or to
+        # another replica.
+        with contextlib.suppress(Exception):
+            for waiting in (held.take_all() if held is not None else {}).values():
+                for msg in waiting.msgs:
+                    await msg.nak()
         await sub.unsubscribe()
 
 
 @dataclass
 class Sorted:
     """A fetched batch by workspace: the highest seq of each, its messages, and the
-    workspaces whose messages hold an event the handler acts on."""
+    workspaces whose messages hold an event the handler acts on (now, or when it may)."""
 
     highest: dict[str, int] = field(default_factory=dict)
     by_workspace: dict[str, list[Msg]] = field(default_factory=dict)
     acted_on: set[str] = field(default_factory=set)
+    # Workspaces with an event acted on whose fold may wait (``held.py``).
+    may_wait: set[str] = field(default_factory=set)
     links: list[Link] = field(default_factory=list)
 
     def spans(self, service: str) -> list[Span]:
@@ -200,7 +275,12 @@ class Sorted:
 
 
 async def sort_batch(
-    nc: NATS, names: Names, msgs: list[Msg], service: str, wanted: Wanted | None
+    nc: NATS,
+    names: Names,
+    msgs: list[Msg],
+    service: str,
+    wanted: Wanted | None,
+    may_wait: MayWait | None = None,
 ) -> Sorted:
     """Group a batch by workspace; dead-letter (and terminate) what cannot be decoded."""
     batch = Sorted()
@@ -233,7 +313,10 @@ async def sort_batch(
         batch.highest[workspace_id] = max(seq, batch.highest.get(workspace_id, 0))
         batch.by_workspace.setdefault(workspace_id, []).append(msg)
         if acts_on(wanted, event):  # asked of every event: a test may note what it sees
-            batch.acted_on.add(workspace_id)
+            if may_wait is not None and may_wait(event):
+                batch.may_wait.add(workspace_id)
+            else:
+                batch.acted_on.add(workspace_id)
     return batch
 
 
@@ -256,20 +339,28 @@ async def settle_batch(
     *,
     js: JetStreamContext | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    may_wait: MayWait | None = None,
+    held: Held | None = None,
 ) -> None:
     """Each workspace of the batch handed to ``handle`` on its own; its messages acked
     after it returns, or naked with a growing delay if it failed (a poison event set aside
-    once its cap is reached, ``poison.py``)."""
-    batch = await sort_batch(nc, names, msgs, service, wanted)
+    once its cap is reached, ``poison.py``). With ``held``, a workspace whose events may
+    all wait is held there, and one handed over takes what was held of it along."""
+    batch = await sort_batch(nc, names, msgs, service, wanted, may_wait if held else None)
     spans = batch.spans(service)
     aside = SetAside(nc, js, names, service, limits)
     try:
         for workspace_id, seq in batch.highest.items():
             workspace_msgs = batch.by_workspace[workspace_id]
             if workspace_id not in batch.acted_on:
+                if held is not None and workspace_id in batch.may_wait:
+                    held.hold(workspace_id, workspace_msgs, seq)
+                    continue
                 for msg in workspace_msgs:
                     await msg.ack()
                 continue
+            if held is not None and (waiting := held.take(workspace_id)) is not None:
+                workspace_msgs, seq = waiting.msgs + workspace_msgs, max(seq, waiting.seq)
 
             async def alone(workspace_id: str = workspace_id, seq: int = seq) -> None:
                 await handle(workspace_id, seq)
@@ -290,126 +381,60 @@ async def settle_together(
     *,
     js: JetStreamContext | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    may_wait: MayWait | None = None,
+    held: Held | None = None,
 ) -> None:
-    """The batch's workspaces handed to ``handle`` at once; every message acked after it
-    returns (its transaction committed). If it failed, each workspace is handed over alone
-    at once, so the others commit and are acked while the one at fault is tried again
-    later (or its poison event set aside, ``poison.py``)."""
-    batch = await sort_batch(nc, names, msgs, service, wanted)
+    """The batch's workspaces handed to ``handle`` at once (``fold_together``); with
+    ``held``, as ``settle_batch``: those whose events may all wait are held there."""
+    batch = await sort_batch(nc, names, msgs, service, wanted, may_wait if held else None)
     spans = batch.spans(service)
-    aside = SetAside(nc, js, names, service, limits)
     try:
-        acted = {w: seq for w, seq in batch.highest.items() if w in batch.acted_on}
-        failed: Exception | None = None
-        if acted:
-            try:
-                await handle(acted)
-            except Exception as exc:
-                failed = exc
+        acted: dict[str, int] = {}
+        msgs_of: dict[str, list[Msg]] = {}
         for workspace_id, workspace_msgs in batch.by_workspace.items():
-            if failed is None or workspace_id not in acted:
+            seq = batch.highest[workspace_id]
+            if workspace_id in batch.acted_on:
+                if held is not None and (waiting := held.take(workspace_id)) is not None:
+                    workspace_msgs, seq = waiting.msgs + workspace_msgs, max(seq, waiting.seq)
+                acted[workspace_id], msgs_of[workspace_id] = seq, workspace_msgs
+            elif held is not None and workspace_id in batch.may_wait:
+                held.hold(workspace_id, workspace_msgs, seq)
+            else:
                 for msg in workspace_msgs:
                     await msg.ack()
-                continue
-
-            async def alone(workspace_id: str = workspace_id) -> None:
-                await handle({workspace_id: acted[workspace_id]})
-
-            # One workspace alone failed already, and Postgres away fails every one alike:
-            # that failure is decided on, not tried again at once.
-            first = failed if len(acted) == 1 or database_away(failed) else None
-            await aside.settle(workspace_id, workspace_msgs, alone, first)
+        await fold_together(SetAside(nc, js, names, service, limits), handle, acted, msgs_of)
     finally:
         for span in spans:
             span.end()
 
 
-# How many poison events of one workspace are set aside in one go before its messages are
-# naked (a later delivery goes on from there).
-ASIDE_IN_A_ROW = 20
+async def fold_together(
+    aside: SetAside,
+    handle: BatchHandler,
+    acted: dict[str, int],
+    msgs_of: dict[str, list[Msg]],
+) -> None:
+    """``acted``'s workspaces handed to ``handle`` at once; their messages (``msgs_of``)
+    acked after it returns (its transaction committed). If it failed, each workspace is
+    handed over alone at once, so the others commit and are acked while the one at fault
+    is tried again later (or its poison event set aside, ``poison.py``)."""
+    if not acted:
+        return
+    failed: Exception | None = None
+    try:
+        await handle(acted)
+    except Exception as exc:
+        failed = exc
+    for workspace_id, workspace_msgs in msgs_of.items():
+        if failed is None:
+            for msg in workspace_msgs:
+                await msg.ack()
+            continue
 
+        async def alone(workspace_id: str = workspace_id) -> None:
+            await handle({workspace_id: acted[workspace_id]})
 
-@dataclass
-class SetAside:
-    """A failing workspace's messages settled: naked with a growing delay, or its poison
-    event dead-lettered and read past (``poison.decide``)."""
-
-    nc: NATS
-    js: JetStreamContext | None
-    names: Names
-    service: str
-    limits: Limits
-
-    async def settle(
-        self,
-        workspace_id: str,
-        msgs: list[Msg],
-        run: Callable[[], Awaitable[None]],
-        first: Exception | None = None,
-    ) -> None:
-        failure = first
-        for _ in range(ASIDE_IN_A_ROW):
-            if failure is None:
-                try:
-                    await run()
-                except Exception as exc:
-                    failure = exc
-                else:
-                    poison.went_on(workspace_id)
-                    for msg in msgs:
-                        await msg.ack()
-                    return
-            named = isinstance(failure, FoldFailed) and failure.workspace_id == workspace_id
-            delivered = max(poison.deliveries(m) for m in msgs)
-            age = max(poison.age_seconds(m) for m in msgs)
-            now = time.monotonic()
-            tried, waited = poison.tries(delivered, age, poison.last_aside(workspace_id), now)
-            verdict = poison.decide(self.limits, tried, waited, named)
-            if isinstance(verdict, poison.Retry):
-                log.error(
-                    "%s: %s failed (delivery %d); again in %.2fs",
-                    self.service,
-                    workspace_id,
-                    delivered,
-                    verdict.delay,
-                    exc_info=failure,
-                )
-                for msg in msgs:
-                    await msg.nak(delay=verdict.delay)
-                return
-            assert isinstance(failure, FoldFailed)
-            await self.dead_letter(failure, verdict.reason, tried)
-            poison.put_aside(failure.workspace_id, failure.seq, delivered, now)
-            failure = None  # the workspace goes on at once, past the event set aside
-        for msg in msgs:
-            await msg.nak(delay=self.limits.first_delay_seconds)
-
-    async def dead_letter(self, failed: FoldFailed, reason: str, delivered: int) -> None:
-        """The event on the dead-letter stream with why, as the append path sets a request
-        aside (docs/adr/0025): an operator reads it there."""
-        cause = failed.__cause__
-        why = f"{self.service}: {reason}: {cause!r}"[:500]
-        log.error(
-            "%s: setting aside %s at %s/%d: %s",
-            self.service,
-            failed.event_type,
-            failed.workspace_id,
-            failed.seq,
-            why,
-        )
-        headers = {
-            "Chips-Dead-Reason": why,
-            "Chips-Deliveries": str(delivered),
-            "Chips-Subject": self.names.events_subject(failed.workspace_id),
-            "Chips-Consumer": self.service,
-            "Chips-Workspace": failed.workspace_id,
-            "Chips-Seq": str(failed.seq),
-        }
-        data = orjson.dumps(failed.event, default=str)
-        if self.js is not None:
-            try:
-                await self.js.publish(self.names.dead_letter_subject, data, headers=headers)
-                return
-            except Exception:
-                log.exception("the dead-letter stream did not take it; publishing it plainly")
-        await self.nc.publish(self.names.dead_letter_subject, data, headers=headers)
+        # One workspace alone failed already, and Postgres away fails every one alike:
+        # that failure is decided on, not tried again at once.
+        first = failed if len(acted) == 1 or database_away(failed) else None
+        await aside.settle(workspace_id, workspace_msgs, alone, first)

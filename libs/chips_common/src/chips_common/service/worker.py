@@ -31,6 +31,7 @@ from chips_common.otel import setup_tracing
 from chips_common.service.consumer import (
     BatchHandler,
     Handler,
+    MayWait,
     Wanted,
     consume_batches,
     consume_events,
@@ -105,7 +106,12 @@ class Worker:
         return {"postgres": db_ok, "nats": nats_ok}
 
     async def consume(
-        self, handler: Handler, stop: asyncio.Event, *, wanted: Wanted | None = None
+        self,
+        handler: Handler,
+        stop: asyncio.Event,
+        *,
+        wanted: Wanted | None = None,
+        may_wait: MayWait | None = None,
     ) -> None:
         """``consume_events`` as this service, with its limits, until ``stop``."""
         await consume_events(
@@ -117,12 +123,22 @@ class Worker:
             stop,
             wanted=wanted,
             limits=self.limits,
+            may_wait=may_wait,
         )
 
-    async def consume_batches(self, handler: BatchHandler, stop: asyncio.Event) -> None:
+    async def consume_batches(
+        self, handler: BatchHandler, stop: asyncio.Event, *, may_wait: MayWait | None = None
+    ) -> None:
         """``consume_batches`` as this service, with its limits, until ``stop``."""
         await consume_batches(
-            self.nc, self.js, self.names, self.service, handler, stop, limits=self.limits
+            self.nc,
+            self.js,
+            self.names,
+            self.service,
+            handler,
+            stop,
+            limits=self.limits,
+            may_wait=may_wait,
         )
 
     async def serve(self, app: FastAPI, work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
@@ -142,6 +158,7 @@ async def run_worker(
     about: Callable[[AsyncEngine], About] | None = None,
     beside: Callable[[AsyncEngine, asyncio.Event], Awaitable[None]] | None = None,
     engine_options: EngineOptions | None = None,
+    may_wait: MayWait | None = None,
 ) -> None:
     """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
 
@@ -151,7 +168,8 @@ async def run_worker(
     built; each is given the engine. ``beside`` is more work run alongside the consumer
     until the same stop. ``build_batch_handler``, instead of ``build_handler``: a handler
     of each fetched batch's workspaces together (``consume_batches``). ``engine_options``
-    are ``build_engine``'s.
+    are ``build_engine``'s. ``may_wait``: of each event, whether its fold may wait
+    (``held.py``).
     """
     async with Worker.wired(settings, service, **(engine_options or {})) as worker:
         engine = worker.engine
@@ -160,13 +178,13 @@ async def run_worker(
             batch_handler = build_batch_handler(engine)
 
             async def consume(stop: asyncio.Event) -> None:
-                await worker.consume_batches(batch_handler, stop)
+                await worker.consume_batches(batch_handler, stop, may_wait=may_wait)
         else:
             assert build_handler is not None, "a worker needs a handler"
             handler = build_handler(engine)
 
             async def consume(stop: asyncio.Event) -> None:
-                await worker.consume(handler, stop)
+                await worker.consume(handler, stop, may_wait=may_wait)
 
         async def work(stop: asyncio.Event) -> None:
             if beside is None:

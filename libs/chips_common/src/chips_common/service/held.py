@@ -1,0 +1,81 @@
+"""Events whose fold may wait: their messages held, and folded a moment later (docs/adr/0162).
+
+A consumer's fold of some events changes nothing anybody reads before its next fold of
+the same workspace: the referee's of a person's post (what it changes of a room is read
+only by its later folds, which read the log in order from the checkpoint, and by its
+clock, which reads the log up to the head before it looks), search's of an event it does
+not index (it only moves the checkpoint). Folding each such event in a transaction of its
+own, the moment it comes, costs a transaction per event for nothing.
+
+Such an event's message is held here, unacked, instead: it is acked with its workspace's
+next fold, which reads the log past it, whether that fold is prompted by an event that
+cannot wait or by the wait running out (``wait`` seconds after the workspace's first held
+message, or at once once ``most`` messages are held). Nothing changes of the guarantees:
+the fold still reads the log in order from its checkpoint and saves the checkpoint in its
+own transaction; a message is acked only after a fold past it committed (a crash before
+that has it delivered again); and a failed fold settles the held messages with its own,
+through the same retries and dead letter (``poison.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nats.aio.msg import Msg
+
+
+@dataclass
+class Waiting:
+    """A workspace's held messages: the highest seq among them, and since when."""
+
+    since: float
+    seq: int = 0
+    msgs: list[Msg] = field(default_factory=list)
+
+
+class Held:
+    """The messages held, by workspace; pure but for the clock it is given."""
+
+    def __init__(
+        self, wait: float = 1.0, most: int = 1000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.wait, self.most, self.clock = wait, most, clock
+        self.by_workspace: dict[str, Waiting] = {}
+        self.count = 0
+
+    def hold(self, workspace_id: str, msgs: list[Msg], seq: int) -> None:
+        waiting = self.by_workspace.get(workspace_id)
+        if waiting is None:
+            waiting = self.by_workspace[workspace_id] = Waiting(self.clock())
+        waiting.seq = max(waiting.seq, seq)
+        waiting.msgs.extend(msgs)
+        self.count += len(msgs)
+
+    def take(self, workspace_id: str) -> Waiting | None:
+        """What is held of the workspace, let go (its fold is about to run)."""
+        waiting = self.by_workspace.pop(workspace_id, None)
+        if waiting is not None:
+            self.count -= len(waiting.msgs)
+        return waiting
+
+    def due(self) -> dict[str, Waiting]:
+        """The workspaces whose wait ran out (every one, once ``most`` messages are held),
+        let go: they are folded now."""
+        if self.count >= self.most:
+            return self.take_all()
+        now = self.clock()
+        late = [w for w, held in self.by_workspace.items() if now - held.since >= self.wait]
+        return {w: waiting for w in late if (waiting := self.take(w)) is not None}
+
+    def take_all(self) -> dict[str, Waiting]:
+        everything, self.by_workspace, self.count = self.by_workspace, {}, 0
+        return everything
+
+    def next_in(self, longest: float) -> float:
+        """Seconds until the first wait runs out, at most ``longest`` (nothing held)."""
+        if not self.by_workspace:
+            return longest
+        first = min(held.since for held in self.by_workspace.values())
+        return max(0.0, min(longest, first + self.wait - self.clock()))
