@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.events.wire import EventJson, canonical_event
+from chips_common.rules.agents_view import GIVEN_KEY
 from chips_common.rules.handles import Member
 from chips_common.rules.room import JOINING
 from chips_common.rules.scope import standings_of
@@ -232,6 +233,27 @@ class HistoryReads:
         )
         async with self.engine.connect() as conn:
             return {row.id for row in await conn.execute(query)}
+
+    async def given_agents_as_of(self, workspace_id: str | None, seq: int) -> dict[str, str]:
+        """The agents Chips gave harnesses by event ``seq`` (docs/adr/0154), each with its
+        harness."""
+        p = t.participants.c
+        query = select(p.id, p.owner_id).where(
+            and_(
+                p.workspace_id == workspace_id,
+                p.kind == "agent",
+                p.joined_seq <= seq,
+                p.agent["key"].astext.startswith(GIVEN_KEY),
+            )
+        )
+        async with self.engine.connect() as conn:
+            return {row.id: row.owner_id for row in await conn.execute(query) if row.owner_id}
+
+    async def workspace_of(self, participant_id: str) -> str | None:
+        query = select(t.participants.c.workspace_id).where(t.participants.c.id == participant_id)
+        async with self.engine.connect() as conn:
+            found = (await conn.execute(query)).scalar()
+        return str(found) if found else None
 
     async def speaks_agents_as_of(self, workspace_id: str, harness_id: str, seq: int) -> bool:
         """Whether the harness's last ``harness.declared`` by event ``seq`` named ``agents``."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import orjson
 
 from chips_common.events.wire import DeliveredJson, EventJson
@@ -13,10 +15,30 @@ from chips_gateway.ws.session import SessionBase
 
 
 def shown_to(
-    harness_id: str, shaped: DeliveredJson, own: frozenset[str] | None
+    harness_id: str,
+    shaped: DeliveredJson,
+    own: Mapping[str, str] | None,
+    people: Mapping[str, Mapping[str, str]] | None = None,
 ) -> DeliveredJson | None:
-    """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set."""
-    return shaped if own is None else as_seen_by(shaped, harness_id, own)
+    """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set,
+    each agent shown as somebody else bearing that one's name (from ``people``, the feed's
+    directory)."""
+    if own is None:
+        return shaped
+    return as_seen_by(shaped, harness_id, own, names=names_of(own, people))
+
+
+def names_of(
+    own: Mapping[str, str], people: Mapping[str, Mapping[str, str]] | None
+) -> dict[str, str]:
+    """The name of each participant an agent is shown as (docs/adr/0154)."""
+    if not people:
+        return {}
+    return {
+        who: name
+        for who in set(own.values())
+        if isinstance(name := (people.get(who) or {}).get("name"), str)
+    }
 
 
 class Delivery(SessionBase):
@@ -45,7 +67,9 @@ class Delivery(SessionBase):
                 # The feed's encoding of the event, when it is the feed's own, made once
                 # for every socket: the view decides on it without encoding it again.
                 shared = self.feed.frame_json(shaped, event) if self.feed is not None else None
-                seen = as_seen_by(shaped, self.principal.participant_id, own, shared)
+                seen = as_seen_by(
+                    shaped, self.principal.participant_id, own, shared, names=self.names(own)
+                )
                 if seen is None:
                     return
                 shaped = seen
@@ -69,7 +93,7 @@ class Delivery(SessionBase):
             metrics.FRAMES_OUT.labels("receipt").inc()
 
     async def handed(
-        self, event: EventJson, own: frozenset[str] | None, as_of: AsOf | None
+        self, event: EventJson, own: Mapping[str, str] | None, as_of: AsOf | None
     ) -> list[EventFrame]:
         """The frames of the held messages ``event`` (a person's act) hands this socket,
         as its recipient sees them (docs/adr/0083)."""
@@ -78,5 +102,12 @@ class Delivery(SessionBase):
         return [
             EventFrame(frame="event", event=seen)
             for h in await self.shaper.handed(event, own, held)
-            if (seen := shown_to(pid, h, own)) is not None
+            if (seen := shown_to(pid, h, own, self.people())) is not None
         ]
+
+    def people(self) -> Mapping[str, Mapping[str, str]] | None:
+        """The feed's directory: each participant's name, to show an agent by its harness's."""
+        return self.feed.people if self.feed is not None else None
+
+    def names(self, own: Mapping[str, str]) -> dict[str, str]:
+        return names_of(own, self.people())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,7 +105,7 @@ class Subscription:
             self.session.push(queued(event, as_of, self.view.pre_agents()))
 
 
-def queued(event: EventJson, as_of: AsOf | None, view: frozenset[str] | None = None) -> Pending:
+def queued(event: EventJson, as_of: AsOf | None, view: Mapping[str, str] | None = None) -> Pending:
     """An event waiting to be shaped by the send loop (with what the window told of it,
     if anything, and the own agents of a harness shown the pre-agents view,
     docs/adr/0079)."""
