@@ -281,3 +281,22 @@ def test_an_agent_shown_as_its_harness_bears_the_harness_s_name_in_members_lines
     }
     # Without names, the ids alone are shown as before.
     assert as_seen_by(turn, ME, shown)["room"]["members"][2]["name"] == "Jade 2"  # type: ignore[index]
+
+
+def test_a_stand_in_s_joined_and_left_lines_are_not_in_a_context() -> None:
+    # As its membership events are not sent, the lines they make are not either: the
+    # harness's own row (joined before, or staying through an archive) says it all.
+    shown = agents_view.stand_ins(ME, MINE, {SCOUT_GIVEN: SCOUT})
+    person = {"seq": 3, "kind": "joined", "from": {"id": "usr_a", "kind": "person", "name": "A"}}
+    lines = [
+        person,
+        {"seq": 4, "kind": "left", "from": {"id": "agt_j1", "kind": "agent", "name": "J"}},
+        {"seq": 5, "kind": "joined", "from": {"id": SCOUT_GIVEN, "kind": "agent", "name": "S"}},
+        {"seq": 6, "kind": "said", "from": {"id": SCOUT_GIVEN, "kind": "agent", "name": "S"}},
+    ]
+    context = as_seen_by({"type": "message.new", "context": {"lines": lines}}, ME, shown)
+    assert context is not None
+    assert context["context"]["lines"] == [
+        person,
+        {"seq": 6, "kind": "said", "from": {"id": SCOUT, "kind": "harness", "name": "S"}},
+    ]

@@ -252,7 +252,7 @@ class Shaper:
             kept = len(context["lines"]) if context["truncated"] else None
         found: dict[str, tuple[list[EventJson], bool]] = {}
         for t in taking:
-            joinings = await reader.joinings(ws, space_id, since[t], seq)
+            joinings = await reader.joinings(ws, space_id, since[t], seq, self.owner_of)
             talked = since_is_joining(joinings, since[t], t) and await reader.talked_before(
                 ws, space_id, since[t]
             )

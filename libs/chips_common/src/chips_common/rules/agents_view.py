@@ -168,8 +168,9 @@ def _translate(
     if isinstance(value, str):
         return own.get(value, value)
     if isinstance(value, list):
-        items = [_translate(item, harness_id, own, names) for item in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
+        kept = [item for item in value if not _stand_in_moved(item, own)]
+        items = [_translate(item, harness_id, own, names) for item in kept]
+        if len(kept) == len(value) and all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return _dedupe(items)
     if isinstance(value, dict):
@@ -201,6 +202,16 @@ def _translate(
             out[new_key] = new_v
         return out if changed else value
     return value
+
+
+def _stand_in_moved(item: object, own: Mapping[str, str]) -> bool:
+    """Whether ``item`` is a context line of an agent shown as somebody else joining or
+    leaving: its coming and going is that one's row's, as its membership events are not
+    sent (:func:`hidden_from`), so a context shows it no more than the log does."""
+    if not isinstance(item, dict) or item.get("kind") not in ("joined", "left"):
+        return False
+    said_by = item.get("from")
+    return "seq" in item and isinstance(said_by, dict) and said_by.get("id") in own
 
 
 def _renamed(
