@@ -28,8 +28,8 @@ from chips_common.rules.context_lines import (
     reauthored,
     revised,
 )
-from chips_common.rules.handles import Member, as_shown
 from chips_common.rules.delivery import OwnerOf
+from chips_common.rules.handles import Member, as_shown
 from chips_common.rules.room import (
     JOINING,
     Comebacks,
