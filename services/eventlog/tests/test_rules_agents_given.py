@@ -196,3 +196,12 @@ def test_a_to_naming_the_harness_picks_the_agent_it_was_given_there(w: World) ->
     post = {"type": "message.post", "space_id": space, "text": "which first?", "to": [w.H2]}
     (said,) = w.ok(w.p(w.OWN), post)
     assert said["addressed_to"] == [agent.id]
+
+
+def test_add_by_handle_reaches_the_harness_not_the_agent_it_was_given(w: World) -> None:
+    # Its first given agent bears its very name; the composer's /add @ledger adds the
+    # harness, which is given its agent here (docs/adr/0154).
+    w.space(w.OWN, [w.H2], title="Books")
+    space = w.space(w.OWN, [w.MEM], title="Later")
+    logged = w.ok(w.p(w.OWN), {"type": "message.post", "space_id": space, "text": "/add @ledger"})
+    assert logged[0]["type"] == "membership.added" and logged[0]["participant_id"] == w.H2

@@ -18,6 +18,7 @@ from chips_common.events import (
     TurnPassed,
 )
 from chips_common.rules.addressing import address
+from chips_common.rules.agents_view import GIVEN_KEY
 from chips_common.rules.commands import Command, CommandError, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import refusal
@@ -122,7 +123,9 @@ def composer_events(s: DoorState, space_id: str, command: Command, actor: Actor)
     check_member(s, space_id, actor)
     bodies: list[EventBody] = []
     if command.name == "add":
-        people = s.directory()
+        # Not an agent Chips gave a harness for a room: it is its harness in that room,
+        # and bears its name (docs/adr/0154); adding the harness gives it one here.
+        people = [(pid, name) for pid, name in s.directory() if not given_agent(s, pid)]
         for handle in command.handles:
             who = resolve(handle, people)
             bodies.append(MembershipAdded(space_id=space_id, participant_id=who))
@@ -146,6 +149,11 @@ def composer_events(s: DoorState, space_id: str, command: Command, actor: Actor)
         state = "closed" if command.name == "archive" else "open"
         bodies.append(SpaceUpdated(space_id=space_id, state=state))
     return bodies
+
+
+def given_agent(s: DoorState, pid: str) -> bool:
+    p = s.participant(pid)
+    return p is not None and p.agent is not None and p.agent.key.startswith(GIVEN_KEY)
 
 
 def resolve(handle: str, people: list[tuple[str, str]]) -> str:
