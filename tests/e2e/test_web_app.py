@@ -835,7 +835,8 @@ async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
         await sheet.get_by_label("Add").select_option(label=f"{who} ({kind})")
         await sheet.get_by_role("button", name="Add", exact=True).click()
         await expect(members).to_contain_text(who)
-    await expect(members.locator("li").filter(has_text="Scout")).to_contain_text("harness")
+    # Scout stands in the room as the agent Chips gave it there (docs/adr/0154).
+    await expect(members.locator("li").filter(has_text="Scout")).to_contain_text("Scout agent")
     await arjun.shot("room-sheet")
     await (
         members.locator("li")
@@ -1160,7 +1161,10 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
     assert await axe_violations(page) == []
     await choices.get_by_role("menuitemradio", name=re.compile("^Ledger")).click()
     await expect(to).to_contain_text("Ledger")
-    await expect(page.get_by_test_id("composer")).to_have_attribute("placeholder", "Message Ledger")
+    # Ledger's agent in this room, numbered: its first is in its direct room (ADR 0154).
+    await expect(page.get_by_test_id("composer")).to_have_attribute(
+        "placeholder", "Message Ledger 2"
+    )
     await arjun.say("what is the total?")
     heard = await l_sock.wait_for(
         lambda f: f["frame"] == "event" and f["event"].get("text") == "what is the total?"
@@ -1282,7 +1286,7 @@ async def test_the_kinds_as_cards_on_a_phone_with_no_serious_accessibility_viola
     await composer.press("End")
     await expect(page.get_by_role("option").first).to_contain_text("Ledger")
     await composer.press("Enter")
-    await expect(composer).to_have_value("@Ledger ")
+    await expect(composer).to_have_value("@Ledger2 ")  # its agent here (docs/adr/0154)
     # The pick puts the caret after the name on the next frame; typing before that frame
     # had its selection collapsed under it (fill's select-all), so "/arc" was appended.
     await page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done(null)))")

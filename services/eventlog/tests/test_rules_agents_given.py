@@ -205,3 +205,12 @@ def test_add_by_handle_reaches_the_harness_not_the_agent_it_was_given(w: World) 
     space = w.space(w.OWN, [w.MEM], title="Later")
     logged = w.ok(w.p(w.OWN), {"type": "message.post", "space_id": space, "text": "/add @ledger"})
     assert logged[0]["type"] == "membership.added" and logged[0]["participant_id"] == w.H2
+
+
+def test_a_lead_chosen_by_the_harness_s_id_is_the_agent_it_was_given_there(w: World) -> None:
+    # A person's client that knows the harness's id, not its agent's (docs/adr/0154).
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    lead = {"type": "space.lead_set", "space_id": space, "agent_id": w.H2}
+    (logged,) = w.ok(w.p(w.OWN), lead)
+    assert logged["agent_id"] == agent.id
