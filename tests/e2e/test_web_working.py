@@ -136,7 +136,7 @@ async def test_a_harness_s_several_runs_are_one_chip_that_lists_them_and_leads_t
         page = who.page
         working = page.get_by_test_id("working")
         await expect(working).to_contain_text("Scout 2 · 3 runs", timeout=20_000)
-        await expect(working).to_contain_text("; Atlas, ")
+        await expect(working).to_contain_text("; Atlas 2, ")
         # Only the entry with several runs is a chip; Atlas's one run is words.
         await expect(working.get_by_role("button")).to_have_count(1)
         chip = working.get_by_role("button", name="Scout 2 · 3 runs")
