@@ -13,13 +13,14 @@ A harness that has not declared ``agents`` is shown its own id wherever an id is
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import psycopg
 import pytest
 
 from tests.e2e.client import Api, Identity, Socket
-from tests.e2e.test_agents_view import declare, directory
+from tests.e2e.test_agents_view import AGENT_EVENTS, declare, directory
 
 
 async def given_agents(api: Api, who: Identity, harness: Identity) -> dict[str, dict[str, Any]]:
@@ -43,11 +44,13 @@ async def test_a_harness_that_speaks_agents_has_one_agent_in_each_room(api: Api)
     scout, home = await api.connect_harness(owner, "Scout")
     room = await api.open_space(owner, "Alphabet", [maya.participant_id, scout.participant_id])
     await api.say(scout, room, "A is drawn.")  # before it speaks agents
-    assert await given_agents(api, owner, scout) == {}
+    # Its home and the room it is in each hold an agent of its own, named after it, from
+    # before it speaks agents (docs/adr/0154); declaring ``agents`` gives it no more.
+    before = await given_agents(api, owner, scout)
+    assert set(before) == {home, room}, before
     await declare(api, owner, scout, "agents")
-    # Its home and the room it was in each hold an agent of its own, named after it.
     mine = await given_agents(api, owner, scout)
-    assert set(mine) == {home, room}, mine
+    assert mine == before
     assert sorted(a["name"] for a in mine.values()) == ["Scout", "Scout 2"]
     agent = mine[room]["participant_id"]
     assert mine[home]["participant_id"] != agent  # one room at a time each
@@ -72,17 +75,63 @@ async def test_a_harness_that_speaks_agents_has_one_agent_in_each_room(api: Api)
     await sock.close()
 
 
-async def test_a_harness_before_agents_is_still_shown_its_own_id(api: Api) -> None:
+async def test_a_harness_before_agents_has_one_agent_per_room_and_is_shown_its_own_id(
+    api: Api,
+) -> None:
+    """docs/product/websocket.md, Agents: a harness with no agents of its own "is given one,
+    named after it … one agent per room"; until it declares ``agents`` it is shown "the
+    view you knew before agents": its own agents are its own id wherever an id is written."""
     owner = await api.create_workspace(owner="Arjun Rao")
     maya = await api.add_person(owner, "Maya Chen")
-    scout, _ = await api.connect_harness(owner, "Scout")
-    room = await api.open_space(owner, "Alphabet", [maya.participant_id, scout.participant_id])
-    seq = await api.say(scout, room, "A is drawn.")
-    said = (await api.read(scout, since=seq - 1, limit=1))[0]
-    assert said["actor"] == {"kind": "harness", "id": scout.participant_id}
+    scout, home = await api.connect_harness(owner, "Scout")
+    live = await Socket.open(api.base_url, scout)
+    await live.subscribe(owner.workspace_id)
+    await live.attached()
+    alphabet = await api.open_space(owner, "Alphabet", [maya.participant_id, scout.participant_id])
+    books = await api.open_space(owner, "Books", [maya.participant_id])
+    await api.append(
+        owner,
+        {"type": "membership.added", "space_id": books, "participant_id": scout.participant_id},
+    )
+    # People see an agent of its own in each room, named after it, numbered once taken.
+    mine = await given_agents(api, owner, scout)
+    assert set(mine) == {home, alphabet, books}, mine
+    assert [mine[r]["name"] for r in (home, alphabet, books)] == ["Scout", "Scout 2", "Scout 3"]
+    assert len({a["participant_id"] for a in mine.values()}) == 3  # one room each
+    agent = mine[alphabet]["participant_id"]
+    # What it says is its agent's to people, and its own to it.
+    seq = await api.say(scout, alphabet, "A is drawn.")
+    said = (await api.read(owner, since=seq - 1, limit=1))[0]
+    assert said["actor"]["id"] == agent, said
+    assert (await authors(api, maya, alphabet))["A is drawn."] == agent
+    heard = (await api.read(scout, since=seq - 1, limit=1))[0]
+    assert heard["actor"] == {"kind": "harness", "id": scout.participant_id}, heard
+    assert (await authors(api, scout, alphabet))["A is drawn."] == scout.participant_id
+    # Its directory and the room's members name it, and no agent.
     listed = await directory(api, scout)
-    assert [p for p in listed.values() if p["kind"] == "agent"] == []
-    assert (await authors(api, scout, room))["A is drawn."] == scout.participant_id
+    assert [p for p in listed.values() if p["kind"] == "agent"] == [], listed
+    assert not any(pid.startswith("agt_") for pid in listed), listed
+    sheet = await api.sheet(scout, alphabet, seq)
+    assert [(m["participant_id"], m["kind"]) for m in sheet["members"]] == [
+        (owner.participant_id, "person"),
+        (maya.participant_id, "person"),
+        (scout.participant_id, "harness"),
+    ]
+    people_see = await api.sheet(owner, alphabet, seq)
+    assert agent in [m["participant_id"] for m in people_see["members"]]
+    # On its socket: Maya's words come as message.new for it, in a room it is in as
+    # itself; nothing it is sent names an agent.
+    spoken = await api.say(maya, books, "@Scout which is first?")
+    await live.wait_for_seq(spoken)
+    new = await live.wait_for(
+        lambda f: f["frame"] == "event" and f["event"].get("type") == "message.new"
+    )
+    assert new["event"]["space_id"] == books, new
+    assert new["event"]["addressed_to"] == [scout.participant_id], new
+    sent = json.dumps(live.events())
+    assert "agt_" not in sent and '"agent"' not in sent, sent
+    assert not {e["type"] for e in live.events()} & AGENT_EVENTS
+    await live.close()
 
 
 def referee_db(stack: Any) -> str:
@@ -150,6 +199,9 @@ async def test_the_referee_gives_each_listed_workspace_once(stack: Any, api: Api
     sent = gives_sent(stack, *spaces)
     assert sorted(sent) == sorted(spaces), sent  # one send each, each answered
     assert all(len(keys) == 1 for keys in sent.values()), sent
+    # Under 1740's key (docs/adr/0154): harnesses before agents are given theirs too, so
+    # every workspace is sent afresh, whatever 1700's and 1720's sends were answered.
+    assert sent == {ws: [f"agents-given-1740:{ws}"] for ws in spaces}, sent
     # Sent again, as after a restart between the send and the delete.
     stack.kill("referee")
     try:

@@ -34,20 +34,30 @@ async def test_add_and_remove_by_handle_from_the_composer(stack, api: Api) -> No
 
     added = await api.append(maya, said(space_id, "/add @OLGA @scout"))
     events = await api.read(owner, since=head, space_id=space_id)
-    assert [(e["type"], e["participant_id"]) for e in events] == [
+    assert [(e["type"], e["participant_id"]) for e in events[:2]] == [
         ("membership.added", olga.participant_id),
         ("membership.added", scout.participant_id),
     ]
+    assert all(e["actor"]["id"] == maya.participant_id for e in events[:2])
+    # Then Scout is given its agent in the room, logged as its own (docs/adr/0154).
+    assert [e["type"] for e in events[2:]] == [
+        "agent.registered",
+        "membership.added",
+        "agent.attached",
+        "membership.replaced",
+    ]
+    assert all(e["actor"]["id"] == scout.participant_id for e in events[2:])
+    given = events[2]["name"]
     assert events[-1]["seq"] == added, "the ack names the last event the command became"
-    assert all(e["actor"]["id"] == maya.participant_id for e in events)
     assert not [e for e in events if e["type"] == "message.post"], "the words are not posted"
 
     removed = await api.append(owner, said(space_id, "/remove @olgaother"))
     await watch.wait_for_seq(removed)
     lines = [x["text"] for x in await api.lines(owner, space_id, removed)]
-    assert lines[-3:] == [
+    assert lines[-4:] == [
         "Maya Chen added Olga Other",
         "Maya Chen added Scout",
+        f"Scout added {given}",
         "Arjun Rao removed Olga Other",
     ]
     await watch.close()

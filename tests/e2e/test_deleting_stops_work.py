@@ -50,8 +50,9 @@ async def test_deleting_a_room_cancels_its_runs_first_as_its_harness_hears_it(
     await api.refused(scout, step(run), "not_found", f"no run {run}")
     # A harness catching up over HTTP from before the delete hears the same cancel, and
     # nothing else of the room.
+    since = heard[0]["seq"] - 1  # the given agent's release between is not sent to it
     replay = [
-        e for e in await api.read(scout, since=erased - 2, clock=False) if e.get("space_id") == room
+        e for e in await api.read(scout, since=since, clock=False) if e.get("space_id") == room
     ]
     assert kinds(replay) == [("run.cancel", run), ("space.erased", None)]
 
@@ -100,13 +101,18 @@ async def test_removing_a_harness_cancels_its_run_s_lanes_too(api: Api) -> None:
         owner,
         {"type": "membership.removed", "space_id": shop, "participant_id": jacobian.participant_id},
     )
-    events = await api.read(owner, since=removed - 4, clock=False)
+    events = await api.read(owner, since=removed - 6, clock=False)
+    # The agent Chips gave it in the room goes first, then the harness behind it
+    # (docs/adr/0154).
     assert [(e["type"], e["space_id"]) for e in events] == [
         ("run.cancel", shop),
         ("lane.cancelled", home),
         ("lane.cancelled", shop),
+        ("agent.released", shop),
+        ("membership.removed", shop),
         ("membership.removed", shop),
     ]
+    assert events[-1]["participant_id"] == jacobian.participant_id
     # The lane has ended: nothing more is taken for it.
     await api.refused(
         jacobian,
@@ -131,11 +137,14 @@ async def test_archiving_a_room_cancels_the_lane_a_run_there_works(api: Api) -> 
     archived = await api.append(
         owner, {"type": "space.updated", "space_id": shop, "state": "closed"}
     )
-    events = await api.read(owner, since=archived - 4, clock=False)
+    events = await api.read(owner, since=archived - 6, clock=False)
+    # The archive releases the agent Chips gave the harness there (docs/adr/0154).
     assert [(e["type"], e["space_id"]) for e in events] == [
         ("run.cancel", shop),
         ("lane.cancelled", shop),
         ("lane.cancelled", home),
+        ("agent.released", shop),
+        ("membership.removed", shop),
         ("space.updated", shop),
     ]
     # The run that opened the lane, in the room that stays open, carries on.
@@ -157,9 +166,12 @@ async def test_a_direct_room_archived_instead_of_deleted_stops_its_runs_too(api:
     room = (await api.read(owner, since=seq - 1, limit=1))[0]["space_id"]
     run = await start(api, scout, room)
     archived = await erase(api, owner, room)
-    events = await api.read(owner, since=archived - 2, space_id=room, clock=False)
+    events = await api.read(owner, since=archived - 4, space_id=room, clock=False)
+    # The archive releases the agent Chips gave the harness there (docs/adr/0154).
     assert [(e["type"], e.get("state")) for e in events] == [
         ("run.cancel", None),
+        ("agent.released", None),
+        ("membership.removed", None),
         ("space.updated", "closed"),
     ]
     assert events[0]["run_id"] == run
@@ -179,8 +191,14 @@ async def test_a_run_in_a_thread_stops_with_its_room(api: Api) -> None:
         owner,
         {"type": "membership.removed", "space_id": room, "participant_id": scout.participant_id},
     )
-    events = await api.read(owner, since=removed - 2, clock=False)
-    assert kinds(events) == [("run.cancel", in_thread), ("membership.removed", None)]
+    events = await api.read(owner, since=removed - 4, clock=False)
+    # The agent Chips gave it in the room goes first, then the harness (docs/adr/0154).
+    assert kinds(events) == [
+        ("run.cancel", in_thread),
+        ("agent.released", None),
+        ("membership.removed", None),
+        ("membership.removed", None),
+    ]
     assert events[0]["space_id"] == thread
     await api.append(
         owner,
@@ -188,5 +206,6 @@ async def test_a_run_in_a_thread_stops_with_its_room(api: Api) -> None:
     )
     again = await start(api, scout, thread)
     erased = await erase(api, owner, room)
-    replay = await api.read(scout, since=erased - 2, clock=False)
+    # A harness before agents is not sent its given agent's release between the two.
+    replay = await api.read(scout, since=erased - 3, clock=False)
     assert kinds(replay) == [("run.cancel", again), ("space.erased", None)]

@@ -47,7 +47,9 @@ async def answer_of(sock: Socket, harness: Identity, after: int) -> dict:
         lambda f: (
             f["frame"] == "event"
             and f["event"]["type"] == "message.post"
-            and f["event"]["actor"]["id"] == harness.participant_id
+            # Its words, logged as the agent Chips gave it in the room (docs/adr/0154).
+            and harness.participant_id
+            in (f["event"]["actor"]["id"], f["event"]["actor"].get("harness_id"))
             and f["event"]["seq"] > after
         ),
         timeout=30,

@@ -11,7 +11,18 @@ moved it.
 
 from __future__ import annotations
 
-from tests.e2e.client import Api, Socket
+from typing import Any
+
+from tests.e2e.client import Api, Identity, Socket
+from tests.e2e.test_agents_view import directory
+
+
+async def standings_of(api: Api, who: Identity, members: list[dict[str, Any]]) -> dict[str, str]:
+    """Each member's standing, by who it is: a person or harness itself, or the harness
+    behind the agent Chips gave it in the room (people see that agent, docs/adr/0154)."""
+    listed = await directory(api, who)
+    behind = {pid: p.get("harness_id") or pid for pid, p in listed.items()}
+    return {behind[m["participant_id"]]: m["standing"] for m in members}
 
 
 async def test_a_harness_opens_a_direct_space_with_itself_and_its_owner_opened_for_the_owner(
@@ -44,7 +55,8 @@ async def test_a_harness_opens_a_direct_space_with_itself_and_its_owner_opened_f
     listed = await api.spaces(owner, opened["seq"])
     mine = next(s for s in listed["spaces"] if s["id"] == space_id)
     assert mine["title"] == "Chips · main" and mine["key"] == "chips-main"
-    standings = {m["participant_id"]: m["standing"] for m in mine["members"]}
+    # People see the agent Chips gave the harness there (docs/adr/0154), its harness behind it.
+    standings = await standings_of(api, owner, mine["members"])
     assert standings == {owner.participant_id: "owner", scout.participant_id: "member"}
     said = await api.say(owner, space_id, "hello")
     await bot.wait_for_seq(said)
@@ -105,7 +117,7 @@ async def test_a_shared_key_makes_a_second_harness_join_the_first_ones_space_wit
     assert joined["space_id"] == first["space_id"] and joined["joined"] is True
     await watch.wait_for_seq(joined["seq"])
     sheet = await api.sheet(maya, first["space_id"], joined["seq"])
-    standings = {m["participant_id"]: m["standing"] for m in sheet["members"]}
+    standings = await standings_of(api, maya, sheet["members"])
     assert standings == {
         arjun.participant_id: "owner",
         scout.participant_id: "member",
@@ -113,7 +125,8 @@ async def test_a_shared_key_makes_a_second_harness_join_the_first_ones_space_wit
         maya.participant_id: "member",
     }
     texts = [x["text"] for x in await api.lines(maya, first["space_id"], joined["seq"])]
-    assert texts[-2:] == ["Ledger joined", "Ledger added Maya Chen"]
+    # Ledger comes in as the agent Chips gives it there, numbered (docs/adr/0154).
+    assert texts[-2:] == ["Ledger added Maya Chen", "Ledger added Ledger 2"], texts
     for harness in (scout, ledger):
         listed = await api.harness_spaces(harness, harness.participant_id, joined["seq"])
         assert [s["space_id"] for s in listed["spaces"]] == [first["space_id"]]
@@ -169,13 +182,25 @@ async def test_a_harness_retitles_archives_and_unarchives_a_space_it_opened(
     listed = await api.harness_spaces(scout, scout.participant_id, acks[-1])
     (only,) = listed["spaces"]
     assert only["title"] == "India trip 2026" and only["open"] is True
-    assert only["moved_by"] == scout.participant_id and only["moved_seq"] == acks[-1]
+    # The unarchive is the room's last move; the agent Chips gave the harness there, which
+    # the archive released, comes back after it in the same answer (docs/adr/0154).
+    (reopened,) = [
+        e["seq"]
+        for e in person.events()
+        if e["type"] == "space.updated" and e.get("state") == "open" and e["seq"] <= acks[-1]
+    ]
+    assert only["moved_by"] == scout.participant_id and only["moved_seq"] == reopened
     lines = [x["text"] for x in await api.lines(owner, space_id, acks[-1])]
+    # The agent Chips gave Scout there is released by the archive and comes back with the
+    # unarchive (docs/adr/0154), and the room says so.
     assert lines == [
+        "Scout added Scout 2",
         "Scout renamed the room to “India trip 2026”",
+        "Scout removed Scout 2",
         "Scout archived the room",
         "Scout unarchived the room",
-    ]
+        "Scout added Scout 2",
+    ], lines
     await bot.close()
     await person.close()
 

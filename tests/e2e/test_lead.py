@@ -31,7 +31,10 @@ QUIET = 2  # the stack's CHIPS_LEAD_HANDOFF_SECONDS
 @dataclass
 class Room:
     id: str
-    agents: dict[str, str]  # name -> the agent's id in the room
+    agents: dict[str, str]  # its harness's name -> the agent's id in the room
+    # Its harness's name -> the agent's: each harness is given an agent per room, named
+    # after it and numbered once the name is taken (docs/adr/0154).
+    names: dict[str, str]
 
 
 @dataclass
@@ -66,12 +69,14 @@ async def led_room(api: Api, c: Crew, title: str) -> Room:
     members = [c.scout.participant_id, c.ledger.participant_id, c.atlas.participant_id]
     room_id = await api.open_space(c.owner, title, members)
     sheet = await api.sheet(c.owner, room_id, await api.head(c.owner))
-    agents = {m["name"]: m["participant_id"] for m in sheet["members"] if m["kind"] != "person"}
+    shown = [m for m in sheet["members"] if m["kind"] != "person"]
+    agents = {m["name"].rstrip("0123456789 "): m["participant_id"] for m in shown}
+    names = {m["name"].rstrip("0123456789 "): m["name"] for m in shown}
     r = await api.http.post(
         f"/v1/spaces/{room_id}/lead", json={"agent_id": agents["Atlas"]}, headers=api.auth(c.owner)
     )
     assert r.status_code == 200, r.text
-    return Room(room_id, agents)
+    return Room(room_id, agents, names)
 
 
 def handed_to_lead(message_seq: int) -> Any:
@@ -124,7 +129,7 @@ async def test_a_person_chooses_the_lead_and_the_room_says_so(stack, api: Api) -
     head = await api.head(c.owner)
     sheet = await api.sheet(c.owner, room.id, head)
     assert sheet["lead_id"] == room.agents["Atlas"]
-    assert [m["name"] for m in sheet["members"] if m.get("lead")] == ["Atlas"]
+    assert [m["name"] for m in sheet["members"] if m.get("lead")] == [room.names["Atlas"]]
 
     # The member says "lead": true, and each note says who leads; the lead's says "You".
     seq = await api.say(c.owner, room.id, "@Scout @Atlas where are we?")
@@ -132,6 +137,8 @@ async def test_a_person_chooses_the_lead_and_the_room_says_so(stack, api: Api) -
     await c.socks["atlas"].wait_for_seq(seq)
     (to_scout,) = [e for e in c.socks["scout"].events() if e["seq"] == seq]
     (to_atlas,) = [e for e in c.socks["atlas"].events() if e["seq"] == seq]
+    # A harness before agents is shown each given agent as its harness, by its name
+    # (docs/adr/0154); people see the agent's own.
     leads = [m for m in to_scout["room"]["members"] if m.get("lead")]
     assert [m["name"] for m in leads] == ["Atlas"]
     (scout_note,) = to_scout["room"]["notes"].values()

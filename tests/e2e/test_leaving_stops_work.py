@@ -21,12 +21,17 @@ async def test_removing_a_harness_cancels_its_runs_there_first(api: Api) -> None
         owner,
         {"type": "membership.removed", "space_id": room, "participant_id": scout.participant_id},
     )
-    events = await api.read(owner, since=removed - 2, space_id=room, clock=False)
+    # Scout stands behind the agent Chips gave it there (docs/adr/0154): the agent is
+    # released with it, after its runs are cancelled.
+    events = await api.read(owner, since=removed - 4, space_id=room, clock=False)
     assert [(e["type"], e.get("run_id")) for e in events] == [
         ("run.cancel", mine),
+        ("agent.released", None),
+        ("membership.removed", None),
         ("membership.removed", None),
     ]
-    assert events[0]["why"] == "its harness left the room"
+    assert events[-1]["participant_id"] == scout.participant_id
+    assert events[0]["why"] == "its agent was taken out of the room"
     await api.refused(ledger, step(mine), "forbidden", "another harness")
     await api.append(ledger, step(theirs))  # the other harness's run carries on
 
@@ -39,8 +44,14 @@ async def test_archiving_a_room_cancels_every_run_in_it_first(api: Api) -> None:
     archived = await api.append(
         owner, {"type": "space.updated", "space_id": room, "state": "closed"}
     )
-    events = await api.read(owner, since=archived - 2, space_id=room, clock=False)
-    assert [e["type"] for e in events] == ["run.cancel", "space.updated"]
+    # Then the agent Chips gave Scout there is released (docs/adr/0154), and the room closes.
+    events = await api.read(owner, since=archived - 4, space_id=room, clock=False)
+    assert [e["type"] for e in events] == [
+        "run.cancel",
+        "agent.released",
+        "membership.removed",
+        "space.updated",
+    ]
     await api.refused(scout, step(run), "invalid_event", "cancelled")
 
 

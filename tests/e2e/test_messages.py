@@ -158,7 +158,14 @@ async def test_message_new_carries_room_with_handles_and_a_note(stack, api: Api)
     event = await heard(socks["scout"], seq)
     members = event["room"]["members"]
     assert [m["kind"] for m in members] == ["person", "person", "harness", "harness"]
+    # Each harness is in the room as the agent Chips gave it there, named after it and
+    # numbered (docs/adr/0154); Scout, before agents, reads its own as itself, and
+    # Ledger's as Ledger, each by its harness's name.
     assert [m["name"] for m in members] == ["Arjun Rao", "Maya Chen", "Ledger", "Scout"]
+    assert [m["participant_id"] for m in members][2:] == [
+        ledger.participant_id,
+        scout.participant_id,
+    ]
     assert members[0]["handle"] == "@ArjunRao"
     note = event["room"]["notes"][scout.participant_id]
     assert "Ledger" in note and "@Ledger" in note and "NO_REPLY" in note

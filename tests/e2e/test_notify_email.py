@@ -19,6 +19,7 @@ import pytest
 from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity, key
 from tests.e2e.smtp_box import Box, Received, smtp_port
+from tests.e2e.test_agents_given import given_agents
 
 ADDRESS = "olive@example.test"
 
@@ -73,7 +74,11 @@ async def test_an_approval_is_mailed_once_after_the_delay(api: Api, box: Box, de
     _, seq = await ask(api, desk, action)
     mailed: Received = await box.wait_for(about(action))  # type: ignore[arg-type]
     assert mailed.at - asked_at >= 1.5, "mailed before the delay ran out"
-    assert mailed.message["Subject"] == "Ledger asks for your approval in Payments"
+    # Asked by the agent Chips gave Ledger in the room, named after it and numbered, as
+    # people see it there (docs/adr/0154): its first agent is in its direct room.
+    given = await given_agents(api, desk.olive, desk.harness)
+    assert given[desk.room]["name"] == "Ledger 2"
+    assert mailed.message["Subject"] == "Ledger 2 asks for your approval in Payments"
     assert f"/#/room/{desk.room}/at/{seq}" in mailed.text
     assert mailed.message["Message-ID"].startswith("<ntf_")
     # A later approval's email comes; the first was still sent only once.

@@ -65,7 +65,9 @@ async def test_an_approval_is_pushed_to_each_browser(api: Api, endpoint: Endpoin
             "Payments",
         )
         assert body["seq"] == seq and body["url"].endswith(f"/#/room/{room}/at/{seq}")
-        assert body["title"] == "Ledger asks for your approval in Payments"
+        # Asked by the agent Chips gave Ledger in the room, named after it and numbered
+        # (docs/adr/0154): its first agent is in its direct room.
+        assert body["title"] == "Ledger 2 asks for your approval in Payments"
         assert push.headers.get("urgency") == "high" and push.headers.get("ttl")
     # A question for the whole room, asked after: Olive is pushed it; Bea, who turned
     # push off, was pushed neither (her question was decided in the same round).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.e2e.client import Api
+from tests.e2e.test_agents_given import given_agents
 
 
 async def test_get_spaces_lists_the_callers_spaces(stack, api: Api) -> None:
@@ -18,9 +19,12 @@ async def test_get_spaces_lists_the_callers_spaces(stack, api: Api) -> None:
     assert set(spaces) == {direct, room}
     assert spaces[room]["title"] == "Planning" and spaces[room]["message_count"] == 1
     assert body["spaces"][0]["id"] == room, "newest activity first"
+    # A person sees the agent Chips gave the harness there, which stands in its place
+    # (docs/adr/0154); the harness itself still reads its direct room as before.
+    given = await given_agents(api, owner, harness)
     assert {m["participant_id"] for m in spaces[direct]["members"]} == {
         owner.participant_id,
-        harness.participant_id,
+        given[direct]["participant_id"],
     }
 
     r = await api.http.get("/v1/spaces", params={"after_seq": last}, headers=api.auth(harness))

@@ -41,9 +41,17 @@ async def test_a_reply_on_the_run_lands_in_its_room_and_on_its_receipt(
     )
     assert r.status_code == 200, r.text
     messages = r.json()["messages"]
+    # A person reads the harness's words as said by the agent Chips gave it in the room
+    # (docs/adr/0154); the harness, before agents, reads them as its own.
+    sheet = await api.sheet(owner, room, ack["seq"])
+    (given,) = [m["participant_id"] for m in sheet["members"] if m["kind"] == "agent"]
     assert [(m["message_id"], m["text"], m["author_id"]) for m in messages] == [
-        (said["message_id"], "The PO went to Northwind.", jacobian.participant_id)
+        (said["message_id"], "The PO went to Northwind.", given)
     ]
+    mine = await api.http.get(
+        f"/v1/runs/{run}", params={"after_seq": ack["seq"]}, headers=api.auth(jacobian)
+    )
+    assert [m["author_id"] for m in mine.json()["messages"]] == [jacobian.participant_id]
     # The room shows it as any other message, marked with the run it was said on.
     lines = await api.lines(owner, room, after_seq=ack["seq"])
     assert [line.get("run_id") for line in lines if line["id"] == said["message_id"]] == [run]

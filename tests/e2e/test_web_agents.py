@@ -249,11 +249,13 @@ async def test_words_the_referee_held_say_so_until_a_person_speaks(
             f"@{'Ledger' if i % 2 == 0 else 'Scout'} part {i}",
         )
     # What Scout and Ledger say to each other is one row: faces, the count, the latest line.
+    # Each harness is given an agent in each room, named after it and numbered once the
+    # name is taken: its home holds "Scout", this room "Scout 2" (docs/adr/0154).
     fold = arjun.page.get_by_test_id("fold")
     await expect(fold).to_have_count(1)
-    await expect(fold.get_by_role("button")).to_contain_text("Scout ⇄ Ledger")
+    await expect(fold.get_by_role("button")).to_contain_text("Scout 2 ⇄ Ledger 2")
     await expect(fold.get_by_test_id("fold-count")).to_have_text("4 messages")
-    await expect(fold.get_by_test_id("fold-latest")).to_have_text("Ledger: @Scout part 3")
+    await expect(fold.get_by_test_id("fold-latest")).to_have_text("Ledger 2: @Scout part 3")
     await expect(arjun.lines("part 1")).to_have_count(0)  # folded, not in the flow
     note = fold.get_by_test_id("held-note")  # in the margin under the fold
     await expect(note).to_contain_text("have sent each other 4 messages.")
@@ -296,17 +298,19 @@ async def test_a_person_chooses_the_lead_and_the_room_says_what_it_took(
     await expect(facts).not_to_contain_text("leads")
 
     # The room sheet chooses the lead; the sheet, the room's facts and a quiet line say so.
+    # Each harness is given an agent in each room, named after it and numbered once the
+    # name is taken: its home holds "Scout", this room "Scout 2" (docs/adr/0154).
     await page.get_by_test_id("room-name").click()
     sheet = page.get_by_role("dialog")
-    await sheet.get_by_label("Lead").select_option(label="Atlas")
+    await sheet.get_by_label("Lead").select_option(label="Atlas 2")
     members = sheet.get_by_test_id("members")
-    await expect(members.locator("li").filter(has_text="Atlas")).to_contain_text("leads")
-    await expect(members.locator("li").filter(has_text="Scout")).not_to_contain_text("leads")
+    await expect(members.locator("li").filter(has_text="Atlas 2")).to_contain_text("leads")
+    await expect(members.locator("li").filter(has_text="Scout 2")).not_to_contain_text("leads")
     assert await axe_violations(page) == []
     await arjun.shot("room-sheet-lead")
     await sheet.get_by_role("button", name="Close").click()
-    await expect(facts).to_contain_text("Atlas leads")
-    await expect(quiet(arjun, "Arjun Rao made Atlas the room’s lead")).to_be_visible()
+    await expect(facts).to_contain_text("Atlas 2 leads")
+    await expect(quiet(arjun, "Arjun Rao made Atlas 2 the room’s lead")).to_be_visible()
 
     # Who is working is said while a turn goes.
     await api.append(
@@ -324,23 +328,23 @@ async def test_a_person_chooses_the_lead_and_the_room_says_what_it_took(
     )
     working = page.get_by_test_id("working")
     await expect(working).to_have_text(
-        "Working now: Scout, less than a minute in (last step: Editing ascii-alphabet.html)",
+        "Working now: Scout 2, less than a minute in (last step: Editing ascii-alphabet.html)",
         timeout=20_000,
     )
     await page.reload()  # read back, too
-    await expect(working).to_contain_text("Working now: Scout", timeout=20_000)
+    await expect(working).to_contain_text("Working now: Scout 2", timeout=20_000)
     await api.append(scout, {"type": "run.completed", "run_id": "run_draw", "summary": "A-Z"})
     await expect(working).to_have_count(0, timeout=20_000)
 
     # Words that reached nobody go to the lead after the quiet spell: the room says so.
     await api.say(scout, room, "The alphabet is drawn, A to Z.")
-    took = quiet(arjun, "Atlas took it as the lead: it was nobody’s turn")
+    took = quiet(arjun, "Atlas 2 took it as the lead: it was nobody’s turn")
     await expect(took).to_be_visible(timeout=30_000)
     await arjun.shot("room-lead-took-it")
     # Read back, the same.
     await page.reload()
     await expect(took).to_be_visible()
-    await expect(facts).to_contain_text("Atlas leads")
+    await expect(facts).to_contain_text("Atlas 2 leads")
 
     # No lead.
     await page.get_by_test_id("room-name").click()

@@ -26,6 +26,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity, Socket, key
+from tests.e2e.test_agents_given import given_agents
 from tests.e2e.test_agents_rooms import added, declare, new_agent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -835,7 +836,8 @@ async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
         await sheet.get_by_label("Add").select_option(label=f"{who} ({kind})")
         await sheet.get_by_role("button", name="Add", exact=True).click()
         await expect(members).to_contain_text(who)
-    await expect(members.locator("li").filter(has_text="Scout")).to_contain_text("harness")
+    # Scout stands in the room as the agent Chips gave it there (docs/adr/0154).
+    await expect(members.locator("li").filter(has_text="Scout")).to_contain_text("Scout agent")
     await arjun.shot("room-sheet")
     await (
         members.locator("li")
@@ -847,9 +849,10 @@ async def test_the_room_sheet_adds_and_removes_and_delete_asks_first(
     await sheet.get_by_role("button", name="Close").click()
     await expect(page.get_by_text("Arjun Rao removed Maya Chen")).to_be_visible()
     sheet_now = await api.sheet(owner, room)
+    scout_here = (await given_agents(api, owner, scout))[room]["participant_id"]
     assert {m["participant_id"] for m in sheet_now["members"]} == {
         owner.participant_id,
-        scout.participant_id,
+        scout_here,  # Scout as the agent Chips gave it in the room (docs/adr/0154)
     }
     del maya
 
@@ -1160,7 +1163,10 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
     assert await axe_violations(page) == []
     await choices.get_by_role("menuitemradio", name=re.compile("^Ledger")).click()
     await expect(to).to_contain_text("Ledger")
-    await expect(page.get_by_test_id("composer")).to_have_attribute("placeholder", "Message Ledger")
+    # Ledger's agent in this room, numbered: its first is in its direct room (ADR 0154).
+    await expect(page.get_by_test_id("composer")).to_have_attribute(
+        "placeholder", "Message Ledger 2"
+    )
     await arjun.say("what is the total?")
     heard = await l_sock.wait_for(
         lambda f: f["frame"] == "event" and f["event"].get("text") == "what is the total?"
@@ -1173,7 +1179,7 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
     )
     assert overheard["event"]["type"] == "message.overheard"
     route = arjun.line("what is the total?").get_by_test_id("route")
-    await expect(route).to_have_text("You → Ledger")
+    await expect(route).to_have_text("You → Ledger 2")  # Ledger's agent here (ADR 0154)
     await expect(arjun.line("morning, both of you").get_by_test_id("route")).to_have_count(0)
     await arjun.shot("to-picker")
     # Read back after a reload, the room draws the same route, and the field says where
@@ -1181,7 +1187,7 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
     await page.reload()
     await arjun.open_room(room)
     await expect(arjun.line("what is the total?").get_by_test_id("route")).to_have_text(
-        "You → Ledger"
+        "You → Ledger 2"
     )
     await expect(page.get_by_test_id("to")).to_contain_text("Ledger")
     # From the keyboard: the menu opens on the choice that stands, Escape closes it.
@@ -1192,10 +1198,10 @@ async def test_the_composer_says_and_picks_who_a_message_is_for(
     await page.keyboard.press("ArrowDown")
     await page.keyboard.press("Escape")
     await expect(menu).to_have_count(0)
-    # On a phone too the field reads "To Ledger", not a letter in a circle.
+    # On a phone too the field reads "To Ledger 2" (its agent here), not a letter in a circle.
     phone = await sign_in(browser, stack.gateway_a, owner, viewport=PHONE)
     await phone.open_room(room)
-    await expect(phone.page.get_by_test_id("to")).to_have_text(re.compile(r"^To\s+Ledger$"))
+    await expect(phone.page.get_by_test_id("to")).to_have_text(re.compile(r"^To\s+Ledger 2$"))
     await expect(phone.page.get_by_test_id("to").locator(".to-words")).to_be_visible()
     await s_sock.close()
     await l_sock.close()
@@ -1282,7 +1288,7 @@ async def test_the_kinds_as_cards_on_a_phone_with_no_serious_accessibility_viola
     await composer.press("End")
     await expect(page.get_by_role("option").first).to_contain_text("Ledger")
     await composer.press("Enter")
-    await expect(composer).to_have_value("@Ledger ")
+    await expect(composer).to_have_value("@Ledger2 ")  # its agent here (docs/adr/0154)
     # The pick puts the caret after the name on the next frame; typing before that frame
     # had its selection collapsed under it (fill's select-all), so "/arc" was appended.
     await page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done(null)))")

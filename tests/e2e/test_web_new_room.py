@@ -13,6 +13,7 @@ from playwright.async_api import Browser, expect
 from chips_devstack.stack import Stack
 from tests.e2e import test_web_app as web
 from tests.e2e.client import Api, Socket
+from tests.e2e.test_agents_given import given_agents
 from tests.e2e.test_agents_rooms import declare
 from tests.e2e.test_web_app import DESKTOP, PHONE, axe_violations, sign_in
 
@@ -68,7 +69,10 @@ async def test_the_plus_asks_a_room_of_the_faces_picked_and_opens_on_them_next_t
     sheet = await api.http.get(f"/v1/spaces/{room}", headers=api.auth(owner))
     assert sheet.json()["asked_of"] == atlas.participant_id
     members = {m["participant_id"] for m in sheet.json()["members"]}
-    assert {scout.participant_id, atlas.participant_id} <= members
+    # Scout, put in it, stands there as the agent Chips gave it; Atlas, asked, as itself
+    # until it claims the room (docs/adr/0154).
+    scout_here = (await given_agents(api, owner, scout))[room]["participant_id"]
+    assert {scout_here, atlas.participant_id} <= members
     assert ledger.participant_id not in members
 
     # The + opens on whoever was asked last: Atlas first, Scout with it.

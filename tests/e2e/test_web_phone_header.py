@@ -56,7 +56,8 @@ async def test_the_room_header_on_a_phone_is_one_line_each(
     page = arjun.page
     facts = page.get_by_test_id("room-facts")
     working = page.get_by_test_id("working")
-    await expect(facts).to_contain_text("Atlas The Long-Named Planner leads")
+    # The lead is the agent Chips gave Atlas here, numbered (docs/adr/0154).
+    await expect(facts).to_contain_text("Atlas The Long-Named Planner 2 leads")
     await expect(working).to_contain_text("Working now: Scout Who Reads Every Invoice Twice")
     await arjun.shot("room-head-phone")
     assert await lines_of(facts) < 1.5

@@ -33,6 +33,8 @@ async def test_working_now_stays_while_a_run_waits_and_goes_when_it_ends(
         owner = await api.create_workspace(owner="Arjun Rao")
         scout, _ = await api.connect_harness(owner, "Scout")
         atlas, _ = await api.connect_harness(owner, "Atlas")
+        # People see Scout's runs as the agent Chips gave it in the room, numbered: its
+        # first is in its direct room (docs/adr/0154).
         room = await api.open_space(owner, "Ledger", [scout.participant_id, atlas.participant_id])
         told = await Socket.open(stack.gateway_b, owner)
         await told.subscribe(owner.workspace_id)
@@ -55,20 +57,20 @@ async def test_working_now_stays_while_a_run_waits_and_goes_when_it_ends(
         for person in (desk, phone):
             await person.open_room(room)
             await expect(person.page.get_by_test_id("working")).to_contain_text(
-                "Working now: Scout · 2 runs", timeout=20_000
+                "Working now: Scout 2 · 2 runs", timeout=20_000
             )
         # Nothing more is heard: the referee tells the room it is idle. The runs still go.
         await told.wait_for(of_type("room.idle", room), timeout=30)
         for person in (desk, phone):
             working = person.page.get_by_test_id("working")
             await expect(working).to_have_text(
-                "Working now: Scout · 2 runs, waiting on an approval"
+                "Working now: Scout 2 · 2 runs, waiting on an approval"
             )
         await desk.shot("working-waiting")
         # Read back, the same.
         await desk.page.reload()
         await expect(desk.page.get_by_test_id("working")).to_have_text(
-            "Working now: Scout · 2 runs, waiting on an approval", timeout=20_000
+            "Working now: Scout 2 · 2 runs, waiting on an approval", timeout=20_000
         )
         # Approved and both runs ended: nothing is working.
         await (
@@ -77,7 +79,7 @@ async def test_working_now_stays_while_a_run_waits_and_goes_when_it_ends(
             .click()
         )
         await expect(desk.page.get_by_test_id("working")).to_have_text(
-            "Working now: Scout · 2 runs, still going"
+            "Working now: Scout 2 · 2 runs, still going"
         )
         for run in ("run_pay", "run_tag"):
             await api.append(scout, {"type": "run.completed", "run_id": run, "summary": "done"})
@@ -133,11 +135,11 @@ async def test_a_harness_s_several_runs_are_one_chip_that_lists_them_and_leads_t
     async def opened(who: Person) -> None:
         page = who.page
         working = page.get_by_test_id("working")
-        await expect(working).to_contain_text("Scout · 3 runs", timeout=20_000)
-        await expect(working).to_contain_text("; Atlas, ")
+        await expect(working).to_contain_text("Scout 2 · 3 runs", timeout=20_000)
+        await expect(working).to_contain_text("; Atlas 2, ")
         # Only the entry with several runs is a chip; Atlas's one run is words.
         await expect(working.get_by_role("button")).to_have_count(1)
-        chip = working.get_by_role("button", name="Scout · 3 runs")
+        chip = working.get_by_role("button", name="Scout 2 · 3 runs")
         await expect(chip).to_have_attribute("aria-expanded", "false")
         await expect(page.get_by_test_id("working-runs")).to_have_count(0)
 
@@ -146,9 +148,9 @@ async def test_a_harness_s_several_runs_are_one_chip_that_lists_them_and_leads_t
     await desk.open_room(room)
     await opened(desk)
     page = desk.page
-    chip = page.get_by_test_id("working").get_by_role("button", name="Scout · 3 runs")
+    chip = page.get_by_test_id("working").get_by_role("button", name="Scout 2 · 3 runs")
     await chip.click()
-    runs = page.get_by_role("menu", name="Scout's runs").get_by_role("menuitem")
+    runs = page.get_by_role("menu", name="Scout 2's runs").get_by_role("menuitem")
     await expect(runs).to_have_count(3)
     for row, words in zip(await runs.all(), rows, strict=True):
         await expect(row).to_have_text(words)
@@ -199,9 +201,9 @@ async def test_a_harness_s_several_runs_are_one_chip_that_lists_them_and_leads_t
     )
     await phone.open_room(room)
     await opened(phone)
-    tapped = phone.page.get_by_test_id("working").get_by_role("button", name="Scout · 3 runs")
+    tapped = phone.page.get_by_test_id("working").get_by_role("button", name="Scout 2 · 3 runs")
     await tapped.tap()
-    prunes = phone.page.get_by_role("menu", name="Scout's runs").get_by_role("menuitem")
+    prunes = phone.page.get_by_role("menu", name="Scout 2's runs").get_by_role("menuitem")
     await expect(prunes).to_have_count(3)
     for row, words in zip(await prunes.all(), rows, strict=True):
         await expect(row).to_be_in_viewport()
@@ -218,7 +220,7 @@ async def test_a_harness_s_several_runs_are_one_chip_that_lists_them_and_leads_t
         await api.append(scout, {"type": "run.completed", "run_id": run, "summary": "done"})
     for who in (desk, phone):
         working = who.page.get_by_test_id("working")
-        await expect(working).to_contain_text("Working now: Scout, ")
+        await expect(working).to_contain_text("Working now: Scout 2, ")
         await expect(working).not_to_contain_text("runs")
         await expect(working.get_by_role("button")).to_have_count(0)
     for who in (desk, phone):

@@ -15,6 +15,7 @@ import json
 import pytest
 
 from tests.e2e.client import Api, Socket
+from tests.e2e.test_agents_given import given_agents
 from tests.e2e.test_cli import chips
 
 
@@ -32,11 +33,13 @@ async def test_any_person_but_a_guest_connects_a_harness_of_their_own(
         assert sock.hello_frame["spaces"] == [home]
     finally:
         await sock.close()
-    # Its direct space is Maya's, with the harness in it.
+    # Its direct space is Maya's, with the harness in it: as the agent Chips gave it
+    # there, to Maya (docs/adr/0154).
     sheet = await api.sheet(maya, home)
+    given = await given_agents(api, maya, scout)
     assert {(m["participant_id"], m["standing"]) for m in sheet["members"]} == {
         (maya.participant_id, "owner"),
-        (scout.participant_id, "member"),
+        (given[home]["participant_id"], "member"),
     }
 
 

@@ -42,6 +42,10 @@ describe("the faces a room is asked of", () => {
     // A face no longer offered is not opened on.
     expect(lastAsked(rows, "usr_a", ["hrn_s"])).toEqual(["hrn_s"]);
     expect(lastAsked(rows, "usr_z", ["hrn_s"])).toEqual([]);
+    // A face put in stands there as the agent Chips gave it (docs/adr/0154).
+    const given = [row("usr_a", "2026-12-05T10:00:00Z", "hrn_a", ["usr_a", "agt_s2", "hrn_a"])];
+    const harnessOf = (id: string) => (id === "agt_s2" ? "hrn_s" : null);
+    expect(lastAsked(given, "usr_a", ["hrn_a", "hrn_s"], harnessOf)).toEqual(["hrn_a", "hrn_s"]);
   });
 
   it("are tapped: the first chooses, each after adds or removes one", () => {

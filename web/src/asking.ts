@@ -14,12 +14,20 @@ export function askableFaces(participants: Iterable<Participant>): Participant[]
 /**
  * Whoever this person asked last: the faces of the newest room they opened asking one,
  * the one it was asked of first, then the other faces put in it. Only faces still offered.
+ * A face put in stands there as the agent Chips gave it (docs/adr/0154): ``harnessOf``
+ * reads each member back to its harness.
  */
-export function lastAsked(spaces: Iterable<Pick<SpaceRow, "created_by" | "created_at" | "asked_of" | "members">>, me: string | null, offered: readonly string[]): string[] {
+export function lastAsked(
+  spaces: Iterable<Pick<SpaceRow, "created_by" | "created_at" | "asked_of" | "members">>,
+  me: string | null,
+  offered: readonly string[],
+  harnessOf: (id: string) => string | null | undefined = () => null,
+): string[] {
   const mine = [...spaces].filter((s) => s.created_by === me && s.asked_of && offered.includes(s.asked_of));
   if (!mine.length) return [];
   const newest = mine.reduce((a, b) => (Date.parse(b.created_at) > Date.parse(a.created_at) ? b : a));
-  const others = newest.members.map((m) => m.participant_id).filter((id) => id !== newest.asked_of && offered.includes(id));
+  const faces = newest.members.map((m) => harnessOf(m.participant_id) ?? m.participant_id);
+  const others = [...new Set(faces)].filter((id) => id !== newest.asked_of && offered.includes(id));
   return [newest.asked_of!, ...others];
 }
 

@@ -161,7 +161,7 @@ def test_the_shortcut_changes_nothing_the_walk_would_change(
 ) -> None:
     event = {"type": "message.new", **body}
     mine = frozenset(own)
-    walked = agents_view._translate(event, ME, mine)
+    walked = agents_view._translate(event, ME, dict.fromkeys(mine, ME), {})
     if agents_view.untouched(event, mine):
         assert walked is event
     assert as_seen_by(event, ME, mine) == walked
@@ -198,3 +198,105 @@ def test_a_harness_event_with_its_room_s_lines_and_no_agent_is_not_walked(
     event["context"].append({"actor": {"kind": "agent", "id": "agt_j1", "harness_id": ME}})
     changed = seen(event)
     assert walks and changed is not None and changed["context"][-1]["actor"]["id"] == ME
+
+
+# --- given agents (docs/adr/0154) ----------------------------------------------------------
+
+SCOUT, SCOUT_GIVEN = "hrn_scout", "agt_scout_here"
+
+
+def test_another_harness_s_given_agent_reads_as_that_harness() -> None:
+    shown = agents_view.stand_ins(ME, MINE, {SCOUT_GIVEN: SCOUT, "agt_j1": ME})
+    assert shown == {SCOUT_GIVEN: SCOUT, "agt_j1": ME, "agt_j2": ME}
+    said = {
+        "type": "message.new",
+        "actor": {"kind": "agent", "id": SCOUT_GIVEN, "harness_id": SCOUT},
+        "addressed_to": ["agt_j1", OTHER_AGENT],
+        "members": [{"participant_id": SCOUT, "kind": "harness"}, {"participant_id": SCOUT_GIVEN}],
+    }
+    assert as_seen_by(said, ME, shown) == {
+        "type": "message.new",
+        "actor": {"kind": "harness", "id": SCOUT},
+        "addressed_to": [ME, OTHER_AGENT],
+        "members": [{"participant_id": SCOUT, "kind": "harness"}],
+    }
+    # Its coming and going is its harness's row's, which the harness is sent.
+    added = {"type": "membership.added", "space_id": "spc_1", "participant_id": SCOUT_GIVEN}
+    assert as_seen_by(added, ME, shown) is None
+
+
+def test_many_stand_ins_decide_on_the_encoding_alike() -> None:
+    shown = {f"agt_{i}": f"hrn_{i}" for i in range(50)}
+    quiet = {"type": "message.new", "text": "agt_3 is not an id here", "from": "agt_99"}
+    assert as_seen_by(quiet, ME, shown) is quiet
+    loud = {"type": "message.new", "from": "agt_3"}
+    assert as_seen_by(loud, ME, shown) == {"type": "message.new", "from": "hrn_3"}
+
+
+def test_an_agent_shown_as_its_harness_bears_the_harness_s_name_in_members_lines_and_notes() -> (
+    None
+):
+    shown = agents_view.stand_ins(ME, {"agt_mine"}, {SCOUT_GIVEN: SCOUT})
+    names = {ME: "Jade", SCOUT: "Scout"}
+    turn = {
+        "type": "message.new",
+        "from": {"id": "agt_mine", "kind": "agent", "name": "Jade 2"},
+        "context": {"lines": [{"from": {"id": SCOUT_GIVEN, "kind": "agent", "name": "Scout 3"}}]},
+        "room": {
+            "members": [
+                {"participant_id": "usr_a", "kind": "person", "name": "Arjun"},
+                {
+                    "participant_id": SCOUT_GIVEN,
+                    "kind": "agent",
+                    "name": "Scout 3",
+                    "harness": "Scout",
+                    "handle": "@Scout3",
+                },
+                {
+                    "participant_id": "agt_mine",
+                    "kind": "agent",
+                    "name": "Jade 2",
+                    "harness": "Jade",
+                    "handle": "@Jade2",
+                },
+            ],
+            "notes": {
+                "agt_mine": "In this space: Arjun (person), Scout 3 (Scout agent, @Scout3), and "
+                "you, Jade 2 (Jade agent, @Jade2). Scout 3 leads this space. Scout 30 stays."
+            },
+        },
+    }
+    seen = as_seen_by(turn, ME, shown, names=names)
+    assert seen is not None
+    assert seen["from"] == {"id": ME, "kind": "harness", "name": "Jade"}
+    assert seen["context"]["lines"][0]["from"] == {"id": SCOUT, "kind": "harness", "name": "Scout"}
+    assert [(m["participant_id"], m["name"], m.get("handle")) for m in seen["room"]["members"]] == [
+        ("usr_a", "Arjun", None),
+        (SCOUT, "Scout", "@Scout"),
+        (ME, "Jade", "@Jade"),
+    ]
+    assert seen["room"]["notes"] == {
+        ME: "In this space: Arjun (person), Scout (agent, @Scout), and you, Jade (agent, @Jade)."
+        " Scout leads this space. Scout 30 stays."
+    }
+    # Without names, the ids alone are shown as before.
+    assert as_seen_by(turn, ME, shown)["room"]["members"][2]["name"] == "Jade 2"  # type: ignore[index]
+
+
+def test_a_stand_in_s_joined_and_left_lines_are_not_in_a_context() -> None:
+    # As its membership events are not sent, the lines they make are not either: the
+    # harness's own row (joined before, or staying through an archive) says it all.
+    shown = agents_view.stand_ins(ME, MINE, {SCOUT_GIVEN: SCOUT})
+    person = {"seq": 3, "kind": "joined", "from": {"id": "usr_a", "kind": "person", "name": "A"}}
+    lines = [
+        person,
+        {"seq": 4, "kind": "left", "from": {"id": "agt_j1", "kind": "agent", "name": "J"}},
+        {"seq": 5, "kind": "joined", "from": {"id": SCOUT_GIVEN, "kind": "agent", "name": "S"}},
+        {"seq": 6, "kind": "said", "from": {"id": SCOUT_GIVEN, "kind": "agent", "name": "S"}},
+    ]
+    context = as_seen_by({"type": "message.new", "context": {"lines": lines}}, ME, shown)
+    assert context is not None
+    assert context["context"]["lines"] == [
+        person,
+        {"seq": 6, "kind": "said", "from": {"id": SCOUT, "kind": "harness", "name": "S"}},
+    ]

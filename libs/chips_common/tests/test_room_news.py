@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chips_common.rules.handles import Member
-from chips_common.rules.room import ago, news_for, note_for, speaker
+from chips_common.rules.room import Comebacks, ago, credited, news_for, note_for, speaker
 
 pytestmark = pytest.mark.unit
 
@@ -84,6 +84,55 @@ def test_somebody_who_came_and_went_again_is_no_news() -> None:
     message = post(12, "@Scout and now?", mentions=[SCOUT.id])
     news = news_for(SCOUT.id, message, [ARJUN, SCOUT], [added(10, LEDGER)], 8, False, name_of, None)
     assert news.new == ()
+
+
+GIVEN = Member("agt_scout2", "agent", "Scout 2", "member")
+OWNERS = {GIVEN.id: SCOUT.id}
+
+
+def test_a_given_agent_s_joining_is_credited_to_who_added_its_harness() -> None:
+    # docs/adr/0154: Chips logs the agent's coming as its harness's act, right after the
+    # person's adding the harness; the news names the person.
+    joinings = [added(7, SCOUT), added(9, GIVEN, by=SCOUT)]
+    seen = credited(joinings, OWNERS.get)
+    assert seen[0] == joinings[0]
+    assert seen[1]["actor"]["id"] == ARJUN.id and joinings[1]["actor"]["id"] == SCOUT.id
+    message = post(12, "@Scout 2 hello", mentions=[GIVEN.id])
+    news = news_for(GIVEN.id, message, [ARJUN, GIVEN], seen, 9, True, name_of, None)
+    assert news.joined is not None and news.joined.added_by == "Arjun"
+
+
+def test_a_given_agent_of_a_harness_that_came_itself_came_itself() -> None:
+    opened = {**post(7, ""), "type": "space.created", "actor": {"id": SCOUT.id, "kind": "harness"}}
+    (_, agent) = credited([opened, added(9, GIVEN, by=SCOUT)], OWNERS.get)
+    assert agent["actor"]["id"] == GIVEN.id
+
+
+def test_an_agent_its_harness_brings_in_behind_it_is_left_as_logged() -> None:
+    behind = {**added(7, SCOUT, by=SCOUT), "standing": "agents"}
+    joinings = [behind, added(8, GIVEN, by=SCOUT)]
+    assert credited(joinings, OWNERS.get) == joinings
+
+
+def test_an_agent_back_with_the_unarchive_is_no_joining_while_one_added_again_is() -> None:
+    def event(seq: int, kind: str, **more: Any) -> dict[str, Any]:
+        return {"seq": seq, "type": kind, "space_id": "spc_1", **more}
+
+    room = Comebacks()
+    archive = [
+        event(10, "agent.released", agent_id=GIVEN.id, reason="archived"),
+        event(11, "membership.removed", participant_id=GIVEN.id),
+        event(12, "space.updated", state="closed"),
+        event(13, "space.updated", state="open"),
+    ]
+    assert not any(room.fold(e) for e in archive)
+    assert room.fold(event(14, "membership.added", participant_id=GIVEN.id))
+    taken_out = [
+        event(15, "agent.released", agent_id=GIVEN.id, reason="removed"),
+        event(16, "membership.removed", participant_id=GIVEN.id),
+    ]
+    assert not any(room.fold(e) for e in taken_out)
+    assert not room.fold(event(17, "membership.added", participant_id=GIVEN.id))
 
 
 def test_a_message_chosen_for_it_without_an_at_says_it_is_its_to_answer() -> None:

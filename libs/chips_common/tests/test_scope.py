@@ -274,6 +274,14 @@ def test_own_only_events_are_told_to_their_doer_alone() -> None:
         assert MembershipView(OTHER, spaces=[SPACE]).fold(event) is False
 
 
+def test_a_harness_is_told_the_pass_its_agent_made() -> None:
+    """docs/adr/0154: a harness passes its turn through the agent Chips gave it there."""
+    agent = {"kind": "agent", "id": "agt_given", "harness_id": HARNESS}
+    event = {**post(SPACE, by=OTHER), "type": "turn.passed", "actor": agent}
+    assert MembershipView(HARNESS, spaces=[SPACE], kind="harness").fold(event) is True
+    assert MembershipView(OTHER, spaces=[SPACE], kind="harness").fold(event) is False
+
+
 def test_a_harness_hears_feedback_only_about_its_own_words() -> None:
     event = {**post(SPACE, by=ME), "type": "feedback", "about": HARNESS}
     assert MembershipView(HARNESS, spaces=[SPACE], kind="harness").fold(event) is True

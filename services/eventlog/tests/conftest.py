@@ -20,6 +20,7 @@ from chips_common.append import Actor, AppendRequest, IssuedCredential
 from chips_eventlog.consumer import Pending
 from chips_eventlog.door import Door
 from chips_eventlog.refused import Refused
+from chips_eventlog.rules.agents import given
 from chips_eventlog.state import DoorState
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -44,7 +45,12 @@ class World:
     """A workspace: Arjun owns it; Ada is an admin; Maya a member; Gus a guest in the room;
     Otto is in no room. Scout (Arjun's harness, takes new spaces and follows rooms) and
     Ledger (his too) are harnesses. ``room`` has them all, ``other`` only Arjun and Scout,
-    ``home`` is Scout's home; Maya and Scout have each said something in the room."""
+    ``home`` is Scout's home; Maya and Scout have each said something in the room.
+
+    It is a workspace from before every harness was given its agent in each room
+    (docs/adr/0154): Scout and Ledger stand in their rooms as themselves, as such a log left
+    them, until something gives them their agents (``agents.give``, declaring ``agents``)
+    or brings them into a room after that."""
 
     OWN, ADM, MEM, GST, OUT, H1, H2 = OWN, ADM, MEM, GST, OUT, H1, H2
     operator = OPERATOR
@@ -59,6 +65,14 @@ class World:
         return harness(hid)
 
     def __init__(self) -> None:
+        gifts_after = given.gifts_after
+        given.gifts_after = lambda *_: None  # type: ignore[assignment]  # a log from before
+        try:
+            self.build()
+        finally:
+            given.gifts_after = gifts_after  # type: ignore[assignment]
+
+    def build(self) -> None:
         self.state = DoorState("ws_test")
         self.ok(OPERATOR, {"type": "workspace.created", "name": "Acme"})
         self.join(OPERATOR, self.OWN, "person", "Arjun", "owner")

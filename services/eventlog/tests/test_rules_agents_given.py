@@ -45,10 +45,19 @@ def test_declaring_agents_gives_one_agent_in_each_room_the_harness_is_in(w: Worl
     assert given(declare(w, w.H1, "agents")) == {}
 
 
-def test_a_harness_before_agents_is_given_none(w: World) -> None:
-    declare(w, w.H2, "new_spaces")
-    assert w.state.agents_of(w.H2) == []
-    assert w.state.standing(w.room, w.H2) == "member"
+def test_a_harness_before_agents_is_given_its_agents_too(w: World) -> None:
+    # docs/adr/0154: declared ``agents`` or not, a harness with none of its own is given one
+    # in each room it comes into (its pre-agents view still shows it its own id).
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    assert (agent.name, agent.agent.key) == ("Ledger", f"chips:{space}")
+    assert w.state.room_of_agent(agent.id) == space
+    assert w.state.standing(space, w.H2) == "agents"
+    # In a workspace from before, Chips gives it its agents in the rooms it stands in.
+    logged = w.ok(w.operator, {"command": "agents.give"})
+    assert w.state.standing(w.room, w.H2) == "agents"
+    assert [e["name"] for e in given(logged).values() if e["harness_id"] == w.H2] == ["Ledger 2"]
+    assert w.ok(w.operator, {"command": "agents.give"}) == []  # again: nothing owed
 
 
 def test_a_person_adding_the_harness_gives_it_an_agent_there(w: World) -> None:
@@ -140,3 +149,68 @@ def test_the_main_agent_takes_the_given_agent_s_place_in_its_main_room(w: World)
     assert (replaced["participant_id"], replaced["replaced"]) == (main, stand_in)
     assert w.state.room_of_agent(main) == w.home
     assert w.state.room_of_agent(stand_in) is None
+
+
+def test_taking_the_harness_out_takes_the_agent_it_was_given(w: World) -> None:
+    # docs/adr/0154: a person may name the harness itself (as a harness before agents, or
+    # an old client, knows it); the agent it was given goes with it.
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    gone = {"type": "membership.removed", "space_id": space, "participant_id": w.H2}
+    logged = w.ok(w.p(w.OWN), gone)
+    assert [(e["type"], e.get("participant_id")) for e in logged] == [
+        ("agent.released", None),
+        ("membership.removed", agent.id),
+        ("membership.removed", w.H2),
+    ]
+    assert logged[-1]["standing"] == "agents"
+    assert w.state.standing(space, w.H2) is None
+    assert w.state.room_of_agent(agent.id) is None
+
+
+def test_an_archive_releases_the_given_agent_and_the_harness_stays(w: World) -> None:
+    opened = w.ok(w.h(w.H2), {"command": "harness.open_space", "key": "po", "title": "PO"})
+    space = opened[0]["space_id"]
+    (agent,) = w.state.agents_of(w.H2)
+    closed = w.ok(w.h(w.H2), {"type": "space.updated", "space_id": space, "state": "closed"})
+    assert "agent.released" in [e["type"] for e in closed]
+    assert w.state.room_of_agent(agent.id) is None
+    # It stays behind its agent's place in the room, so it is told the archive and may
+    # unarchive the room it opened.
+    assert w.state.standing(space, w.H2) == "agents"
+    assert w.H2 not in [e.get("participant_id") for e in closed]
+    back = w.ok(w.h(w.H2), {"type": "space.updated", "space_id": space, "state": "open"})
+    assert "agent.attached" in [e["type"] for e in back]
+    assert w.state.room_of_agent(agent.id) == space
+    assert w.state.standing(space, w.H2) == "agents"
+    # Nobody else's archive opens so: a harness that did not open it is refused.
+    w.ok(w.p(w.OWN), {"type": "space.updated", "space_id": space, "state": "closed"})
+    w.says_no(
+        w.h(w.H1), {"type": "space.updated", "space_id": space, "state": "open"}, "forbidden", ""
+    )
+
+
+def test_a_to_naming_the_harness_picks_the_agent_it_was_given_there(w: World) -> None:
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    post = {"type": "message.post", "space_id": space, "text": "which first?", "to": [w.H2]}
+    (said,) = w.ok(w.p(w.OWN), post)
+    assert said["addressed_to"] == [agent.id]
+
+
+def test_add_by_handle_reaches_the_harness_not_the_agent_it_was_given(w: World) -> None:
+    # Its first given agent bears its very name; the composer's /add @ledger adds the
+    # harness, which is given its agent here (docs/adr/0154).
+    w.space(w.OWN, [w.H2], title="Books")
+    space = w.space(w.OWN, [w.MEM], title="Later")
+    logged = w.ok(w.p(w.OWN), {"type": "message.post", "space_id": space, "text": "/add @ledger"})
+    assert logged[0]["type"] == "membership.added" and logged[0]["participant_id"] == w.H2
+
+
+def test_a_lead_chosen_by_the_harness_s_id_is_the_agent_it_was_given_there(w: World) -> None:
+    # A person's client that knows the harness's id, not its agent's (docs/adr/0154).
+    space = w.space(w.OWN, [w.H2], title="Books")
+    (agent,) = w.state.agents_of(w.H2)
+    lead = {"type": "space.lead_set", "space_id": space, "agent_id": w.H2}
+    (logged,) = w.ok(w.p(w.OWN), lead)
+    assert logged["agent_id"] == agent.id

@@ -306,7 +306,7 @@ def test_a_view_is_taken_only_in_the_same_state_and_folded_as_far() -> None:
     assert not shared.may_take(MembershipView("usr_a", [ROOM], role="guest"), 7)
     # A cache is not state: the frozen own agents are made again from the same set.
     harness = MembershipView("hrn_a", kind="harness", own_agents=["agt_1"])
-    assert harness.pre_agents() == frozenset({"agt_1"})
+    assert harness.pre_agents() == {"agt_1": "hrn_a"}
     assert harness.same_as(MembershipView("hrn_a", kind="harness", own_agents=["agt_1"]))
 
 

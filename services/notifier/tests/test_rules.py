@@ -218,3 +218,11 @@ def test_what_the_early_filter_passes_over_makes_and_settles_nothing(
         return
     assert rules.notices(sample, room, OWNER, NAMES) == []
     assert rules.settles(sample) is None
+
+
+def test_an_agent_s_approval_is_decided_by_its_harness_s_owner() -> None:
+    # The door decides by the card's harness (docs/adr/0154: a harness speaking as
+    # itself in a room with its given agent is logged as that agent).
+    agent = {"actor": {"kind": "agent", "id": "agt_1", "harness_id": "hrn_1"}}
+    assert rules.harness_of_actor(agent) == "hrn_1"
+    assert rules.harness_of_actor({"actor": {"kind": "harness", "id": "hrn_1"}}) == "hrn_1"

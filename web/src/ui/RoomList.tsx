@@ -135,7 +135,9 @@ function NewRoom(props: { onClose: () => void }) {
   const offered = faces.map((f) => f.participant_id);
   const [title, setTitle] = useState("");
   // It opens on whoever was asked last (docs/adr/0143).
-  const [picked, setPicked] = useState<string[]>(() => lastAsked(store.spaces.values(), store.me?.id ?? null, offered));
+  const [picked, setPicked] = useState<string[]>(() =>
+    lastAsked(store.spaces.values(), store.me?.id ?? null, offered, (id) => store.participants.get(id)?.harness_id),
+  );
   const [error, setError] = useState<string | null>(null);
   const first = picked[0] ? store.nameOf(picked[0]) : null;
   return (

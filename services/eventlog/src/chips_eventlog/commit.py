@@ -192,7 +192,7 @@ class Commit(Publishing):
                     e
                     for e in item.published
                     if e.get("space_id") not in door.erased
-                    or e["type"] == "space.erased"
+                    or e["type"] in ("space.erased", "agent.registered")
                     or e["seq"] in door.spared
                 ]
         return state, door.head_seq
@@ -264,7 +264,7 @@ class Commit(Publishing):
                         e
                         for e in item.published
                         if e.get("space_id") not in door.erased
-                        or e["type"] == "space.erased"
+                        or e["type"] in ("space.erased", "agent.registered")
                         or e["seq"] in door.spared
                     ]
             await store.save_keys(conn, fresh_keys)

@@ -152,6 +152,12 @@ async def _write(conn: AsyncConnection, state: DoorState, written: Written, keys
         await conn.execute(stmt)
 
 
+# Events of an erased room that stay in the log: spend (counts and a cost), and an agent's
+# registration (a participant of the workspace, its name and key, no words of the room),
+# without which a rebuild from the log would lose the agent (docs/adr/0010, 0154).
+OUTLIVE_ERASURE = ("usage", "agent.registered")
+
+
 async def erase_events(
     conn: AsyncConnection, ws: str, erased: tuple[str, ...], seq: int, spared: tuple[int, ...] = ()
 ) -> None:
@@ -166,8 +172,9 @@ async def erase_events(
                 t.events.c.space_id.in_(erased),
                 t.events.c.seq < seq,
                 # Spend already recorded stays on the harness's account (docs/product/spaces.md):
-                # a usage report carries counts and a cost, no words (ADR 0010).
-                t.events.c.type != "usage",
+                # a usage report carries counts and a cost, no words (ADR 0010); an agent
+                # registered into the room outlives it, as any participant (ADR 0154).
+                t.events.c.type.notin_(OUTLIVE_ERASURE),
                 t.events.c.seq.notin_(spared) if spared else true(),
             )
         )

@@ -15,7 +15,7 @@ from sqlalchemy import and_, select
 from chips_common.db import tables as t
 from chips_common.events import JsonObject
 from chips_common.events.wire import DeliveredJson
-from chips_common.rules.agents_view import as_seen_by
+from chips_common.rules.agents_view import as_seen_by, stand_ins
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
 from chips_gateway.frames import HelloAgent
@@ -31,10 +31,12 @@ async def view_as_of(reader: LogReader, principal: Principal, seq: int) -> Membe
     """The scope of ``principal`` once event ``seq`` was applied, to fold on from there."""
     ws, pid = principal.workspace_id, principal.participant_id
     own: set[str] = set()
+    given: dict[str, str] = {}
     speaks = False
     if principal.kind == "harness":
         own = await reader.own_agents_as_of(pid, seq)
         speaks = await reader.speaks_agents_as_of(ws, pid, seq)
+        given = await reader.given_agents_as_of(ws, seq)
     return MembershipView(
         pid,
         await reader.spaces_as_of(ws, pid, seq),
@@ -44,6 +46,7 @@ async def view_as_of(reader: LogReader, principal: Principal, seq: int) -> Membe
         agent_rooms=await reader.agent_rooms_as_of(ws, seq),
         own_agents=own,
         speaks_agents=speaks,
+        given_agents=given,
     )
 
 
@@ -62,8 +65,24 @@ async def present_view_of(reader: LogReader, kind: str, participant_id: str) -> 
     """:func:`present_view` for a caller known by its kind and id alone (a search's)."""
     if kind != "harness" or await speaks_agents(reader, participant_id):
         return None
-    own = await reader.own_agents_as_of(participant_id, 2**62)
-    return lambda event: as_seen_by(event, participant_id, own)
+    shown = await stand_ins_now(reader, participant_id)
+    names = await names_shown(reader, shown)
+    return lambda event: as_seen_by(event, participant_id, shown, names=names)
+
+
+async def stand_ins_now(reader: LogReader, harness_id: str) -> dict[str, str]:
+    """The agents a harness before agents is shown as somebody else, as of now: its own
+    as itself, others' given agents as their harness (docs/adr/0154)."""
+    own = await reader.own_agents_as_of(harness_id, 2**62)
+    workspace_id = await reader.workspace_of(harness_id)
+    given = await reader.given_agents_as_of(workspace_id, 2**62) if workspace_id else {}
+    return stand_ins(harness_id, own, given)
+
+
+async def names_shown(reader: LogReader, shown: dict[str, str]) -> dict[str, str]:
+    """The name of each participant an agent is shown as, as of now (docs/adr/0154)."""
+    found = await reader.participants(sorted(set(shown.values())))
+    return {pid: row["name"] for pid, row in found.items()}
 
 
 async def present_event_view(reader: LogReader, principal: Principal) -> EventTranslate | None:
@@ -71,8 +90,9 @@ async def present_event_view(reader: LogReader, principal: Principal) -> EventTr
     pid = principal.participant_id
     if principal.kind != "harness" or await speaks_agents(reader, pid):
         return None
-    own = await reader.own_agents_as_of(pid, 2**62)
-    return lambda event: as_seen_by(event, pid, own)
+    shown = await stand_ins_now(reader, pid)
+    names = await names_shown(reader, shown)
+    return lambda event: as_seen_by(event, pid, shown, names=names)
 
 
 async def shown(reader: LogReader, principal: Principal, answer: Answer) -> Answer:

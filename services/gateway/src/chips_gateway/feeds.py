@@ -250,9 +250,10 @@ class Feed:
                 self.parents[space_id] = parent
         window.apply(event, self.people)
         if event["type"] in ("membership.added", "membership.removed"):
+            back = event["seq"] in window.back
             for thread, room in self.parents.items():
                 if room == space_id and thread in self.rooms:
-                    self.rooms[thread].follow_room(event, self.people)
+                    self.rooms[thread].follow_room(event, self.people, back=back)
 
     def _dispatch(self, event: EventJson, traceparent: str | None) -> None:
         """Offer one event to every listener, inside a span of the event's own trace."""

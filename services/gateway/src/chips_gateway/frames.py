@@ -13,6 +13,7 @@ socket's view leaves out).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, Union
 
@@ -245,7 +246,7 @@ class Pending:
 
     event: EventJson
     as_of: AsOf | None = None
-    view: frozenset[str] | None = None
+    view: Mapping[str, str] | None = None
 
 
 # What a socket's send loop is handed: an event to shape, or a frame to send as it is.

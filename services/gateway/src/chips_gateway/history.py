@@ -7,6 +7,7 @@ of an event read these for the moment of the event, never for now (docs/adr/0141
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import and_, func, select
@@ -14,8 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db import tables as t
 from chips_common.events.wire import EventJson, canonical_event
+from chips_common.rules.agents_view import GIVEN_KEY
 from chips_common.rules.handles import Member
-from chips_common.rules.room import JOINING
+from chips_common.rules.room import JOINING, Comebacks, credited
 from chips_common.rules.scope import standings_of
 
 # What ends a harness's turn in a room: its words, or its passing.
@@ -121,9 +123,16 @@ class HistoryReads:
             ]
 
     async def joinings(
-        self, workspace_id: str, space_id: str, since: int, before: int
+        self,
+        workspace_id: str,
+        space_id: str,
+        since: int,
+        before: int,
+        owner_of: Callable[[str], str | None] | None = None,
     ) -> list[EventJson]:
-        """The events of a space that brought somebody in, with ``since <= seq < before``."""
+        """The events of a space that brought somebody in, with ``since <= seq < before``:
+        not an agent's comeback with the room's unarchive; with ``owner_of``, a given
+        agent's credited to who brought its harness in (``rules.room.credited``)."""
         e = t.events.c
         query = (
             select(e.body)
@@ -131,15 +140,19 @@ class HistoryReads:
                 and_(
                     e.workspace_id == workspace_id,
                     e.space_id == space_id,
-                    e.seq >= since,
                     e.seq < before,
-                    e.type.in_(JOINING),
+                    e.type.in_((*JOINING, "agent.released", "membership.removed")),
                 )
             )
             .order_by(e.seq)
         )
         async with self.engine.connect() as conn:
-            return [canonical_event(row.body) for row in await conn.execute(query)]
+            events = [canonical_event(row.body) for row in await conn.execute(query)]
+        comebacks = Comebacks()
+        found = [ev for ev in events if not comebacks.fold(ev) and ev["type"] in JOINING]
+        if owner_of is not None:
+            found = credited(found, owner_of)
+        return [ev for ev in found if ev["seq"] >= since]
 
     async def first_said(self, workspace_id: str, space_id: str, before: int) -> int | None:
         """The seq of the first message.post in a space before event ``before``, if any."""
@@ -232,6 +245,27 @@ class HistoryReads:
         )
         async with self.engine.connect() as conn:
             return {row.id for row in await conn.execute(query)}
+
+    async def given_agents_as_of(self, workspace_id: str | None, seq: int) -> dict[str, str]:
+        """The agents Chips gave harnesses by event ``seq`` (docs/adr/0154), each with its
+        harness."""
+        p = t.participants.c
+        query = select(p.id, p.owner_id).where(
+            and_(
+                p.workspace_id == workspace_id,
+                p.kind == "agent",
+                p.joined_seq <= seq,
+                p.agent["key"].astext.startswith(GIVEN_KEY),
+            )
+        )
+        async with self.engine.connect() as conn:
+            return {row.id: row.owner_id for row in await conn.execute(query) if row.owner_id}
+
+    async def workspace_of(self, participant_id: str) -> str | None:
+        query = select(t.participants.c.workspace_id).where(t.participants.c.id == participant_id)
+        async with self.engine.connect() as conn:
+            found = (await conn.execute(query)).scalar()
+        return str(found) if found else None
 
     async def speaks_agents_as_of(self, workspace_id: str, harness_id: str, seq: int) -> bool:
         """Whether the harness's last ``harness.declared`` by event ``seq`` named ``agents``."""

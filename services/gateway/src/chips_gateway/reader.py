@@ -52,7 +52,8 @@ class LogReader(HistoryReads):
     ) -> int:
         """The seq a harness's context starts after (docs/product/websocket.md, What you're told).
 
-        Its joining, or where the turn that said its last words here began: the first
+        Its joining (not an agent's comeback with the room's unarchive: docs/adr/0154),
+        or where the turn that said its last words here began: the first
         message for it after its words before those, so what was said while that turn
         worked is handed over (a message for it it did not answer is handed again: lines
         may repeat, never leave a gap). With no such message, its last words.
@@ -61,16 +62,47 @@ class LogReader(HistoryReads):
         said = [e.workspace_id == workspace_id, e.space_id == space_id]
         own = and_(*said, e.actor_id == participant_id, e.type.in_(TURN_ENDS))
         spoke_q = select(func.max(e.seq)).where(and_(own, e.seq < before)).scalar_subquery()
-        joined_q = (
-            select(func.max(t.membership_log.c.seq))
+        log, prior = t.membership_log.alias("log"), t.membership_log.alias("prior")
+        room = room_of(space_id)
+        # Its last move in the room before an add: a comeback with the room's unarchive
+        # when that was its removal right after the archive released it (rules.room.Comebacks).
+        last_move = (
+            select(func.max(prior.c.seq))
             .where(
                 and_(
-                    t.membership_log.c.workspace_id == workspace_id,
+                    prior.c.workspace_id == workspace_id,
+                    prior.c.space_id == room,
+                    prior.c.participant_id == participant_id,
+                    prior.c.seq < log.c.seq,
+                )
+            )
+            .scalar_subquery()
+        )
+        released = t.events.alias("released")
+        comeback = (
+            select(released.c.seq)
+            .where(
+                and_(
+                    released.c.workspace_id == workspace_id,
+                    released.c.seq == last_move - 1,
+                    released.c.type == "agent.released",
+                    released.c.body["agent_id"].astext == participant_id,
+                    released.c.body["reason"].astext == "archived",
+                )
+            )
+            .exists()
+        )
+        joined_q = (
+            select(func.max(log.c.seq))
+            .where(
+                and_(
+                    log.c.workspace_id == workspace_id,
                     # In a thread, since joining its room (docs/product/messages.md, Threads).
-                    t.membership_log.c.space_id == room_of(space_id),
-                    t.membership_log.c.participant_id == participant_id,
-                    t.membership_log.c.added.is_(True),
-                    t.membership_log.c.seq < before,
+                    log.c.space_id == room,
+                    log.c.participant_id == participant_id,
+                    log.c.added.is_(True),
+                    log.c.seq < before,
+                    ~comeback,
                 )
             )
             .scalar_subquery()

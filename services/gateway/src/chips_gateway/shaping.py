@@ -7,6 +7,7 @@ restart hand over the same lines (docs/product/websocket.md, What you're told wi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from chips_common.db.spend_reads import JobRead, held_since_last_person, read_job
@@ -20,6 +21,7 @@ from chips_common.events.wire import (
     canonical_event,
 )
 from chips_common.ids import event_id_for_message
+from chips_common.rules.agents_view import own_of
 from chips_common.rules.context import Budget, fit
 from chips_common.rules.context_lines import TAKEN_BY, Changes, lines_of, note_change
 from chips_common.rules.delivery import OwnerOf, WorkingTurns, nobody, shape_for, takers
@@ -263,7 +265,7 @@ class Shaper:
             kept = len(context["lines"]) if context["truncated"] else None
         found: dict[str, tuple[list[EventJson], bool]] = {}
         for t in taking:
-            joinings = await reader.joinings(ws, space_id, since[t], seq)
+            joinings = await reader.joinings(ws, space_id, since[t], seq, self.owner_of)
             talked = since_is_joining(joinings, since[t], t) and await reader.talked_before(
                 ws, space_id, since[t]
             )
@@ -329,7 +331,7 @@ class Shaper:
     async def handed(
         self,
         event: EventJson,
-        own: frozenset[str] | None = None,
+        own: Mapping[str, str] | None = None,
         held: tuple[Held, ...] | None = None,
     ) -> list[DeliveredJson]:
         """The held messages a person's act hands this harness: the newest held message
@@ -358,7 +360,7 @@ class Shaper:
             held = tuple((e, None) for e in read)
         else:
             metrics.SPEND_READS.labels("held", "window").inc()
-        mine = {pid, *(own or ())}
+        mine = {pid, *own_of(own, pid)}
 
         def is_mine(who: str) -> bool:  # the harness, or one of its agents (ADR 0075)
             return who in mine or self.owner_of(who) == pid
@@ -373,14 +375,14 @@ class Shaper:
         return [{**shaped, "handed": True}]
 
     async def handed_to_lead(
-        self, event: EventJson, own: frozenset[str] | None = None
+        self, event: EventJson, own: Mapping[str, str] | None = None
     ) -> list[DeliveredJson]:
         """Words nobody took, handed to the room's lead when it is this harness or one of
         its agents: the message as message.new with ``handed`` and ``lead``, its note
         opening with why (docs/product/websocket.md, Who leads; docs/adr/0090). Read from the log,
         so a replay hands over the same."""
         pid, lead = self.principal.participant_id, str(event.get("agent_id", ""))
-        if not (lead == pid or lead in (own or ()) or self.owner_of(lead) == pid):
+        if not (lead == pid or lead in own_of(own, pid) or self.owner_of(lead) == pid):
             return []
         said = await self.reader.event_by_id(
             self.principal.workspace_id, event_id_for_message(str(event.get("message_id", "")))

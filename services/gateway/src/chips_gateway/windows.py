@@ -28,11 +28,14 @@ from chips_common.rules.context_lines import (
     reauthored,
     revised,
 )
+from chips_common.rules.delivery import OwnerOf
 from chips_common.rules.handles import Member, as_shown
 from chips_common.rules.room import (
     JOINING,
+    Comebacks,
     Led,
     TurnNews,
+    credited,
     news_for,
     room_for,
     since_is_joining,
@@ -169,7 +172,11 @@ class RoomWindow:
         # members for whom that is known (their last words or joining are in the window).
         self.asked: dict[str, int] = {}
         self.fresh: set[str] = set()
+        # The agents an archive took out, and the seqs of their comebacks: not joinings.
+        self.comebacks = Comebacks()
+        self.back: set[int] = set()
         for event in events:
+            self._came_back(event)
             self._turns(event, marks=False)
         # Each event's context line, made once rather than for every delivery.
         self.lines: dict[int, LineJson | None] = {}
@@ -177,7 +184,11 @@ class RoomWindow:
         # however long ago: a turn's news needs them even when its context starts further
         # back than the window holds (a harness that listens and never speaks).
         if joined is None:
-            joined = [e for e in events if e["type"] in JOINING] if complete else None
+            joined = (
+                [e for e in events if e["type"] in JOINING and e["seq"] not in self.back]
+                if complete
+                else None
+            )
         self.joined = joined
         if first_said is None and complete:
             first_said = next((e["seq"] for e in events if e["type"] == "message.post"), None)
@@ -231,6 +242,7 @@ class RoomWindow:
             self.lines.pop(self.covers_after, None)
         self.events.append(event)
         self.spend.apply(event)
+        back = self._came_back(event)
         kind, seq = event["type"], event["seq"]
         self.lines[seq] = line_of(event, lambda p: who(names, p))
         if kind == "message.post" and self.first_said is None:
@@ -240,7 +252,7 @@ class RoomWindow:
         elif kind in WORKING_TOLD:
             self.told = event
         if kind in JOINING:
-            if self.joined is not None:
+            if self.joined is not None and not back:
                 self.joined.append(event)
             for pid, standing in standings_of(event).items():
                 self._add(pid, names, standing)
@@ -248,16 +260,29 @@ class RoomWindow:
             self.members.pop(event["participant_id"], None)
         self._turns(event, marks=True)
 
-    def follow_room(self, event: EventJson, names: dict[str, dict[str, str]]) -> None:
-        """A thread's window follows its room's membership (it has none of its own)."""
+    def follow_room(
+        self, event: EventJson, names: dict[str, dict[str, str]], *, back: bool = False
+    ) -> None:
+        """A thread's window follows its room's membership (it has none of its own);
+        ``back``: the room's window found the event an agent's comeback (not a joining)."""
         if event["type"] == "membership.added":
             pid = event["participant_id"]
             self._add(pid, names, event.get("standing") or "member")
+            if back:
+                return
             self.asked.pop(pid, None)
             self.fresh.add(pid)
             self.marks[pid] = event["seq"]
         elif event["type"] == "membership.removed":
             self.members.pop(event["participant_id"], None)
+
+    def _came_back(self, event: EventJson) -> bool:
+        """Whether ``event`` brings back an agent the room's archive released (its
+        unarchive): not a joining, so neither its context nor the news starts there."""
+        if self.comebacks.fold(event):
+            self.back.add(event["seq"])
+            return True
+        return False
 
     def _add(self, pid: str, names: dict[str, dict[str, str]], standing: str) -> None:
         known = who(names, pid)
@@ -273,7 +298,7 @@ class RoomWindow:
         joined: list[str] = []
         if kind == "space.created":
             joined = opened_with(event)
-        elif kind == "membership.added":
+        elif kind == "membership.added" and seq not in self.back:
             joined = [event["participant_id"]]
         for pid in joined:
             self.asked.pop(pid, None)
@@ -330,7 +355,7 @@ class RoomWindow:
             mark = self.since(pid, seq)
             if mark is None:
                 return None
-            found = self.joinings(pid, mark, seq)
+            found = self.joinings(pid, mark, seq, owners.get)
             if found is None:
                 return None  # the room's comings since then are older than the window holds
             since[pid], comings[pid] = mark, found
@@ -381,12 +406,15 @@ class RoomWindow:
             held = self.spend.held_at(seq)
         return AsOf(extras, job, held)
 
-    def joinings(self, pid: str, since: int, seq: int) -> tuple[list[EventJson], bool] | None:
-        """The room's events that brought somebody in from ``since`` to the message, and
-        whether anything was said before ``since``; None when the window cannot tell."""
+    def joinings(
+        self, pid: str, since: int, seq: int, owner_of: OwnerOf
+    ) -> tuple[list[EventJson], bool] | None:
+        """The room's events that brought somebody in from ``since`` to the message (a
+        given agent's credited to who brought its harness in), and whether anything was
+        said before ``since``; None when the window cannot tell."""
         if self.joined is None:
             return None
-        joinings = [e for e in self.joined if since <= e["seq"] < seq]
+        joinings = [e for e in credited(self.joined, owner_of) if since <= e["seq"] < seq]
         talked_before = False
         if since_is_joining(joinings, since, pid):
             talked_before = self.first_said is not None and self.first_said < since

@@ -344,8 +344,10 @@ async def apply(conn: AsyncConnection, facts: Facts, event: EventJson) -> list[t
     if room is None or not room.people:
         return []
     people = await facts.participants()
-    actor = rules.actor_of(event)
-    owner = people.get(actor, ("", None, False))[1]
+    # The deciders of an approval are its harness's owner's (the door's rule, by the
+    # card's harness): an agent's request is its harness's, whose owner is a person.
+    harness = rules.harness_of_actor(event)
+    owner = people.get(harness, ("", None, False))[1]
     found = rules.notices(event, room, owner, facts.names)
     if not found:
         return []

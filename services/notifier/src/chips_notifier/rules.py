@@ -108,6 +108,14 @@ def actor_of(event: Mapping[str, Any]) -> str:
     return str(actor.get("id", "")) if isinstance(actor, Mapping) else ""
 
 
+def harness_of_actor(event: Mapping[str, Any]) -> str:
+    """Who logged ``event``, or for an agent its harness (``actor.harness_id``): an
+    agent's approval request is decided by its harness's owner, as the door decides it."""
+    actor = event.get("actor")
+    harness = actor.get("harness_id") if isinstance(actor, Mapping) else None
+    return str(harness) if harness else actor_of(event)
+
+
 def notices(
     event: Mapping[str, Any],
     room: Room,

@@ -1,6 +1,6 @@
 """Rooms from before one agent per room, brought over in the log (docs/adr/0146).
 
-Migrations 1700 and 1720 listed every workspace in ``agents_to_give``. On its clock the
+Migrations 1700, 1720 and 1740 listed every workspace in ``agents_to_give``. On its clock the
 referee sends each the door's ``agents.give`` as Chips, under one key per workspace (a
 key is the credential's across workspaces: one key for all would answer the second
 workspace with the first's answer, and give it nothing), and takes the row
@@ -23,8 +23,9 @@ from chips_referee.appender import Appender, Unavailable
 log = logging.getLogger(__name__)
 
 # One key per workspace and migration: a second send after a crash is answered
-# ``duplicate``; 1720's listing is sent afresh, whatever 1700's was answered.
-KEY = "agents-given-1720:{workspace_id}"
+# ``duplicate``; 1740's listing (harnesses before agents are given theirs too, ADR 0154)
+# is sent afresh, whatever 1700's and 1720's were answered.
+KEY = "agents-given-1740:{workspace_id}"
 GIVE = {"command": "agents.give"}
 
 

@@ -59,8 +59,9 @@ referee_rooms = Table(
 )
 
 # The workspaces whose harnesses may be owed the agent Chips gives one with none of its own
-# (docs/adr/0146): filled once by migration 1700 with every workspace then; the referee
-# sends each the door's ``agents.give`` and takes its row out once the log answered.
+# (docs/adr/0146, 0154): filled by migrations 1700, 1720 and 1740 with every workspace
+# then; the referee sends each the door's ``agents.give`` and takes its row out once the
+# log answered.
 agents_to_give = Table(
     "agents_to_give",
     metadata,

@@ -6,13 +6,21 @@ alike. Its own agents are its own id wherever an id is written, any other agent 
 participant of kind ``harness``, and it is never sent the agent events nor
 ``message.held``. So a harness written before agents goes on working unchanged.
 
+Chips gives a harness with no agents of its own one agent per room, declared ``agents``
+or not (docs/adr/0146, 0154). A given agent is the harness in that room as far as a
+harness before agents can tell: its own given agents read as its own id, and so does
+another harness's given agent read as that harness's id (a participant of kind
+``harness``, as the room held before), so an old harness sees nothing change.
+
 This module is pure: one function over an event (or any answer shaped like one), given
-the harness and the agents it owns, so the gateway applies the same translation to a
+the harness and the agents it is to be shown as somebody else (its own, as itself;
+others' given ones, as their harness), so the gateway applies the same translation to a
 live frame, a replayed one and an HTTP read.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import Any, TypeVar
 
@@ -21,6 +29,7 @@ import orjson
 from chips_common.events.agents import AGENT_EVENTS
 from chips_common.events.base import JsonObject
 from chips_common.events.wire import DeliveredJson
+from chips_common.rules.handles import display_handle
 
 # An event as a socket sends it, or a read's answer over HTTP (any JSON object).
 Seen = TypeVar("Seen", DeliveredJson, JsonObject)
@@ -29,16 +38,57 @@ Seen = TypeVar("Seen", DeliveredJson, JsonObject)
 NEVER_SENT = frozenset(AGENT_EVENTS)
 # Keys that name the harness behind an agent: a pre-agents harness knows no such thing.
 HARNESS_OF_AGENT = ("harness_id", "harness")
+# The key of an agent Chips gave a harness for a room: ``chips:<space id>`` (docs/adr/0146).
+GIVEN_KEY = "chips:"
+# An agent's id as JSON writes it, to find many stand-ins in an encoding at once.
+AGENT_ID = re.compile(rb'"(agt_[^"\\]*)"')
+# Past this many stand-ins, the encoding is searched once for agent ids, not once per id.
+FEW = 8
+# Keys naming who a mapping is about, whose ``name`` and ``handle`` go with it.
+WHO = ("participant_id", "id")
+
+# The agents a harness before agents is shown as somebody else: its own (as itself) as a
+# set of ids, or a mapping of agent id to the id shown for it (others' given agents, as
+# their harness).
+StandIns = Collection[str] | Mapping[str, str]
+
+
+def stand_ins(
+    harness_id: str, own: Collection[str], given: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Each agent a harness before agents is shown as somebody else, and who: its own
+    agents as itself, another harness's given agent as that harness (docs/adr/0154)."""
+    shown = {agent: owner for agent, owner in (given or {}).items() if owner != harness_id}
+    shown.update(dict.fromkeys(own, harness_id))
+    return shown
+
+
+def own_of(view: Mapping[str, str] | None, harness_id: str) -> frozenset[str]:
+    """The harness's own agents among its stand-ins."""
+    return frozenset(a for a, who in (view or {}).items() if who == harness_id)
+
+
+def _as_mapping(harness_id: str, ids: StandIns) -> Mapping[str, str]:
+    if isinstance(ids, Mapping):
+        return ids
+    return dict.fromkeys(ids, harness_id)
 
 
 def as_seen_by(
     event: Seen,
     harness_id: str,
-    own_agent_ids: Collection[str],
+    own_agent_ids: StandIns,
     encoded: str | bytes | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> Seen | None:
     """``event`` as a harness that has not declared ``agents`` sees it, or None when it is
     not sent it at all.
+
+    ``own_agent_ids``: its own agents (shown as ``harness_id``), or a mapping of each agent
+    it is shown as somebody else to that one's id (:func:`stand_ins`). ``names``: the
+    name of each id an agent is shown as (the harness's own, another harness's): where an
+    agent's id is shown as its harness's, so are its name and handle, in a member, a
+    speaker, a line's author, and in the notes a room carries (docs/adr/0154).
 
     A harness stands behind its agents in a room with a row of its own (standing
     ``agents``); so an agent of its own coming or going is not news to it, while that row
@@ -57,15 +107,15 @@ def as_seen_by(
         elif event.get("type") == "membership.removed":
             event = {**event}
             del event["standing"]
-    own = frozenset(own_agent_ids)
+    own = _as_mapping(harness_id, own_agent_ids)
     if untouched(event, own, encoded if event is given else None):
         return event
-    seen: Seen = _translate(event, harness_id, own)
+    seen: Seen = _translate(event, harness_id, own, names or {})
     return seen
 
 
 def untouched(
-    event: Mapping[str, object], own: frozenset[str], encoded: str | bytes | None = None
+    event: Mapping[str, object], own: Collection[str], encoded: str | bytes | None = None
 ) -> bool:
     """Whether the translation would leave ``event`` as it is, decided on its JSON.
 
@@ -91,6 +141,8 @@ def untouched(
             return False
     if b'"agent"' in data:
         return False
+    if len(own) > FEW:
+        return not any(m.decode() in own for m in AGENT_ID.findall(data))
     return not any(b'"' + agent.encode() + b'"' in data for agent in own)
 
 
@@ -105,31 +157,43 @@ def hidden_from(event: Mapping[str, object], own_agent_ids: Collection[str]) -> 
     )
 
 
-def _translate(value: Any, harness_id: str, own: frozenset[str]) -> Any:
-    """``value`` with own agents' ids made the harness's, and agents made harnesses.
+def _translate(
+    value: Any, harness_id: str, own: Mapping[str, str], names: Mapping[str, str]
+) -> Any:
+    """``value`` with own agents' ids made the harness's (others' given agents their
+    harness's), and agents made harnesses, with the names ``names`` gives them.
 
     Returns the same object when nothing changed.
     """
     if isinstance(value, str):
-        return harness_id if value in own else value
+        return own.get(value, value)
     if isinstance(value, list):
-        items = [_translate(item, harness_id, own) for item in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
+        kept = [item for item in value if not _stand_in_moved(item, own)]
+        items = [_translate(item, harness_id, own, names) for item in kept]
+        if len(kept) == len(value) and all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return _dedupe(items)
     if isinstance(value, dict):
         changed = False
         out: JsonObject = {}
         agent_like = value.get("kind") == "agent"
+        renamed = _renamed(value, own, names)
+        notes = _notes_renamed(value, own, names)
         for k, v in value.items():
             if agent_like and k in HARNESS_OF_AGENT:
                 changed = True
                 continue
-            new_key = harness_id if k in own else k
+            new_key = own.get(k, k)
             if agent_like and k == "kind":
                 new_v: Any = "harness"
+            elif renamed is not None and k == "name":
+                new_v = renamed
+            elif renamed is not None and k == "handle":
+                new_v = display_handle(renamed) or v
+            elif notes is not None and k == "notes":
+                new_v = _translate(notes, harness_id, own, names)
             else:
-                new_v = _translate(v, harness_id, own)
+                new_v = _translate(v, harness_id, own, names)
             if new_key is not k or new_v is not v:
                 changed = True
             if new_key in out:  # two own agents keyed alike: the first one stands
@@ -138,6 +202,67 @@ def _translate(value: Any, harness_id: str, own: frozenset[str]) -> Any:
             out[new_key] = new_v
         return out if changed else value
     return value
+
+
+def _stand_in_moved(item: object, own: Mapping[str, str]) -> bool:
+    """Whether ``item`` is a context line of an agent shown as somebody else joining or
+    leaving: its coming and going is that one's row's, as its membership events are not
+    sent (:func:`hidden_from`), so a context shows it no more than the log does."""
+    if not isinstance(item, dict) or item.get("kind") not in ("joined", "left"):
+        return False
+    said_by = item.get("from")
+    return "seq" in item and isinstance(said_by, dict) and said_by.get("id") in own
+
+
+def _renamed(
+    value: Mapping[str, Any], own: Mapping[str, str], names: Mapping[str, str]
+) -> str | None:
+    """The name a mapping about an agent shown as somebody else bears (that one's), or
+    None when it names nobody so shown or bears no name."""
+    if not names or not isinstance(value.get("name"), str):
+        return None
+    for key in WHO:
+        who = value.get(key)
+        if isinstance(who, str) and who in own:
+            name = names.get(own[who])
+            return name if name != value["name"] else None
+    return None
+
+
+def _notes_renamed(
+    room: Mapping[str, Any], own: Mapping[str, str], names: Mapping[str, str]
+) -> dict[str, object] | None:
+    """A room's ``notes`` with each agent shown as somebody else described as that one is
+    (``rules/room.describe``: a harness reads as ``Name (agent, @Handle)``) and named by
+    its name; None when nothing in them changes."""
+    notes, members = room.get("notes"), room.get("members")
+    if not names or not isinstance(notes, dict) or not isinstance(members, list):
+        return None
+    swaps: list[tuple[str, str]] = []
+    bare: list[tuple[str, str]] = []
+    for m in members:
+        if not isinstance(m, dict) or m.get("participant_id") not in own:
+            continue
+        name, shown = m.get("name"), names.get(own[m["participant_id"]])
+        if not isinstance(name, str) or shown is None or shown == name:
+            continue
+        kind = f"{m['harness']} agent" if m.get("harness") else "agent"
+        handle, handle_shown = m.get("handle"), display_handle(shown)
+        old = f"{name} ({kind}, {handle})" if handle else f"{name} ({kind})"
+        new = f"{shown} (agent, {handle_shown})" if handle_shown else f"{shown} (agent)"
+        swaps.append((old, new))
+        bare.append((name, shown))
+    if not swaps:
+        return None
+    out: dict[str, object] = {}
+    for taker, note in notes.items():
+        if isinstance(note, str):
+            for old, new in swaps:
+                note = note.replace(old, new)
+            for name, shown in bare:
+                note = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", shown, note)
+        out[taker] = note
+    return out if out != notes else None
 
 
 def _dedupe(items: list[Any]) -> list[Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from chips_common.events.wire import EventJson, RoomJson, RoomMemberJson, SpeakerJson
+from chips_common.events.wire import ActorJson, EventJson, RoomJson, RoomMemberJson, SpeakerJson
 from chips_common.rules.handles import Member, display_handle, handles_of, resolve_mentions
 from chips_common.rules.lead import lead_sentence, working_sentence
 from chips_common.rules.scope import opened_with
@@ -296,6 +296,76 @@ def news_for(
         reach=reach_of(event, taker_id, members),
         kept=kept,
     )
+
+
+class Comebacks:
+    """Which ``membership.added`` of a room bring back an agent its archive released, read
+    from the room's events in seq order (docs/adr/0154).
+
+    An archive releases every agent in the room (``agent.released``, reason ``archived``,
+    then its ``membership.removed``) and the unarchive brings each back: the agent was
+    never out of the room as far as its harness can tell (a harness behind only its given
+    agent stays in the archived room), so such a comeback is not a joining: a context does
+    not start there, nor is it news. The log path reads the same from ``membership_log``
+    (``LogReader.context_start``): the agent's last move in the room before it was its
+    removal right after its release by the archive.
+    """
+
+    def __init__(self) -> None:
+        self.released: str | None = None  # the agent the event just folded released
+        self.out: set[str] = set()  # agents the archive took out, not yet back
+
+    def fold(self, event: EventJson) -> bool:
+        """Fold one event of the room; whether it is a comeback."""
+        kind = event.get("type")
+        released, self.released = self.released, None
+        if kind == "agent.released":
+            if event.get("reason") == "archived":
+                self.released = event.get("agent_id")
+        elif kind == "membership.removed":
+            pid = event.get("participant_id")
+            if pid is not None and pid == released:
+                self.out.add(pid)
+            else:
+                self.out.discard(str(pid))
+        elif kind == "membership.added" and event.get("participant_id") in self.out:
+            self.out.discard(event["participant_id"])
+            return True
+        return False
+
+
+def credited(
+    joinings: Sequence[EventJson], owner_of: Callable[[str], str | None]
+) -> list[EventJson]:
+    """A room's joinings (oldest first, from its first), each agent Chips gave a harness
+    credited to whoever brought its harness in (docs/adr/0154).
+
+    Chips logs a given agent's ``membership.added`` as its harness's act, right after what
+    brought the harness in as itself (a person adding it, a room opened with it, the
+    upgrade that gave harnesses their agents): the news says who added the harness, and
+    that the agent came itself where the harness did. An agent whose harness stood in the
+    room only behind its agents (standing ``agents``) is not such a gift: it is left as
+    logged.
+    """
+    brought: dict[str, tuple[ActorJson, bool]] = {}  # pid: (who brought it, as itself)
+    out: list[EventJson] = []
+    for came in joinings:
+        actor: ActorJson = came["actor"]
+        if came.get("type") == "membership.added":
+            pid = came["participant_id"]
+            harness = owner_of(pid)
+            by = brought.get(harness) if harness is not None else None
+            if by is not None and by[1] and actor.get("id") == harness:
+                adder = by[0]
+                if adder.get("id") == harness:  # it came itself: so did its agent
+                    adder = {"id": pid, "kind": "agent", "harness_id": harness}
+                came = {**came, "actor": adder}
+            brought[pid] = (actor, came.get("standing") != "agents")
+        else:
+            for pid in joined_by(came):
+                brought[pid] = (actor, True)
+        out.append(came)
+    return out
 
 
 def since_is_joining(joinings: Sequence[EventJson], since: int, taker_id: str) -> bool:

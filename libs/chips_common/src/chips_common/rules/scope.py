@@ -9,10 +9,10 @@ as of N, whether the event comes from a replay or live.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from chips_common.events.wire import DeliveredJson, EventJson, delivered
-from chips_common.rules.agents_view import as_seen_by, hidden_from
+from chips_common.rules.agents_view import GIVEN_KEY, as_seen_by, hidden_from, stand_ins
 
 # Events told to the participant who did them and nobody else: a harness passing its
 # turn, and a person's delete-for-me and its undo (docs/product/messages.md, Delete for me).
@@ -37,7 +37,10 @@ def told(event: EventJson, participant_id: str, kind: str) -> bool:
     """
     kind_of_event = event.get("type")
     if kind_of_event in OWN_ONLY:
-        return (event.get("actor") or {}).get("id") == participant_id
+        # Done by the participant, or by its agent: a harness passing its turn through the
+        # agent Chips gave it in the room is told its pass (docs/adr/0154).
+        actor = event.get("actor") or {}
+        return participant_id in (actor.get("id"), actor.get("harness_id"))
     if kind_of_event == "feedback" and kind == "harness":
         return participant_id in (event.get("about"), event.get("harness_id"))
     return True
@@ -92,6 +95,7 @@ class MembershipView:
         agent_rooms: dict[str, set[str]] | None = None,
         own_agents: Iterable[str] = (),
         speaks_agents: bool = False,
+        given_agents: Mapping[str, str] | None = None,
     ) -> None:
         self.participant_id = participant_id
         self.spaces: set[str] = set(spaces)
@@ -106,7 +110,10 @@ class MembershipView:
         }
         # A harness's own agents, and whether it has declared the capability ``agents``.
         self.own_agents: set[str] = set(own_agents)
-        self._own_frozen: frozenset[str] | None = None
+        # Each agent Chips gave a harness (docs/adr/0154), and that harness: shown to a
+        # harness before agents as the harness itself.
+        self.given_agents: dict[str, str] = dict(given_agents or {})
+        self._own_frozen: Mapping[str, str] | None = None
         self.speaks_agents = speaks_agents
 
     def same_as(self, other: MembershipView) -> bool:
@@ -138,13 +145,15 @@ class MembershipView:
         sent = delivered(event)
         return sent if own is None else as_seen_by(sent, self.participant_id, own)
 
-    def pre_agents(self) -> frozenset[str] | None:
-        """The own agents to show as the harness itself, when this is a harness that has not
-        declared ``agents`` (as of the events folded so far); None when agents are agents."""
+    def pre_agents(self) -> Mapping[str, str] | None:
+        """The agents to show as somebody else, when this is a harness that has not
+        declared ``agents`` (as of the events folded so far): its own as itself, another
+        harness's given agent as that harness (``agents_view.stand_ins``); None when
+        agents are agents."""
         if self.kind != "harness" or self.speaks_agents:
             return None
         if self._own_frozen is None:
-            self._own_frozen = frozenset(self.own_agents)
+            self._own_frozen = stand_ins(self.participant_id, self.own_agents, self.given_agents)
         return self._own_frozen
 
     def visible(self, event: EventJson) -> bool:
@@ -213,9 +222,14 @@ class MembershipView:
             erased = {space_id, *(event.get("threads") or ())}
             for rooms in self.agent_rooms.values():
                 rooms -= erased
-        elif kind == "agent.registered" and event.get("harness_id") == self.participant_id:
-            self.own_agents.add(str(event.get("agent_id")))
-            self._own_frozen = None
+        elif kind == "agent.registered":
+            agent_id, harness_id = str(event.get("agent_id")), str(event.get("harness_id"))
+            if harness_id == self.participant_id:
+                self.own_agents.add(agent_id)
+                self._own_frozen = None
+            elif str(event.get("key") or "").startswith(GIVEN_KEY):
+                self.given_agents[agent_id] = harness_id
+                self._own_frozen = None
         elif kind == "harness.declared" and event.get("harness_id") == self.participant_id:
             self.speaks_agents = "agents" in (event.get("capabilities") or ())
 

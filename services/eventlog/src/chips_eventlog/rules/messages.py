@@ -18,6 +18,7 @@ from chips_common.events import (
     TurnPassed,
 )
 from chips_common.rules.addressing import address
+from chips_common.rules.agents_view import GIVEN_KEY
 from chips_common.rules.commands import Command, CommandError, resolve_handle
 from chips_common.rules.handles import Member
 from chips_common.rules.kinds import refusal
@@ -66,6 +67,20 @@ def message_author(s: DoorState, space_id: str, message_id: str) -> Member | Non
     return Member(said.author_id, said.author_kind, "")
 
 
+def one_agent_of(s: DoorState, space_id: str, harness_id: str) -> str | None:
+    """A harness's one agent in the room, which a ``to`` naming the harness picks, as its
+    name is an @handle for it (docs/adr/0154: a person's client that knows the harness's
+    id, and not the agent Chips gave it there, still picks it); None otherwise."""
+    if not harness_id.startswith("hrn_"):
+        return None
+    here = [
+        pid
+        for pid in s.members.get(space_id, {})
+        if (p := s.participant(pid)) is not None and p.kind == "agent" and p.owner_id == harness_id
+    ]
+    return here[0] if len(here) == 1 else None
+
+
 def address_message(s: DoorState, body: MessagePost, actor: Actor) -> Decision:
     """Fill in ``mentions`` and ``addressed_to``, once, at append (docs/architecture/design.md
     §2)."""
@@ -82,6 +97,8 @@ def address_message(s: DoorState, body: MessagePost, actor: Actor) -> Decision:
     to = body.to
     if to is None and body.handoff is not None:  # a hand-off is for its recipient
         to = [body.handoff.recipient]
+    if to is not None:
+        to = [one_agent_of(s, body.space_id, t) or t for t in to]
     decided = address(sender=sender, text=text, members=members, to=to, reply_author=reply_author)
     if decided.rule == "5:last":  # only then does the sender's last choice matter
         decided = address(
@@ -106,7 +123,9 @@ def composer_events(s: DoorState, space_id: str, command: Command, actor: Actor)
     check_member(s, space_id, actor)
     bodies: list[EventBody] = []
     if command.name == "add":
-        people = s.directory()
+        # Not an agent Chips gave a harness for a room: it is its harness in that room,
+        # and bears its name (docs/adr/0154); adding the harness gives it one here.
+        people = [(pid, name) for pid, name in s.directory() if not given_agent(s, pid)]
         for handle in command.handles:
             who = resolve(handle, people)
             bodies.append(MembershipAdded(space_id=space_id, participant_id=who))
@@ -130,6 +149,11 @@ def composer_events(s: DoorState, space_id: str, command: Command, actor: Actor)
         state = "closed" if command.name == "archive" else "open"
         bodies.append(SpaceUpdated(space_id=space_id, state=state))
     return bodies
+
+
+def given_agent(s: DoorState, pid: str) -> bool:
+    p = s.participant(pid)
+    return p is not None and p.agent is not None and p.agent.key.startswith(GIVEN_KEY)
 
 
 def resolve(handle: str, people: list[tuple[str, str]]) -> str:

@@ -101,14 +101,30 @@ def check_lead_set(s: DoorState, body: SpaceLeadSet, actor: Actor, ctx: Ctx) -> 
         refuse("forbidden", "a room's lead is chosen by a person in it")
     if body.agent_id is not None:
         here = {m.id: m for m in s.room_members(body.space_id)}
-        member = here.get(body.agent_id)
+        chosen = one_agent_here(s, body.space_id, body.agent_id) or body.agent_id
+        member = here.get(chosen)
         if member is None or not speaks_for_itself(member.kind):
             refuse(
                 "invalid_event",
                 "a room's lead is one of the agents in it, and that is not one",
                 "agent_id",
             )
+        if chosen != body.agent_id:
+            return Decision({"agent_id": chosen})
     return Decision()
+
+
+def one_agent_here(s: DoorState, space_id: str, harness_id: str) -> str | None:
+    """A harness's one agent in the room, which naming the harness chooses (docs/adr/0154:
+    a person's client that knows the harness's id, not the agent Chips gave it there)."""
+    if not harness_id.startswith("hrn_"):
+        return None
+    mine = [
+        pid
+        for pid in s.members.get(space_id, {})
+        if (p := s.participant(pid)) is not None and p.kind == "agent" and p.owner_id == harness_id
+    ]
+    return mine[0] if len(mine) == 1 else None
 
 
 def check_room_working(

@@ -22,6 +22,7 @@ from chips_common.ids import new_id
 from chips_common.rules import may
 from chips_eventlog.refused import refuse, refuse_if
 from chips_eventlog.rules import agents, stopping
+from chips_eventlog.rules.agents import given
 from chips_eventlog.rules.common import (
     Ctx,
     check_member,
@@ -130,8 +131,11 @@ def check_membership_added(s: DoorState, body: MembershipAdded, actor: Actor, ct
 
 
 def check_membership_removed(
-    s: DoorState, body: MembershipRemoved, actor: Actor, ctx: Ctx
+    s: DoorState, body: MembershipRemoved, actor: Actor, ctx: Ctx, *, given_only: bool = False
 ) -> Decision:
+    """``given_only``: the harness taken out stands here only behind the agent Chips gave
+    it, which goes with it (docs/adr/0154: a harness before agents knows no agent to take
+    out, and a person may name either)."""
     standing = check_member(s, body.space_id, actor)
     if body.standing is not None:
         refuse("invalid_event", "standing agents is written by Chips itself", "standing")
@@ -143,6 +147,8 @@ def check_membership_removed(
         refuse("invalid_event", "not a member of this space", "participant_id")
     gone = s.participant(body.participant_id)
     main = gone is not None and gone.kind == "agent" and agents.facts_of(gone).main
+    if given_only and leaving == agents.BEHIND:
+        leaving = "member"
     refuse_if(may.removable(leaving, main, gone.name if gone is not None else ""))
     if kind_of(actor) == "harness":
         space = s.space(body.space_id)
@@ -153,7 +159,10 @@ def check_membership_removed(
 
 def check_space_updated(s: DoorState, body: SpaceUpdated, actor: Actor, ctx: Ctx) -> Decision:
     """Retitle, archive or unarchive (docs/product/spaces.md, Retitling and archiving)."""
-    standing = check_member(s, body.space_id, actor)
+    if body.state == "open" and archived_with_its_agents(s, body.space_id, actor):
+        standing = "agents"  # its archive took the harness out with its agents: it may reopen
+    else:
+        standing = check_member(s, body.space_id, actor)
     space = s.space(body.space_id)
     if space is None:  # a member of a space that is not there: door state is broken
         refuse("forbidden", "you are not a member of this space", "space_id")
@@ -175,6 +184,20 @@ def check_space_updated(s: DoorState, body: SpaceUpdated, actor: Actor, ctx: Ctx
         if actor.kind == "person":
             changed = replace(changed, title_held=True)
     return Decision(changes=[PutSpace(changed)])
+
+
+def archived_with_its_agents(s: DoorState, space_id: str, actor: Actor) -> bool:
+    """Whether ``actor`` is a harness (or one of its agents) that opened the room, whose
+    agents the room's archive released: archiving a room releases its agents, and the
+    harness behind only them leaves with them, but the room it opened is still its to
+    unarchive (docs/adr/0154)."""
+    harness_id = harness_of(actor)
+    if harness_id is None or not s.opened(space_id, harness_id):
+        return False
+    return any(
+        a.agent is not None and a.agent.left_why == "archived" and a.agent.left_space_id == space_id
+        for a in s.agents_of(harness_id)
+    )
 
 
 def check_space_lock_set(s: DoorState, body: SpaceLockSet, actor: Actor, ctx: Ctx) -> Decision:
@@ -216,9 +239,13 @@ def agents_moved(s: DoorState, body: object, actor: Actor, ctx: Ctx) -> agents.P
             mine = plan.agents_here(s.room_of(body.space_id), body.participant_id)
             if not mine:
                 return None
-            check_membership_removed(s, body, actor, ctx)
+            given_only = all(given.is_given(p) for a in mine if (p := s.participant(a)))
+            check_membership_removed(s, body, actor, ctx, given_only=given_only)
+            behind = s.standing(body.space_id, body.participant_id) == agents.BEHIND
             for agent_id in mine:
                 agents.leave(plan, agent_id, body.space_id, "removed", actor)
+            if behind:  # its last agent's leave took it out (and stopped its runs there)
+                return plan
             running = stopping.runs_to_stop(s, body.space_id, body.participant_id)
             plan.cancel(running, stopping.LEFT, actor)
             plan.add(body, actor, [plan.left(body.space_id, body.participant_id)])

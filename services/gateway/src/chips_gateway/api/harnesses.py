@@ -13,15 +13,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from chips_common.commands import OpenSpace
 from chips_common.db import projector_tables as pt
 from chips_common.db import tables as t
 from chips_common.events import JsonObject
 from chips_common.events.workspaces import Autonomy, Capability, PolicyRule
+from chips_common.rules.agents_view import hidden_from
 from chips_gateway import rows as typed
-from chips_gateway.agents import shown
+from chips_gateway.agents import shown, speaks_agents
 from chips_gateway.answers.harnesses import Declared, Disconnected, PolicySet
 from chips_gateway.api.identity import request_key
 from chips_gateway.api.reads import checkpoint, wait_for_checkpoint
@@ -97,6 +99,12 @@ async def open_space(
     if space is None:  # the door logged the key in this very answer; it cannot be gone
         raise ChipsError("unavailable", "the space for that key could not be read; ask again")
     did = {e["type"] for e in answer.events}
+    # The last event the harness is sent: one before agents is not sent its given agent's
+    # coming (docs/adr/0154), so its ``seq`` is the last it will see.
+    seqs = answer.seqs
+    if len(answer.events) == len(seqs) and not await speaks_agents(ctx.reader, harness_id):
+        given = {str(e.get("agent_id")) for e in answer.events if e["type"] == "agent.registered"}
+        seqs = [n for e, n in zip(answer.events, seqs, strict=True) if not hidden_from(e, given)]
     mine = {e["type"] for e in answer.events if e.get("participant_id") == harness_id}
     response.status_code = 201 if "space.created" in did else 200
     return {
@@ -109,7 +117,7 @@ async def open_space(
         "joined": "membership.added" in mine,
         "claimed": "space.claimed" in did,
         "retitled": "space.updated" in did,
-        "seq": answer.seqs[-1] if answer.seqs else None,
+        "seq": seqs[-1] if seqs else None,
     }
 
 
@@ -138,14 +146,18 @@ async def harness_spaces(
     # In the room now (the door state): a room it was taken out of shows only its name.
     inside = spaces_of(harness_id, ws_id).where(t.memberships.c.space_id == s.c.id).exists()
     async with ctx.engine.connect() as conn:
-        rows = (
-            await conn.execute(
-                select(s, inside.label("inside"))
-                .select_from(o.join(s, o.c.space_id == s.c.id))
-                .where(and_(o.c.workspace_id == ws_id, o.c.harness_id == harness_id))
-                .order_by(o.c.since_seq)
-            )
-        ).mappings()
+        rows = list(
+            (
+                await conn.execute(
+                    select(s, inside.label("inside"))
+                    .select_from(o.join(s, o.c.space_id == s.c.id))
+                    .where(and_(o.c.workspace_id == ws_id, o.c.harness_id == harness_id))
+                    .order_by(o.c.since_seq)
+                )
+            ).mappings()
+        )
+        closed = [r["id"] for r in rows if r["state"] != "open" and not r["inside"]]
+        archived_out = await taken_out_by_archive(conn, ws_id, harness_id, closed)
         spaces = [
             now_visible(
                 {
@@ -157,7 +169,7 @@ async def harness_spaces(
                     "open": row["state"] == "open",
                     "moved_by": row["moved_by"],
                     "moved_seq": row["moved_seq"],
-                    "member": row["inside"],
+                    "member": row["inside"] or row["id"] in archived_out,
                 }
             )
             for row in rows
@@ -188,6 +200,44 @@ async def harness_spaces(
     # moved_by may be an agent of the harness's (docs/adr/0079).
     answer: typed.HarnessSpaces = {"as_of_seq": as_of, "spaces": spaces, "asked": asked}
     return await shown(ctx.reader, caller, answer)
+
+
+async def taken_out_by_archive(
+    conn: AsyncConnection, workspace_id: str, harness_id: str, rooms: list[str]
+) -> set[str]:
+    """Of ``rooms`` (archived, the harness not in them), those it left only because their
+    archive released the agents it stood behind there (docs/adr/0154): it left with its
+    last agent's release (``rules/agents/rooms.py``, ``leave``: the release, the agent's
+    leave, then the harness's), and the room brings them back when it is unarchived."""
+    if not rooms:
+        return set()
+    e = t.events.c
+    out = (
+        select(e.space_id, func.max(e.seq).label("seq"))
+        .where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.space_id.in_(rooms),
+                e.type == "membership.removed",
+                e.body["participant_id"].astext == harness_id,
+            )
+        )
+        .group_by(e.space_id)
+        .subquery()
+    )
+    released = (
+        select(e.space_id)
+        .join(out, and_(out.c.space_id == e.space_id, e.seq == out.c.seq - 2))
+        .where(
+            and_(
+                e.workspace_id == workspace_id,
+                e.type == "agent.released",
+                e.body["harness_id"].astext == harness_id,
+                e.body["reason"].astext == "archived",
+            )
+        )
+    )
+    return {str(row.space_id) for row in await conn.execute(released)}
 
 
 class CapabilitiesIn(BaseModel):

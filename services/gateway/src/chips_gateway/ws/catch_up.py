@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from chips_common.events import JsonObject
@@ -147,7 +148,7 @@ class CatchUp(Delivery):
             ReplayWindows(self.ctx.reader, ws, names) if self.principal.kind == "harness" else None
         )
         async for batch in self.ctx.reader.replay(ws, since, boundary):
-            shown: list[tuple[EventJson, AsOf, frozenset[str] | None]] = []
+            shown: list[tuple[EventJson, AsOf, Mapping[str, str] | None]] = []
             for event in batch:
                 window = await windows.fold(event) if windows is not None else None
                 if sub.visible(event) is None:
@@ -166,7 +167,10 @@ class CatchUp(Delivery):
                     for e, as_of, own in shown
                     if (
                         seen := shown_to(
-                            pid, await self.shaper.shape(e, as_of.extras, as_of.job), own
+                            pid,
+                            await self.shaper.shape(e, as_of.extras, as_of.job),
+                            own,
+                            self.people(),
                         )
                     )
                 ]

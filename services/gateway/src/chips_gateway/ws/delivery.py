@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import orjson
 
@@ -17,10 +18,30 @@ log = logging.getLogger(__name__)
 
 
 def shown_to(
-    harness_id: str, shaped: DeliveredJson, own: frozenset[str] | None
+    harness_id: str,
+    shaped: DeliveredJson,
+    own: Mapping[str, str] | None,
+    people: Mapping[str, Mapping[str, str]] | None = None,
 ) -> DeliveredJson | None:
-    """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set."""
-    return shaped if own is None else as_seen_by(shaped, harness_id, own)
+    """A shaped event as its recipient sees it: the pre-agents view when ``own`` is set,
+    each agent shown as somebody else bearing that one's name (from ``people``, the feed's
+    directory)."""
+    if own is None:
+        return shaped
+    return as_seen_by(shaped, harness_id, own, names=names_of(own, people))
+
+
+def names_of(
+    own: Mapping[str, str], people: Mapping[str, Mapping[str, str]] | None
+) -> dict[str, str]:
+    """The name of each participant an agent is shown as (docs/adr/0154)."""
+    if not people:
+        return {}
+    return {
+        who: name
+        for who in set(own.values())
+        if isinstance(name := (people.get(who) or {}).get("name"), str)
+    }
 
 
 class Delivery(SessionBase):
@@ -28,7 +49,9 @@ class Delivery(SessionBase):
 
     __slots__ = ()
 
-    def write_now(self, event: EventJson, as_of: AsOf | None, own: frozenset[str] | None) -> bool:
+    def write_now(
+        self, event: EventJson, as_of: AsOf | None, own: Mapping[str, str] | None
+    ) -> bool:
         """Hand the event's frame to the outbox instead of the send loop, when the send
         loop has nothing in hand (so nothing sent before it can come after it), the
         connection takes frames written straight to it, and the event is sent as it is
@@ -88,7 +111,9 @@ class Delivery(SessionBase):
                 # The feed's encoding of the event, when it is the feed's own, made once
                 # for every socket: the view decides on it without encoding it again.
                 shared = self.feed.frame_json(shaped, event) if self.feed is not None else None
-                seen = as_seen_by(shaped, self.principal.participant_id, own, shared)
+                seen = as_seen_by(
+                    shaped, self.principal.participant_id, own, shared, names=self.names(own)
+                )
                 if seen is None:
                     return
                 shaped = seen
@@ -112,7 +137,7 @@ class Delivery(SessionBase):
             metrics.FRAMES_OUT.labels("receipt").inc()
 
     async def handed(
-        self, event: EventJson, own: frozenset[str] | None, as_of: AsOf | None
+        self, event: EventJson, own: Mapping[str, str] | None, as_of: AsOf | None
     ) -> list[EventFrame]:
         """The frames of the held messages ``event`` (a person's act) hands this socket,
         as its recipient sees them (docs/adr/0083)."""
@@ -121,5 +146,12 @@ class Delivery(SessionBase):
         return [
             EventFrame(frame="event", event=seen)
             for h in await self.shaper.handed(event, own, held)
-            if (seen := shown_to(pid, h, own)) is not None
+            if (seen := shown_to(pid, h, own, self.people())) is not None
         ]
+
+    def people(self) -> Mapping[str, Mapping[str, str]] | None:
+        """The feed's directory: each participant's name, to show an agent by its harness's."""
+        return self.feed.people if self.feed is not None else None
+
+    def names(self, own: Mapping[str, str]) -> dict[str, str]:
+        return names_of(own, self.people())

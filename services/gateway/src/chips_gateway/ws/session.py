@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,7 @@ class Subscription:
                 self.session.push(queued(event, as_of, own))
 
 
-def queued(event: EventJson, as_of: AsOf | None, view: frozenset[str] | None = None) -> Pending:
+def queued(event: EventJson, as_of: AsOf | None, view: Mapping[str, str] | None = None) -> Pending:
     """An event waiting to be shaped by the send loop (with what the window told of it,
     if anything, and the own agents of a harness shown the pre-agents view,
     docs/adr/0079)."""
@@ -251,7 +252,9 @@ class SessionBase:
         feed, taking = self.feed, self.shaper.takers(event)
         return window.as_of(taking, event, self.shaper.budget, feed.people, feed.owners)
 
-    def write_now(self, event: EventJson, as_of: AsOf | None, own: frozenset[str] | None) -> bool:
+    def write_now(
+        self, event: EventJson, as_of: AsOf | None, own: Mapping[str, str] | None
+    ) -> bool:
         """Write the event's frame without the send loop, when nothing is ahead of it
         (:meth:`Delivery.write_now`); False to queue it."""
         return False

@@ -1,9 +1,11 @@
-"""The agent Chips gives a harness with none of its own: one per room (docs/adr/0146).
+"""The agent Chips gives a harness with none of its own: one per room (docs/adr/0146, 0154).
 
-A harness that speaks agents (it declared ``agents``) and has registered no agent is given
+A harness that has registered no agent, whether it declared ``agents`` or not, is given
 one, named after it, in each room it is in as itself: its direct room, a room a person
 adds it to or opens with it, a room it opens or claims by key, one it stood in before it
 declared ``agents`` (the declaration gives it one there), and one unarchived with it in.
+A harness that has not declared ``agents`` is shown its given agents as its own id (the
+gateway's pre-agents view, ``chips_common.rules.agents_view``), so nothing changes for it.
 Not a room a person asked of it from the + until it claims that room, since the harness
 itself is who such a room holds until then.
 
@@ -55,14 +57,16 @@ def gives_agent(s: DoorState, harness_id: str, space_id: str, *, claiming: bool 
     longer holds the harness itself there.
     """
     harness = s.participant(harness_id)
-    if harness is None or harness.kind != "harness" or "agents" not in harness.capabilities:
+    if harness is None or harness.kind != "harness":
         return False
     if has_own_agents(s, harness_id):
         return False
     space = s.space(space_id)
     if space is None or space.state != "open" or space.parent_space_id is not None:
         return False
-    if s.standing(space_id, harness_id) not in ("member", "owner"):
+    # As itself; or behind the agent it was given there, where that agent is gone (an
+    # archive released it and it was moved elsewhere before the room came back).
+    if s.standing(space_id, harness_id) not in ("member", "owner", BEHIND):
         return False
     if space.asked_of == harness_id and space.key is None and not claiming:
         return False  # the harness itself is who the room holds, until it claims it
@@ -147,7 +151,7 @@ def run_give(s: DoorState, command: GiveAgents, actor: Actor, ctx: Ctx) -> Plan:
     """``agents.give``: every harness owed an agent in a room it stands in is given it
     there, oldest room first; nothing is logged when none is owed (so sending it again is
     harmless). Chips's own, sent once per workspace after the upgrade that brought the rule
-    in (the referee reads ``agents_to_give``, migration 1700)."""
+    in (the referee reads ``agents_to_give``, migrations 1700, 1720 and 1740)."""
     if actor.kind not in ("system", "operator"):
         refuse("forbidden", "Chips gives harnesses their agents itself")
     harnesses = sorted(

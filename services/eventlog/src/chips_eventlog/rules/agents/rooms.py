@@ -18,6 +18,7 @@ from chips_common.events import (
 )
 from chips_common.events.agents import ReleaseReason
 from chips_common.rules import may
+from chips_common.rules.agents_view import GIVEN_KEY
 from chips_eventlog.refused import Refused
 from chips_eventlog.rules import stopping
 from chips_eventlog.rules.agents.plan import (
@@ -165,7 +166,13 @@ def leave(
     assert agent is not None and agent.owner_id is not None
     harness_id = agent.owner_id
     others = [a for a in plan.agents_here(space_id, harness_id) if a != agent_id]
-    harness_goes = members and plan.standing(space_id, harness_id) == BEHIND and not others
+    # An archive releases the agent Chips gave the harness there, and the harness stays
+    # behind it in the archived room, so that what it knew of the room still holds: it is
+    # told the archive and the unarchive, which brings its agent back (docs/adr/0154).
+    stays = reason == "archived" and facts_of(agent).key.startswith(GIVEN_KEY)
+    harness_goes = (
+        members and plan.standing(space_id, harness_id) == BEHIND and not others and not stays
+    )
     if cancel:
         running = stopping.runs_to_stop(plan.s, space_id, harness_id)
         # The agent's own runs; and what its harness started as itself there, when the
