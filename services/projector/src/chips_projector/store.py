@@ -384,26 +384,36 @@ def posts_only(events: list[tuple[EventJson, str | None]]) -> bool:
 # thread's room forward: docs/product/messages.md), and the checkpoints, in one statement. Applied
 # one by one, each post set its space's (and its thread's room's) last seq to its own
 # seq, in seq order: the greatest of them is what stands.
+def posts_written(only: str = "") -> str:
+    """The CTEs that write a batch's posts (``:posts``, JSON) and bring their spaces'
+    counts and last seqs forward: ``posts``, ``inserted``, ``touched``, ``spaces``, for a
+    statement's WITH. ``only``: a condition on the posts (``p``) written, if any. Shared by
+    the locked fold's flush and the unlocked one (``unlocked.py``), which write the same
+    rows."""
+    return (
+        "posts AS (SELECT p.id, p.workspace_id, p.space_id, p.seq, p.author_id, p.kind,"
+        " p.text, p.reply_to, p.ts, coalesce(p.card, 'null'::jsonb) AS card, p.run_id"
+        " FROM jsonb_to_recordset(CAST(:posts AS jsonb)) AS p(id text, workspace_id text,"
+        " space_id text, seq bigint, author_id text, kind text, text text, reply_to text,"
+        " ts timestamptz, card jsonb, run_id text)" + (f" WHERE {only}" if only else "") + "),"
+        " inserted AS (INSERT INTO rm_messages"
+        " (id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card, run_id)"
+        " SELECT id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card,"
+        " run_id FROM posts ORDER BY seq),"
+        " touched AS (SELECT space_id, max(seq) AS seq, count(*) AS n FROM posts"
+        " GROUP BY space_id"
+        " UNION ALL SELECT s.parent_space_id, max(p.seq), 0 FROM posts p"
+        " JOIN rm_spaces s ON s.id = p.space_id AND s.parent_space_id IS NOT NULL"
+        " GROUP BY s.parent_space_id),"
+        " spaces AS (UPDATE rm_spaces r SET last_seq = t.seq,"
+        " message_count = r.message_count + t.n"
+        " FROM (SELECT space_id, max(seq) AS seq, sum(n) AS n FROM touched"
+        " GROUP BY space_id) AS t WHERE r.id = t.space_id)"
+    )
+
+
 _FLUSH = text(
-    "WITH posts AS (SELECT p.id, p.workspace_id, p.space_id, p.seq, p.author_id, p.kind,"
-    " p.text, p.reply_to, p.ts, coalesce(p.card, 'null'::jsonb) AS card, p.run_id"
-    " FROM jsonb_to_recordset(CAST(:posts AS jsonb)) AS p(id text, workspace_id text,"
-    " space_id text, seq bigint, author_id text, kind text, text text, reply_to text,"
-    " ts timestamptz, card jsonb, run_id text)),"
-    " inserted AS (INSERT INTO rm_messages"
-    " (id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card, run_id)"
-    " SELECT id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card,"
-    " run_id FROM posts ORDER BY seq),"
-    " touched AS (SELECT space_id, max(seq) AS seq, count(*) AS n FROM posts"
-    " GROUP BY space_id"
-    " UNION ALL SELECT s.parent_space_id, max(p.seq), 0 FROM posts p"
-    " JOIN rm_spaces s ON s.id = p.space_id AND s.parent_space_id IS NOT NULL"
-    " GROUP BY s.parent_space_id),"
-    " spaces AS (UPDATE rm_spaces r SET last_seq = t.seq,"
-    " message_count = r.message_count + t.n"
-    " FROM (SELECT space_id, max(seq) AS seq, sum(n) AS n FROM touched"
-    " GROUP BY space_id) AS t WHERE r.id = t.space_id)"
-    " UPDATE projector_checkpoints c SET seq = n.seq"
+    "WITH " + posts_written() + " UPDATE projector_checkpoints c SET seq = n.seq"
     " FROM jsonb_to_recordset(CAST(:checkpoints AS jsonb)) AS n(workspace_id text, seq bigint)"
     " WHERE c.workspace_id = n.workspace_id"
 )

@@ -24,6 +24,7 @@ from sqlalchemy import text
 from chips_common.db.direct import Conn, compiled
 from chips_common.events.wire import EventJson, canonical_event
 from chips_projector.rules import post_row
+from chips_projector.store import posts_written
 
 _NO_END = 2**63 - 1
 
@@ -41,8 +42,8 @@ _READ = text(
 )
 
 # The checkpoints still at what was read, locked in the order of their ids and moved; the
-# posts of the workspaces moved, their spaces' counts and last seqs (as ``store._FLUSH``
-# writes them); which workspaces moved.
+# posts of the workspaces moved, their spaces' counts and last seqs (``store.posts_written``,
+# as the locked fold's flush writes them); which workspaces moved.
 _POSTS_IF_STILL = text(
     "WITH wanted AS (SELECT * FROM jsonb_to_recordset(CAST(:checkpoints AS jsonb))"
     " AS n(workspace_id text, from_seq bigint, seq bigint)),"
@@ -50,27 +51,9 @@ _POSTS_IF_STILL = text(
     " JOIN wanted w ON w.workspace_id = c.workspace_id AND c.seq = w.from_seq"
     " ORDER BY c.workspace_id FOR UPDATE OF c),"
     " moved AS (UPDATE projector_checkpoints c SET seq = s.seq FROM still s"
-    " WHERE c.workspace_id = s.workspace_id RETURNING c.workspace_id),"
-    " posts AS (SELECT p.id, p.workspace_id, p.space_id, p.seq, p.author_id, p.kind,"
-    " p.text, p.reply_to, p.ts, coalesce(p.card, 'null'::jsonb) AS card, p.run_id"
-    " FROM jsonb_to_recordset(CAST(:posts AS jsonb)) AS p(id text, workspace_id text,"
-    " space_id text, seq bigint, author_id text, kind text, text text, reply_to text,"
-    " ts timestamptz, card jsonb, run_id text)"
-    " WHERE p.workspace_id IN (SELECT workspace_id FROM moved)),"
-    " inserted AS (INSERT INTO rm_messages"
-    " (id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card, run_id)"
-    " SELECT id, workspace_id, space_id, seq, author_id, kind, text, reply_to, ts, card,"
-    " run_id FROM posts ORDER BY seq),"
-    " touched AS (SELECT space_id, max(seq) AS seq, count(*) AS n FROM posts"
-    " GROUP BY space_id"
-    " UNION ALL SELECT s.parent_space_id, max(p.seq), 0 FROM posts p"
-    " JOIN rm_spaces s ON s.id = p.space_id AND s.parent_space_id IS NOT NULL"
-    " GROUP BY s.parent_space_id),"
-    " spaces AS (UPDATE rm_spaces r SET last_seq = t.seq,"
-    " message_count = r.message_count + t.n"
-    " FROM (SELECT space_id, max(seq) AS seq, sum(n) AS n FROM touched"
-    " GROUP BY space_id) AS t WHERE r.id = t.space_id)"
-    " SELECT workspace_id FROM moved"
+    " WHERE c.workspace_id = s.workspace_id RETURNING c.workspace_id), "
+    + posts_written("p.workspace_id IN (SELECT workspace_id FROM moved)")
+    + " SELECT workspace_id FROM moved"
 )
 _READ_DIRECT = compiled(_READ)
 _POSTS_IF_STILL_DIRECT = compiled(_POSTS_IF_STILL)
