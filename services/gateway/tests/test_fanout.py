@@ -70,6 +70,12 @@ class Raw:
     def may_write_raw(self) -> bool:
         return self.open
 
+    def takes_raw(self) -> bool:
+        return True
+
+    def open_for_raw(self) -> bool:
+        return self.open
+
     def write_raw(self, data: bytes) -> bool:
         if not self.open:
             return False
@@ -110,16 +116,25 @@ def post(seq: int, space_id: str = ROOM) -> EventJson:
 
 
 def person_socket(
-    feed: Feed, wire: Wire, raw: bool = True, pid: str = "usr_reader", **settings: Any
+    feed: Feed,
+    wire: Wire,
+    raw: bool = True,
+    pid: str = "usr_reader",
+    direct: bool = True,
+    **settings: Any,
 ) -> tuple[Session, Subscription, Raw | None]:
+    """A live person's socket, as its subscription goes live; ``direct=False`` offers it
+    every event the whole way (``Delivery.write_now``), as ADR 0161 had it."""
     lent = Raw(wire) if raw else None
     principal = Principal(new_id("cred"), feed.workspace_id, pid, "person", "P", "member", None)
     s = Session(Socket(wire, lent), Ctx(**settings), principal)  # type: ignore[arg-type]
     s.feed = feed
     sub = Subscription(s, MembershipView(pid, [ROOM]), 0)
-    sub.replaying = False
     s.subscription = sub
     feed.attach(sub)
+    sub.go_live(feed)
+    if not direct:
+        sub.direct = None
     return s, sub, lent
 
 
@@ -315,8 +330,6 @@ async def test_a_participants_live_sockets_share_a_view_until_the_last_goes() ->
     _, sub_a, _ = person_socket(feed, wire)
     _, sub_b, _ = person_socket(feed, Wire())
     _, sub_c, _ = person_socket(feed, Wire(), pid="usr_other")
-    for sub in (sub_a, sub_b, sub_c):
-        feed.share_view(sub)
     assert sub_a.shared is not None and sub_b.shared is sub_a.shared
     assert sub_b.view is sub_a.view and sub_c.shared is not sub_a.shared
     feed._dispatch(post(1), None)
@@ -337,12 +350,13 @@ async def test_a_writer_that_fails_does_not_keep_the_others_frames() -> None:
     written: list[str] = []
 
     class Failing:
-        def flush_out(self) -> None:
+        def flush_out(self) -> int:
             raise ConnectionResetError
 
     class Writing:
-        def flush_out(self) -> None:
+        def flush_out(self) -> int:
             written.append("w")
+            return 1
 
     outbox = Outbox()
     outbox.mark(Failing())

@@ -25,7 +25,7 @@ from chips_common.events.wire import DeliveredJson, EventJson
 from chips_common.nats.streams import HDR_TRACEPARENT, Names
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics
-from chips_gateway.fanout import Outbox, SharedView
+from chips_gateway.fanout import Outbox, SharedView, as_logged_to_people
 from chips_gateway.intake import text_frame
 from chips_gateway.reader import LogReader
 from chips_gateway.windows import RoomWindow
@@ -84,6 +84,9 @@ class Feed:
         # The wire bytes of the event being offered, as it is logged: one text frame
         # written to every socket sent it as it is (docs/adr/0161).
         self.wire: tuple[EventJson, bytes] | None = None
+        # While an event is offered: its frame, when every person's socket is sent it as
+        # logged (``fanout.as_logged_to_people``); None otherwise (docs/adr/0163).
+        self.plain: bytes | None = None
         # The sockets with frames to write at the loop's next turn.
         self.outbox = Outbox()
         # A membership view per participant, shared by its live sockets in the same state.
@@ -269,8 +272,12 @@ class Feed:
         with tracer.start_as_current_span(
             "gateway.deliver", context=otel.from_traceparent(traceparent), attributes=attributes
         ):
-            for listener in list(self.listeners):
-                listener.offer(event)
+            self.plain = self.frame_bytes(event, event) if as_logged_to_people(event) else None
+            try:
+                for listener in list(self.listeners):
+                    listener.offer(event)
+            finally:
+                self.plain = None
         metrics.DELIVERED.inc()
 
 
