@@ -23,7 +23,8 @@ from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
 from chips_gateway.config import GatewaySettings
-from chips_gateway.fanout import Outbox, SharedView
+from chips_gateway import runs
+from chips_gateway.fanout import Outbox, SharedView, as_logged_to_people
 from chips_gateway.feeds import Feed
 from chips_gateway.intake import PARSED_WAITING, RAW_OUT, text_frame
 from chips_gateway.shaping import Shaper
@@ -372,3 +373,82 @@ async def test_a_persons_event_is_shaped_now_as_the_send_loop_shapes_it() -> Non
         assert shaper.shape_now(event) == await shaper.shape(event)
     harness = Principal("cred_2", "ws_1", "hrn_a", "harness", "H", "member", None)
     assert Shaper(None, harness, Budget()).shape_now(post(1)) is None  # type: ignore[arg-type]
+
+
+def mixed_events() -> list[EventJson]:
+    """A room's events of every way a person's socket is sent them: as logged, with a file
+    to link, a decision to mark, one that may end a socket, and one of another room."""
+    actor = {"id": "usr_writer", "kind": "person"}
+    raw: list[Any] = [
+        post(1),
+        {**post(2), "attachments": [{"file_id": "fil_1", "name": "a.txt", "size": 1}]},
+        {"seq": 3, "type": "approval.resolved", "space_id": ROOM, "actor": actor},
+        {"seq": 4, "type": "membership.removed", "space_id": ROOM, "participant_id": "usr_x"},
+        post(5),
+        {"seq": 6, "type": "person.updated", "participant_id": "usr_x", "active": True},
+        post(7, "spc_other"),
+        post(8),
+    ]
+    return raw
+
+
+def test_an_event_as_logged_to_people_is_what_shaping_and_marking_leave_as_it_is() -> None:
+    principal = Principal("cred_1", "ws_1", "usr_reader", "person", "P", "member", None)
+    shaper = Shaper(None, principal, Budget())  # type: ignore[arg-type]
+    plain = [e["seq"] for e in mixed_events() if as_logged_to_people(e)]
+    assert plain == [1, 4, 5, 7, 8]
+    for event in mixed_events():
+        if as_logged_to_people(event):
+            assert shaper.shape_now(event) is event
+            assert runs.mark_elsewhere(principal, event, set()) is event
+    for kind in ("device.revoked", "harness.disconnected", "message.new", "agent.attached"):
+        assert not as_logged_to_people({"seq": 1, "type": kind})  # type: ignore[typeddict-item]
+    files: Any = {**post(1), "context": {"files": [{"id": "fil_1"}]}}
+    assert not as_logged_to_people(files)
+
+
+async def test_a_socket_handed_the_feeds_frames_reads_what_the_whole_way_sends() -> None:
+    feed, direct, whole = new_feed(), Wire(), Wire()
+    _, sub, _ = person_socket(feed, direct)
+    _, other, _ = person_socket(feed, whole, direct=False)
+    assert sub.direct is feed and other.direct is None
+    for event in mixed_events():
+        feed._dispatch(event, None)
+        assert feed.plain is None, "only while the event is offered"
+    await settle()
+    assert direct.read == whole.read
+    assert seqs(direct.read) == [1, 2, 3, 4, 5, 6, 8]
+    assert direct.read[2]["event"]["resolved_elsewhere"] is True
+
+
+async def test_an_event_that_ends_a_socket_is_offered_the_whole_way() -> None:
+    feed, wire = new_feed(), Wire()
+    s, sub, _ = person_socket(feed, wire)
+    revoked: Any = {"seq": 2, "type": "device.revoked", "device_id": s.principal.credential_id}
+    for event in (post(1), revoked, post(3)):
+        feed._dispatch(event, None)
+    await settle()
+    assert s.revoked.is_set()
+    assert seqs(wire.read) == [1], "nothing written from the feed after the end"
+    assert s.queue.qsize() == 1
+
+
+def test_only_a_persons_socket_whose_connection_takes_raw_frames_is_handed_them() -> None:
+    feed = new_feed()
+    _, queued_only, _ = person_socket(feed, Wire(), raw=False)
+    assert queued_only.direct is None
+
+    class Compressed(Raw):
+        def takes_raw(self) -> bool:
+            return False
+
+    compressed = Session(Socket(Wire(), Compressed(Wire())), Ctx(), queued_only.session.principal)  # type: ignore[arg-type]
+    sub = Subscription(compressed, MembershipView("usr_reader", [ROOM]), 0)
+    sub.go_live(feed)
+    assert sub.direct is None
+    principal = Principal("cred_h", "ws_1", "hrn_a", "harness", "H", "member", None)
+    raw = Raw(Wire())
+    harness = Session(Socket(Wire(), raw), Ctx(), principal)  # type: ignore[arg-type]
+    sub = Subscription(harness, MembershipView("hrn_a", [ROOM], kind="harness"), 0)
+    sub.go_live(feed)
+    assert sub.direct is None and not sub.replaying
