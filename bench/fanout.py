@@ -42,6 +42,7 @@ import resource
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -52,8 +53,8 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from bench.profile import py_spy, top
+from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from tests.e2e.client import Api
 
 RESULTS = Path(__file__).parent / "results"
@@ -484,9 +485,8 @@ def fan_out(
 
 
 def sampling(pid: int, seconds: float) -> tuple[Path, subprocess.Popen[bytes]]:
-    """py-spy sampling the gateway for ``seconds`` (raw stacks, kept under results/)."""
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"py-spy-fanout-{pid}.txt"
+    """py-spy sampling the gateway for ``seconds`` (its raw stacks in the temp directory)."""
+    out = Path(tempfile.gettempdir()) / f"py-spy-fanout-{pid}.txt"
     spy = subprocess.Popen(
         [
             *py_spy(),

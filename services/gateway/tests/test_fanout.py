@@ -21,9 +21,9 @@ from chips_common.events.wire import EventJson
 from chips_common.ids import new_id
 from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
+from chips_gateway import runs
 from chips_gateway.auth import Principal
 from chips_gateway.config import GatewaySettings
-from chips_gateway import runs
 from chips_gateway.fanout import Outbox, SharedView, as_logged_to_people
 from chips_gateway.feeds import Feed
 from chips_gateway.intake import PARSED_WAITING, RAW_OUT, text_frame
@@ -423,7 +423,7 @@ async def test_a_socket_handed_the_feeds_frames_reads_what_the_whole_way_sends()
 
 async def test_an_event_that_ends_a_socket_is_offered_the_whole_way() -> None:
     feed, wire = new_feed(), Wire()
-    s, sub, _ = person_socket(feed, wire)
+    s, _, _ = person_socket(feed, wire)
     revoked: Any = {"seq": 2, "type": "device.revoked", "device_id": s.principal.credential_id}
     for event in (post(1), revoked, post(3)):
         feed._dispatch(event, None)
@@ -452,3 +452,12 @@ def test_only_a_persons_socket_whose_connection_takes_raw_frames_is_handed_them(
     sub = Subscription(harness, MembershipView("hrn_a", [ROOM], kind="harness"), 0)
     sub.go_live(feed)
     assert sub.direct is None and not sub.replaying
+
+
+async def test_an_event_that_cannot_be_encoded_once_is_each_sockets_own_failure() -> None:
+    feed = new_feed()
+    sockets = [person_socket(feed, Wire())[0] for _ in range(2)]
+    broken: Any = {**post(1), "text": {"not", "json"}}
+    feed._dispatch(broken, None)
+    feed._dispatch(post(2), None)
+    assert [s.queue.qsize() for s in sockets] == [2, 2], "queued, each for its send loop"

@@ -21,7 +21,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from chips_common import otel
-from chips_common.events.wire import DeliveredJson, EventJson
+from chips_common.events.wire import DeliveredJson, EventJson, delivered
 from chips_common.nats.streams import HDR_TRACEPARENT, Names
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics
@@ -157,6 +157,17 @@ class Feed:
             return data
         return text_frame(orjson.dumps({"frame": "event", "event": shaped}))
 
+    def plain_frame(self, event: EventJson) -> bytes | None:
+        """The frame every person's socket is sent ``event`` as, when it is the same for all
+        of them (``fanout.as_logged_to_people``); None to offer it the whole way, also when
+        it cannot be encoded (each socket's send loop then fails on it alone, as before)."""
+        try:
+            if as_logged_to_people(event):
+                return self.frame_bytes(delivered(event), event)
+        except Exception:
+            log.exception("seq %s could not be encoded once for every person", event.get("seq"))
+        return None
+
     def share_view(self, sub: Shares) -> None:
         """A subscription going live holds its participant's shared view, when its own is
         in the same state; the first one's own view becomes the shared one."""
@@ -272,7 +283,7 @@ class Feed:
         with tracer.start_as_current_span(
             "gateway.deliver", context=otel.from_traceparent(traceparent), attributes=attributes
         ):
-            self.plain = self.frame_bytes(event, event) if as_logged_to_people(event) else None
+            self.plain = self.plain_frame(event)
             try:
                 for listener in list(self.listeners):
                     listener.offer(event)
