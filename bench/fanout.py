@@ -433,6 +433,14 @@ def fan_out(
     figures: dict[str, Any] = {}
     opened = clients.open(args.sockets)
     figures["fanout_sockets"] = opened
+    # What the gateway spends with the room's sockets open and nothing posted (its
+    # pings, its timers): part of each stage's CPU that no frame asked for.
+    cpu0 = gateway_cpu(pid)
+    time.sleep(5)
+    quiet = figures["gateway_cpu_share_with_nothing_posted"] = round(
+        (gateway_cpu(pid) - cpu0) / 5, 3
+    )
+    print(f"gateway CPU share, sockets open, nothing posted: {quiet}", flush=True)
     stages = []
     for rate in args.rates:
         clients.ask("mark")
