@@ -528,6 +528,13 @@ def main() -> None:
     args = parser.parse_args()
     args.rates = [float(r) for r in args.rates.split(",") if r]
     limit = raise_open_files()
+    # The gateway holds a file per socket, and its stack's connections besides (the
+    # client processes each hold only their share).
+    if limit < max(args.idle, args.sockets) + 500:
+        sys.exit(
+            f"the open-file limit is {limit} (hard): too few for the gateway to hold "
+            f"{max(args.idle, args.sockets)} sockets; raise it (ulimit -Hn) and run again"
+        )
     env = {**UNLIMITED, "CHIPS_LOG_LEVEL": "WARNING"}
     if args.env:
         env.update(dict(kv.split("=", 1) for kv in args.env.split(",")))
