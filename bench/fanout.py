@@ -19,8 +19,12 @@ offer permessage-deflate as a browser does unless ``--no-deflate``; the gateway 
 The open-file limit is raised to its hard limit here, before the stack starts, so the
 gateway (a child) inherits it. Prints the figures and writes bench/results/fanout.json.
 
+With ``--profile RATE``, py-spy samples the gateway through the stage at that rate, and the
+top of its profile (bench/profile.py's lists) is written to
+bench/results/<label>fanout-profile-gateway.txt (``uvx py-spy`` when it is not on PATH).
+
     .venv/bin/python bench/fanout.py [--idle 10000] [--sockets 1000] [--rates 25,50,100]
-        [--seconds 10] [--procs 2] [--no-deflate] [--label before-]
+        [--seconds 10] [--procs 2] [--no-deflate] [--label before-] [--profile 50]
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import resource
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -48,6 +53,7 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.profile import py_spy, top
 from chips_devstack.stack import UNLIMITED, Stack, local_stack
 from tests.e2e.client import Api
 
@@ -427,9 +433,18 @@ def fan_out(
     figures: dict[str, Any] = {}
     opened = clients.open(args.sockets)
     figures["fanout_sockets"] = opened
+    # What the gateway spends with the room's sockets open and nothing posted (its
+    # pings, its timers): part of each stage's CPU that no frame asked for.
+    cpu0 = gateway_cpu(pid)
+    time.sleep(5)
+    quiet = figures["gateway_cpu_share_with_nothing_posted"] = round(
+        (gateway_cpu(pid) - cpu0) / 5, 3
+    )
+    print(f"gateway CPU share, sockets open, nothing posted: {quiet}", flush=True)
     stages = []
     for rate in args.rates:
         clients.ask("mark")
+        spy = sampling(pid, args.seconds + 1) if rate == args.profile else None
         cpu0 = gateway_cpu(pid)
         wrote = asyncio.run(write_paced(url, owner.token, room, rate, args.seconds))
         expected = wrote["posts"] * opened["opened"]
@@ -465,9 +480,31 @@ def fan_out(
         }
         stages.append(stage)
         print(f"fanout: {stage}", flush=True)
+        if spy is not None:
+            spy[1].wait(timeout=60)
+            report = top(spy[0]) if spy[0].exists() else "py-spy wrote nothing"
+            (RESULTS / f"{args.label}fanout-profile-gateway.txt").write_text(
+                f"stage: {stage}\n\n{report}\n"
+            )
+            print(f"\n===== gateway, {rate:g} posts/s =====\n{report}", flush=True)
     figures["fanout"] = stages
     figures["best_delivered_per_second"] = max(s["delivered_per_second"] for s in stages)
     return figures
+
+
+def sampling(pid: int, seconds: float) -> tuple[Path, subprocess.Popen[bytes]]:
+    """py-spy sampling the gateway for ``seconds`` (its raw stacks in the temp directory)."""
+    out = Path(tempfile.gettempdir()) / f"py-spy-fanout-{pid}.txt"
+    spy = subprocess.Popen(
+        [
+            *py_spy(),
+            *("record", "--pid", str(pid), "--duration", str(round(seconds))),
+            *("--rate", "200", "--format", "raw", "--nonblocking", "-o", str(out)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return out, spy
 
 
 def main() -> None:
@@ -481,6 +518,9 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="client processes")
     parser.add_argument("--no-deflate", action="store_true", help="clients offer no compression")
     parser.add_argument("--label", default="", help="prefix of the result file, e.g. before-")
+    parser.add_argument(
+        "--profile", type=float, default=0, help="py-spy the gateway in this rate's stage"
+    )
     parser.add_argument("--code", default="", help="what code ran, e.g. 'main at c55d47c'")
     parser.add_argument(
         "--env", default="", help="gateway settings, NAME=value pairs comma separated"
@@ -488,6 +528,13 @@ def main() -> None:
     args = parser.parse_args()
     args.rates = [float(r) for r in args.rates.split(",") if r]
     limit = raise_open_files()
+    # The gateway holds a file per socket, and its stack's connections besides (the
+    # client processes each hold only their share).
+    if limit < max(args.idle, args.sockets) + 500:
+        sys.exit(
+            f"the open-file limit is {limit} (hard): too few for the gateway to hold "
+            f"{max(args.idle, args.sockets)} sockets; raise it (ulimit -Hn) and run again"
+        )
     env = {**UNLIMITED, "CHIPS_LOG_LEVEL": "WARNING"}
     if args.env:
         env.update(dict(kv.split("=", 1) for kv in args.env.split(",")))

@@ -21,9 +21,10 @@ from chips_common.events.wire import EventJson
 from chips_common.ids import new_id
 from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
+from chips_gateway import runs
 from chips_gateway.auth import Principal
 from chips_gateway.config import GatewaySettings
-from chips_gateway.fanout import Outbox, SharedView
+from chips_gateway.fanout import Outbox, SharedView, as_logged_to_people
 from chips_gateway.feeds import Feed
 from chips_gateway.intake import PARSED_WAITING, RAW_OUT, text_frame
 from chips_gateway.shaping import Shaper
@@ -70,6 +71,12 @@ class Raw:
     def may_write_raw(self) -> bool:
         return self.open
 
+    def takes_raw(self) -> bool:
+        return True
+
+    def open_for_raw(self) -> bool:
+        return self.open
+
     def write_raw(self, data: bytes) -> bool:
         if not self.open:
             return False
@@ -110,16 +117,25 @@ def post(seq: int, space_id: str = ROOM) -> EventJson:
 
 
 def person_socket(
-    feed: Feed, wire: Wire, raw: bool = True, pid: str = "usr_reader", **settings: Any
+    feed: Feed,
+    wire: Wire,
+    raw: bool = True,
+    pid: str = "usr_reader",
+    direct: bool = True,
+    **settings: Any,
 ) -> tuple[Session, Subscription, Raw | None]:
+    """A live person's socket, as its subscription goes live; ``direct=False`` offers it
+    every event the whole way (``Delivery.write_now``), as ADR 0161 had it."""
     lent = Raw(wire) if raw else None
     principal = Principal(new_id("cred"), feed.workspace_id, pid, "person", "P", "member", None)
     s = Session(Socket(wire, lent), Ctx(**settings), principal)  # type: ignore[arg-type]
     s.feed = feed
     sub = Subscription(s, MembershipView(pid, [ROOM]), 0)
-    sub.replaying = False
     s.subscription = sub
     feed.attach(sub)
+    sub.go_live(feed)
+    if not direct:
+        sub.direct = None
     return s, sub, lent
 
 
@@ -315,8 +331,6 @@ async def test_a_participants_live_sockets_share_a_view_until_the_last_goes() ->
     _, sub_a, _ = person_socket(feed, wire)
     _, sub_b, _ = person_socket(feed, Wire())
     _, sub_c, _ = person_socket(feed, Wire(), pid="usr_other")
-    for sub in (sub_a, sub_b, sub_c):
-        feed.share_view(sub)
     assert sub_a.shared is not None and sub_b.shared is sub_a.shared
     assert sub_b.view is sub_a.view and sub_c.shared is not sub_a.shared
     feed._dispatch(post(1), None)
@@ -337,12 +351,13 @@ async def test_a_writer_that_fails_does_not_keep_the_others_frames() -> None:
     written: list[str] = []
 
     class Failing:
-        def flush_out(self) -> None:
+        def flush_out(self) -> int:
             raise ConnectionResetError
 
     class Writing:
-        def flush_out(self) -> None:
+        def flush_out(self) -> int:
             written.append("w")
+            return 1
 
     outbox = Outbox()
     outbox.mark(Failing())
@@ -358,3 +373,91 @@ async def test_a_persons_event_is_shaped_now_as_the_send_loop_shapes_it() -> Non
         assert shaper.shape_now(event) == await shaper.shape(event)
     harness = Principal("cred_2", "ws_1", "hrn_a", "harness", "H", "member", None)
     assert Shaper(None, harness, Budget()).shape_now(post(1)) is None  # type: ignore[arg-type]
+
+
+def mixed_events() -> list[EventJson]:
+    """A room's events of every way a person's socket is sent them: as logged, with a file
+    to link, a decision to mark, one that may end a socket, and one of another room."""
+    actor = {"id": "usr_writer", "kind": "person"}
+    raw: list[Any] = [
+        post(1),
+        {**post(2), "attachments": [{"file_id": "fil_1", "name": "a.txt", "size": 1}]},
+        {"seq": 3, "type": "approval.resolved", "space_id": ROOM, "actor": actor},
+        {"seq": 4, "type": "membership.removed", "space_id": ROOM, "participant_id": "usr_x"},
+        post(5),
+        {"seq": 6, "type": "person.updated", "participant_id": "usr_x", "active": True},
+        post(7, "spc_other"),
+        post(8),
+    ]
+    return raw
+
+
+def test_an_event_as_logged_to_people_is_what_shaping_and_marking_leave_as_it_is() -> None:
+    principal = Principal("cred_1", "ws_1", "usr_reader", "person", "P", "member", None)
+    shaper = Shaper(None, principal, Budget())  # type: ignore[arg-type]
+    plain = [e["seq"] for e in mixed_events() if as_logged_to_people(e)]
+    assert plain == [1, 4, 5, 7, 8]
+    for event in mixed_events():
+        if as_logged_to_people(event):
+            assert shaper.shape_now(event) is event
+            assert runs.mark_elsewhere(principal, event, set()) is event
+    for kind in ("device.revoked", "harness.disconnected", "message.new", "agent.attached"):
+        assert not as_logged_to_people({"seq": 1, "type": kind})  # type: ignore[typeddict-item]
+    files: Any = {**post(1), "context": {"files": [{"id": "fil_1"}]}}
+    assert not as_logged_to_people(files)
+
+
+async def test_a_socket_handed_the_feeds_frames_reads_what_the_whole_way_sends() -> None:
+    feed, direct, whole = new_feed(), Wire(), Wire()
+    _, sub, _ = person_socket(feed, direct)
+    _, other, _ = person_socket(feed, whole, direct=False)
+    assert sub.direct is feed and other.direct is None
+    for event in mixed_events():
+        feed._dispatch(event, None)
+        assert feed.plain is None, "only while the event is offered"
+    await settle()
+    assert direct.read == whole.read
+    assert seqs(direct.read) == [1, 2, 3, 4, 5, 6, 8]
+    assert direct.read[2]["event"]["resolved_elsewhere"] is True
+
+
+async def test_an_event_that_ends_a_socket_is_offered_the_whole_way() -> None:
+    feed, wire = new_feed(), Wire()
+    s, _, _ = person_socket(feed, wire)
+    revoked: Any = {"seq": 2, "type": "device.revoked", "device_id": s.principal.credential_id}
+    for event in (post(1), revoked, post(3)):
+        feed._dispatch(event, None)
+    await settle()
+    assert s.revoked.is_set()
+    assert seqs(wire.read) == [1], "nothing written from the feed after the end"
+    assert s.queue.qsize() == 1
+
+
+def test_only_a_persons_socket_whose_connection_takes_raw_frames_is_handed_them() -> None:
+    feed = new_feed()
+    _, queued_only, _ = person_socket(feed, Wire(), raw=False)
+    assert queued_only.direct is None
+
+    class Compressed(Raw):
+        def takes_raw(self) -> bool:
+            return False
+
+    compressed = Session(Socket(Wire(), Compressed(Wire())), Ctx(), queued_only.session.principal)  # type: ignore[arg-type]
+    sub = Subscription(compressed, MembershipView("usr_reader", [ROOM]), 0)
+    sub.go_live(feed)
+    assert sub.direct is None
+    principal = Principal("cred_h", "ws_1", "hrn_a", "harness", "H", "member", None)
+    raw = Raw(Wire())
+    harness = Session(Socket(Wire(), raw), Ctx(), principal)  # type: ignore[arg-type]
+    sub = Subscription(harness, MembershipView("hrn_a", [ROOM], kind="harness"), 0)
+    sub.go_live(feed)
+    assert sub.direct is None and not sub.replaying
+
+
+async def test_an_event_that_cannot_be_encoded_once_is_each_sockets_own_failure() -> None:
+    feed = new_feed()
+    sockets = [person_socket(feed, Wire())[0] for _ in range(2)]
+    broken: Any = {**post(1), "text": {"not", "json"}}
+    feed._dispatch(broken, None)
+    feed._dispatch(post(2), None)
+    assert [s.queue.qsize() for s in sockets] == [2, 2], "queued, each for its send loop"

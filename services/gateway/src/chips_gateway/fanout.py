@@ -9,6 +9,9 @@ Two pieces of the live fan-out that are paid once rather than once per socket
   loop has offered every event that came in its turn.
 - :class:`SharedView`: the sockets of one participant whose membership views are in the
   same state fold each event into one of them, once.
+- :func:`as_logged_to_people`: an event every person's live socket is sent as it was
+  logged, whose frame the feed hands to each such socket with nothing asked of the event
+  per socket (docs/adr/0163).
 """
 
 from __future__ import annotations
@@ -19,12 +22,41 @@ from typing import Protocol
 
 from chips_common.events.wire import EventJson
 from chips_common.rules.scope import MembershipView
+from chips_gateway.metrics import FRAMES_OUT
+from chips_gateway.runs import DECISIONS
 
 log = logging.getLogger(__name__)
+FRAMES_OUT_EVENT = FRAMES_OUT.labels("event")
+
+# The types a person's socket is not sent as they were logged, or that may end a socket:
+# a harness's alone (``Shaper.shape_now``), a decision another socket may have made
+# (``runs.mark_elsewhere``), and what withdraws a socket (``Subscription.offer``).
+NOT_AS_LOGGED = frozenset(
+    {
+        "message.new",
+        "agent.attached",
+        *DECISIONS,
+        "harness.disconnected",
+        "person.updated",
+        "device.revoked",
+    }
+)
+
+
+def as_logged_to_people(event: EventJson) -> bool:
+    """Whether every person's live socket is sent ``event`` as it was logged, and nothing
+    else is done with it for the socket: no file is linked for the socket's credential,
+    nothing is marked, and it cannot end the socket. Such an event's frame is encoded once
+    and handed to each person's socket with only its order and its room asked
+    (docs/adr/0163); any other event is offered the whole way."""
+    if event["type"] in NOT_AS_LOGGED or event.get("attachments"):
+        return False
+    context = event.get("context")
+    return not (isinstance(context, dict) and context.get("files"))
 
 
 class Writer(Protocol):
-    def flush_out(self) -> None: ...
+    def flush_out(self) -> int: ...
 
 
 class Outbox:
@@ -50,11 +82,14 @@ class Outbox:
     def flush(self) -> None:
         self.handle = None
         waiting, self.waiting = self.waiting, []
+        written = 0
         for writer in waiting:
             try:
-                writer.flush_out()
+                written += writer.flush_out()
             except Exception:
                 log.exception("writing a socket's frames failed")
+        # Counted once a turn, not once a socket: the counter takes a lock each time.
+        FRAMES_OUT_EVENT.inc(written)
 
 
 class SharedView:

@@ -21,11 +21,11 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from chips_common import otel
-from chips_common.events.wire import DeliveredJson, EventJson
+from chips_common.events.wire import DeliveredJson, EventJson, delivered
 from chips_common.nats.streams import HDR_TRACEPARENT, Names
 from chips_common.rules.scope import MembershipView
 from chips_gateway import metrics
-from chips_gateway.fanout import Outbox, SharedView
+from chips_gateway.fanout import Outbox, SharedView, as_logged_to_people
 from chips_gateway.intake import text_frame
 from chips_gateway.reader import LogReader
 from chips_gateway.windows import RoomWindow
@@ -84,6 +84,9 @@ class Feed:
         # The wire bytes of the event being offered, as it is logged: one text frame
         # written to every socket sent it as it is (docs/adr/0161).
         self.wire: tuple[EventJson, bytes] | None = None
+        # While an event is offered: its frame, when every person's socket is sent it as
+        # logged (``fanout.as_logged_to_people``); None otherwise (docs/adr/0163).
+        self.plain: bytes | None = None
         # The sockets with frames to write at the loop's next turn.
         self.outbox = Outbox()
         # A membership view per participant, shared by its live sockets in the same state.
@@ -153,6 +156,17 @@ class Feed:
             self.wire = (event, data)
             return data
         return text_frame(orjson.dumps({"frame": "event", "event": shaped}))
+
+    def plain_frame(self, event: EventJson) -> bytes | None:
+        """The frame every person's socket is sent ``event`` as, when it is the same for all
+        of them (``fanout.as_logged_to_people``); None to offer it the whole way, also when
+        it cannot be encoded (each socket's send loop then fails on it alone, as before)."""
+        try:
+            if as_logged_to_people(event):
+                return self.frame_bytes(delivered(event), event)
+        except Exception:
+            log.exception("seq %s could not be encoded once for every person", event.get("seq"))
+        return None
 
     def share_view(self, sub: Shares) -> None:
         """A subscription going live holds its participant's shared view, when its own is
@@ -269,8 +283,12 @@ class Feed:
         with tracer.start_as_current_span(
             "gateway.deliver", context=otel.from_traceparent(traceparent), attributes=attributes
         ):
-            for listener in list(self.listeners):
-                listener.offer(event)
+            self.plain = self.plain_frame(event)
+            try:
+                for listener in list(self.listeners):
+                    listener.offer(event)
+            finally:
+                self.plain = None
         metrics.DELIVERED.inc()
 
 

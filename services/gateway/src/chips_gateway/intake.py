@@ -116,14 +116,21 @@ class Intake(WebSocketsSansIOProtocol):
 
     def may_write_raw(self) -> bool:
         """Whether frames built by :func:`text_frame` may go straight to the connection
-        now: it is open, nothing of ours closed it, no extension (compression) rewrites
-        what is sent, and the transport is not asking writers to wait (past its high-water
-        mark a session queues instead, and falls behind as before)."""
+        now: :meth:`takes_raw` and :meth:`open_for_raw`."""
+        return self.takes_raw() and self.open_for_raw()
+
+    def takes_raw(self) -> bool:
+        """What stays true for the connection's life once it is: its handshake is done,
+        and no extension (compression) rewrites what is sent."""
+        return self.handshake_complete and not self.conn.extensions
+
+    def open_for_raw(self) -> bool:
+        """What may change from one frame to the next: the connection is open, nothing of
+        ours closed it, and the transport is not asking writers to wait (past its
+        high-water mark a session queues instead, and falls behind as before)."""
         return (
-            self.handshake_complete
-            and not self.close_sent
+            not self.close_sent
             and self.conn.state is State.OPEN
-            and not self.conn.extensions
             and self.writable.is_set()
             and not self.transport.is_closing()
         )

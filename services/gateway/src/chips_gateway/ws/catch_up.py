@@ -186,8 +186,5 @@ class CatchUp(Delivery):
             event, pending_as_of = sub.pending.pop(0)
             if sub.visible(event) is not None:
                 await self.queue.put(queued(event, pending_as_of, sub.view.pre_agents()))
-        # Live from here, with nothing in between: every event from now on is folded into
-        # the view as the participant's other live sockets fold it (docs/adr/0161).
-        if self.feed is not None:
-            self.feed.share_view(sub)
-        sub.replaying = False
+        # Live from here, with nothing in between.
+        sub.go_live(self.feed)

@@ -60,7 +60,7 @@ class Subscription:
     (``shared``, docs/adr/0161): each event is folded into it once for all of them.
     """
 
-    __slots__ = ("cursor", "pending", "replaying", "session", "shared", "view")
+    __slots__ = ("cursor", "direct", "pending", "replaying", "session", "shared", "view")
 
     def __init__(self, session: SessionBase, view: MembershipView, cursor: int) -> None:
         self.session = session
@@ -69,6 +69,9 @@ class Subscription:
         self.replaying = True
         self.pending: list[tuple[EventJson, AsOf | None]] = []
         self.shared: SharedView | None = None
+        # Once live, a person's socket whose connection takes frames written straight to
+        # it: the feed whose frames it is handed as logged (docs/adr/0163).
+        self.direct: Feed | None = None
 
     def visible(self, event: EventJson) -> EventJson | None:
         """The event if this socket is to be sent it (not sent yet, and in scope), else None.
@@ -84,13 +87,33 @@ class Subscription:
         shown = self.view.visible(event) if shared is None else shared.visible(event)
         return event if shown else None
 
+    def go_live(self, feed: Feed | None) -> None:
+        """The replay is done: every event from now on is folded into the view as the
+        participant's other live sockets fold it (docs/adr/0161), and a person's socket
+        whose connection takes frames written straight to it is handed the feed's frames
+        (docs/adr/0163)."""
+        if feed is not None:
+            feed.share_view(self)
+            if self.session.principal.kind == "person" and self.session.takes_raw():
+                self.direct = feed
+        self.replaying = False
+
     def offer(self, event: EventJson) -> None:
         """Called by the feed for every event of the workspace, in seq order.
 
         A turn's room, context and spend, and the held posts a person's act hands on, are
         worked out now, from the feed's window as of this event, even while the replay
         runs and the event waits its turn.
+
+        An event the feed encoded for every person's socket (``Feed.plain``) is asked
+        nothing more of for a ``direct`` one: only its order and its room, and then it is
+        written or queued as :meth:`SessionBase.write_plain` decides (docs/adr/0163).
         """
+        feed = self.direct
+        if feed is not None and (data := feed.plain) is not None:
+            if self.visible(event) is not None and not self.session.write_plain(data, feed):
+                self.session.push(queued(event, None))
+            return
         if event["type"] == "harness.disconnected" and (
             event.get("harness_id") == self.session.principal.participant_id
         ):
@@ -259,18 +282,48 @@ class SessionBase:
         (:meth:`Delivery.write_now`); False to queue it."""
         return False
 
-    def flush_out(self) -> None:
-        """Write the frames waiting for the outbox, in one call to the transport. Called
-        by the outbox, and before the send loop sends anything, so that they go first."""
+    def write_plain(self, data: bytes, feed: Feed) -> bool:
+        """Add an event's frame, encoded by ``feed`` for every person's socket, to the bytes
+        waiting for its outbox, when nothing the send loop holds is ahead of it and the
+        socket is not ending. The connection is asked whether it takes frames written
+        straight to it with the first frame of a turn (``Intake.write_raw`` asks again as
+        it writes them); past ``max_queued`` frames in one turn, or else, False: queue it
+        (docs/adr/0163)."""
+        if not self.queue.idle() or self.ending.is_set():
+            return False
+        out = self.out
+        if out is None:
+            raw = self.raw
+            if raw is None or not raw.open_for_raw():
+                return False
+            self.out = [data]
+            feed.outbox.mark(self)
+        elif len(out) < self.max_queued:
+            out.append(data)
+        else:
+            return False
+        return True
+
+    def takes_raw(self) -> bool:
+        """Whether this socket's connection takes frames written straight to it for its
+        life (then each frame asks whether it is open for them)."""
+        return self.raw is not None and self.raw.takes_raw()
+
+    def flush_out(self) -> int:
+        """Write the frames waiting for the outbox, in one call to the transport; how many
+        were written. Called by the outbox (which counts them), and before the send loop
+        sends anything, so that they go first."""
         out, self.out = self.out, None
         if not out or self.raw is None:
-            return
+            return 0
         if self.raw.write_raw(out[0] if len(out) == 1 else b"".join(out)):
-            FRAMES_OUT_EVENT.inc(len(out))
+            return len(out)
+        return 0
 
     async def send_text(self, text: str) -> None:
         """Send a frame through the socket library, after what is waiting for the outbox."""
-        self.flush_out()
+        if written := self.flush_out():
+            FRAMES_OUT_EVENT.inc(written)
         await self.ws.send_text(text)
 
     def push(self, frame: Queued) -> None:
