@@ -51,6 +51,7 @@ from chips_gateway.errors import (
     http_error_handler,
     validation_error_handler,
 )
+from chips_gateway.fastpost import FastPost
 from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.notifications import Inbox
@@ -157,7 +158,10 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         telemetry=otel.FASTAPI_TELEMETRY_OFF,
         generate_unique_id_function=openapi.operation_id,
     )
-    # Innermost: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
+    # Innermost: POST /v1/events with a JSON object body, answered past FastAPI's routing
+    # and dependencies (fastpost.FastPost, docs/adr/0164); the rest handed on to them.
+    app.add_middleware(FastPost)
+    # Then: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
     app.add_middleware(JsonBodies)
     # Last added runs first: the edge checks come before CORS, routing and authentication.
     if settings.origins():
