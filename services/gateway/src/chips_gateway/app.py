@@ -20,6 +20,7 @@ from chips_common.db.engine import build_direct, build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
+from chips_common.service.runner import freeze_the_wiring
 from chips_gateway import asyncapi, openapi
 from chips_gateway.api import (
     api_keys,
@@ -149,6 +150,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 sockets=sockets,
             )
             app.state.nc = nc
+            freeze_the_wiring()  # the gateway wired: out of the collector's reach (ADR 0165)
             yield
 
     app = FastAPI(
