@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from chips_gateway.fastpost import FastPost, json_object
+from chips_gateway.fastpost import FastPost, handler_of, json_object
 
 
 def scope(
@@ -107,3 +107,22 @@ async def test_the_rest_is_handed_on_as_it_came(s: Scope, chunks: list[bytes]) -
     assert given_scope is s
     assert b"".join(m["body"] for m in given) == b"".join(chunks)
     assert not given[-1]["more_body"]
+
+
+class App:
+    def __init__(self, handlers: dict[Any, Any]) -> None:
+        self.exception_handlers = handlers
+
+
+def test_a_refusal_is_answered_by_the_handler_starlettes_middleware_would_pick() -> None:
+    class Refused(ValueError):
+        pass
+
+    def mine(*_: Any) -> None: ...
+    def everything(*_: Any) -> None: ...
+
+    s = {**scope(), "app": App({ValueError: mine, Exception: everything})}
+    assert handler_of(s, Refused()) is mine
+    # Exception's handler is the outermost middleware's: what reaches it propagates.
+    assert handler_of(s, RuntimeError()) is None
+    assert handler_of({**scope(), "app": App({})}, Refused()) is None

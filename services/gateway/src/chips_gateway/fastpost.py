@@ -131,9 +131,13 @@ class FastPost:
 
 
 def handler_of(scope: Scope, exc: Exception) -> Any:
-    """The app's handler of ``exc`` (its class's nearest), as Starlette looks it up."""
+    """The app's handler of ``exc`` (its class's nearest), as Starlette's exception
+    middleware looks it up: a handler of ``Exception`` (or 500) is the outermost
+    middleware's, which answers whatever propagates from here as before."""
     handlers = scope["app"].exception_handlers
     for cls in type(exc).__mro__:
+        if cls is Exception:
+            return None
         if cls in handlers:
             return handlers[cls]
     return None
