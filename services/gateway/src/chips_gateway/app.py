@@ -20,6 +20,7 @@ from chips_common.db.engine import build_direct, build_engine
 from chips_common.nats.connect import build_nats, jetstream
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
+from chips_common.service.runner import freeze_the_wiring
 from chips_gateway import asyncapi, openapi
 from chips_gateway.api import (
     api_keys,
@@ -51,6 +52,7 @@ from chips_gateway.errors import (
     http_error_handler,
     validation_error_handler,
 )
+from chips_gateway.fastpost import FastPost
 from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
 from chips_gateway.notifications import Inbox
@@ -148,6 +150,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 sockets=sockets,
             )
             app.state.nc = nc
+            freeze_the_wiring()  # the gateway wired: out of the collector's reach (ADR 0165)
             yield
 
     app = FastAPI(
@@ -157,7 +160,10 @@ def build_app(settings: GatewaySettings) -> FastAPI:
         telemetry=otel.FASTAPI_TELEMETRY_OFF,
         generate_unique_id_function=openapi.operation_id,
     )
-    # Innermost: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
+    # Innermost: POST /v1/events with a JSON object body, answered past FastAPI's routing
+    # and dependencies (fastpost.FastPost, docs/adr/0164); the rest handed on to them.
+    app.add_middleware(FastPost)
+    # Then: a body without a JSON Content-Type is read as JSON (errors.JsonBodies).
     app.add_middleware(JsonBodies)
     # Last added runs first: the edge checks come before CORS, routing and authentication.
     if settings.origins():

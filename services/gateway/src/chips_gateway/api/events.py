@@ -15,7 +15,8 @@ from chips_common.rules.context_lines import Changes
 from chips_common.rules.scope import told
 from chips_gateway.acks import Ack, ack_of
 from chips_gateway.agents import present_event_view, shown, view_as_of
-from chips_gateway.context import Caller, Ctx, check_write_rate
+from chips_gateway.auth import Principal
+from chips_gateway.context import Caller, Context, Ctx, check_write_rate
 from chips_gateway.edge import MAX_INT
 from chips_gateway.errors import ChipsError
 from chips_gateway.rows import ContextPage, EventPage
@@ -35,6 +36,14 @@ async def post_event(
     traceparent: Annotated[str | None, Header()] = None,
 ) -> Ack:
     """Append one event; answered like the socket's ack, refusals like its error frames."""
+    return await append_posted(ctx, caller, event, traceparent)
+
+
+async def append_posted(
+    ctx: Context, caller: Principal, event: JsonObject, traceparent: str | None
+) -> Ack:
+    """``POST /v1/events``' work, once its caller is known and its body read: also what
+    ``fastpost.FastPost`` calls for the common request, past FastAPI's machinery."""
     event = dict(event)
     key = event.pop("idempotency_key", None)
     if not isinstance(key, str) or not key or len(key) > 200 or "\x00" in key:
