@@ -25,14 +25,17 @@ with the workspace's next fold, or a second later.
 
 Its clock (``tick``) looks, every moment, for rooms whose moment has come, and first reads
 the workspace's log up to its head, so it never hands over words a newer event took back.
+It and the other two clocks (questions past their time, agents owed) share one look a
+moment, one statement on psycopg itself (``run_clocks``; docs/adr/0166).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,7 +277,7 @@ def build_handler(
 
 def build_tick(
     engine: AsyncEngine, appender: Appender, clock: Clock, memory: Memory
-) -> Callable[[], Awaitable[int]]:
+) -> Callable[[list[str] | None], Coroutine[Any, Any, int]]:
     """One look at every workspace with a room whose moment has come; how many it saw."""
 
     async def due(conn: AsyncConnection) -> list[str]:
@@ -283,8 +286,11 @@ def build_tick(
         conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
         return sorted((await conn.execute(DUE_WORKSPACES, {"now": now_utc()})).scalars())
 
-    async def tick() -> int:
-        workspaces = await once_more(engine, due)
+    async def tick(workspaces: list[str] | None = None) -> int:
+        """``workspaces``: those the clock's one look found due (``Look``); None, read
+        them here."""
+        if workspaces is None:
+            workspaces = await once_more(engine, due)
         for workspace_id in workspaces:
 
             async def work(conn: AsyncConnection, workspace_id: str = workspace_id) -> None:
@@ -304,12 +310,85 @@ def build_tick(
     return tick
 
 
-async def run_clock(tick: Callable[[], Awaitable[int]], every: float, stop: asyncio.Event) -> None:
-    """Tick until ``stop``; a failed look is logged and tried again at the next."""
-    while not stop.is_set():
-        try:
-            await tick()
-        except Exception:
-            log.exception("the referee's clock failed a look; trying again")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=every)
+# The clocks' one look (docs/adr/0166): what each of them has to do now, in one autocommit
+# statement on psycopg itself, so an idle referee sends one statement a tick rather than
+# three through SQLAlchemy. Each clause is the clock's own: the rooms due (``build_tick``),
+# a question past its time (``questions.OVERDUE``), a workspace owed its agents
+# (``give.build_give_tick``).
+LOOK = (
+    "SELECT ARRAY(SELECT workspace_id FROM referee_rooms WHERE due_at <= %(now)s"
+    " GROUP BY workspace_id ORDER BY workspace_id) AS due,"
+    " EXISTS(SELECT 1 FROM run_cards WHERE kind = 'question' AND answered_by IS NULL"
+    " AND expires_at <= now()) AS overdue,"
+    " EXISTS(SELECT 1 FROM agents_to_give) AS give"
+)
+
+
+@dataclass(frozen=True)
+class Look:
+    """What one look found for the clocks to do."""
+
+    due: list[str]
+    overdue: bool
+    give: bool
+
+
+async def look(direct: Direct) -> Look:
+    async def one(conn: Conn) -> Look:
+        row = await (await conn.execute(LOOK, {"now": now_utc()})).fetchone()
+        assert row is not None
+        return Look(list(row.due or []), bool(row.overdue), bool(row.give))
+
+    return await direct.run(one)
+
+
+async def run_clocks(
+    direct: Direct,
+    tick: Callable[[list[str] | None], Coroutine[Any, Any, int]],
+    expiry_tick: Callable[[], Coroutine[Any, Any, int]],
+    give_tick: Callable[[], Coroutine[Any, Any, int]],
+    every: float,
+    stop: asyncio.Event,
+) -> None:
+    """The three clocks on one look every ``every`` seconds (docs/adr/0166): a clock with
+    something to do runs it as its own task, as it ran on its own loop before, so a slow
+    one holds back none of the others; a clock still running is not started again. A
+    failed look or tick is logged and tried again at the next."""
+    running: dict[str, asyncio.Task[int]] = {}
+
+    def start(name: str, work: Callable[[], Coroutine[Any, Any, int]]) -> None:
+        task = running.get(name)
+        if task is not None and not task.done():
+            return
+        running[name] = asyncio.create_task(work())
+        running[name].add_done_callback(lambda t: _logged(name, t))
+
+    try:
+        while not stop.is_set():
+            try:
+                found = await look(direct)
+            except Exception:
+                log.exception("the referee's clock failed a look; trying again")
+            else:
+                if found.due:
+                    start("rooms", functools.partial(tick, found.due))
+                if found.overdue:
+                    start("questions", expiry_tick)
+                if found.give:
+                    start("give", give_tick)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=every)
+    finally:
+        tasks = [t for t in running.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _logged(name: str, task: asyncio.Task[int]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error(
+            "the referee's %s clock failed a look; trying again",
+            name,
+            exc_info=task.exception(),
+        )

@@ -12,7 +12,8 @@ those events as they follow any. A log that did not answer leaves the row for th
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -29,7 +30,9 @@ KEY = "agents-given-1740:{workspace_id}"
 GIVE = {"command": "agents.give"}
 
 
-def build_give_tick(engine: AsyncEngine, appender: Appender) -> Callable[[], Awaitable[int]]:
+def build_give_tick(
+    engine: AsyncEngine, appender: Appender
+) -> Callable[[], Coroutine[Any, Any, int]]:
     async def tick() -> int:
         async with engine.connect() as conn:
             # Autocommit: a look that finds nothing costs no BEGIN and ROLLBACK.

@@ -11,7 +11,8 @@ question answered in the meantime is refused there, and not looked at again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -43,7 +44,9 @@ def expiry_key(question_id: str) -> str:
     return f"question-expired:{question_id}"
 
 
-def build_expiry_tick(engine: AsyncEngine, appender: Appender) -> Callable[[], Awaitable[int]]:
+def build_expiry_tick(
+    engine: AsyncEngine, appender: Appender
+) -> Callable[[], Coroutine[Any, Any, int]]:
     """One look for questions past their time; how many it said expired."""
     # Questions the door would not expire (a refusal is not tried again by this process).
     refused: set[tuple[str, str]] = set()
