@@ -24,6 +24,7 @@ from chips_attachments.store import Blobs
 from chips_attachments.voice import engine_named
 from chips_common import otel
 from chips_common.db.away import DATABASE_AWAY
+from chips_common.db.engine import build_direct
 from chips_common.service.health import add_health_routes
 from chips_common.service.worker import Worker
 
@@ -108,8 +109,11 @@ async def run(settings: AttachmentsSettings) -> None:
         await worker.start_appender(appender)
         service = Service(settings, worker.engine, blobs, appender)
         handler = build_handler(worker.engine, blobs)
+        # The hearing's idle look on psycopg itself (docs/adr/0166).
+        direct = build_direct(settings, size=1)
+        worker.stack.push_async_callback(direct.close)
         hearing = Hearing(
-            settings, worker.engine, blobs, appender, engine_named(settings.transcriber)
+            settings, worker.engine, blobs, appender, engine_named(settings.transcriber), direct
         )
 
         async def work(stop: asyncio.Event) -> None:

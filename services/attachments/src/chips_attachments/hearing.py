@@ -31,6 +31,7 @@ from chips_attachments.voice import Engine, Heard, hear
 from chips_common.append import Actor
 from chips_common.db import tables as t
 from chips_common.db.attachment_tables import attachments
+from chips_common.db.direct import Conn, Direct
 from chips_common.events import JsonObject
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,14 @@ SYSTEM = Actor(kind="system", id="system")
 # The attachments service's own credential for what Chips writes: no client's key can
 # collide with its keys.
 CREDENTIAL = "crd_attachments"
+
+
+# What ``Hearing.claim`` would take, held by another replica or not: is there any?
+WAITING = (
+    "SELECT EXISTS(SELECT 1 FROM attachments a JOIN posted_files p ON p.upload_id = a.id"
+    " WHERE a.kind = 'voice_note' AND a.heard_at IS NULL"
+    " AND (a.hearing_until IS NULL OR a.hearing_until < %(now)s)) AS waiting"
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,8 @@ class Hearing:
     blobs: Blobs
     appender: Appender
     transcriber: Engine | None
+    # The idle look on psycopg itself (``waiting``; docs/adr/0166); None: every look claims.
+    direct: Direct | None = None
 
     @property
     def engine_name(self) -> str:
@@ -77,11 +88,26 @@ class Hearing:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self.settings.hearing_poll_seconds)
 
+    async def waiting(self, now: datetime) -> bool:
+        """Whether a posted voice note may be waiting (``claim``'s rows, held or not): one
+        autocommit statement on psycopg itself, so a look that finds nothing costs no
+        transaction and no SQLAlchemy (docs/adr/0166). Without ``direct``, True."""
+        if self.direct is None:
+            return True
+
+        async def one(conn: Conn) -> bool:
+            row = await (await conn.execute(WAITING, {"now": now})).fetchone()
+            return bool(row is not None and row.waiting)
+
+        return await self.direct.run(one)
+
     async def claim(self) -> Claimed | None:
         """The oldest posted voice note nobody heard or is hearing, held for this replica:
         the upload with the room and seq its post gave it (``posted_files``, ADR 0140)."""
         a, p = attachments.c, t.posted_files.c
         now = datetime.now(UTC)
+        if not await self.waiting(now):
+            return None
         hold = timedelta(seconds=self.settings.hearing_timeout_seconds * 2 + 30)
         waiting = (
             select(a.id)

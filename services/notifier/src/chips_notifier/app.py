@@ -12,6 +12,7 @@ import asyncio
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_common.db.engine import build_direct
 from chips_common.events import JsonObject
 from chips_common.service.health import BUILT, About, build_health_app
 from chips_common.service.worker import Worker
@@ -51,6 +52,9 @@ def build_about(engine: AsyncEngine, settings: NotifierSettings) -> About:
 async def run(settings: NotifierSettings) -> None:
     async with Worker.wired(settings, "notifier") as worker:
         engine = worker.engine
+        # The timers' looks on psycopg itself (docs/adr/0166).
+        direct = build_direct(settings, size=2)
+        worker.stack.push_async_callback(direct.close)
         # The live notices are core NATS (no stream), on the worker's own connection.
         live = Live(worker.nc, worker.names.subject_prefix)
         known = Spaces()
@@ -65,14 +69,14 @@ async def run(settings: NotifierSettings) -> None:
             kept.append(keys)
             every = settings.notifier_send_seconds
             pusher = Pusher(keys, settings.vapid_subject, settings.push_timeout_seconds)
-            pushes = PushSender(engine, settings, pusher)
+            pushes = PushSender(engine, settings, pusher, direct)
             work = [
-                sweep(engine, live, stop, settings.notifier_sweep_seconds, known),
+                sweep(engine, live, stop, settings.notifier_sweep_seconds, known, direct),
                 run_every(every, stop, pushes.tick, "push"),
             ]
             smtp = Smtp.from_settings(settings)
             if smtp is not None:
-                email = EmailSender(engine, settings, smtp)
+                email = EmailSender(engine, settings, smtp, direct)
                 work.append(run_every(every, stop, email.tick, "email"))
             await asyncio.gather(*work)
 

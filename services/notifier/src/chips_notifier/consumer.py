@@ -27,6 +27,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common.db import tables as t
+from chips_common.db.direct import Conn, Direct
 from chips_common.db.notifier_tables import notifications, notifier_checkpoints
 from chips_common.db.retry import once_more
 from chips_common.events.wire import EventJson, canonical_event
@@ -457,23 +458,52 @@ async def behind(engine: AsyncEngine) -> list[str]:
         return [row.id for row in await conn.execute(query)]
 
 
+# The sweep's one look (docs/adr/0166): the workspaces ``behind`` finds, and whether
+# ``EXPIRE`` has a row to mark, in one autocommit statement on psycopg itself.
+LOOK = (
+    "SELECT ARRAY(SELECT w.id FROM workspaces w LEFT JOIN notifier_checkpoints c"
+    " ON c.workspace_id = w.id WHERE w.head_seq > coalesce(c.seq, 0)) AS behind,"
+    " EXISTS(SELECT 1 FROM notifications WHERE done_at IS NULL"
+    " AND expires_at IS NOT NULL AND expires_at <= %(now)s) AS expired"
+)
+
+
+async def look(engine: AsyncEngine, direct: Direct | None, now: datetime) -> tuple[list[str], bool]:
+    """The workspaces behind, and whether an approval expired (without ``direct``: the
+    workspaces read on the engine, and True)."""
+    if direct is None:
+        return await behind(engine), True
+
+    async def one(conn: Conn) -> tuple[list[str], bool]:
+        row = await (await conn.execute(LOOK, {"now": now})).fetchone()
+        assert row is not None
+        return list(row.behind or []), bool(row.expired)
+
+    return await direct.run(one)
+
+
 async def sweep(
     engine: AsyncEngine,
     live: Live,
     stop: asyncio.Event,
     every: float,
     known: Spaces | None = None,
+    direct: Direct | None = None,
 ) -> None:
     """Catch up a workspace whose last prompt was lost or acked unfolded (no event in it
     may notify: ``Spaces.may_act``), so its checkpoint moves once a sweep rather than
-    once a message, and mark done the approvals that expired."""
+    once a message, and mark done the approvals that expired. ``direct``: one look a
+    sweep on psycopg itself, and a statement more only for what it found (ADR 0166)."""
     handle = build_handler(engine, live, known)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every)
         try:
-            for workspace_id in await behind(engine):
+            now = datetime.now(UTC)
+            workspaces, expired = await look(engine, direct, now)
+            for workspace_id in workspaces:
                 await handle(workspace_id, 0)
-            await expire(engine, live, datetime.now(UTC))
+            if expired:
+                await expire(engine, live, now)
         except Exception:
             log.exception("the notifier's sweep failed; it runs again in %.1fs", every)

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from chips_common.db.direct import Direct
 from chips_common.db.notifier_tables import push_gone
 from chips_common.rules.notifications import ASKING
 from chips_notifier import mail
@@ -36,8 +37,15 @@ log = logging.getLogger(__name__)
 
 
 class EmailSender:
-    def __init__(self, engine: AsyncEngine, settings: NotifierSettings, smtp: mail.Smtp) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        settings: NotifierSettings,
+        smtp: mail.Smtp,
+        direct: Direct | None = None,
+    ) -> None:
         self.engine = engine
+        self.direct = direct
         self.settings = settings
         self.smtp = smtp
         self.channel = Channel("email")
@@ -55,7 +63,7 @@ class EmailSender:
                 facts, now, settings.notify_email_delay_seconds, settings.notify_stale_seconds
             )
 
-        token, claimed = await claim(self.engine, self.channel, decide)
+        token, claimed = await claim(self.engine, self.channel, decide, self.direct)
         if not claimed:
             return 0
         found = mails_of(settings.app_url(), claimed, settings.notify_email_delay_seconds)
@@ -120,8 +128,15 @@ async def mark_gone(engine: AsyncEngine, workspace_id: str, person: str, one: St
 
 
 class PushSender:
-    def __init__(self, engine: AsyncEngine, settings: NotifierSettings, pusher: Pusher) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        settings: NotifierSettings,
+        pusher: Pusher,
+        direct: Direct | None = None,
+    ) -> None:
         self.engine = engine
+        self.direct = direct
         self.settings = settings
         self.pusher = pusher
         self.channel = Channel("push")
@@ -138,7 +153,7 @@ class PushSender:
             targets[row.id] = found
             return decide_push(facts, now, stale, bool(found)), None
 
-        token, claimed = await claim(self.engine, self.channel, decide)
+        token, claimed = await claim(self.engine, self.channel, decide, self.direct)
         sent = await asyncio.gather(*(self.send(row, targets[row.id], token) for row, _ in claimed))
         return sum(sent)
 
