@@ -13,12 +13,12 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
-from sqlalchemy import func, select
+from sqlalchemy import func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chips_common import otel
 from chips_common.db import tables as t
-from chips_common.db.direct import Conn, Direct
+from chips_common.db.direct import Conn, Direct, compiled
 from chips_common.db.retry import once_more
 from chips_common.db.search_tables import search_checkpoints
 from chips_common.events.wire import EventJson
@@ -185,18 +185,31 @@ def build_handler(engine: AsyncEngine, direct: Direct | None = None) -> BatchHan
     return handle
 
 
-async def behind(engine: AsyncEngine) -> dict[str, tuple[int, int]]:
-    """The workspaces whose head is past the index's checkpoint: their head and checkpoint."""
-    c = search_checkpoints.c
-    query = (
-        select(t.workspaces.c.id, t.workspaces.c.head_seq, func.coalesce(c.seq, 0).label("seq"))
-        .select_from(
-            t.workspaces.outerjoin(search_checkpoints, c.workspace_id == t.workspaces.c.id)
-        )
-        .where(t.workspaces.c.head_seq > func.coalesce(c.seq, 0))
+_c = search_checkpoints.c
+BEHIND = (
+    select(
+        t.workspaces.c.id,
+        t.workspaces.c.head_seq,
+        func.coalesce(_c.seq, literal_column("0")).label("seq"),
     )
+    .select_from(t.workspaces.outerjoin(search_checkpoints, _c.workspace_id == t.workspaces.c.id))
+    .where(t.workspaces.c.head_seq > func.coalesce(_c.seq, literal_column("0")))
+)
+# The sweep's one statement on psycopg itself, when it has a Direct (docs/adr/0166).
+BEHIND_DIRECT = compiled(BEHIND)
+
+
+async def behind(engine: AsyncEngine, direct: Direct | None = None) -> dict[str, tuple[int, int]]:
+    """The workspaces whose head is past the index's checkpoint: their head and checkpoint."""
+    if direct is not None:
+
+        async def one(conn: Conn) -> dict[str, tuple[int, int]]:
+            rows = await (await conn.execute(BEHIND_DIRECT)).fetchall()
+            return {row.id: (int(row.head_seq), int(row.seq)) for row in rows}
+
+        return await direct.run(one)
     async with engine.connect() as conn:
-        return {row.id: (int(row.head_seq), int(row.seq)) for row in await conn.execute(query)}
+        return {row.id: (int(row.head_seq), int(row.seq)) for row in await conn.execute(BEHIND)}
 
 
 async def sweep(
@@ -217,7 +230,7 @@ async def sweep(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every)
         try:
-            now = await behind(engine)
+            now = await behind(engine, direct)
             late = [w for w, (_, checkpoint) in now.items() if checkpoint < heads.get(w, 0)]
             heads = {w: head for w, (head, _) in now.items()}
             if late:
