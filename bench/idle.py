@@ -111,7 +111,9 @@ def main() -> None:
         path = ":".join(
             str(p) for p in sorted([*tree.glob("libs/*/src"), *tree.glob("services/*/src")])
         )
-        runs.append((f"{args.label}versus-", args.versus_code or str(tree), {**env, "PYTHONPATH": path}))
+        runs.append(
+            (f"{args.label}versus-", args.versus_code or str(tree), {**env, "PYTHONPATH": path})
+        )
     runs.append((args.label, args.code, env))
     for r in range(args.rounds):
         suffix = "" if r == 0 else f"{r + 1}-"
