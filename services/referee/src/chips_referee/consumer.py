@@ -378,11 +378,13 @@ async def run_clocks(
                     start("give", give_tick)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=every)
-    finally:
-        tasks = [t for t in running.values() if not t.done()]
-        for task in tasks:
+    except BaseException:  # cancelled: so are the clocks' looks
+        for task in running.values():
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        # Stopped: a look under way finishes, as the clocks' own loops let it.
+        await asyncio.gather(*running.values(), return_exceptions=True)
 
 
 def _logged(name: str, task: asyncio.Task[int]) -> None:
