@@ -137,3 +137,35 @@ class AppendAnswer(BaseModel):
         return cls(
             request_id=request_id, ok=False, code=code, message=message, field=field, data=data
         )
+
+
+def answer_json(answer: AppendAnswer) -> bytes:
+    """The answer as the eventlog sends it: its events :func:`brief`, ``None`` fields left
+    out; the bytes of ``answer.model_copy(update={"events": [brief(e) ...]})
+    .model_dump_json(exclude_none=True)``, made without a model copy or its validation
+    (docs/adr/0167).
+
+    The fields in their declared order, dumped by orjson (the same compact JSON, UTF-8
+    unescaped, as pydantic's). What orjson will not dump (a non-string key, an integer
+    past 64 bits) goes the model's way.
+    """
+    out: dict[str, Any] = {
+        "request_id": answer.request_id,
+        "ok": answer.ok,
+        "seqs": answer.seqs,
+        "events": [brief(e) for e in answer.events],
+        "duplicate": answer.duplicate,
+    }
+    if answer.code is not None:
+        out["code"] = answer.code
+    if answer.message is not None:
+        out["message"] = answer.message
+    if answer.field is not None:
+        out["field"] = answer.field
+    if answer.data is not None:
+        out["data"] = answer.data
+    try:
+        return orjson.dumps(out)
+    except TypeError:  # orjson.JSONEncodeError
+        slim = answer.model_copy(update={"events": out["events"]})
+        return slim.model_dump_json(exclude_none=True).encode()
