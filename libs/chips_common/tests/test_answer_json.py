@@ -1,12 +1,16 @@
-"""``answer_json`` writes the bytes the eventlog wrote through the model (docs/adr/0167)."""
+"""``answer_json`` writes the bytes the eventlog wrote through the model, and ``brief``
+keeps what it kept (docs/adr/0167)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
+import orjson
 import pytest
 
 from chips_common.append import ANSWER_FIELD_BYTES, AppendAnswer, answer_json, brief
+from chips_common.events.base import ENVELOPE_FIELDS
 
 
 def through_the_model(answer: AppendAnswer) -> bytes:
@@ -64,3 +68,37 @@ def test_the_answer_is_left_as_it_was() -> None:
     before = answer.model_dump()
     answer_json(answer)
     assert answer.model_dump() == before
+
+
+def brief_as_before(event: dict[str, Any]) -> dict[str, Any]:
+    kept: dict[str, Any] = {}
+    for name, value in event.items():
+        if isinstance(value, str | int | float | bool) or value is None:
+            small = not isinstance(value, str) or len(value) <= ANSWER_FIELD_BYTES // 4
+        else:
+            small = len(orjson.dumps(value)) <= ANSWER_FIELD_BYTES
+        if small or name in ENVELOPE_FIELDS:
+            kept[name] = value
+    return kept
+
+
+class Kind(StrEnum):
+    TEXT = "text"
+
+
+class Big(int):
+    pass
+
+
+def test_brief_keeps_what_it_kept() -> None:
+    long = "y" * (ANSWER_FIELD_BYTES // 4 + 1)
+    events: list[dict[str, Any]] = [
+        EVENT,
+        {**EVENT, "text": long, "id": long, "kind": Kind.TEXT, "n": Big(3), "b": False},
+        {"seq": 1, "list": list(range(400)), "small": [1, 2], "none": None, "f": 1.5},
+        {"exact": "z" * (ANSWER_FIELD_BYTES // 4), "sub": Kind("text" * 1)},
+        {"long_kind": StrEnum("Long", {"X": long})["X"], "ts": long},
+    ]
+    for event in events:
+        assert brief(event) == brief_as_before(event)
+        assert list(brief(event)) == list(brief_as_before(event))
