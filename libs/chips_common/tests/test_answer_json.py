@@ -26,7 +26,7 @@ EVENT: dict[str, Any] = {
     "space_id": "sp_1",
     "ts": "2026-12-04T23:00:00.000000Z",
     "actor": {"kind": "person", "id": "pa_1", "harness_id": None},
-    "text": "hello é 😀 \u2028 <b>\"quoted\"</b> \\ \x01",
+    "text": 'hello é 😀 \u2028 <b>"quoted"</b> \\ \x01',
     "bulky": "x" * (ANSWER_FIELD_BYTES + 1),
     "nested": {"a": [1, 2.5, None, True], "b": None, "c": {"d": -0.0}},
     "numbers": [0.1, 1e-7, 1e16, 1e20, 123456789.123, 10**18, -5, 1.0],
@@ -42,7 +42,7 @@ ANSWERS = [
     AppendAnswer.refused("r5", "forbidden", "not a member", "space_id"),
     AppendAnswer.refused("r6", "not_found", "no such workspace"),
     AppendAnswer.refused(
-        "r7", "agent_elsewhere", "it is in another room", "agent_id", {"space_id": "sp_2", "n": None}
+        "r7", "agent_elsewhere", "in another room", "agent_id", {"space_id": "sp_2", "n": None}
     ),
     AppendAnswer.refused("r8", "internal", "", None, {}),
     AppendAnswer(request_id="r9", ok=True, seqs=[2**70], events=[{"seq": 2**70}]),
@@ -57,9 +57,13 @@ def test_the_same_bytes_as_through_the_model(answer: AppendAnswer) -> None:
 def test_what_orjson_will_not_dump_goes_the_models_way() -> None:
     # An integer past 64 bits: orjson refuses it, pydantic writes it.
     answer = AppendAnswer.refused("r", "invalid_event", "bad", "x", {"n": 2**70})
-    assert answer_json(answer) == through_the_model(answer) == (
-        b'{"request_id":"r","ok":false,"seqs":[],"events":[],"duplicate":false,'
-        b'"code":"invalid_event","message":"bad","field":"x","data":{"n":1180591620717411303424}}'
+    assert (
+        answer_json(answer)
+        == through_the_model(answer)
+        == (
+            b'{"request_id":"r","ok":false,"seqs":[],"events":[],"duplicate":false,'
+            b'"code":"invalid_event","message":"bad","field":"x","data":{"n":1180591620717411303424}}'
+        )
     )
 
 

@@ -35,9 +35,7 @@ CARRIERS: list[dict[str, str] | None] = [
 @pytest.mark.parametrize("carrier", CARRIERS)
 def test_extract_reads_what_the_propagator_reads(carrier: dict[str, str] | None) -> None:
     ours = trace.get_current_span(otel.extract(carrier)).get_span_context()
-    theirs = trace.get_current_span(
-        otel.PROPAGATOR.extract(dict(carrier or {}))
-    ).get_span_context()
+    theirs = trace.get_current_span(otel.PROPAGATOR.extract(dict(carrier or {}))).get_span_context()
     assert ours == theirs
     assert ours.trace_state == theirs.trace_state
     assert ours.is_remote == theirs.is_remote

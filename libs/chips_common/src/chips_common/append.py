@@ -99,10 +99,9 @@ def brief(event: JsonObject) -> JsonObject:
     for name, value in event.items():
         # The plain JSON types by ``type()`` first (an event is made of them), then as
         # before: a field's test costs no call but ``len`` for a string (docs/adr/0167).
-        kind = type(value)
-        if kind is str:
+        if type(value) is str:
             small = len(value) <= ANSWER_FIELD_BYTES // 4
-        elif kind in _SCALARS or value is None:
+        elif value is None or type(value) in _SCALARS:
             small = True
         elif isinstance(value, str | int | float | bool):
             small = not isinstance(value, str) or len(value) <= ANSWER_FIELD_BYTES // 4
@@ -159,11 +158,12 @@ def answer_json(answer: AppendAnswer) -> bytes:
     unescaped, as pydantic's). What orjson will not dump (a non-string key, an integer
     past 64 bits) goes the model's way.
     """
-    out: dict[str, Any] = {
+    events = [brief(e) for e in answer.events]
+    out: dict[str, object] = {
         "request_id": answer.request_id,
         "ok": answer.ok,
         "seqs": answer.seqs,
-        "events": [brief(e) for e in answer.events],
+        "events": events,
         "duplicate": answer.duplicate,
     }
     if answer.code is not None:
@@ -177,5 +177,5 @@ def answer_json(answer: AppendAnswer) -> bytes:
     try:
         return orjson.dumps(out)
     except TypeError:  # orjson.JSONEncodeError
-        slim = answer.model_copy(update={"events": out["events"]})
+        slim = answer.model_copy(update={"events": events})
         return slim.model_dump_json(exclude_none=True).encode()
