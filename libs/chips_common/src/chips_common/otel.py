@@ -11,6 +11,7 @@ Span attributes follow docs/architecture/design.md §8: ``chips.workspace_id``, 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from typing import NotRequired, TypedDict
@@ -147,8 +148,34 @@ def inject(headers: dict[str, str] | None = None, span: Span | None = None) -> d
     return carrier
 
 
+# A version-00 ``traceparent`` as Chips writes it: the propagator's pattern without its
+# optional blanks and tail, so what it matches the propagator reads the same way.
+_TRACEPARENT_00 = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+_NO_TRACE = "0" * 32
+_NO_SPAN = "0" * 16
+
+
 def extract(carrier: Mapping[str, str] | None) -> otel_context.Context:
-    """A context whose parent is the trace context in ``carrier`` (or none)."""
+    """A context whose parent is the trace context in ``carrier`` (or none).
+
+    A plain version-00 ``traceparent`` with no ``tracestate`` beside it is read here, as
+    the propagator would read it (docs/adr/0167); anything else goes through it.
+    """
+    if carrier and "tracestate" not in carrier:
+        raw = carrier.get(TRACEPARENT)
+        found = _TRACEPARENT_00.fullmatch(raw) if isinstance(raw, str) else None
+        if found is not None:
+            trace_id, span_id, flags = found.groups()
+            if trace_id != _NO_TRACE and span_id != _NO_SPAN:
+                remote = SpanContext(
+                    trace_id=int(trace_id, 16),
+                    span_id=int(span_id, 16),
+                    is_remote=True,
+                    trace_flags=TraceFlags(int(flags, 16)),
+                )
+                return trace.set_span_in_context(
+                    trace.NonRecordingSpan(remote), otel_context.Context()
+                )
     return PROPAGATOR.extract(dict(carrier or {}))
 
 
@@ -179,7 +206,11 @@ def from_traceparent(traceparent: str | None) -> otel_context.Context:
 
 
 def traceparent_of(span: Span) -> str | None:
-    return inject(span=span).get(TRACEPARENT)
+    """The span's ``traceparent``, written as the propagator's ``inject`` writes it."""
+    ctx: SpanContext = span.get_span_context()
+    if ctx == trace.INVALID_SPAN_CONTEXT:
+        return None
+    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{ctx.trace_flags:02x}"
 
 
 def trace_id_of(span: Span) -> str | None:

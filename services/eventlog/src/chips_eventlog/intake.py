@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from sqlalchemy.exc import IntegrityError
 
 from chips_common import otel
-from chips_common.append import AppendAnswer, AppendRequest, brief
+from chips_common.append import AppendAnswer, AppendRequest, answer_json
 from chips_common.db.away import database_away
 from chips_common.nats.streams import HDR_REPLY, HDR_TRACEPARENT
 from chips_eventlog import metrics
@@ -205,7 +205,7 @@ class Intake(Commit):
                     "send it again shortly with the same idempotency key",
                 ),
             )
-            metrics.APPENDS.labels("unavailable").inc(len(item.request.events))
+            metrics.appended("unavailable", len(item.request.events))
             await item.msg.term()
             return
         log.error("giving up on %s (%s): %r", item.request.request_id, why, exc)
@@ -216,7 +216,7 @@ class Intake(Commit):
             "sending it again will not help",
         )
         await self.reply(item.msg, answer)
-        metrics.APPENDS.labels("failed").inc(len(item.request.events))
+        metrics.appended("failed", len(item.request.events))
         await self.dead_letter(item.msg, f"{why}: {exc!r}"[:500])
 
     @staticmethod
@@ -224,7 +224,7 @@ class Intake(Commit):
         answer = item.answer
         assert answer is not None
         outcome = "duplicate" if answer.duplicate else ("ok" if answer.ok else "refused")
-        metrics.APPENDS.labels(outcome).inc(len(item.request.events))
+        metrics.appended(outcome, len(item.request.events))
         if answer.seqs:
             item.span.set_attribute(otel.SEQ, answer.seqs[-1])
         if answer.events and "message_id" in answer.events[-1]:
@@ -240,8 +240,7 @@ class Intake(Commit):
         """
         reply = (msg.headers or {}).get(HDR_REPLY)
         if reply:
-            slim = answer.model_copy(update={"events": [brief(e) for e in answer.events]})
-            await self.nc.publish(reply, slim.model_dump_json(exclude_none=True).encode())
+            await self.nc.publish(reply, answer_json(answer))
 
     async def dead_letter(self, msg: Msg, why: str) -> None:
         """Set a request aside on the dead-letter stream, where an operator can read it."""

@@ -28,3 +28,17 @@ SLOW_PATH = Counter(
     "Batches decided from memory whose guarded write did not hold (the head moved, or a key"
     " was in the table), written again under the head row's lock",
 )
+
+
+# ``APPENDS``' children by outcome, made the first time each is counted: ``labels()`` looks
+# its child up under a lock with a tuple of validated strings on every call, once per
+# append otherwise. A child is the same series ``labels()`` returns.
+_APPENDS_BY: dict[str, Counter] = {}
+
+
+def appended(outcome: str, events: int) -> None:
+    """Count ``events`` answered with ``outcome`` (``APPENDS.labels(outcome).inc(events)``)."""
+    child = _APPENDS_BY.get(outcome)
+    if child is None:
+        child = _APPENDS_BY[outcome] = APPENDS.labels(outcome)
+    child.inc(events)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -35,6 +36,8 @@ class Pending:
     answer: AppendAnswer | None = None
     published: list[LoggedJson] = field(default_factory=list)
 
-    @property
+    @cached_property
     def traceparent(self) -> str | None:
+        """The span's W3C trace context, made once: the door stages it with the events and
+        the publisher sends it with them (the span's ids never change)."""
         return otel.traceparent_of(self.span)

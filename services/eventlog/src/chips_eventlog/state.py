@@ -227,7 +227,8 @@ class DoorState(DoorView):
         self.head_seq = head_seq
         self._journal.clear()
         for touched in self.touched.values():
-            touched.clear()
+            if touched:  # most tables are touched by no batch
+                touched.clear()
         self.membership_log.clear()
         self.credentials.clear()
         self.revoked.clear()

@@ -66,6 +66,10 @@ class Direct:
         self.opened = 0
         self.freed = asyncio.Condition()
         self.closed = False
+        # How many are in a block under ``freed`` (holding it, waiting for it, or waiting on
+        # it). At none, nobody holds or awaits the lock nor waits for a connection, so a
+        # connection is taken or given back as the blocks would, without the lock (ADR 0167).
+        self.inside = 0
 
     async def _open(self) -> Conn:
         extra: ConnectArgs = {"options": self.options} if self.options else {}
@@ -103,22 +107,32 @@ class Direct:
             return await work(conn)
 
     async def _take(self) -> Conn:
-        async with self.freed:
-            while True:
-                if self.closed:
-                    raise RuntimeError("this Direct is closed")
-                if self.idle:
-                    return self.idle.pop()
-                if self.opened < self.size:
-                    self.opened += 1
-                    break
-                await self.freed.wait()
+        if not self.inside and self.idle and not self.closed:
+            return self.idle.pop()
+        self.inside += 1
+        try:
+            async with self.freed:
+                while True:
+                    if self.closed:
+                        raise RuntimeError("this Direct is closed")
+                    if self.idle:
+                        return self.idle.pop()
+                    if self.opened < self.size:
+                        self.opened += 1
+                        break
+                    await self.freed.wait()
+        finally:
+            self.inside -= 1
         try:
             return await self._open()
         except BaseException:
-            async with self.freed:
-                self.opened -= 1
-                self.freed.notify()
+            self.inside += 1
+            try:
+                async with self.freed:
+                    self.opened -= 1
+                    self.freed.notify()
+            finally:
+                self.inside -= 1
             raise
 
     async def _give_back(self, conn: Conn) -> None:
@@ -129,21 +143,32 @@ class Direct:
                 await conn.rollback()
             except psycopg.Error:
                 unusable = True
-        async with self.freed:
-            if unusable:
-                self.opened -= 1
-                if not conn.closed:
-                    await conn.close()
-            else:
-                self.idle.append(conn)
-            self.freed.notify()
+        if not unusable and not self.inside and not self.closed:
+            self.idle.append(conn)  # nobody waits to be notified
+            return
+        self.inside += 1
+        try:
+            async with self.freed:
+                if unusable:
+                    self.opened -= 1
+                    if not conn.closed:
+                        await conn.close()
+                else:
+                    self.idle.append(conn)
+                self.freed.notify()
+        finally:
+            self.inside -= 1
 
     async def close(self) -> None:
-        async with self.freed:
-            self.closed = True
-            idle, self.idle = self.idle, []
-            self.opened -= len(idle)
-            self.freed.notify_all()
+        self.inside += 1
+        try:
+            async with self.freed:
+                self.closed = True
+                idle, self.idle = self.idle, []
+                self.opened -= len(idle)
+                self.freed.notify_all()
+        finally:
+            self.inside -= 1
         for conn in idle:
             await conn.close()
 

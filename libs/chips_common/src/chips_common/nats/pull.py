@@ -117,11 +117,15 @@ class Flow:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
-            try:
-                async with asyncio.timeout(min(left, self.asks.expires)):
-                    first = await self.queue.get()
-            except TimeoutError:
-                continue  # the deadline, or an expiry passed: ask again, or give up
+            if not self.queue.empty():
+                # What ``get`` would return at once, without arming a timeout for it.
+                first = self.queue.get_nowait()
+            else:
+                try:
+                    async with asyncio.timeout(min(left, self.asks.expires)):
+                        first = await self.queue.get()
+                except TimeoutError:
+                    continue  # the deadline, or an expiry passed: ask again, or give up
             self.take(first, msgs)
             while len(msgs) < self.asks.batch and not self.queue.empty():
                 self.take(self.queue.get_nowait(), msgs)
