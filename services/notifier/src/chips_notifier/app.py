@@ -17,12 +17,13 @@ from chips_common.events import JsonObject
 from chips_common.service.health import BUILT, About, build_health_app
 from chips_common.service.worker import Worker
 from chips_notifier.config import NotifierSettings
-from chips_notifier.consumer import Live, Spaces, build_handler, sweep
+from chips_notifier.consumer import Live, Spaces, build_handler
 from chips_notifier.delivery import EmailSender, PushSender
 from chips_notifier.keys import VapidKeys, load_or_make
 from chips_notifier.mail import Smtp
 from chips_notifier.push import Pusher
 from chips_notifier.senders import run_every
+from chips_notifier.sweep import sweep
 
 
 def build_about(engine: AsyncEngine, settings: NotifierSettings) -> About:
