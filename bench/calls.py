@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fastpath import commit, http8, seq
+from stackstart import bench_stack, service_pids
 
-from chips_devstack.stack import UNLIMITED, local_stack
+from chips_devstack.stack import UNLIMITED
 from tests.e2e.client import Api
 
 RESULTS = Path(__file__).parent / "results"
@@ -101,20 +102,13 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--label", default="")
     args = parser.parse_args()
-    paths = [str(SITE)]
-    if args.tree:
-        tree = Path(args.tree)
-        paths += [str(p) for p in sorted([*tree.glob("libs/*/src"), *tree.glob("services/*/src")])]
     profiles = Path(tempfile.mkdtemp(prefix="chips-calls-profiles-"))
-    env = {**UNLIMITED, "CHIPS_BENCH_CPROFILE": str(profiles), "PYTHONPATH": ":".join(paths)}
-    with local_stack(prefix="chips-calls-", gateways=1, env=env) as stack:
+    env = {**UNLIMITED, "CHIPS_BENCH_CPROFILE": str(profiles)}
+    # bench/calls_site first on every service's path, then the other tree's packages if any.
+    with bench_stack(env, args.tree, prefix="chips-calls-", first=[str(SITE)]) as stack:
         owner, space, writers, room = asyncio.run(workspace(stack.gateway_a))
         time.sleep(2)
-        pids = {
-            n.removeprefix("infra-"): p.pid
-            for n, p in stack.procs.items()
-            if n != "infra-redis" and p.popen is not None
-        }
+        pids = service_pids(stack)
         python = {n: p for n, p in pids.items() if n not in NOT_PYTHON}
         for pid in python.values():
             os.kill(pid, signal.SIGUSR1)

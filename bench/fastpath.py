@@ -49,8 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lean import LeanHttp
+from stackstart import bench_stack, service_pids
 
-from chips_devstack.stack import UNLIMITED, local_stack
+from chips_devstack.stack import UNLIMITED
 from tests.e2e.client import Api, Identity
 
 RESULTS = Path(__file__).parent / "results"
@@ -538,25 +539,16 @@ def main() -> None:
     # gateway's default limits (docs/adr/0065), so the stack takes none unless
     # CHIPS_BENCH_ENV sets them.
     extra = {**UNLIMITED, **extra}
-    runs: list[tuple[str, str, dict[str, str]]] = []
+    # (label, code, tree): the other version (bench/stackstart.py) first, then this tree.
+    runs: list[tuple[str, str, str]] = []
     if args.versus:
-        # The other version's services: its packages ahead of this tree's editable installs.
-        tree = Path(args.versus)
-        path = ":".join(
-            str(p) for p in sorted([*tree.glob("libs/*/src"), *tree.glob("services/*/src")])
-        )
-        runs.append(
-            (f"{args.label}versus-", args.versus_code or str(tree), {**extra, "PYTHONPATH": path})
-        )
-    runs.append((args.label, args.code, extra))
-    for label, code, stack_env in runs:
-        with local_stack(prefix="chips-bench-", gateways=1, env=stack_env or None) as stack:
+        versus_code = args.versus_code or str(Path(args.versus))
+        runs.append((f"{args.label}versus-", versus_code, args.versus))
+    runs.append((args.label, args.code, ""))
+    for label, code, tree in runs:
+        with bench_stack(extra, tree) as stack:
             print(f"stack up ({code or 'this tree'}); logs and traces in {stack.root}", flush=True)
-            pids = {
-                n.removeprefix("infra-"): p.pid
-                for n, p in stack.procs.items()
-                if n != "infra-redis" and p.popen is not None
-            }
+            pids = service_pids(stack)
             asyncio.run(
                 run(stack.gateway_a, only, args.rate, args.scale, label, pids, code, args.client)
             )

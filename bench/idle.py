@@ -32,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fastpath import RESULTS, commit, cpu_seconds, machine, postgres_cpu
+from stackstart import bench_stack, service_pids
 
-from chips_devstack.stack import UNLIMITED, local_stack
+from chips_devstack.stack import UNLIMITED
 from tests.e2e.client import Api
 
 
@@ -62,15 +63,11 @@ def measure(pids: dict[str, int], seconds: float) -> dict[str, float]:
     return {n: round(v, 2) for n, v in sorted(out.items())}
 
 
-def one(label: str, code: str, env: dict[str, str], seconds: float, settle: float) -> None:
-    with local_stack(prefix="chips-bench-", gateways=1, env=env) as stack:
+def one(label: str, code: str, tree: str, seconds: float, settle: float) -> None:
+    with bench_stack({**UNLIMITED}, tree) as stack:
         print(f"stack up ({code or 'this tree'}); logs in {stack.root}", flush=True)
         asyncio.run(populate(stack.gateway_a))
-        pids = {
-            n.removeprefix("infra-"): p.pid
-            for n, p in stack.procs.items()
-            if n != "infra-redis" and p.popen is not None
-        }
+        pids = service_pids(stack)
         time.sleep(settle)
         load_before = os.getloadavg()
         per_process = measure(pids, seconds)
@@ -104,21 +101,16 @@ def main() -> None:
     parser.add_argument("--versus-code", default="", help="what the other tree is")
     parser.add_argument("--rounds", type=int, default=1, help="alternations of the two")
     args = parser.parse_args()
-    env = {**UNLIMITED}
-    runs: list[tuple[str, str, dict[str, str]]] = []
+    # (label, code, tree): the other version (bench/stackstart.py) first, then this tree.
+    runs: list[tuple[str, str, str]] = []
     if args.versus:
-        tree = Path(args.versus)
-        path = ":".join(
-            str(p) for p in sorted([*tree.glob("libs/*/src"), *tree.glob("services/*/src")])
-        )
-        runs.append(
-            (f"{args.label}versus-", args.versus_code or str(tree), {**env, "PYTHONPATH": path})
-        )
-    runs.append((args.label, args.code, env))
+        versus_code = args.versus_code or str(Path(args.versus))
+        runs.append((f"{args.label}versus-", versus_code, args.versus))
+    runs.append((args.label, args.code, ""))
     for r in range(args.rounds):
         suffix = "" if r == 0 else f"{r + 1}-"
-        for label, code, stack_env in runs:
-            one(label + suffix, code, stack_env, args.seconds, args.settle)
+        for label, code, tree in runs:
+            one(label + suffix, code, tree, args.seconds, args.settle)
 
 
 if __name__ == "__main__":
