@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     consumer_give_up_seconds: float = Field(default=300.0, gt=0)
     consumer_first_delay_seconds: float = Field(default=0.1, gt=0)
     consumer_max_delay_seconds: float = Field(default=10.0, gt=0)
+    # How long the projector holds posts, and search every event, to fold them together
+    # rather than one by one; a read waiting for one asks for its workspace at once
+    # (docs/adr/0168).
+    consumer_hold_seconds: float = Field(default=0.25, gt=0, le=60)
     # The test hook: every event in this space fails a consumer's fold, as a poison event
     # would (tests/e2e/test_consumer_poison.py). Empty: off; never set it in a deployment.
     test_fold_fails_in: str = ""

@@ -18,6 +18,7 @@ from starlette.routing import WebSocketRoute
 from chips_common import otel
 from chips_common.db.engine import build_direct, build_engine
 from chips_common.nats.connect import build_nats, jetstream
+from chips_common.nats.nudge import Nudge
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service.health import add_health_routes
 from chips_common.service.runner import freeze_the_wiring
@@ -129,6 +130,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             )
             await restarts.start(nc, names.restart_subject)
             stack.push_async_callback(restarts.stop)
+            nudge = Nudge(nc, names)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -145,9 +147,10 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                     settings.credential_write_burst,
                 ),
                 links=FileLinks(settings.signing_key, settings.gateway_url),
-                search=SearchReader(search_engine, progress, settings.signing_key),
+                search=SearchReader(search_engine, progress, settings.signing_key, nudge),
                 restarts=restarts,
                 sockets=sockets,
+                nudge=nudge,
             )
             app.state.nc = nc
             freeze_the_wiring()  # the gateway wired: out of the collector's reach (ADR 0165)

@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from chips_common.db.direct import Direct
+from chips_common.nats.nudge import Nudger, no_nudge
 from chips_gateway import metrics
 from chips_gateway.appender import AppendClient
 from chips_gateway.auth import Principal, Tickets, require_principal
@@ -40,6 +41,8 @@ class Context:
     search: SearchReader
     restarts: Restarts
     sockets: Sockets = field(default_factory=Sockets)
+    # Asks a consumer holding events to fold a workspace now (docs/adr/0168).
+    nudge: Nudger = no_nudge
 
 
 async def get_context(request: Request) -> Context:

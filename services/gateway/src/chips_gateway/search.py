@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from chips_common.db.principals import principal_for_token
 from chips_common.db.retry import once_more
 from chips_common.db.search_tables import CHECKPOINT_CHANNEL, TEXT_SEARCH_CONFIG
+from chips_common.nats.nudge import Nudger, no_nudge
 from chips_common.rules.devices import SESSION_PREFIX, session_device
 from chips_common.rules.search import HEADLINE_OPTIONS
 from chips_common.tokens import hash_token
@@ -265,11 +266,18 @@ class SearchReader:
     """
 
     def __init__(
-        self, engine: AsyncEngine, progress: IndexProgress | None = None, signing_key: str = ""
+        self,
+        engine: AsyncEngine,
+        progress: IndexProgress | None = None,
+        signing_key: str = "",
+        nudge: Nudger = no_nudge,
     ) -> None:
         self.engine = engine
         self.progress = progress
         self.signing_key = signing_key
+        # The index holds events a moment, to fold them together: a search that waits asks
+        # for its workspace (docs/adr/0168).
+        self.nudge = nudge
         self.tokens: OrderedDict[str, Searcher] = OrderedDict()
         # The rooms each remembered credential was last seen in: the planner's guess.
         self.rooms: dict[str, list[str]] = {}
@@ -328,8 +336,13 @@ class SearchReader:
         ``POLL_SECONDS``) the checkpoint is read. The search is sent again after the wait,
         whatever ended it, and says the seq it answers as of, so a wait cut short costs
         freshness said, never a stale answer passed off as fresh.
+
+        The index may be holding the workspace's events to fold them with later ones: it
+        is asked for the workspace first (a nudge, docs/adr/0168), and again whenever the
+        checkpoint is read.
         """
         deadline = time.monotonic() + timeout
+        await self.nudge("search", workspace_id, seq)
         while True:
             progress = self.progress
             if progress is not None and progress.listening:
@@ -354,6 +367,7 @@ class SearchReader:
             if await self.checkpoint(workspace_id) >= seq:
                 SEARCH_WAITS.labels("read").inc()
                 return
+            await self.nudge("search", workspace_id, seq)
 
     async def search(
         self,

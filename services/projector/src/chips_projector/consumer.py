@@ -15,6 +15,7 @@ posts only if nobody moved it meanwhile (``unlocked.py``, docs/adr/0162).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -31,6 +32,18 @@ tracer = otel.tracer("chips.projector")
 
 # How many events of a workspace one read brings.
 PAGE = 1000
+
+
+def may_wait(event: Mapping[str, Any]) -> bool:
+    """Whether folding ``event`` may wait to be folded with the workspace's next events
+    (docs/adr/0168; ``chips_common.service.held``). Pure.
+
+    True of a post: what its fold writes (the post's row, its room's count and last seq)
+    is read by a read that waits for its seq, and asks for it (``after_seq``, or the
+    log's head), or by one that takes the read models as they are. Nothing the projector
+    decides for another service reads it.
+    """
+    return event.get("type") == "message.post"
 
 
 async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> dict[str, int]:

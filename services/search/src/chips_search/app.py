@@ -20,7 +20,7 @@ from chips_common.service.consumer import BatchHandler
 from chips_common.service.health import About, Check
 from chips_common.service.worker import run_worker
 from chips_search.config import SearchSettings
-from chips_search.consumer import build_handler, sweep
+from chips_search.consumer import build_handler, may_wait, sweep
 
 BUILDS = "full-text index of messages and run steps (Postgres tsvector + GIN)"
 
@@ -105,6 +105,10 @@ async def run(settings: SearchSettings) -> None:
             # No connection check on the way out of the pool (a batch whose connection was
             # dead goes once more on a new one).
             engine_options={"pre_ping": False, "connect_args": {"options": SERVER_OPTIONS}},
+            # Every event is folded with others, a moment later: a search waits for the
+            # log's head and asks for its workspace at once (docs/adr/0168).
+            may_wait=may_wait,
+            wait=settings.consumer_hold_seconds,
         )
     finally:
         await direct.close()

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from sqlalchemy import func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -36,6 +37,14 @@ INDEXED = frozenset({"message.post", *store.APPLY})
 
 # How many events of a workspace one read brings.
 PAGE = 1000
+
+
+def may_wait(event: Mapping[str, Any]) -> bool:
+    """Whether folding ``event`` may wait to be folded with the workspace's next events
+    (docs/adr/0168; ``chips_common.service.held``). Pure: true of every event, since
+    every search waits for the log's head (or the seq it is asked as of) and asks for its
+    workspace while it waits."""
+    return True
 
 
 async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> dict[str, int]:

@@ -28,6 +28,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 from nats.aio.msg import Msg
@@ -87,8 +88,22 @@ class Asks:
             raise ConsumerGone(description.strip() or f"status {code}")
 
 
+class _Wake:
+    """What :meth:`Flow.wake` puts in the queue: no message, only a reason to return."""
+
+    data = b""
+    headers = None
+
+
+WAKE: Any = _Wake()
+
+
 class Flow:
-    """Messages of a pull subscription as they arrive, pull requests kept open."""
+    """Messages of a pull subscription as they arrive, pull requests kept open.
+
+    :meth:`wake` makes a waiting :meth:`next` return at once, with what it has (perhaps
+    nothing): the loop has something else to do (a nudge, docs/adr/0168).
+    """
 
     def __init__(
         self, sub: JetStreamContext.PullSubscription, batch: int, expires: float = 2.0
@@ -100,6 +115,14 @@ class Flow:
         self.queue: asyncio.Queue[Msg] = sub._sub._pending_queue
         self.subject: str = sub._nms
         self.inbox: str = sub._deliver
+        self.woken = False
+
+    def wake(self) -> None:
+        """Have :meth:`next` return now (at once if it waits; else the next time it would)."""
+        try:
+            self.queue.put_nowait(WAKE)
+        except asyncio.QueueFull:  # messages wait: next returns with them anyway
+            self.woken = True
 
     async def ask(self) -> None:
         n = self.asks.wanted()
@@ -109,7 +132,8 @@ class Flow:
             self.asks.asked(n)
 
     async def next(self, timeout: float) -> list[Msg]:
-        """At least one message and at most ``batch``, or TimeoutError after ``timeout``."""
+        """At least one message and at most ``batch``, or TimeoutError after ``timeout``;
+        woken (:meth:`wake`), what has come by then, perhaps nothing."""
         msgs: list[Msg] = []
         deadline = time.monotonic() + timeout
         while not msgs:
@@ -129,6 +153,9 @@ class Flow:
             self.take(first, msgs)
             while len(msgs) < self.asks.batch and not self.queue.empty():
                 self.take(self.queue.get_nowait(), msgs)
+            if self.woken:
+                self.woken = False
+                break
         return msgs
 
     async def give_back(self) -> int:
@@ -144,6 +171,9 @@ class Flow:
         return given
 
     def take(self, msg: Msg, into: list[Msg]) -> None:
+        if msg is WAKE:
+            self.woken = True
+            return
         self.sub._sub._pending_size -= len(msg.data)
         status = msg.headers.get(STATUS) if msg.headers else None
         if status is None:

@@ -46,6 +46,7 @@ from opentelemetry.trace import Link, Span, SpanKind
 
 from chips_common import otel
 from chips_common.db.away import database_away
+from chips_common.nats import nudge
 from chips_common.nats.pull import Flow
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service import poison
@@ -127,7 +128,7 @@ async def consume_events(
 
             await aside.settle(workspace_id, waiting.msgs, alone)
 
-    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due)
+    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc)
 
 
 async def consume_batches(
@@ -172,7 +173,7 @@ async def consume_batches(
             {w: waiting.msgs for w, waiting in due.items()},
         )
 
-    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due)
+    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc)
 
 
 async def _consume_until(
@@ -184,10 +185,11 @@ async def _consume_until(
     batch_size: int,
     held: Held | None = None,
     settle_due: SettleDue | None = None,
+    nc: NATS | None = None,
 ) -> None:
     while not stop.is_set():
         try:
-            await _consume(js, names, service, settle, stop, batch_size, held, settle_due)
+            await _consume(js, names, service, settle, stop, batch_size, held, settle_due, nc)
         except Exception:
             log.exception("%s lost its consumer; declaring it again", service)
             await asyncio.sleep(1)
@@ -206,7 +208,10 @@ async def _consume(
     batch_size: int,
     held: Held | None = None,
     settle_due: SettleDue | None = None,
+    nc: NATS | None = None,
 ) -> None:
+    """Consume until ``stop``. With ``held`` and ``nc``, nudges for a held workspace are
+    heard on the service's fold subject (docs/adr/0168)."""
     sub = await js.pull_subscribe(
         names.events_wildcard,
         durable=names.consumer(service),
@@ -224,6 +229,15 @@ async def _consume(
     # The consumer's pull requests stay open: the next events arrive while a batch is
     # handled, and a batch handled costs no request of its own (docs/adr/0116).
     flow = Flow(sub, batch_size)
+    nudges = None
+    if held is not None and nc is not None:
+        # A reader waiting for a held workspace asks for it (docs/adr/0168).
+        async def nudged(msg: Msg) -> None:
+            asked = nudge.decode(msg.data)
+            if asked is not None and held.want(*asked):
+                flow.wake()
+
+        nudges = await nc.subscribe(nudge.fold_subject(names, service), cb=nudged)
     try:
         while not stop.is_set():
             await lag.maybe_update(js)
@@ -245,6 +259,9 @@ async def _consume(
             for waiting in (held.take_all() if held is not None else {}).values():
                 for msg in waiting.msgs:
                     await msg.nak()
+        if nudges is not None:
+            with contextlib.suppress(Exception):
+                await nudges.unsubscribe()
         await sub.unsubscribe()
 
 
@@ -361,6 +378,8 @@ async def settle_batch(
                 continue
             if held is not None and (waiting := held.take(workspace_id)) is not None:
                 workspace_msgs, seq = waiting.msgs + workspace_msgs, max(seq, waiting.seq)
+            if held is not None:
+                held.folded(workspace_id, seq)
 
             async def alone(workspace_id: str = workspace_id, seq: int = seq) -> None:
                 await handle(workspace_id, seq)
@@ -396,6 +415,8 @@ async def settle_together(
             if workspace_id in batch.acted_on:
                 if held is not None and (waiting := held.take(workspace_id)) is not None:
                     workspace_msgs, seq = waiting.msgs + workspace_msgs, max(seq, waiting.seq)
+                if held is not None:
+                    held.folded(workspace_id, seq)
                 acted[workspace_id], msgs_of[workspace_id] = seq, workspace_msgs
             elif held is not None and workspace_id in batch.may_wait:
                 held.hold(workspace_id, workspace_msgs, seq)

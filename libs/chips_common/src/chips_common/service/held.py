@@ -15,6 +15,11 @@ the fold still reads the log in order from its checkpoint and saves the checkpoi
 own transaction; a message is acked only after a fold past it committed (a crash before
 that has it delivered again); and a failed fold settles the held messages with its own,
 through the same retries and dead letter (``poison.py``).
+
+A reader that must see a seq asks for it (``want``, from a nudge: docs/adr/0168): a
+workspace wanted is due at once, whether its messages are held already or come after the
+ask; the ask is dropped once a fold of the workspace reaches its seq, or after
+``want_for`` seconds (the reader has given up by then).
 """
 
 from __future__ import annotations
@@ -39,11 +44,32 @@ class Held:
     """The messages held, by workspace; pure but for the clock it is given."""
 
     def __init__(
-        self, wait: float = 1.0, most: int = 1000, clock: Callable[[], float] = time.monotonic
+        self,
+        wait: float = 1.0,
+        most: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+        want_for: float = 5.0,
     ) -> None:
-        self.wait, self.most, self.clock = wait, most, clock
+        self.wait, self.most, self.clock, self.want_for = wait, most, clock, want_for
         self.by_workspace: dict[str, Waiting] = {}
         self.count = 0
+        # Workspaces a reader waits for: the seq it waits for, and until when it is asked.
+        self.wanted: dict[str, tuple[int, float]] = {}
+
+    def want(self, workspace_id: str, seq: int) -> bool:
+        """A reader waits for ``seq`` of the workspace: it is due at once (now if held, or
+        as soon as its messages come). Returns whether anything of it is held now."""
+        asked = self.wanted.get(workspace_id)
+        seq = max(seq, asked[0]) if asked else seq
+        self.wanted[workspace_id] = (seq, self.clock() + self.want_for)
+        return workspace_id in self.by_workspace
+
+    def folded(self, workspace_id: str, seq: int) -> None:
+        """A fold of the workspace up to ``seq`` is about to run: an ask it answers is
+        dropped."""
+        asked = self.wanted.get(workspace_id)
+        if asked is not None and seq >= asked[0]:
+            del self.wanted[workspace_id]
 
     def hold(self, workspace_id: str, msgs: list[Msg], seq: int) -> None:
         waiting = self.by_workspace.get(workspace_id)
@@ -61,13 +87,28 @@ class Held:
         return waiting
 
     def due(self) -> dict[str, Waiting]:
-        """The workspaces whose wait ran out (every one, once ``most`` messages are held),
-        let go: they are folded now."""
+        """The workspaces whose wait ran out or that a reader waits for (every one, once
+        ``most`` messages are held), let go: they are folded now."""
         if self.count >= self.most:
-            return self.take_all()
+            return self.settled(self.take_all())
         now = self.clock()
-        late = [w for w, held in self.by_workspace.items() if now - held.since >= self.wait]
-        return {w: waiting for w in late if (waiting := self.take(w)) is not None}
+        late = [
+            w
+            for w, held in self.by_workspace.items()
+            if now - held.since >= self.wait or w in self.wanted
+        ]
+        return self.settled({w: waiting for w in late if (waiting := self.take(w)) is not None})
+
+    def settled(self, due: dict[str, Waiting]) -> dict[str, Waiting]:
+        """Drop the asks ``due`` answers (its fold reaches their seq) and those past their
+        time; returns ``due``."""
+        if self.wanted:
+            now = self.clock()
+            for workspace_id, (seq, until) in list(self.wanted.items()):
+                waiting = due.get(workspace_id)
+                if until <= now or (waiting is not None and waiting.seq >= seq):
+                    del self.wanted[workspace_id]
+        return due
 
     def take_all(self) -> dict[str, Waiting]:
         everything, self.by_workspace, self.count = self.by_workspace, {}, 0
@@ -77,5 +118,7 @@ class Held:
         """Seconds until the first wait runs out, at most ``longest`` (nothing held)."""
         if not self.by_workspace:
             return longest
+        if not self.wanted.keys().isdisjoint(self.by_workspace):
+            return 0.0
         first = min(held.since for held in self.by_workspace.values())
         return max(0.0, min(longest, first + self.wait - self.clock()))

@@ -127,7 +127,12 @@ class Worker:
         )
 
     async def consume_batches(
-        self, handler: BatchHandler, stop: asyncio.Event, *, may_wait: MayWait | None = None
+        self,
+        handler: BatchHandler,
+        stop: asyncio.Event,
+        *,
+        may_wait: MayWait | None = None,
+        wait: float = 1.0,
     ) -> None:
         """``consume_batches`` as this service, with its limits, until ``stop``."""
         await consume_batches(
@@ -139,6 +144,7 @@ class Worker:
             stop,
             limits=self.limits,
             may_wait=may_wait,
+            wait=wait,
         )
 
     async def serve(self, app: FastAPI, work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
@@ -159,6 +165,7 @@ async def run_worker(
     beside: Callable[[AsyncEngine, asyncio.Event], Awaitable[None]] | None = None,
     engine_options: EngineOptions | None = None,
     may_wait: MayWait | None = None,
+    wait: float = 1.0,
 ) -> None:
     """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
 
@@ -168,8 +175,8 @@ async def run_worker(
     built; each is given the engine. ``beside`` is more work run alongside the consumer
     until the same stop. ``build_batch_handler``, instead of ``build_handler``: a handler
     of each fetched batch's workspaces together (``consume_batches``). ``engine_options``
-    are ``build_engine``'s. ``may_wait``: of each event, whether its fold may wait
-    (``held.py``).
+    are ``build_engine``'s. ``may_wait``: of each event, whether its fold may wait, and
+    ``wait`` for how long at most (``held.py``; a batch handler's only).
     """
     async with Worker.wired(settings, service, **(engine_options or {})) as worker:
         engine = worker.engine
@@ -178,7 +185,7 @@ async def run_worker(
             batch_handler = build_batch_handler(engine)
 
             async def consume(stop: asyncio.Event) -> None:
-                await worker.consume_batches(batch_handler, stop, may_wait=may_wait)
+                await worker.consume_batches(batch_handler, stop, may_wait=may_wait, wait=wait)
         else:
             assert build_handler is not None, "a worker needs a handler"
             handler = build_handler(engine)

@@ -1,0 +1,71 @@
+"""A read that waits for a seq has the projector and search fold it at once (docs/adr/0168).
+
+The projector holds posts, and search every event, to fold them together a moment later
+(``CHIPS_CONSUMER_HOLD_SECONDS``). Here both are started again holding for a minute, far
+longer than a read waits for its seq (``CHIPS_READ_YOUR_WRITES_TIMEOUT_SECONDS``, 5 s):
+a read that asks for the seq of a post just made still finds it, as of that seq, because
+the gateway asks the holding consumer for the workspace while the read waits. Without the
+ask the read would give up after its wait and answer without the post.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from chips_devstack.stack import Stack
+from tests.e2e.client import Api
+
+HELD = ("projector", "search")
+
+
+@pytest.fixture(scope="module")
+def holding(stack: Stack) -> Iterator[Stack]:
+    """The suite's stack with the projector and search holding for a minute, put back
+    as it was afterwards."""
+    before = {service: dict(stack.extra_env.get(service, {})) for service in HELD}
+    try:
+        for service in HELD:
+            stack.extra_env[service] = {**before[service], "CHIPS_CONSUMER_HOLD_SECONDS": "60"}
+            stack.restart(service)
+        yield stack
+    finally:
+        for service in HELD:
+            stack.extra_env[service] = before[service]
+            stack.restart(service)
+
+
+@pytest.mark.timeout(180)  # two services are started again, twice
+async def test_a_read_asking_for_a_held_post_has_it_folded_at_once(
+    holding: Stack, api: Api
+) -> None:
+    owner = await api.create_workspace()
+    room = await api.open_space(owner, "Held")
+    first = await api.say(owner, room, "the heron waits by the weir")
+    second = await api.say(owner, room, "a second heron joins it")
+
+    r = await api.http.get(
+        f"/v1/spaces/{room}/messages", params={"after_seq": second}, headers=api.auth(owner)
+    )
+    assert r.status_code == 200, r.text
+    page = r.json()
+    assert page["as_of_seq"] >= second, "the projector folded the held posts when asked"
+    assert [m["seq"] for m in page["messages"] if m["seq"] in (first, second)] == [
+        first,
+        second,
+    ]
+
+    r = await api.http.get("/v1/search", params={"q": "heron"}, headers=api.auth(owner))
+    assert r.status_code == 200, r.text
+    found = r.json()
+    assert found["as_of_seq"] >= second, "search folded to the log's head when asked"
+    assert sorted(h["seq"] for h in found["hits"]) == [first, second]
+
+    # A later post in the same workspace, asked for by seq: asked for again, folded again.
+    third = await api.say(owner, room, "and the herons leave")
+    r = await api.http.get(
+        "/v1/search", params={"q": "leave", "after_seq": third}, headers=api.auth(owner)
+    )
+    assert r.status_code == 200, r.text
+    assert [h["seq"] for h in r.json()["hits"]] == [third]
