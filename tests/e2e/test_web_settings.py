@@ -108,7 +108,9 @@ async def test_an_admin_sets_the_referee_and_the_caps_and_the_door_decides_by_th
     assert [a.get("held", False) for a in acks] == [False] * 6 + [True]
     assert acks[6]["exchange"] == {"count": 7, "allowance": 6}
     r = await api.http.get(
-        f"/v1/spaces/{room}/messages", params={"limit": 50}, headers=api.auth(owner)
+        f"/v1/spaces/{room}/messages",
+        params={"limit": 50, "after_seq": acks[-1]["seq"]},
+        headers=api.auth(owner),
     )
     facts = {m["text"]: m.get("exchange") for m in r.json()["messages"] if m.get("text")}
     fourth = facts["@Scout part 3"]

@@ -51,7 +51,7 @@ from chips_common.nats.pull import Flow
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service import poison
 from chips_common.service.aside import SetAside
-from chips_common.service.held import Held, Waiting
+from chips_common.service.held import Held, LateAcks, Waiting
 from chips_common.service.metrics import LagProbe
 from chips_common.service.poison import Limits
 
@@ -104,6 +104,7 @@ async def consume_events(
     """
     poison.arm_test_hook(limits.fails_in)
     held = Held(wait) if may_wait is not None else None
+    late = LateAcks()
 
     async def settle(msgs: list[Msg]) -> None:
         await settle_batch(
@@ -117,6 +118,7 @@ async def consume_events(
             limits=limits,
             may_wait=may_wait,
             held=held,
+            late=late,
         )
 
     async def settle_due(due: dict[str, Waiting]) -> None:
@@ -128,7 +130,7 @@ async def consume_events(
 
             await aside.settle(workspace_id, waiting.msgs, alone)
 
-    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc)
+    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc, late)
 
 
 async def consume_batches(
@@ -150,6 +152,7 @@ async def consume_batches(
     workspaces held (``may_wait``) whose wait ran out are handed over together too."""
     poison.arm_test_hook(limits.fails_in)
     held = Held(wait) if may_wait is not None else None
+    late = LateAcks()
 
     async def settle(msgs: list[Msg]) -> None:
         await settle_together(
@@ -163,6 +166,7 @@ async def consume_batches(
             limits=limits,
             may_wait=may_wait,
             held=held,
+            late=late,
         )
 
     async def settle_due(due: dict[str, Waiting]) -> None:
@@ -173,7 +177,7 @@ async def consume_batches(
             {w: waiting.msgs for w, waiting in due.items()},
         )
 
-    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc)
+    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc, late)
 
 
 async def _consume_until(
@@ -186,10 +190,11 @@ async def _consume_until(
     held: Held | None = None,
     settle_due: SettleDue | None = None,
     nc: NATS | None = None,
+    late: LateAcks | None = None,
 ) -> None:
     while not stop.is_set():
         try:
-            await _consume(js, names, service, settle, stop, batch_size, held, settle_due, nc)
+            await _consume(js, names, service, settle, stop, batch_size, held, settle_due, nc, late)
         except Exception:
             log.exception("%s lost its consumer; declaring it again", service)
             await asyncio.sleep(1)
@@ -209,9 +214,11 @@ async def _consume(
     held: Held | None = None,
     settle_due: SettleDue | None = None,
     nc: NATS | None = None,
+    late: LateAcks | None = None,
 ) -> None:
     """Consume until ``stop``. With ``held`` and ``nc``, nudges for a held workspace are
-    heard on the service's fold subject (docs/adr/0168)."""
+    heard on the service's fold subject; ``late``'s messages are acked once due, and all
+    on the way out (docs/adr/0168)."""
     sub = await js.pull_subscribe(
         names.events_wildcard,
         durable=names.consumer(service),
@@ -241,8 +248,9 @@ async def _consume(
     try:
         while not stop.is_set():
             await lag.maybe_update(js)
+            longest = 1.0 if late is None else late.next_in(1.0)
             try:
-                msgs = await flow.next(timeout=1 if held is None else held.next_in(1))
+                msgs = await flow.next(timeout=longest if held is None else held.next_in(longest))
             except (TimeoutError, NatsTimeout):
                 msgs = []
             if msgs:
@@ -250,7 +258,13 @@ async def _consume(
             due = held.due() if held is not None and held.by_workspace else {}
             if due and settle_due is not None:
                 await settle_due(due)
+            if late is not None and late.msgs:
+                for msg in late.due():
+                    await msg.ack()
     finally:
+        with contextlib.suppress(Exception):  # read past: acked, not handed out again
+            for msg in late.take_all() if late is not None else []:
+                await msg.ack()
         with contextlib.suppress(Exception):  # the connection may be gone already
             await flow.give_back()
         # What is held is handed out again at once, to this process started again or to
@@ -358,11 +372,14 @@ async def settle_batch(
     limits: Limits = DEFAULT_LIMITS,
     may_wait: MayWait | None = None,
     held: Held | None = None,
+    late: LateAcks | None = None,
 ) -> None:
     """Each workspace of the batch handed to ``handle`` on its own; its messages acked
     after it returns, or naked with a growing delay if it failed (a poison event set aside
     once its cap is reached, ``poison.py``). With ``held``, a workspace whose events may
-    all wait is held there, and one handed over takes what was held of it along."""
+    all wait is held there, and one handed over takes what was held of it along. With
+    ``late``, a workspace with nothing acted on has its messages acked there, together a
+    moment later, rather than at once."""
     batch = await sort_batch(nc, names, msgs, service, wanted, may_wait if held else None)
     spans = batch.spans(service)
     aside = SetAside(nc, js, names, service, limits)
@@ -373,8 +390,7 @@ async def settle_batch(
                 if held is not None and workspace_id in batch.may_wait:
                     held.hold(workspace_id, workspace_msgs, seq)
                     continue
-                for msg in workspace_msgs:
-                    await msg.ack()
+                await ack(workspace_msgs, late)
                 continue
             if held is not None and (waiting := held.take(workspace_id)) is not None:
                 workspace_msgs, seq = waiting.msgs + workspace_msgs, max(seq, waiting.seq)
@@ -402,9 +418,11 @@ async def settle_together(
     limits: Limits = DEFAULT_LIMITS,
     may_wait: MayWait | None = None,
     held: Held | None = None,
+    late: LateAcks | None = None,
 ) -> None:
     """The batch's workspaces handed to ``handle`` at once (``fold_together``); with
-    ``held``, as ``settle_batch``: those whose events may all wait are held there."""
+    ``held`` and ``late``, as ``settle_batch``: those whose events may all wait are held
+    there, and those with nothing acted on acked a moment later."""
     batch = await sort_batch(nc, names, msgs, service, wanted, may_wait if held else None)
     spans = batch.spans(service)
     try:
@@ -421,12 +439,20 @@ async def settle_together(
             elif held is not None and workspace_id in batch.may_wait:
                 held.hold(workspace_id, workspace_msgs, seq)
             else:
-                for msg in workspace_msgs:
-                    await msg.ack()
+                await ack(workspace_msgs, late)
         await fold_together(SetAside(nc, js, names, service, limits), handle, acted, msgs_of)
     finally:
         for span in spans:
             span.end()
+
+
+async def ack(msgs: list[Msg], late: LateAcks | None) -> None:
+    """Ack messages no fold waits for: with ``late``, together a moment later."""
+    if late is not None:
+        late.add(msgs)
+        return
+    for msg in msgs:
+        await msg.ack()
 
 
 async def fold_together(

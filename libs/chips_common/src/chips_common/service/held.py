@@ -122,3 +122,39 @@ class Held:
             return 0.0
         first = min(held.since for held in self.by_workspace.values())
         return max(0.0, min(longest, first + self.wait - self.clock()))
+
+
+class LateAcks:
+    """Messages of events the consumer does not act on, acked together a moment later
+    rather than one by one as they come (docs/adr/0168): one write for many acks, for the
+    consumer and for the server. Nothing waits on them; a crash before they are acked has
+    them delivered again, and read past again. Pure but for the clock it is given."""
+
+    def __init__(
+        self, wait: float = 0.2, most: int = 256, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.wait, self.most, self.clock = wait, most, clock
+        self.msgs: list[Msg] = []
+        self.since = 0.0
+
+    def add(self, msgs: list[Msg]) -> None:
+        if not self.msgs:
+            self.since = self.clock()
+        self.msgs.extend(msgs)
+
+    def due(self) -> list[Msg]:
+        """What is to be acked now (everything, once ``wait`` has passed since the first
+        or ``most`` are waiting), let go."""
+        if not self.msgs or (len(self.msgs) < self.most and self.clock() - self.since < self.wait):
+            return []
+        return self.take_all()
+
+    def take_all(self) -> list[Msg]:
+        msgs, self.msgs = self.msgs, []
+        return msgs
+
+    def next_in(self, longest: float) -> float:
+        """Seconds until what waits is due, at most ``longest`` (nothing waits)."""
+        if not self.msgs:
+            return longest
+        return max(0.0, min(longest, self.since + self.wait - self.clock()))
