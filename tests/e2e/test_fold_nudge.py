@@ -5,7 +5,8 @@ The projector holds posts, and search every event, to fold them together a momen
 longer than a read waits for its seq (``CHIPS_READ_YOUR_WRITES_TIMEOUT_SECONDS``, 5 s):
 a read that asks for the seq of a post just made still finds it, as of that seq, because
 the gateway asks the holding consumer for the workspace while the read waits. Without the
-ask the read would give up after its wait and answer without the post.
+ask the read would give up after its wait and answer without the post. (Search's sweep,
+which folds a workspace left behind, is slowed to a minute too.)
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ def holding(stack: Stack) -> Iterator[Stack]:
     before = {service: dict(stack.extra_env.get(service, {})) for service in HELD}
     try:
         for service in HELD:
-            stack.extra_env[service] = {**before[service], "CHIPS_CONSUMER_HOLD_SECONDS": "60"}
+            stack.extra_env[service] = {
+                **before[service],
+                "CHIPS_CONSUMER_HOLD_SECONDS": "60",
+                # Search's sweep would fold what is held on its own a second or two later.
+                "CHIPS_SEARCH_SWEEP_SECONDS": "60",
+            }
             stack.restart(service)
         yield stack
     finally:
