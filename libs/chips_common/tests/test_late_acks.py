@@ -84,7 +84,7 @@ async def test_the_loop_acks_what_waits_once_due_and_the_rest_on_the_way_out(
             return await super().next(timeout)
 
     flow = Ticking([[first], None, None, [second]], stop)
-    monkeypatch.setattr(consumer, "Flow", lambda sub, batch: flow)
+    monkeypatch.setattr(consumer, "Flow", lambda sub, batch, **_: flow)
     seen: list[str | None] = []
 
     async def handle(workspace_id: str, seq: int) -> None:

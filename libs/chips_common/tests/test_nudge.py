@@ -188,7 +188,7 @@ async def test_the_loop_folds_a_workspace_asked_for_before_its_wait_ran_out(
             return await super().next(timeout)
 
     flow = Nudged([[post, other]], stop)
-    monkeypatch.setattr(consumer, "Flow", lambda sub, batch: flow)
+    monkeypatch.setattr(consumer, "Flow", lambda sub, batch, **_: flow)
     calls: list[tuple[str, int]] = []
 
     async def handle(workspace_id: str, seq: int) -> None:

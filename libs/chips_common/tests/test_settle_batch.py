@@ -120,6 +120,8 @@ class FakeFlow:
     """Stands for the consumer's flow of messages: each ``next`` answers from a script, a
     batch or a timeout; when the script runs out it stops the loop."""
 
+    pace = None  # not paced
+
     def __init__(self, script: list[list[FakeMsg] | None], stop: asyncio.Event) -> None:
         self.script = script
         self.stop = stop
@@ -174,7 +176,7 @@ async def test_the_loop_handles_every_batch_in_order_through_timeouts(
     stop = asyncio.Event()
     one, two, three = (FakeMsg("ws_a", n, "message.post") for n in (1, 2, 3))
     flow = FakeFlow([None, [one], None, None, [two, three], None], stop)
-    monkeypatch.setattr(consumer, "Flow", lambda sub, batch: flow)
+    monkeypatch.setattr(consumer, "Flow", lambda sub, batch, **_: flow)
     sub = FakeSubscription()
     handled: list[dict[str, int]] = []
 
@@ -385,7 +387,7 @@ async def test_the_loop_hands_over_what_waited_once_its_wait_ran_out(
             return await super().next(timeout)
 
     flow = Ticking([[early], None, None, [late]], stop)
-    monkeypatch.setattr(consumer, "Flow", lambda sub, batch: flow)
+    monkeypatch.setattr(consumer, "Flow", lambda sub, batch, **_: flow)
     names = Names("CHIPS", "chips")
     nc = cast(NATS, None)
     calls: list[tuple[str, int]] = []

@@ -121,7 +121,13 @@ async def run(settings: AttachmentsSettings) -> None:
             # notes are heard beside it (docs/adr/0137).
             heard = asyncio.create_task(hearing.run(stop))
             try:
-                await worker.consume(handler, stop, wanted=frozenset({"space.erased"}))
+                # Asked for at most every CHIPS_CONSUMER_HOLD_SECONDS (docs/adr/0168).
+                await worker.consume(
+                    handler,
+                    stop,
+                    wanted=frozenset({"space.erased"}),
+                    pace=settings.consumer_hold_seconds,
+                )
             finally:
                 stop.set()
                 await heard

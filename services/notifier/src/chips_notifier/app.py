@@ -84,7 +84,12 @@ async def run(settings: NotifierSettings) -> None:
         async def work(stop: asyncio.Event) -> None:
             # Only the events that may make or settle a notice prompt a fold; the rest
             # are acked as they come, and the sweep moves the checkpoint past them.
-            await asyncio.gather(worker.consume(handler, stop, wanted=known.may_act), beside(stop))
+            # Asked for at most every CHIPS_CONSUMER_HOLD_SECONDS; a read of a person's
+            # notifications that waits asks for the workspace (docs/adr/0168).
+            consuming = worker.consume(
+                handler, stop, wanted=known.may_act, pace=settings.consumer_hold_seconds
+            )
+            await asyncio.gather(consuming, beside(stop))
 
         health = build_health_app(
             {**worker.checks(), "vapid_keys": keys_made}, BUILT, build_about(engine, settings)

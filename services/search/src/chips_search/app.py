@@ -109,6 +109,7 @@ async def run(settings: SearchSettings) -> None:
             # log's head and asks for its workspace at once (docs/adr/0168).
             may_wait=may_wait,
             wait=settings.consumer_hold_seconds,
+            pace=settings.consumer_hold_seconds,
         )
     finally:
         await direct.close()

@@ -20,6 +20,14 @@ the loop is told so and declares its consumer again), and a request past its exp
 forgotten here too, in case its answer was lost (a reconnect). Counting too little asks again
 (harmless: a few more messages buffered); counting too much could only wait out an
 expiry, which is why it is short.
+
+A consumer that may fold late (its reads ask for what they wait for, docs/adr/0168) can
+be paced (``pace`` seconds, :class:`Pace`): instead of having every event pushed to it as
+it is published, a wake-up each, it asks for one message with a lingering request, then
+for nothing until ``pace`` seconds after that message came, then for everything waiting
+with one ``no_wait`` request (again at once while they come in full pages), and so on:
+one request and one burst per ``pace`` while events come, the same lingering request as
+before while none do. :meth:`Flow.wake` makes a paced flow ask at once.
 """
 
 from __future__ import annotations
@@ -88,6 +96,66 @@ class Asks:
             raise ConsumerGone(description.strip() or f"status {code}")
 
 
+# A paced flow's states (:class:`Pace`).
+IDLE, COLLECT, FETCH = "idle", "collect", "fetch"
+
+
+class Pace:
+    """When a paced flow asks, and for what. Pure but for the clock it is given.
+
+    ``idle``: one lingering request for one message is open; the message that ends it
+    starts ``collect``: nothing is asked for until ``every`` seconds after it came (or
+    until :meth:`now`); then ``fetch``: one ``no_wait`` request for up to ``batch``. A page
+    that came full is followed by another at once; one that brought some, by ``collect``
+    again; one that brought none, by ``idle``.
+    """
+
+    def __init__(
+        self, every: float, batch: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.every, self.batch, self.clock = every, batch, clock
+        self.state = IDLE
+        self.quiet_until = 0.0
+        self.brought = 0
+
+    def ask(self, credit: int) -> dict[str, Any] | None:
+        """The pull request to send now, or None (one is open, or it is not time)."""
+        if credit > 0:
+            return None
+        if self.state == FETCH:
+            if self.brought >= self.batch:  # a full page: more may be waiting
+                self.brought = 0
+                return {"batch": self.batch, "no_wait": True}
+            if self.brought > 0:
+                self.state, self.quiet_until = COLLECT, self.clock() + self.every
+            else:
+                self.state = IDLE
+        if self.state == COLLECT:
+            if self.clock() < self.quiet_until:
+                return None
+            self.state, self.brought = FETCH, 0
+            return {"batch": self.batch, "no_wait": True}
+        return {"batch": 1}
+
+    def came(self) -> None:
+        """A message came."""
+        if self.state == IDLE:
+            self.state, self.quiet_until = COLLECT, self.clock() + self.every
+        elif self.state == FETCH:
+            self.brought += 1
+
+    def now(self) -> None:
+        """Ask for what is waiting at once (a reader waits for it). While idle the open
+        request brings the next message at once anyway."""
+        self.quiet_until = 0.0
+
+    def wait(self, longest: float) -> float:
+        """How long to wait for a message before asking again, at most ``longest``."""
+        if self.state == COLLECT:
+            return max(0.0, min(longest, self.quiet_until - self.clock()))
+        return longest
+
+
 class _Wake:
     """What :meth:`Flow.wake` puts in the queue: no message, only a reason to return."""
 
@@ -106,10 +174,15 @@ class Flow:
     """
 
     def __init__(
-        self, sub: JetStreamContext.PullSubscription, batch: int, expires: float = 2.0
+        self,
+        sub: JetStreamContext.PullSubscription,
+        batch: int,
+        expires: float = 2.0,
+        pace: float = 0.0,
     ) -> None:
         self.sub = sub
         self.asks = Asks(batch, expires)
+        self.pace = Pace(pace, batch) if pace > 0 else None
         # nats-py's own: the subscription's queue, the request subject and the inbox its
         # answers come to (``fetch`` uses the same three).
         self.queue: asyncio.Queue[Msg] = sub._sub._pending_queue
@@ -125,11 +198,18 @@ class Flow:
             self.woken = True
 
     async def ask(self) -> None:
-        n = self.asks.wanted()
-        if n:
-            request = {"batch": n, "expires": int(self.asks.expires * 1e9)}
-            await self.sub._nc.publish(self.subject, orjson.dumps(request), reply=self.inbox)
-            self.asks.asked(n)
+        request: dict[str, Any] | None
+        if self.pace is not None:
+            request = self.pace.ask(self.asks.credit())
+        else:
+            n = self.asks.wanted()
+            request = {"batch": n} if n else None
+        if request is None:
+            return
+        if not request.get("no_wait"):
+            request["expires"] = int(self.asks.expires * 1e9)
+        await self.sub._nc.publish(self.subject, orjson.dumps(request), reply=self.inbox)
+        self.asks.asked(request["batch"])
 
     async def next(self, timeout: float) -> list[Msg]:
         """At least one message and at most ``batch``, or TimeoutError after ``timeout``;
@@ -145,8 +225,11 @@ class Flow:
                 # What ``get`` would return at once, without arming a timeout for it.
                 first = self.queue.get_nowait()
             else:
+                longest = (
+                    self.asks.expires if self.pace is None else self.pace.wait(self.asks.expires)
+                )
                 try:
-                    async with asyncio.timeout(min(left, self.asks.expires)):
+                    async with asyncio.timeout(min(left, longest)):
                         first = await self.queue.get()
                 except TimeoutError:
                     continue  # the deadline, or an expiry passed: ask again, or give up
@@ -173,11 +256,15 @@ class Flow:
     def take(self, msg: Msg, into: list[Msg]) -> None:
         if msg is WAKE:
             self.woken = True
+            if self.pace is not None:
+                self.pace.now()
             return
         self.sub._sub._pending_size -= len(msg.data)
         status = msg.headers.get(STATUS) if msg.headers else None
         if status is None:
             self.asks.delivered()
+            if self.pace is not None:
+                self.pace.came()
             into.append(msg)
         else:
             # nats-py keys the description by its own enum member, not the plain string.

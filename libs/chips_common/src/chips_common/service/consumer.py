@@ -51,7 +51,7 @@ from chips_common.nats.pull import Flow
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service import poison
 from chips_common.service.aside import SetAside
-from chips_common.service.held import Held, LateAcks, Waiting
+from chips_common.service.held import Held, LateAcks, Waiting, heard
 from chips_common.service.metrics import LagProbe
 from chips_common.service.poison import Limits
 
@@ -89,6 +89,7 @@ async def consume_events(
     limits: Limits = DEFAULT_LIMITS,
     may_wait: MayWait | None = None,
     wait: float = 1.0,
+    pace: float = 0.0,
 ) -> None:
     """Consume until ``stop``; if the stream or consumer goes away, declare them again.
 
@@ -101,6 +102,8 @@ async def consume_events(
     ``may_wait``: of each event wanted, whether its fold may wait; a workspace whose batch
     holds only such events is held, unacked, and handed over with its next event that may
     not, or ``wait`` seconds later (``held.py``).
+    ``pace``: ask for events at most every ``pace`` seconds while they come, for a
+    consumer whose reads ask for what they wait for (``pull.Pace``, docs/adr/0168).
     """
     poison.arm_test_hook(limits.fails_in)
     held = Held(wait) if may_wait is not None else None
@@ -130,7 +133,9 @@ async def consume_events(
 
             await aside.settle(workspace_id, waiting.msgs, alone)
 
-    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc, late)
+    await _consume_until(
+        js, names, service, settle, stop, batch_size, held, settle_due, nc, late, pace
+    )
 
 
 async def consume_batches(
@@ -146,6 +151,7 @@ async def consume_batches(
     limits: Limits = DEFAULT_LIMITS,
     may_wait: MayWait | None = None,
     wait: float = 1.0,
+    pace: float = 0.0,
 ) -> None:
     """As ``consume_events``, with ``handle`` called once per fetched batch, for every
     workspace in it together: one transaction for the batch, not one per workspace. The
@@ -177,7 +183,9 @@ async def consume_batches(
             {w: waiting.msgs for w, waiting in due.items()},
         )
 
-    await _consume_until(js, names, service, settle, stop, batch_size, held, settle_due, nc, late)
+    await _consume_until(
+        js, names, service, settle, stop, batch_size, held, settle_due, nc, late, pace
+    )
 
 
 async def _consume_until(
@@ -191,10 +199,13 @@ async def _consume_until(
     settle_due: SettleDue | None = None,
     nc: NATS | None = None,
     late: LateAcks | None = None,
+    pace: float = 0.0,
 ) -> None:
     while not stop.is_set():
         try:
-            await _consume(js, names, service, settle, stop, batch_size, held, settle_due, nc, late)
+            await _consume(
+                js, names, service, settle, stop, batch_size, held, settle_due, nc, late, pace
+            )
         except Exception:
             log.exception("%s lost its consumer; declaring it again", service)
             await asyncio.sleep(1)
@@ -215,10 +226,12 @@ async def _consume(
     settle_due: SettleDue | None = None,
     nc: NATS | None = None,
     late: LateAcks | None = None,
+    pace: float = 0.0,
 ) -> None:
-    """Consume until ``stop``. With ``held`` and ``nc``, nudges for a held workspace are
-    heard on the service's fold subject; ``late``'s messages are acked once due, and all
-    on the way out (docs/adr/0168)."""
+    """Consume until ``stop``. With ``held`` or ``pace``, and ``nc``, nudges are heard on
+    the service's fold subject: a nudge for a held workspace, or any on a paced flow, has
+    the flow ask at once; ``late``'s messages are acked once due, and all on the way out
+    (docs/adr/0168)."""
     sub = await js.pull_subscribe(
         names.events_wildcard,
         durable=names.consumer(service),
@@ -235,15 +248,11 @@ async def _consume(
     lag = LagProbe(names.events_stream, names.consumer(service))
     # The consumer's pull requests stay open: the next events arrive while a batch is
     # handled, and a batch handled costs no request of its own (docs/adr/0116).
-    flow = Flow(sub, batch_size)
+    flow = Flow(sub, batch_size, pace=pace)
     nudges = None
-    if held is not None and nc is not None:
-        # A reader waiting for a held workspace asks for it (docs/adr/0168).
-        async def nudged(msg: Msg) -> None:
-            asked = nudge.decode(msg.data)
-            if asked is not None and held.want(*asked):
-                flow.wake()
-
+    if (held is not None or flow.pace is not None) and nc is not None:
+        # A reader waiting for a workspace asks for it (docs/adr/0168).
+        nudged = heard(held, flow.wake, paced=flow.pace is not None)
         nudges = await nc.subscribe(nudge.fold_subject(names, service), cb=nudged)
     try:
         while not stop.is_set():

@@ -25,10 +25,12 @@ ask; the ask is dropped once a fold of the workspace reaches its seq, or after
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from nats.aio.msg import Msg
+
+from chips_common.nats import nudge
 
 
 @dataclass
@@ -158,3 +160,21 @@ class LateAcks:
         if not self.msgs:
             return longest
         return max(0.0, min(longest, self.since + self.wait - self.clock()))
+
+
+def heard(
+    held: Held | None, wake: Callable[[], None], *, paced: bool
+) -> Callable[[Msg], Awaitable[None]]:
+    """What a consumer does with a nudge (docs/adr/0168): the ask is recorded in ``held``;
+    the flow is woken when the workspace is held now, or always when it is paced (what is
+    asked for may still be waiting on the server)."""
+
+    async def nudged(msg: Msg) -> None:
+        asked = nudge.decode(msg.data)
+        if asked is None:
+            return
+        held_now = held.want(*asked) if held is not None else False
+        if held_now or paced:
+            wake()
+
+    return nudged

@@ -112,6 +112,7 @@ class Worker:
         *,
         wanted: Wanted | None = None,
         may_wait: MayWait | None = None,
+        pace: float = 0.0,
     ) -> None:
         """``consume_events`` as this service, with its limits, until ``stop``."""
         await consume_events(
@@ -124,6 +125,7 @@ class Worker:
             wanted=wanted,
             limits=self.limits,
             may_wait=may_wait,
+            pace=pace,
         )
 
     async def consume_batches(
@@ -133,6 +135,7 @@ class Worker:
         *,
         may_wait: MayWait | None = None,
         wait: float = 1.0,
+        pace: float = 0.0,
     ) -> None:
         """``consume_batches`` as this service, with its limits, until ``stop``."""
         await consume_batches(
@@ -145,6 +148,7 @@ class Worker:
             limits=self.limits,
             may_wait=may_wait,
             wait=wait,
+            pace=pace,
         )
 
     async def serve(self, app: FastAPI, work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
@@ -166,6 +170,7 @@ async def run_worker(
     engine_options: EngineOptions | None = None,
     may_wait: MayWait | None = None,
     wait: float = 1.0,
+    pace: float = 0.0,
 ) -> None:
     """Connect, declare the streams, and consume ``CHIPS_EVENTS`` until stopped.
 
@@ -176,7 +181,8 @@ async def run_worker(
     until the same stop. ``build_batch_handler``, instead of ``build_handler``: a handler
     of each fetched batch's workspaces together (``consume_batches``). ``engine_options``
     are ``build_engine``'s. ``may_wait``: of each event, whether its fold may wait, and
-    ``wait`` for how long at most (``held.py``; a batch handler's only).
+    ``wait`` for how long at most (``held.py``; a batch handler's only). ``pace``: ask for
+    events at most that often while they come (``pull.Pace``).
     """
     async with Worker.wired(settings, service, **(engine_options or {})) as worker:
         engine = worker.engine
@@ -185,13 +191,15 @@ async def run_worker(
             batch_handler = build_batch_handler(engine)
 
             async def consume(stop: asyncio.Event) -> None:
-                await worker.consume_batches(batch_handler, stop, may_wait=may_wait, wait=wait)
+                await worker.consume_batches(
+                    batch_handler, stop, may_wait=may_wait, wait=wait, pace=pace
+                )
         else:
             assert build_handler is not None, "a worker needs a handler"
             handler = build_handler(engine)
 
             async def consume(stop: asyncio.Event) -> None:
-                await worker.consume(handler, stop, may_wait=may_wait)
+                await worker.consume(handler, stop, may_wait=may_wait, pace=pace)
 
         async def work(stop: asyncio.Event) -> None:
             if beside is None:

@@ -165,10 +165,14 @@ async def wait_folded(ctx: Context, inbox: Inbox, workspace_id: str, seq: int) -
     """Wait (a bounded while) for the notifier to fold the log up to ``seq``; the seq
     it has reached."""
     deadline = time.monotonic() + ctx.settings.read_your_writes_timeout_seconds
+    polls = 0
     while True:
         folded = await inbox.folded(workspace_id)
         if folded >= seq or time.monotonic() >= deadline:
             return folded
+        if polls % 4 == 0:  # the notifier asks for events at its pace: asked now (ADR 0168)
+            await ctx.nudge("notifier", workspace_id, seq)
+        polls += 1
         await asyncio.sleep(0.05)
 
 
