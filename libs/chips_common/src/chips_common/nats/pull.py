@@ -36,7 +36,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from nats.aio.msg import Msg
@@ -96,6 +96,14 @@ class Asks:
             raise ConsumerGone(description.strip() or f"status {code}")
 
 
+class PullRequest(TypedDict, total=False):
+    """A pull request's body, as JetStream reads it."""
+
+    batch: int
+    expires: int  # nanoseconds
+    no_wait: bool
+
+
 # A paced flow's states (:class:`Pace`).
 IDLE, COLLECT, FETCH = "idle", "collect", "fetch"
 
@@ -118,7 +126,7 @@ class Pace:
         self.quiet_until = 0.0
         self.brought = 0
 
-    def ask(self, credit: int) -> dict[str, Any] | None:
+    def ask(self, credit: int) -> PullRequest | None:
         """The pull request to send now, or None (one is open, or it is not time)."""
         if credit > 0:
             return None
@@ -198,7 +206,7 @@ class Flow:
             self.woken = True
 
     async def ask(self) -> None:
-        request: dict[str, Any] | None
+        request: PullRequest | None
         if self.pace is not None:
             request = self.pace.ask(self.asks.credit())
         else:
