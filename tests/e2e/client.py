@@ -262,8 +262,14 @@ class Api:
         assert data["as_of_seq"] >= after_seq
         return data
 
-    async def lines(self, who: Identity, space_id: str, after_seq: int = 0) -> list[dict[str, Any]]:
-        """What the room shows (messages and system lines) once it holds ``after_seq``."""
+    async def lines(
+        self, who: Identity, space_id: str, after_seq: int | None = None
+    ) -> list[dict[str, Any]]:
+        """What the room shows (messages and system lines) once it holds ``after_seq``: by
+        default the newest seq ``who`` may read, everything logged before the call (the
+        projector may hold posts a moment to fold them together, and is asked for them)."""
+        if after_seq is None:
+            after_seq = await self.head(who)
         r = await self.http.get(
             f"/v1/spaces/{space_id}/messages",
             params={"after_seq": after_seq, "limit": 500},
