@@ -158,11 +158,10 @@ async def room_lines(
     """
     await require_member(ctx, caller, space_id)
     ws_id = caller.workspace_id
-    as_of = (
-        await wait_for_checkpoint(ctx, ws_id, after_seq)
-        if after_seq is not None
-        else await checkpoint(ctx, ws_id)
-    )
+    # Without after_seq, as of the log's head now: the projector may hold posts a moment
+    # to fold them together, and is asked for them (docs/adr/0168).
+    head = after_seq if after_seq is not None else await ctx.reader.head(ws_id)
+    as_of = await wait_for_checkpoint(ctx, ws_id, head)
     msg, hidden, fb = pt.rm_messages, pt.rm_hidden, pt.rm_feedback
     mine_hidden = (
         select(hidden.c.message_id)
