@@ -9,15 +9,16 @@ Starts the whole system on free ports (127.0.0.1 only), then
    and the eventlog unless told), and prints each one's top functions by own time and by
    total time, and the CPU each process spent per message during the load. The load is
    ``pipe`` (bench/fastpath.py: 16 sockets x 8 in flight), ``seq`` (one HTTP post at a
-   time, the idle append's cost), ``seen`` (a person's socket posts, a harness's socket
-   sees it, one at a time) or ``loaded`` (``seen`` while ``--rate`` msg/s more go in).
+   time, the idle append's cost), ``http8`` (8 HTTP posts in flight), ``seen`` (a
+   person's socket posts, a harness's socket sees it, one at a time) or ``loaded``
+   (``seen`` while ``--rate`` msg/s more go in).
 
 Writes bench/results/<label>trace.txt and bench/results/<label>profile-<service>.txt (the
 top lists), and keeps py-spy's raw stacks next to the stack's logs. Needs py-spy
 (``uvx py-spy`` is used when it is not on PATH).
 
     .venv/bin/python bench/profile.py [--seconds 15] [--posts 100] [--label before-]
-        [--load pipe|seq|seen|loaded] [--rate 200] [--no-trace]
+        [--load pipe|seq|http8|seen|loaded] [--rate 200] [--no-trace]
         [--procs gateway_a,eventlog,projector,search]
 """
 
@@ -42,7 +43,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fastpath import Ws, cpu_seconds, pipe, post, postgres_cpu, seen
+from fastpath import Ws, cpu_seconds, http8, pipe, post, postgres_cpu, seen
 
 from chips_cli import trace
 from chips_devstack.stack import UNLIMITED, local_stack
@@ -184,7 +185,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--label", default="")
     parser.add_argument("--posts", type=int, default=100, help="idle posts for the breakdown")
-    parser.add_argument("--load", choices=["pipe", "seq", "seen", "loaded"], default="pipe")
+    parser.add_argument(
+        "--load", choices=["pipe", "seq", "http8", "seen", "loaded"], default="pipe"
+    )
     parser.add_argument("--rate", type=int, default=200, help="background msg/s of loaded")
     parser.add_argument("--procs", default="gateway_a,eventlog", help="processes to sample")
     parser.add_argument("--no-trace", action="store_true", help="skip the idle trace")
@@ -241,6 +244,8 @@ def main() -> None:
             load = asyncio.run(
                 seen(url, owner, harness, space, 100_000, args.seconds + 2, rate=args.rate)
             )
+        elif args.load == "http8":
+            load = asyncio.run(http8(stack.gateway_a, [owner], space, 1_000_000, args.seconds + 2))
         else:
             load = asyncio.run(seq_load(stack.gateway_a, owner, space, args.seconds + 2))
         cpu = {n: cpu_seconds(p) - cpu_before[n] for n, p in pids.items()}

@@ -78,6 +78,9 @@ class Commit(Publishing):
             raise
         if written is not None:
             state, head_seq = written
+            if state.principals_changed():
+                for item in items:
+                    item.principals_changed = True
             state.settle(
                 head_seq,
                 [

@@ -104,3 +104,5 @@ class Appender(Partitions):
         self.clear_due: float | None = None
         self.clear_every = clear_every
         self.clear_at_most = clear_at_most
+        # A principals notice could not be sent: one naming every workspace is owed.
+        self.principals_owed = False

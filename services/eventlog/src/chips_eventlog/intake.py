@@ -168,6 +168,8 @@ class Intake(Commit):
         that order, so an event is on its way to the gateways before its writer hears the
         ack. The publisher task awaits the stream's acks and clears the outbox.
         """
+        for workspace_id in {i.request.workspace_id for i in items if i.principals_changed}:
+            await self.notice_principals(workspace_id)
         traced = [(e, item.traceparent) for item in items if item.answer for e in item.published]
         sent = await self.send_events(traced)
         for item in items:

@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from chips_common import otel
 from chips_common.db import tables as t
+from chips_common.nats.principals import EVERY_WORKSPACE
 from chips_common.nats.pull import Flow
 from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, state_store
@@ -91,6 +92,9 @@ class Partitions(Intake):
                         )
                         running[held.partition] = (task, done)
                     if taken:
+                        # A holder before this one may have died between a commit and
+                        # its notice: every gateway forgets who its tokens were.
+                        await self.notice_principals(EVERY_WORKSPACE)
                         log.info(
                             "serving append partitions %s (took %s)",
                             sorted(running),
@@ -232,6 +236,8 @@ class Partitions(Intake):
     async def _sweep_every(self, stop: asyncio.Event, seconds: float) -> None:
         while not stop.is_set():
             await asyncio.sleep(seconds)
+            if self.principals_owed:
+                await self.notice_principals(EVERY_WORKSPACE)
             try:
                 await self.sweep_outbox()
             except Exception:

@@ -35,6 +35,9 @@ class Pending:
     span: Span
     answer: AppendAnswer | None = None
     published: list[LoggedJson] = field(default_factory=list)
+    # Its batch changed a credential or a participant: the gateways are told before the
+    # answer goes (docs/adr/0169).
+    principals_changed: bool = False
 
     @cached_property
     def traceparent(self) -> str | None:

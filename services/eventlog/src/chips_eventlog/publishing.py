@@ -24,6 +24,7 @@ from chips_common.db import tables as t
 from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
 from chips_common.events import LoggedJson
+from chips_common.nats import principals
 from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import HDR_MSG_ID, HDR_TRACEPARENT, Names
 from chips_eventlog import purge, store
@@ -105,6 +106,7 @@ class Publishing:
     clear_due: float | None
     clear_every: float
     clear_at_most: int
+    principals_owed: bool
 
     def hand_over(self, sent: list[Sent]) -> None:
         """Give the publisher events written to the stream, in commit order (no waiting)."""
@@ -165,6 +167,23 @@ class Publishing:
             await asyncio.wait_for(self.publish_idle.wait(), timeout)
         async with self.outbox_lock:
             await self.clear_waiting()
+
+    async def notice_principals(self, workspace_id: str) -> None:
+        """Tell every gateway to forget who the workspace's tokens were (docs/adr/0169):
+        on this connection, before the events and the answers that follow.
+
+        One that cannot be sent is owed, as a notice naming every workspace, sent with the
+        next notice or by the sweeper.
+        """
+        if self.principals_owed:
+            workspace_id = principals.EVERY_WORKSPACE
+        try:
+            await self.nc.publish(self.names.principals_subject, principals.notice(workspace_id))
+        except Exception as exc:
+            log.warning("could not send the principals notice of %s: %r", workspace_id, exc)
+            self.principals_owed = True
+        else:
+            self.principals_owed = False
 
     async def send_events(self, traced: list[tuple[LoggedJson, str | None]]) -> list[Sent]:
         """Write committed events to ``CHIPS_EVENTS`` (``Nats-Msg-Id`` = event id), each with

@@ -220,6 +220,11 @@ class DoorState(DoorView):
         del self.posted_files[posted:]
         self._rooms.clear()
 
+    def principals_changed(self) -> bool:
+        """Whether the batch changed who a credential is: a participant put (made,
+        renamed, re-roled, gone), a participant's credentials or a device revoked."""
+        return bool(self.touched["participants"] or self.revoked or self.touched["devices"])
+
     def settle(
         self, head_seq: int, keys: list[tuple[tuple[str, str], list[int], str | None]]
     ) -> None:

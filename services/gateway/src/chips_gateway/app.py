@@ -56,6 +56,7 @@ from chips_gateway.errors import (
 from chips_gateway.fastpost import FastPost
 from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
+from chips_gateway.known import Known
 from chips_gateway.notifications import Inbox
 from chips_gateway.ratelimit import CredentialLimiter
 from chips_gateway.reader import LogReader
@@ -131,6 +132,8 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             await restarts.start(nc, names.restart_subject)
             stack.push_async_callback(restarts.stop)
             nudge = Nudge(nc, names)
+            known = Known(settings.principal_cache_seconds)
+            await known.start(nc, names.principals_subject)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,
@@ -151,6 +154,7 @@ def build_app(settings: GatewaySettings) -> FastAPI:
                 restarts=restarts,
                 sockets=sockets,
                 nudge=nudge,
+                known=known,
             )
             app.state.nc = nc
             freeze_the_wiring()  # the gateway wired: out of the collector's reach (ADR 0165)

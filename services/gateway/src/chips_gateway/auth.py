@@ -18,11 +18,14 @@ from chips_common.db.principals import (
     Principal,
     bearer,
     principal_for_credential,
+    principal_for_hash,
     principal_for_token,
 )
-from chips_common.rules.devices import SESSION_PREFIX
+from chips_common.rules.devices import SESSION_PREFIX, session_device
 from chips_common.tokens import hash_token
+from chips_gateway import metrics
 from chips_gateway.errors import DATABASE_AWAY, ChipsError, database_away
+from chips_gateway.known import Known
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +40,30 @@ __all__ = [
     "signed_in",
 ]
 
+# Who a token was, answered from memory or by Postgres (bound once: every request counts).
+REMEMBERED = metrics.PRINCIPALS.labels("remembered")
+ASKED = metrics.PRINCIPALS.labels("asked")
+
 # What a refusal says when the database that knows the tokens does not answer.
 CHECKING = "check who you are"
 
 
 async def require_principal(
-    engine: AsyncEngine | Direct, authorization: str | None, signing_key: str = ""
+    engine: AsyncEngine | Direct,
+    authorization: str | None,
+    signing_key: str = "",
+    known: Known | None = None,
 ) -> Principal:
+    """Who the request's bearer token is; ``known``: the answers this replica remembers
+    (docs/adr/0169), asked first and told what Postgres answers."""
     token = bearer(authorization)
     if token is None:
         raise ChipsError("unauthorized", "send your token as Authorization: Bearer <token>")
-    principal = await signed_in(principal_for_token(engine, token, signing_key))
+    principal = await (
+        signed_in(principal_for_token(engine, token, signing_key))
+        if known is None
+        else remembered(engine, token, signing_key, known)
+    )
     if principal is None:
         if token.startswith(SESSION_PREFIX):
             raise ChipsError(
@@ -55,6 +71,38 @@ async def require_principal(
                 "this device's session expired or the device was revoked: sign in again",
             )
         raise ChipsError("unauthorized", "that token is not known, expired, or was withdrawn")
+    return principal
+
+
+async def remembered(
+    engine: AsyncEngine | Direct, token: str, signing_key: str, known: Known
+) -> Principal | None:
+    """Who a token is, from what this replica remembers or else from Postgres.
+
+    A session token's signature and expiry are checked every time; what is remembered is
+    its device's answer.
+    """
+    device_id: str | None = None
+    if token.startswith(SESSION_PREFIX):
+        device_id = session_device(signing_key, token) if signing_key else None
+        if device_id is None:
+            return None
+        key = f"device:{device_id}"
+    else:
+        key = hash_token(token)
+    principal = known.get(key)
+    if principal is not None:
+        REMEMBERED.inc()
+        return principal
+    ASKED.inc()
+    stamp = known.stamp()  # a notice heard while Postgres is asked may be about this answer
+    principal = await signed_in(
+        principal_for_credential(engine, device_id)
+        if device_id is not None
+        else principal_for_hash(engine, key)
+    )
+    if principal is not None:
+        known.put(key, principal, stamp)
     return principal
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from chips_common.config import Settings
 from chips_common.ids import new_id
 
@@ -16,6 +18,10 @@ class GatewaySettings(Settings):
     # or delayed JetStream message at the tail of the stream, docs/architecture/design.md §2).
     feed_tail_check_seconds: float = 1.0
     read_your_writes_timeout_seconds: float = 5.0
+    # How long this replica may remember who a token is without asking Postgres; every
+    # change to a credential or a participant makes it forget at once (docs/adr/0169).
+    # 0: ask on every request.
+    principal_cache_seconds: float = Field(default=30.0, ge=0.0, le=3600.0)
     # Where uploads and fetches are passed on to (docs/adr/0043).
     attachments_url: str = "http://127.0.0.1:8093"
 

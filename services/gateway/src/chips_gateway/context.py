@@ -18,6 +18,7 @@ from chips_gateway.config import GatewaySettings
 from chips_gateway.errors import ChipsError
 from chips_gateway.feeds import Feeds
 from chips_gateway.files import FileLinks
+from chips_gateway.known import Known
 from chips_gateway.ratelimit import CredentialLimiter, retry_after
 from chips_gateway.reader import LogReader
 from chips_gateway.restarts import Restarts
@@ -43,6 +44,8 @@ class Context:
     sockets: Sockets = field(default_factory=Sockets)
     # Asks a consumer holding events to fold a workspace now (docs/adr/0168).
     nudge: Nudger = no_nudge
+    # Who tokens were, remembered between requests (docs/adr/0169); None: always asked.
+    known: Known | None = None
 
 
 async def get_context(request: Request) -> Context:
@@ -58,7 +61,7 @@ Ctx = Annotated[Context, Depends(get_context)]
 async def get_principal(
     ctx: Ctx, authorization: Annotated[str | None, Header()] = None
 ) -> Principal:
-    return await require_principal(ctx.auth, authorization, ctx.settings.signing_key)
+    return await require_principal(ctx.auth, authorization, ctx.settings.signing_key, ctx.known)
 
 
 Caller = Annotated[Principal, Depends(get_principal)]

@@ -100,6 +100,7 @@ class FastPost:
                 ctx.auth,
                 authorization.decode("latin-1") if authorization is not None else None,
                 ctx.settings.signing_key,
+                ctx.known,
             )
             traceparent = first_header(scope, b"traceparent")
             ack = await append_posted(

@@ -54,3 +54,8 @@ WS_BYTES_IN = Counter(
     " the gateway's close frame (docs/adr/0149)",
     ["fate"],
 )
+PRINCIPALS = Counter(
+    "chips_gateway_principals_total",
+    "Who a request's token is: remembered by this replica, or asked of Postgres (docs/adr/0169)",
+    ["answer"],
+)

@@ -14,7 +14,8 @@ found dead is tried once more.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, select
@@ -38,6 +39,9 @@ class Principal:
     name: str
     role: str
     owner_id: str | None
+    # When the credential stops working by itself (an API key's or a device's expiry), if
+    # ever: what a replica that remembers the answer reads it against.
+    expires_at: datetime | None = field(default=None, compare=False)
 
     @property
     def actor(self) -> dict[str, str]:
@@ -63,7 +67,12 @@ async def principal_for_token(
     if token.startswith(SESSION_PREFIX):
         device_id = session_device(signing_key, token) if signing_key else None
         return None if device_id is None else await principal_for_credential(engine, device_id)
-    return await _principal(engine, _BY_TOKEN, hash_token(token))
+    return await principal_for_hash(engine, hash_token(token))
+
+
+async def principal_for_hash(engine: AsyncEngine | Direct, token_hash: str) -> Principal | None:
+    """The participant of the token with this hash, unless it was withdrawn or expired."""
+    return await _principal(engine, _BY_TOKEN, token_hash)
 
 
 async def principal_for_credential(
@@ -78,7 +87,16 @@ async def principal_for_credential(
 def _where(column: Any) -> Any:
     c, p = t.credentials.c, t.participants.c
     return (
-        select(c.id, c.workspace_id, p.id.label("pid"), p.kind, p.name, p.role, p.owner_id)
+        select(
+            c.id,
+            c.workspace_id,
+            p.id.label("pid"),
+            p.kind,
+            p.name,
+            p.role,
+            p.owner_id,
+            c.expires_at,
+        )
         .select_from(t.credentials.join(t.participants, c.participant_id == p.id))
         .where(
             and_(
@@ -112,4 +130,13 @@ async def _principal(source: AsyncEngine | Direct, query: Any, value: str) -> Pr
         row = await once_more(source, read)
     if row is None:
         return None
-    return Principal(row.id, row.workspace_id, row.pid, row.kind, row.name, row.role, row.owner_id)
+    return Principal(
+        row.id,
+        row.workspace_id,
+        row.pid,
+        row.kind,
+        row.name,
+        row.role,
+        row.owner_id,
+        row.expires_at,
+    )

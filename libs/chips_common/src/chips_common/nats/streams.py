@@ -99,6 +99,12 @@ class Names:
         return f"{self.subject_prefix}.notice.restart"
 
     @property
+    def principals_subject(self) -> str:
+        """Core NATS (no stream): the eventlog names a workspace whose credentials or
+        participants changed, and every gateway forgets who its tokens were."""
+        return f"{self.subject_prefix}.notice.principals"
+
+    @property
     def dead_letter_subject(self) -> str:
         return f"{self.subject_prefix}.deadletter"
 
