@@ -115,7 +115,7 @@ async def test_the_sweeper_clears_what_waits_before_it_reads_the_outbox(
     appender = make(clear_every=3600)
     read_after: list[list[tuple[str, int]]] = []
 
-    async def unpublished(engine: Any) -> list[Any]:
+    async def unpublished(engine: Any, **_: Any) -> list[Any]:
         read_after.append([c for call in clears.calls for c in call])
         return []
 

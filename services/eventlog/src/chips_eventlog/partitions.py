@@ -25,6 +25,7 @@ from chips_common.service.metrics import LagProbe
 from chips_eventlog import metrics, state_store
 from chips_eventlog.intake import Intake
 from chips_eventlog.leases import Held, Leases
+from chips_eventlog.publishing import SWEEP_SETTLED_SECONDS
 
 log = logging.getLogger(__name__)
 tracer = otel.tracer("chips.eventlog")
@@ -239,6 +240,6 @@ class Partitions(Intake):
             if self.principals_owed:
                 await self.notice_principals(EVERY_WORKSPACE)
             try:
-                await self.sweep_outbox()
+                await self.sweep_outbox(SWEEP_SETTLED_SECONDS)
             except Exception:
                 log.exception("outbox sweep failed")

@@ -80,6 +80,10 @@ async def clear_outbox(
             )
 
 
+# How old an event in the outbox must be for a periodic sweep to publish it: what is younger
+# is the publisher's, confirming it (it gives up after ``publish_timeout`` and leaves it).
+SWEEP_SETTLED_SECONDS = 1.0
+
 # The sweeper's look (``Publishing.outbox_look``; docs/adr/0166).
 OUTBOX_LOOK = (
     "SELECT EXISTS(SELECT 1 FROM outbox) AS outbox, EXISTS(SELECT 1 FROM erasures) AS erasures"
@@ -254,23 +258,27 @@ class Publishing:
 
         return await self.direct.run(one)
 
-    async def sweep_outbox(self) -> int:
-        """Publish whatever the outbox holds (events committed but not yet published)."""
+    async def sweep_outbox(self, settled: float = 0.0) -> int:
+        """Publish what the outbox holds (events committed but not yet published).
+
+        ``settled``: only events logged at least that many seconds ago. A periodic sweep
+        leaves younger ones to the publisher confirming them (under a steady load the
+        outbox always holds some, and a sweep that took them chased the load's tail,
+        publishing each again); the sweep at start takes every one.
+        """
         async with self.outbox_lock:
             # Published rows waiting to be cleared are cleared first, not published again.
             await self.clear_waiting()
             waiting, erasures = await self.outbox_look()
-            if not waiting:
-                if erasures:
-                    await purge.sweep(self.js, self.names, self.engine)
-                return 0
             total = 0
-            while True:
-                traced = await store.unpublished(self.engine)
+            while waiting:
+                traced = await store.unpublished(self.engine, settled=settled)
                 if not traced:
-                    await purge.sweep(self.js, self.names, self.engine)
-                    return total
+                    break
                 published = await self.publish(traced)
                 total += published
                 if published < len(traced):
                     return total  # NATS is refusing; the next sweep tries again
+            if erasures:
+                await purge.sweep(self.js, self.names, self.engine)
+            return total

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 import orjson
-from sqlalchemy import and_, delete, insert, select, text, tuple_, update
+from sqlalchemy import and_, delete, func, insert, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -140,24 +140,32 @@ async def read_events(
 
 
 async def unpublished(
-    engine: AsyncEngine, limit: int = 1000
+    engine: AsyncEngine, limit: int = 1000, settled: float = 0.0
 ) -> list[tuple[LoggedJson, str | None]]:
-    """Committed events still waiting in the outbox, oldest first, with their trace context."""
-    async with engine.connect() as conn:
-        rows = await conn.execute(
-            select(t.events.c.body, t.events.c.traceparent)
-            .select_from(
-                t.outbox.join(
-                    t.events,
-                    and_(
-                        t.outbox.c.workspace_id == t.events.c.workspace_id,
-                        t.outbox.c.seq == t.events.c.seq,
-                    ),
-                )
+    """Committed events still waiting in the outbox, oldest first, with their trace context.
+
+    ``settled``: only events logged at least that many seconds ago (what a live publisher
+    is still confirming is younger); 0 for all of them.
+    """
+    query = (
+        select(t.events.c.body, t.events.c.traceparent)
+        .select_from(
+            t.outbox.join(
+                t.events,
+                and_(
+                    t.outbox.c.workspace_id == t.events.c.workspace_id,
+                    t.outbox.c.seq == t.events.c.seq,
+                ),
             )
-            .order_by(t.outbox.c.workspace_id, t.outbox.c.seq)
-            .limit(limit)
         )
+        .order_by(t.outbox.c.workspace_id, t.outbox.c.seq)
+        .limit(limit)
+    )
+    if settled > 0:
+        age = func.make_interval(0, 0, 0, 0, 0, 0, settled)
+        query = query.where(t.events.c.ts < func.now() - age)
+    async with engine.connect() as conn:
+        rows = await conn.execute(query)
         return [(canonical(row.body), row.traceparent) for row in rows]
 
 
