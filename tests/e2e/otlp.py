@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -73,19 +73,33 @@ class OtlpReceiver:
             resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
-                    found.append(
-                        ReceivedSpan(
-                            trace_id=span.trace_id.hex(),
-                            span_id=span.span_id.hex(),
-                            parent_id=span.parent_span_id.hex() or None,
-                            name=span.name,
-                            service=str(resource.get("service.name")),
-                            instance=resource.get("service.instance.id"),
-                            start_ns=span.start_time_unix_nano,
-                            end_ns=span.end_time_unix_nano,
-                            attributes={a.key: _value(a.value) for a in span.attributes},
-                        )
+                    received = ReceivedSpan(
+                        trace_id=span.trace_id.hex(),
+                        span_id=span.span_id.hex(),
+                        parent_id=span.parent_span_id.hex() or None,
+                        name=span.name,
+                        service=str(resource.get("service.name")),
+                        instance=resource.get("service.instance.id"),
+                        start_ns=span.start_time_unix_nano,
+                        end_ns=span.end_time_unix_nano,
+                        attributes={a.key: _value(a.value) for a in span.attributes},
                     )
+                    found.append(received)
+                    # A span linked to other traces (a consumer's batch, a fold's events)
+                    # is read in each of them too, under the span it links to, with that
+                    # link's attributes: as ``chips trace`` draws it.
+                    for link in span.links:
+                        found.append(
+                            replace(
+                                received,
+                                trace_id=link.trace_id.hex(),
+                                parent_id=link.span_id.hex(),
+                                attributes={
+                                    **received.attributes,
+                                    **{a.key: _value(a.value) for a in link.attributes},
+                                },
+                            )
+                        )
         with self.lock:
             self.spans.extend(found)
 

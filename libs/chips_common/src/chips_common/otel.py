@@ -32,6 +32,8 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from opentelemetry.util.types import AttributeValue
 
 PROPAGATOR = TraceContextTextMapPropagator()
+# OpenTelemetry's default cap on a span's links: more events get a span per this many.
+LINKS_PER_SPAN = 128
 TRACEPARENT = "traceparent"
 
 WORKSPACE_ID = "chips.workspace_id"
@@ -183,7 +185,11 @@ def span_context_of(carrier: Mapping[str, str] | None) -> SpanContext | None:
     """The remote span context of a ``traceparent`` header (version 00), or None: what a
     link to the sender's span needs, read without the propagator's machinery (a consumer
     reads one per event it receives)."""
-    raw = carrier.get(TRACEPARENT) if carrier else None
+    return span_context_from(carrier.get(TRACEPARENT) if carrier else None)
+
+
+def span_context_from(raw: str | None) -> SpanContext | None:
+    """The remote span context of a ``traceparent`` (version 00), or None."""
     if raw is None or len(raw) != 55 or raw[:3] != "00-":
         return None
     try:
@@ -199,7 +205,7 @@ def from_traceparent(traceparent: str | None) -> otel_context.Context:
     """The context of a stored ``traceparent`` (version 00 read directly, as a consumer
     reads one per event it applies; anything else through the propagator)."""
     if traceparent:
-        ctx = span_context_of({TRACEPARENT: traceparent})
+        ctx = span_context_from(traceparent)
         if ctx is not None:
             return trace.set_span_in_context(trace.NonRecordingSpan(ctx))
     return extract({TRACEPARENT: traceparent} if traceparent else None)

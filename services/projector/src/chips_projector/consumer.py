@@ -24,7 +24,7 @@ from chips_common.db.direct import Conn, Direct
 from chips_common.db.retry import once_more
 from chips_common.events.wire import EventJson
 from chips_common.service.consumer import BatchHandler
-from chips_common.service.fold import applying, pages_of_many
+from chips_common.service.fold import Applied, applying, pages_of_many
 from chips_common.service.poison import set_aside
 from chips_projector import store, unlocked
 
@@ -67,11 +67,12 @@ async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> 
 
 
 async def apply_page(fold: store.Fold, page: list[tuple[EventJson, str | None]]) -> None:
-    for event, traceparent in page:
-        if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
-            continue
-        with applying(tracer, "projector.apply", event, traceparent):
-            await fold.apply(event)
+    with Applied(tracer, "projector.apply") as applied:
+        for event, traceparent in page:
+            if set_aside(event):  # dead-lettered: read past (docs/adr/0148)
+                continue
+            with applying(applied, event, traceparent):
+                await fold.apply(event)
 
 
 async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None) -> int:

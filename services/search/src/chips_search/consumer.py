@@ -24,7 +24,7 @@ from chips_common.db.retry import once_more
 from chips_common.db.search_tables import search_checkpoints
 from chips_common.events.wire import EventJson
 from chips_common.service.consumer import BatchHandler
-from chips_common.service.fold import applying, pages_of_many
+from chips_common.service.fold import Applied, applying, pages_of_many
 from chips_common.service.poison import set_aside
 from chips_search import pages, store
 
@@ -74,10 +74,11 @@ async def apply_batch(conn: AsyncConnection, upto: Mapping[str, int | None]) -> 
 
 
 async def apply_page(index: store.Index, page: list[tuple[EventJson, str | None]]) -> None:
-    for event, traceparent in page:
-        if event["type"] in INDEXED and not set_aside(event):
-            with applying(tracer, "search.apply", event, traceparent):
-                await index.apply(event)
+    with Applied(tracer, "search.apply") as applied:
+        for event, traceparent in page:
+            if event["type"] in INDEXED and not set_aside(event):
+                with applying(applied, event, traceparent):
+                    await index.apply(event)
 
 
 async def apply_until(conn: AsyncConnection, workspace_id: str, upto: int | None) -> int:
@@ -139,14 +140,15 @@ async def _fold_posts(
         if len(page) == PAGE or any(event["type"] in store.APPLY for event, _ in page)
     }
     moves: dict[str, tuple[int, int]] = {}
-    for w, page in by_workspace.items():
-        if w in locked:
-            continue
-        for event, traceparent in page:
-            if event["type"] == "message.post" and not set_aside(event):
-                with applying(tracer, "search.apply", event, traceparent):
-                    await store.apply_message_post(posts, event)
-        moves[w] = (read.checkpoints[w], page[-1][0]["seq"])
+    with Applied(tracer, "search.apply") as applied:
+        for w, page in by_workspace.items():
+            if w in locked:
+                continue
+            for event, traceparent in page:
+                if event["type"] == "message.post" and not set_aside(event):
+                    with applying(applied, event, traceparent):
+                        await store.apply_message_post(posts, event)
+            moves[w] = (read.checkpoints[w], page[-1][0]["seq"])
     if moves:
         moved = await write_if_still(moves, read.absent)
         reached.update({w: moves[w][1] for w in moved})

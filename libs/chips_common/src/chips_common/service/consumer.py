@@ -73,7 +73,7 @@ SettleDue = Callable[[dict[str, Waiting]], Awaitable[None]]
 DEFAULT_LIMITS = Limits()
 
 # OpenTelemetry's default cap on a span's links: a larger batch gets a span per this many.
-LINKS_PER_SPAN = 128
+LINKS_PER_SPAN = otel.LINKS_PER_SPAN
 
 
 async def consume_events(

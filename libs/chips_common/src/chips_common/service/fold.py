@@ -2,17 +2,20 @@
 
 A consumer's handler (``chips_common.service.consumer``) is prompted with a workspace and
 a seq; what it folds it reads from the log in Postgres, after its checkpoint, in pages,
-in seq order, each event under a span of the trace it was appended under
-(docs/architecture/design.md §2, §5). Its checkpoint is locked before and saved after, in the same
+in seq order; a page's events are traced by one ``<service>.apply`` span linked to the
+append span each was logged under (:class:`Applied`, docs/adr/0170;
+docs/architecture/design.md §2, §5). Its checkpoint is locked before and saved after, in the same
 transaction, by the caller: each read model keeps its own checkpoint table.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import Link, Tracer
+from opentelemetry.util.types import AttributeValue
 from sqlalchemy import and_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -57,38 +60,75 @@ async def fold_events(
         batch = await events_traced(conn, workspace_id, checkpoint, upto)
         if not batch:
             break
-        for event, traceparent in batch:
-            if wanted is not None and event["type"] not in wanted:
-                continue
-            if set_aside(event):
-                continue
-            with applying(tracer, span, event, traceparent):
-                await apply(event)
+        with Applied(tracer, span) as applied:
+            for event, traceparent in batch:
+                if wanted is not None and event["type"] not in wanted:
+                    continue
+                if set_aside(event):
+                    continue
+                with applying(applied, event, traceparent):
+                    await apply(event)
         checkpoint = batch[-1][0]["seq"]
     return checkpoint
 
 
+class Applied:
+    """The events a fold applied, traced together (docs/adr/0170).
+
+    A span per event cost a consumer more than folding a post did. One ``<service>.apply``
+    span covers the fold of a page, from its first event to its last, and links to the
+    append span each event was logged under, with the event's workspace, seq, type and
+    message id; ``chips trace`` draws it in each of those traces, under that append span
+    (at most ``LINKS_PER_SPAN`` links a span; more events, more spans). Use it as a
+    context manager: the spans are written when it closes, if any event had a trace.
+    """
+
+    def __init__(self, tracer: Tracer, name: str) -> None:
+        self.tracer = tracer
+        self.name = name
+        self.started = time.time_ns()
+        self.links: list[Link] = []
+
+    def __enter__(self) -> Applied:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.end()
+
+    def add(self, event: EventJson, traceparent: str | None) -> None:
+        """An event applied, under the trace it was appended in (none: not linked)."""
+        sender = otel.span_context_from(traceparent)
+        if sender is None:
+            return
+        attributes: dict[str, AttributeValue] = {
+            otel.WORKSPACE_ID: event["workspace_id"],
+            otel.SEQ: event["seq"],
+            otel.EVENT_TYPE: event["type"],
+        }
+        if "message_id" in event:
+            attributes[otel.MESSAGE_ID] = event["message_id"]
+        self.links.append(Link(sender, attributes))
+
+    def end(self) -> None:
+        links, self.links = self.links, []
+        for i in range(0, len(links), otel.LINKS_PER_SPAN):
+            chunk = links[i : i + otel.LINKS_PER_SPAN]
+            self.tracer.start_span(
+                self.name,
+                start_time=self.started,
+                links=chunk,
+                attributes={"chips.batch_size": len(chunk)},
+            ).end()
+
+
 @contextmanager
-def applying(
-    tracer: Tracer, span: str, event: EventJson, traceparent: str | None
-) -> Iterator[None]:
-    """A span for applying one event, in the trace of the append that logged it; what
-    the event's fold raises is raised as ``FoldFailed``, naming it (``poison.folding``).
-    The caller reads past an event ``set_aside`` says was dead-lettered."""
-    attributes: dict[str, str | int] = {
-        otel.WORKSPACE_ID: event["workspace_id"],
-        otel.SEQ: event["seq"],
-        otel.EVENT_TYPE: event["type"],
-    }
-    if "message_id" in event:
-        attributes[otel.MESSAGE_ID] = event["message_id"]
-    with (
-        tracer.start_as_current_span(
-            span, context=otel.from_traceparent(traceparent), attributes=attributes
-        ),
-        folding(event),
-    ):
+def applying(applied: Applied, event: EventJson, traceparent: str | None) -> Iterator[None]:
+    """Apply one event: what its fold raises is raised as ``FoldFailed``, naming it
+    (``poison.folding``); an event applied is added to ``applied``. The caller reads
+    past an event ``set_aside`` says was dead-lettered."""
+    with folding(event):
         yield
+    applied.add(event, traceparent)
 
 
 # Every workspace's next page in one statement: a LATERAL read of each one's own rows.
