@@ -17,11 +17,11 @@ from tests.e2e.otlp import OtlpReceiver, ReceivedSpan
 async def wait_for_spans(
     otlp: OtlpReceiver, trace_id: str, wanted: set[tuple[str, str | None]], timeout: float = 15
 ) -> list[ReceivedSpan]:
-    """The trace's spans once it has one span of each (service, instance) wanted."""
+    """The trace's spans once it has one span of each (name, instance) wanted."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         spans = otlp.trace(trace_id)
-        have = {(s.service, s.instance) for s in spans} | {(s.service, None) for s in spans}
+        have = {(s.name, s.instance) for s in spans} | {(s.name, None) for s in spans}
         if wanted <= have or asyncio.get_running_loop().time() > deadline:
             return spans
         await asyncio.sleep(0.2)
@@ -70,6 +70,38 @@ async def test_one_trace_follows_a_message_from_gateway_a_to_a_harness_on_gatewa
         assert span.attributes["chips.event_type"] == "message.post"
     await person.close()
     await bot.close()
+
+
+async def test_requests_committed_together_each_have_their_commit_in_their_trace(
+    stack, api: Api, otlp: OtlpReceiver
+) -> None:
+    """Several requests committed in one transaction share one commit span, linked to each
+    one's append span: each trace still has it, under its append (docs/adr/0170)."""
+    owner = await api.create_workspace()
+    _, space_id = await api.connect_harness(owner, "Scout")
+    person = await Socket.open(stack.gateway_a, owner)
+    stack.pause("eventlog")  # the writes wait in the stream, to be pulled as one batch
+    try:
+        keys = [
+            await person.write({"type": "message.post", "space_id": space_id, "text": f"t{i}"})
+            for i in range(4)
+        ]
+        await asyncio.sleep(0.5)  # the gateway has sent them all on
+    finally:
+        stack.resume("eventlog")
+    acks = [await person.answer(k) for k in keys]
+    commits = []
+    for ack in acks:
+        wanted = {("eventlog.append", None), ("eventlog.commit", None)}
+        spans = await wait_for_spans(otlp, ack["trace_id"], wanted)
+        append = next(s for s in spans if s.name == "eventlog.append")
+        commit = next(s for s in spans if s.name == "eventlog.commit")
+        assert commit.parent_id == append.span_id
+        assert append.start_ns <= commit.start_ns <= commit.end_ns <= append.end_ns
+        commits.append(commit)
+    assert {c.span_id for c in commits} == {commits[0].span_id}, "one commit span for the batch"
+    assert commits[0].attributes["chips.batch_size"] == 4
+    await person.close()
 
 
 async def test_a_client_may_bring_its_own_trace(stack, api: Api, otlp: OtlpReceiver) -> None:
