@@ -252,8 +252,13 @@ class Api:
                 return seq
             since = body["next_since"]
 
-    async def sheet(self, who: Identity, space_id: str, after_seq: int = 0) -> dict[str, Any]:
-        """The room sheet (GET /v1/spaces/:id) once the read models hold ``after_seq``."""
+    async def sheet(
+        self, who: Identity, space_id: str, after_seq: int | None = None
+    ) -> dict[str, Any]:
+        """The room sheet (GET /v1/spaces/:id) once the read models hold ``after_seq``: by
+        default the newest seq ``who`` may read (a room just made may not be folded yet)."""
+        if after_seq is None:
+            after_seq = await self.head(who)
         r = await self.http.get(
             f"/v1/spaces/{space_id}", params={"after_seq": after_seq}, headers=self.auth(who)
         )
