@@ -65,6 +65,22 @@ async def test_a_connection_whose_server_went_away_is_replaced_once(direct: Dire
     assert direct.opened == 1, "the broken one was dropped"
 
 
+async def test_every_idle_connection_cut_with_the_one_found_broken_is_replaced(
+    direct: Direct,
+) -> None:
+    """A restart of Postgres cuts them all: with two idle and both cut, the statement is
+    tried once more on a fresh connection, not on the other cut one."""
+    async with direct.connection() as one, direct.connection() as two:
+        pids = [await backend(one), await backend(two)]
+    assert len(direct.idle) == 2
+    with psycopg.connect(plain_url(URL), autocommit=True) as admin:
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+    now = await direct.run(backend)
+    assert now not in pids
+    assert direct.opened == 1, "both cut ones were dropped"
+
+
 async def test_an_error_of_the_statement_is_not_sent_again(direct: Direct) -> None:
     tries: list[int] = []
 

@@ -19,6 +19,7 @@ to send twice goes through it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypedDict, TypeVar
@@ -97,6 +98,9 @@ class Direct:
             await self._give_back(conn)
             if not broken:
                 raise
+            # What cut this one (a restart of Postgres, a failover) cut the idle ones too:
+            # a pool asked rarely (who a token is, once remembered) may hold only those.
+            await self._drop_idle()
         except BaseException:
             await self._give_back(conn)
             raise
@@ -105,6 +109,22 @@ class Direct:
             return result
         async with self.connection() as conn:
             return await work(conn)
+
+    async def _drop_idle(self) -> None:
+        """Close every idle connection; the next ones are opened afresh."""
+        idle, self.idle = self.idle, []
+        if not idle:
+            return
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                await conn.close()
+        self.inside += 1
+        try:
+            async with self.freed:
+                self.opened -= len(idle)
+                self.freed.notify(len(idle))
+        finally:
+            self.inside -= 1
 
     async def _take(self) -> Conn:
         if not self.inside and self.idle and not self.closed:
