@@ -71,3 +71,32 @@ async def test_a_fold_that_fails_is_named_and_not_linked_and_nothing_traced_writ
     with applied, pytest.raises(FoldFailed), applying(applied, event(7), parent(7)):
         raise RuntimeError("the fold broke")
     assert exporter.get_finished_spans() == ()
+
+
+def test_linked_spans_share_the_links_and_keep_the_attributes_and_kind() -> None:
+    exporter, provider = traced()
+    links = [
+        otel.trace.Link(otel.span_context_from(parent(seq)))  # type: ignore[arg-type]
+        for seq in range(1, 2 * otel.LINKS_PER_SPAN + 2)
+    ]
+    spans = otel.linked_spans(
+        provider.get_tracer("t"),
+        "eventlog.commit",
+        links,
+        start_time=5,
+        attributes={otel.WORKSPACE_ID: "ws_1"},
+        kind=otel.trace.SpanKind.CONSUMER,
+    )
+    for span in spans:
+        span.end(end_time=9)
+    finished = exporter.get_finished_spans()
+    assert [len(s.links) for s in finished] == [otel.LINKS_PER_SPAN, otel.LINKS_PER_SPAN, 1]
+    assert [s.attributes for s in finished] == [
+        {otel.WORKSPACE_ID: "ws_1", "chips.batch_size": n}
+        for n in (otel.LINKS_PER_SPAN, otel.LINKS_PER_SPAN, 1)
+    ]
+    assert {(s.kind, s.start_time, s.end_time) for s in finished} == {
+        (otel.trace.SpanKind.CONSUMER, 5, 9)
+    }
+    assert finished[2].links[0].context.trace_id == 2 * otel.LINKS_PER_SPAN + 1
+    assert otel.linked_spans(provider.get_tracer("t"), "none", []) == []

@@ -188,6 +188,34 @@ def span_context_of(carrier: Mapping[str, str] | None) -> SpanContext | None:
     return span_context_from(carrier.get(TRACEPARENT) if carrier else None)
 
 
+def linked_spans(
+    tracer: trace.Tracer,
+    name: str,
+    links: Sequence[trace.Link],
+    *,
+    start_time: int | None = None,
+    attributes: Mapping[str, AttributeValue] | None = None,
+    kind: trace.SpanKind = trace.SpanKind.INTERNAL,
+) -> list[Span]:
+    """Spans started for work done on behalf of many traces: one per ``LINKS_PER_SPAN``
+    links, each linked to its share, with ``chips.batch_size`` (its share's count) beside
+    ``attributes``. ``chips trace`` draws a linked span under each span it links to. The
+    caller ends them."""
+    spans = []
+    for i in range(0, len(links), LINKS_PER_SPAN):
+        chunk = links[i : i + LINKS_PER_SPAN]
+        spans.append(
+            tracer.start_span(
+                name,
+                kind=kind,
+                links=chunk,
+                start_time=start_time,
+                attributes={**(attributes or {}), "chips.batch_size": len(chunk)},
+            )
+        )
+    return spans
+
+
 def span_context_from(raw: str | None) -> SpanContext | None:
     """The remote span context of a ``traceparent`` (version 00), or None."""
     if raw is None or len(raw) != 55 or raw[:3] != "00-":

@@ -74,13 +74,10 @@ class Commit(Publishing):
             ).end(end_time=ended)
             return
         links = [trace.Link(item.span.get_span_context()) for item in items]
-        for i in range(0, len(links), otel.LINKS_PER_SPAN):
-            tracer.start_span(
-                "eventlog.commit",
-                links=links[i : i + otel.LINKS_PER_SPAN],
-                start_time=started,
-                attributes=attributes,
-            ).end(end_time=ended)
+        for span in otel.linked_spans(
+            tracer, "eventlog.commit", links, start_time=started, attributes=attributes
+        ):
+            span.end(end_time=ended)
 
     async def _append_group(self, workspace_id: str, items: list[Pending], held: Held) -> None:
         """Decide from the workspace's door state in memory, then write the batch.

@@ -18,10 +18,10 @@ from chips_common.db.principals import (
     Principal,
     bearer,
     principal_for_credential,
-    principal_for_hash,
     principal_for_token,
+    token_lookup,
 )
-from chips_common.rules.devices import SESSION_PREFIX, session_device
+from chips_common.rules.devices import SESSION_PREFIX
 from chips_common.tokens import hash_token
 from chips_gateway import metrics
 from chips_gateway.errors import DATABASE_AWAY, ChipsError, database_away
@@ -82,27 +82,18 @@ async def remembered(
     A session token's signature and expiry are checked every time; what is remembered is
     its device's answer.
     """
-    device_id: str | None = None
-    if token.startswith(SESSION_PREFIX):
-        device_id = session_device(signing_key, token) if signing_key else None
-        if device_id is None:
-            return None
-        key = f"device:{device_id}"
-    else:
-        key = hash_token(token)
-    principal = known.get(key)
+    lookup = token_lookup(token, signing_key)
+    if lookup is None:
+        return None
+    principal = known.get(lookup.key)
     if principal is not None:
         REMEMBERED.inc()
         return principal
     ASKED.inc()
     stamp = known.stamp()  # a notice heard while Postgres is asked may be about this answer
-    principal = await signed_in(
-        principal_for_credential(engine, device_id)
-        if device_id is not None
-        else principal_for_hash(engine, key)
-    )
+    principal = await signed_in(lookup.ask(engine))
     if principal is not None:
-        known.put(key, principal, stamp)
+        known.put(lookup.key, principal, stamp)
     return principal
 
 

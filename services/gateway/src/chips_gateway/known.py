@@ -1,6 +1,6 @@
 """Who a token is, remembered by this replica between requests (docs/adr/0169).
 
-Every HTTP request carries a token, and asking Postgres who it is cost about a third of
+Every HTTP request carries a token, and asking Postgres who it is cost about a fifth of
 the gateway's CPU per post. A replica remembers the answers it was given, for at most
 ``CHIPS_PRINCIPAL_CACHE_SECONDS``, and forgets them as soon as it may be wrong:
 

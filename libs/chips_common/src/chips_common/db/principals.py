@@ -56,6 +56,30 @@ def bearer(header: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
+@dataclass(frozen=True)
+class TokenLookup:
+    """How a token's participant is found: by its device for a session token (its
+    signature and expiry already checked), by its hash for any other. ``key`` names the
+    answer (what a replica that remembers answers keeps it under)."""
+
+    key: str
+    device_id: str | None = None
+
+    async def ask(self, engine: AsyncEngine | Direct) -> Principal | None:
+        if self.device_id is not None:
+            return await principal_for_credential(engine, self.device_id)
+        return await principal_for_hash(engine, self.key)
+
+
+def token_lookup(token: str, signing_key: str = "") -> TokenLookup | None:
+    """How to find the token's participant; None for a session token whose signature or
+    expiry does not hold (docs/adr/0125), which is nobody."""
+    if token.startswith(SESSION_PREFIX):
+        device_id = session_device(signing_key, token) if signing_key else None
+        return None if device_id is None else TokenLookup(f"device:{device_id}", device_id)
+    return TokenLookup(hash_token(token))
+
+
 async def principal_for_token(
     engine: AsyncEngine | Direct, token: str, signing_key: str = ""
 ) -> Principal | None:
@@ -64,10 +88,8 @@ async def principal_for_token(
     A device's session token (``chips_ss_…``, docs/adr/0125) names its device: it is that
     device's participant while the session lasts and the device is not revoked.
     """
-    if token.startswith(SESSION_PREFIX):
-        device_id = session_device(signing_key, token) if signing_key else None
-        return None if device_id is None else await principal_for_credential(engine, device_id)
-    return await principal_for_hash(engine, hash_token(token))
+    lookup = token_lookup(token, signing_key)
+    return None if lookup is None else await lookup.ask(engine)
 
 
 async def principal_for_hash(engine: AsyncEngine | Direct, token_hash: str) -> Principal | None:

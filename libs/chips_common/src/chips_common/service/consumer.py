@@ -72,9 +72,6 @@ SettleDue = Callable[[dict[str, Waiting]], Awaitable[None]]
 
 DEFAULT_LIMITS = Limits()
 
-# OpenTelemetry's default cap on a span's links: a larger batch gets a span per this many.
-LINKS_PER_SPAN = otel.LINKS_PER_SPAN
-
 
 async def consume_events(
     nc: NATS,
@@ -303,15 +300,7 @@ class Sorted:
     def spans(self, service: str) -> list[Span]:
         """The batch's receive spans, started: one per ``LINKS_PER_SPAN`` events, each
         linked to those events' append spans. The caller ends them once settled."""
-        return [
-            tracer.start_span(
-                f"{service}.receive",
-                kind=SpanKind.CONSUMER,
-                links=self.links[i : i + LINKS_PER_SPAN],
-                attributes={"chips.batch_size": len(self.links[i : i + LINKS_PER_SPAN])},
-            )
-            for i in range(0, len(self.links), LINKS_PER_SPAN)
-        ]
+        return otel.linked_spans(tracer, f"{service}.receive", self.links, kind=SpanKind.CONSUMER)
 
 
 async def sort_batch(

@@ -111,14 +111,8 @@ class Applied:
 
     def end(self) -> None:
         links, self.links = self.links, []
-        for i in range(0, len(links), otel.LINKS_PER_SPAN):
-            chunk = links[i : i + otel.LINKS_PER_SPAN]
-            self.tracer.start_span(
-                self.name,
-                start_time=self.started,
-                links=chunk,
-                attributes={"chips.batch_size": len(chunk)},
-            ).end()
+        for span in otel.linked_spans(self.tracer, self.name, links, start_time=self.started):
+            span.end()
 
 
 @contextmanager
