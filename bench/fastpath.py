@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -217,6 +218,7 @@ async def seq(
     return {
         "client": client,
         "msg_per_second": round(len(latencies) / elapsed, 1),
+        "warm": 20,  # posted before measuring
         **summary(latencies),
         "client_cpu_ms_per_message": round(client_cpu / max(1, len(latencies)) * 1000, 3),
     }
@@ -274,6 +276,7 @@ async def http8(
         "client": client,
         "in_flight": inflight,
         "msg_per_second": round(len(latencies) / elapsed, 1),
+        "warm": inflight,
         "errors": errors,
         **summary(latencies),
         "client_cpu_ms_per_message": round(client_cpu / max(1, len(latencies)) * 1000, 3),
@@ -335,6 +338,7 @@ async def pipe(
         "sockets": sockets,
         "window": window,
         "acked_per_second": round(len(latencies) / elapsed, 1),
+        "warm": 0,
         "errors": errors,
         **summary(latencies),
     }
@@ -430,7 +434,12 @@ async def seen(
         await ws.conn.close()
     for task in readers:
         task.cancel()
-    out: dict[str, Any] = {"lost": lost, "seconds": round(elapsed, 2), **summary(latencies)}
+    out: dict[str, Any] = {
+        "lost": lost,
+        "seconds": round(elapsed, 2),
+        "warm": 10,
+        **summary(latencies),
+    }
     if rate:
         out["background_rate"] = rate
         out["background_sent_per_second"] = round(background_sent / (elapsed + 1), 1)
@@ -438,6 +447,34 @@ async def seen(
 
 
 FIGURES = ("seq", "http8", "pipe", "seen", "loaded")
+
+
+@dataclasses.dataclass(frozen=True)
+class Bench:
+    """What the figures post as and into: a workspace's owner, who shares a direct space
+    with a harness, and sixteen writers in a room with the harness."""
+
+    url: str  # the gateway's socket
+    owner: Identity
+    harness: Identity
+    space: str
+    writers: list[Identity]
+    room: str
+
+
+async def prepare(base: str) -> Bench:
+    api = Api(base)
+    owner = await api.create_workspace(name="Fastpath bench")
+    harness, space = await api.connect_harness(owner, "Bench harness")
+    # Sixteen people, each with a socket of their own in (c) and the HTTP workers of (b),
+    # in a room with the harness: each writer is within its own credential's rate limit.
+    writers = [await api.add_person(owner, f"Writer {i}") for i in range(16)]
+    room = await api.open_space(
+        owner, "Bench room", [w.participant_id for w in writers] + [harness.participant_id]
+    )
+    await api.close()
+    url = base.replace("http://", "ws://") + "/v1/ws"
+    return Bench(url, owner, harness, space, writers, room)
 
 
 async def run(
@@ -450,24 +487,14 @@ async def run(
     code: str = "",
     client: str = "lean",
 ) -> dict[str, dict[str, Any]]:
-    api = Api(base)
-    owner = await api.create_workspace(name="Fastpath bench")
-    harness, space = await api.connect_harness(owner, "Bench harness")
-    # Sixteen people, each with a socket of their own in (c) and the HTTP workers of (b),
-    # in a room with the harness: each writer is within its own credential's rate limit.
-    writers = [await api.add_person(owner, f"Writer {i}") for i in range(16)]
-    room = await api.open_space(
-        owner, "Bench room", [w.participant_id for w in writers] + [harness.participant_id]
-    )
-    await api.close()
-    url = base.replace("http://", "ws://") + "/v1/ws"
+    b = await prepare(base)
     n = lambda x: max(1, int(x * scale))  # noqa: E731
     plans: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
-        "seq": lambda: seq(base, owner, space, n(1000), 60, client),
-        "http8": lambda: http8(base, writers, room, n(3000), 60, client=client),
-        "pipe": lambda: pipe(url, writers, room, n(400), 60),
-        "seen": lambda: seen(url, owner, harness, space, n(500), 60),
-        "loaded": lambda: seen(url, owner, harness, space, n(500), 30, rate=rate),
+        "seq": lambda: seq(base, b.owner, b.space, n(1000), 60, client),
+        "http8": lambda: http8(base, b.writers, b.room, n(3000), 60, client=client),
+        "pipe": lambda: pipe(b.url, b.writers, b.room, n(400), 60),
+        "seen": lambda: seen(b.url, b.owner, b.harness, b.space, n(500), 60),
+        "loaded": lambda: seen(b.url, b.owner, b.harness, b.space, n(500), 30, rate=rate),
     }
     out: dict[str, dict[str, Any]] = {}
     for name in only:

@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -295,6 +295,8 @@ STAGES = [
 
 # -- the client ---------------------------------------------------------------------------
 
+WARM = 50  # requests before a stage's measured ones
+
 
 async def measure(
     base: str, path: str, count: int, inflight: int, pids: dict[str, int]
@@ -315,7 +317,7 @@ async def measure(
         }
 
     conns = [await LeanHttp.open(base) for _ in range(inflight)]
-    for _ in range(50):
+    for _ in range(WARM):
         status, _ = await conns[0].post(path, body())
         assert status == 200
     cpu_before = {k: cpu_seconds(p) for k, p in pids.items()}
@@ -343,6 +345,7 @@ async def measure(
         "stage": path.strip("/"),
         "in_flight": inflight,
         "count": len(s),
+        "warm": WARM,
         "per_second": round(len(s) / elapsed, 1),
         "p50_ms": round(statistics.median(s) * 1000, 2),
         "p99_ms": round(s[min(len(s) - 1, int(len(s) * 0.99))] * 1000, 2),
@@ -351,27 +354,11 @@ async def measure(
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=1000, help="requests per stage")
-    parser.add_argument("--label", default="", help="prefix of the result file")
-    parser.add_argument(
-        "--stages", default="", help="path:in_flight,... (default: every stage of the docstring)"
-    )
-    parser.add_argument("--role", choices=["gateway", "log"], help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--nats", help=argparse.SUPPRESS)
-    parser.add_argument("--db", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.role == "gateway":
-        return gateway(args.port, args.nats, args.db)
-    if args.role == "log":
-        return log_process(args.nats, args.db)
-    stages = [
-        ("/" + p.strip("/"), int(n))
-        for p, _, n in (s.partition(":") for s in args.stages.split(",") if s)
-    ] or STAGES
-
+@contextlib.contextmanager
+def floor_stack() -> Iterator[tuple[str, dict[str, int]]]:
+    """The floor's processes up, on free ports: its nats-server, a database of its own, the
+    log and the bare gateway; yields the gateway's base URL and each process's pid, and
+    stops them all on the way out (bench/paired.py measures it beside Chips)."""
     import nats
     import psycopg
 
@@ -410,7 +397,39 @@ def main() -> None:
         procs.append(subprocess.Popen([*me, "--role", "gateway", "--port", str(port)]))
         wait_until(lambda: answers("127.0.0.1", port), 30, "the bare gateway")
         pids = {"gateway": procs[1].pid, "log": procs[0].pid, "nats": nats_server.pid}
-        base = f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", pids
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+        nats_server.stop()
+        with psycopg.connect(plain_url(ADMIN), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1000, help="requests per stage")
+    parser.add_argument("--label", default="", help="prefix of the result file")
+    parser.add_argument(
+        "--stages", default="", help="path:in_flight,... (default: every stage of the docstring)"
+    )
+    parser.add_argument("--role", choices=["gateway", "log"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--nats", help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role == "gateway":
+        return gateway(args.port, args.nats, args.db)
+    if args.role == "log":
+        return log_process(args.nats, args.db)
+    stages = [
+        ("/" + p.strip("/"), int(n))
+        for p, _, n in (s.partition(":") for s in args.stages.split(",") if s)
+    ] or STAGES
+
+    with floor_stack() as (base, pids):
         load_before = os.getloadavg()
         figures = []
         for path, inflight in stages:
@@ -435,14 +454,6 @@ def main() -> None:
         }
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / f"{args.label}floor.json").write_text(json.dumps(result, indent=2) + "\n")
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(10)
-        nats_server.stop()
-        with psycopg.connect(plain_url(ADMIN), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

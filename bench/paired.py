@@ -1,0 +1,258 @@
+"""Chips and its floor measured in turns, both up at once, each figure beside its floor.
+
+``bench/ratios.py`` measures the floor, then Synapse, then Chips: a minute or more
+apart, on a machine whose speed moves by half within minutes (two runs of the same code
+there gave 8 in flight at 0.40 and at 0.67 of the floor). Here the floor's processes and
+the whole of Chips are up together, and each of Chips's figures is measured in short
+slices right beside the floor stage it is held against, the order turned every round:
+
+  sequential   fastpath's seq, one HTTP post at a time   beside append-direct, 1 at a time
+  8 in flight  fastpath's http8                          beside append-direct, 8 in flight
+  pipelined    fastpath's pipe (16 sockets x 8)          beside append-direct, 128 in flight
+  socket idle  fastpath's seen (a socket's send -> another socket sees it, one at a time)
+                                                         beside append-direct, 1 at a time
+
+A slice's CPU is counted per process from its first request (its warm-up ones included,
+and counted) until the stack it loaded is idle again: what the consumers fold after the
+last answer is a message's cost too, and must not run into the next slice. Each round
+gives each ratio; the table shows, per ratio, its median over the rounds and its lowest
+and highest. Everything listens on 127.0.0.1, is bounded in count and time, and stops by
+itself. Writes bench/results/<label>paired.json.
+
+    .venv/bin/python bench/paired.py [--rounds 7] [--scale 1.0] [--tree DIR] [--label x-]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fastpath
+import floor
+from stackstart import bench_stack, service_pids
+
+from chips_devstack.stack import UNLIMITED
+
+RESULTS = Path(__file__).parent / "results"
+
+# A stack is idle when its processes together spent at most this much CPU in a window.
+IDLE_WINDOW_SECONDS = 0.5
+IDLE_CPU_SECONDS = 0.03
+IDLE_CAP_SECONDS = 15.0
+
+# (figure, the floor's stage in flight, what is compared, the target)
+PAIRS = [
+    ("sequential", 1, "p50 <= 2x the floor's; CPU/message <= 3x"),
+    ("8 in flight", 8, ">= 0.5 of the floor's msg/s; CPU/message <= 3x"),
+    ("pipelined", 128, ">= 0.5 of the floor's 128 in flight, 0 errors; CPU/message <= 3x"),
+    ("socket idle", 1, "send -> seen p50 <= 3x the floor's append p50"),
+]
+
+
+def cpu_now(pids: dict[str, int]) -> dict[str, float]:
+    return {
+        **{name: fastpath.cpu_seconds(pid) for name, pid in pids.items()},
+        "postgres (whole machine)": fastpath.postgres_cpu(),
+    }
+
+
+async def idle(pids: dict[str, int]) -> float:
+    """Wait until the processes are idle (see IDLE_*); the seconds it took."""
+    started = time.perf_counter()
+    last = sum(cpu_now(pids).values())
+    while time.perf_counter() - started < IDLE_CAP_SECONDS:
+        await asyncio.sleep(IDLE_WINDOW_SECONDS)
+        now = sum(cpu_now(pids).values())
+        if now - last <= IDLE_CPU_SECONDS:
+            break
+        last = now
+    return round(time.perf_counter() - started, 2)
+
+
+async def measured(
+    run: Callable[[], Awaitable[dict[str, Any]]], pids: dict[str, int]
+) -> dict[str, Any]:
+    """One slice: its figures, and the CPU each process spent per request until idle."""
+    before = cpu_now(pids)
+    figures = await run()
+    figures["idle_after_seconds"] = await idle(pids)
+    after = cpu_now(pids)
+    requests = figures["count"] + figures.get("warm", 0)
+    per = {k: round(1000 * (after[k] - before[k]) / requests, 3) for k in before}
+    figures["cpu_ms_per_message"] = per
+    figures["cpu_ms_all"] = round(sum(per.values()), 3)
+    return figures
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a and b else None
+
+
+def compare(figure: str, chips: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """One round's ratios of a figure: Chips's against the floor's beside it."""
+    out: dict[str, Any] = {}
+    if figure in ("sequential", "socket idle"):
+        out["p50_vs_floor"] = ratio(chips["p50_ms"], base["p50_ms"])
+    if figure == "8 in flight":
+        out["throughput_vs_floor"] = ratio(chips["msg_per_second"], base["per_second"])
+    if figure == "pipelined":
+        out["throughput_vs_floor"] = ratio(chips["acked_per_second"], base["per_second"])
+        out["errors"] = chips["errors"]
+    if figure != "socket idle":
+        out["cpu_vs_floor"] = ratio(chips["cpu_ms_all"], base["cpu_ms_all"])
+    return out
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 3),
+        "lowest": min(values),
+        "highest": max(values),
+    }
+
+
+def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per figure and ratio: the median over the rounds, the lowest and the highest; and
+    the median of each side's own figures."""
+    out: dict[str, Any] = {}
+    for figure, _, target in PAIRS:
+        rows = [r[figure] for r in rounds]
+        ratios: dict[str, Any] = {}
+        for key in rows[0]["ratios"]:
+            values = [row["ratios"][key] for row in rows if row["ratios"][key] is not None]
+            ratios[key] = sum(values) if key == "errors" else spread(values)
+        sides: dict[str, Any] = {}
+        for side in ("chips", "floor"):
+            sides[side] = {
+                key: round(statistics.median([row[side][key] for row in rows]), 3)
+                for key in (
+                    "p50_ms",
+                    "p99_ms",
+                    "per_second",
+                    "msg_per_second",
+                    "acked_per_second",
+                    "cpu_ms_all",
+                )
+                if key in rows[0][side] and rows[0][side][key] is not None
+            }
+        out[figure] = {"ratios": ratios, **sides, "target": target}
+    return out
+
+
+def show(summary: dict[str, Any]) -> str:
+    lines = [
+        "| figure | Chips (median) | floor (median) | Chips vs floor: median (lowest-highest)"
+        " | target |",
+        "|---|---|---|---|---|",
+    ]
+    for figure, row in summary.items():
+        own = ", ".join(f"{k} {v}" for k, v in row["chips"].items())
+        base = ", ".join(f"{k} {v}" for k, v in row["floor"].items())
+        ratios = "; ".join(
+            f"{k} {v}"
+            if not isinstance(v, dict)
+            else f"{k} {v['median']} ({v['lowest']}-{v['highest']})"
+            for k, v in row["ratios"].items()
+        )
+        lines.append(f"| {figure} | {own} | {base} | {ratios} | {row['target']} |")
+    return "\n".join(lines)
+
+
+async def run_rounds(
+    chips_base: str,
+    chips_pids: dict[str, int],
+    floor_base: str,
+    floor_pids: dict[str, int],
+    rounds: int,
+    scale: float,
+) -> list[dict[str, Any]]:
+    b = await fastpath.prepare(chips_base)
+    n = lambda x: max(1, int(x * scale))  # noqa: E731
+    cap = 30
+    chips_runs: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
+        "sequential": lambda: fastpath.seq(chips_base, b.owner, b.space, n(400), cap),
+        "8 in flight": lambda: fastpath.http8(chips_base, b.writers, b.room, n(1200), cap),
+        "pipelined": lambda: fastpath.pipe(b.url, b.writers, b.room, n(100), cap),
+        "socket idle": lambda: fastpath.seen(b.url, b.owner, b.harness, b.space, n(150), cap),
+    }
+    floor_counts = {1: n(400), 8: n(1200), 128: n(1600)}
+    await idle(chips_pids)
+    out = []
+    for r in range(rounds):
+        this: dict[str, Any] = {}
+        for figure, inflight, _ in PAIRS:
+
+            def base_run(k: int = inflight) -> Awaitable[dict[str, Any]]:
+                return floor.measure(floor_base, "/append-direct", floor_counts[k], k, {})
+
+            sides = [
+                ("floor", base_run, floor_pids),
+                ("chips", chips_runs[figure], chips_pids),
+            ]
+            if r % 2:
+                sides.reverse()
+            got = {side: await measured(run, pids) for side, run, pids in sides}
+            got["floor"].pop("cpu_ms_per_request", None)  # its own count: Postgres only
+            this[figure] = {
+                "first": sides[0][0],
+                "chips": got["chips"],
+                "floor": got["floor"],
+                "ratios": compare(figure, got["chips"], got["floor"]),
+            }
+        brief = {f: v["ratios"] for f, v in this.items()}
+        print(json.dumps({"round": r + 1, **brief}), flush=True)
+        out.append(this)
+    return out
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every count")
+    parser.add_argument("--tree", default="", help="run the Chips services of this exported tree")
+    parser.add_argument("--code", default="", help="what --tree is (e.g. 'main at 3acb90d')")
+    parser.add_argument("--label", default="", help="prefix of the result file")
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with (
+        floor.floor_stack() as (floor_base, floor_pids),
+        bench_stack(dict(UNLIMITED), args.tree) as stack,
+    ):
+        print(f"both up; Chips's logs and traces in {stack.root}", flush=True)
+        chips_pids = service_pids(stack)
+        rounds = asyncio.run(
+            run_rounds(stack.gateway_a, chips_pids, floor_base, floor_pids, args.rounds, args.scale)
+        )
+    summary = summarize(rounds)
+    print(show(summary), flush=True)
+    result = {
+        "benchmark": "paired",
+        "summary": summary,
+        "rounds": rounds,
+        "code": args.code or fastpath.commit(),
+        "machine": fastpath.machine(),
+        "started": started,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{args.label}paired.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
