@@ -3,8 +3,9 @@
 py-spy on a loaded machine samples a process waiting for a core as if it ran; a count of
 the calls each process makes per message does not move with the load. Starts the whole
 system (as bench/fastpath.py does), each service with ``bench/calls_site`` on its path,
-posts ``--count`` messages one at a time over HTTP (fastpath's ``seq``), or 8 in flight
-(``http8``), with every service's calls counted by cProfile for just that while, and
+posts ``--count`` messages one at a time over HTTP (fastpath's ``seq``), 8 in flight
+(``http8``), or one at a time from a socket while a harness's socket sees each
+(``seen``), with every service's calls counted by cProfile for just that while, and
 prints per process: the CPU it spent per message (user and system, from /proc), its
 Python calls per message, and its functions with the most calls and the most time of
 their own (cProfile's times are wall times and move with the load; read the counts).
@@ -12,7 +13,7 @@ their own (cProfile's times are wall times and move with the load; read the coun
 Writes bench/results/<label>calls.json (the figures) and keeps each process's profile in
 the stack's directory (``python -m pstats`` reads them).
 
-    .venv/bin/python bench/calls.py [--count 500] [--load seq|http8] [--tree DIR]
+    .venv/bin/python bench/calls.py [--count 500] [--load seq|http8|seen] [--tree DIR]
         [--top 25] [--label before-]
 """
 
@@ -34,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fastpath import commit, http8, seq
+from fastpath import commit, http8, seen, seq
 from stackstart import bench_stack, service_pids
 
 from chips_devstack.stack import UNLIMITED
@@ -81,7 +82,7 @@ def tops(profile: Path, count: int, top: int) -> dict[str, Any]:
     }
 
 
-async def workspace(base: str) -> tuple[Any, str, list[Any], str]:
+async def workspace(base: str) -> tuple[Any, Any, str, list[Any], str]:
     api = Api(base)
     owner = await api.create_workspace(name="Calls bench")
     harness, space = await api.connect_harness(owner, "Bench harness")
@@ -90,14 +91,14 @@ async def workspace(base: str) -> tuple[Any, str, list[Any], str]:
         owner, "Bench room", [w.participant_id for w in writers] + [harness.participant_id]
     )
     await api.close()
-    return owner, space, writers, room
+    return owner, harness, space, writers, room
 
 
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=500)
-    parser.add_argument("--load", choices=["seq", "http8"], default="seq")
+    parser.add_argument("--load", choices=["seq", "http8", "seen"], default="seq")
     parser.add_argument("--tree", default="", help="an exported tree of another version")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--label", default="")
@@ -106,7 +107,7 @@ def main() -> None:
     env = {**UNLIMITED, "CHIPS_BENCH_CPROFILE": str(profiles)}
     # bench/calls_site first on every service's path, then the other tree's packages if any.
     with bench_stack(env, args.tree, prefix="chips-calls-", first=[str(SITE)]) as stack:
-        owner, space, writers, room = asyncio.run(workspace(stack.gateway_a))
+        owner, harness, space, writers, room = asyncio.run(workspace(stack.gateway_a))
         time.sleep(2)
         pids = service_pids(stack)
         python = {n: p for n, p in pids.items() if n not in NOT_PYTHON}
@@ -116,8 +117,11 @@ def main() -> None:
         load_before = os.getloadavg()
         if args.load == "seq":
             figures = asyncio.run(seq(stack.gateway_a, owner, space, args.count, 300))
-        else:
+        elif args.load == "http8":
             figures = asyncio.run(http8(stack.gateway_a, writers, room, args.count, 300))
+        else:
+            url = stack.gateway_a.replace("http://", "ws://") + "/v1/ws"
+            figures = asyncio.run(seen(url, owner, harness, space, args.count, 300))
         time.sleep(1.5)  # the consumers' last folds
         after = {n: user_system(p) for n, p in pids.items()}
         for pid in python.values():
@@ -127,7 +131,8 @@ def main() -> None:
         out: dict[str, Any] = {
             "benchmark": f"calls.{args.load}",
             "count": count,
-            "msg_per_second": figures["msg_per_second"],
+            "msg_per_second": figures.get("msg_per_second")
+            or round(figures["count"] / figures["seconds"], 1),
             "processes": {},
             "machine": f"{platform.machine()}, Python {platform.python_version()}, "
             f"{os.cpu_count()} cores",

@@ -300,3 +300,152 @@ def test_a_stand_in_s_joined_and_left_lines_are_not_in_a_context() -> None:
         person,
         {"seq": 6, "kind": "said", "from": {"id": SCOUT, "kind": "harness", "name": "S"}},
     ]
+
+
+# -- skimming: only what holds an agent is walked ----------------------------------------
+
+_people = st.sampled_from(["usr_a", "usr_b", ME, "agt_j1", "agt_j2", OTHER_AGENT, SCOUT_GIVEN])
+
+
+def _who(pid: str) -> dict[str, Any]:
+    kind = "agent" if pid.startswith("agt_") else "harness" if pid == ME else "person"
+    found: dict[str, Any] = {"id": pid, "kind": kind, "name": f"Name {pid}"}
+    if kind == "agent":
+        found["harness_id"] = SCOUT if pid == SCOUT_GIVEN else ME
+    return found
+
+
+@st.composite
+def _harness_events(draw: st.DrawFn) -> dict[str, Any]:
+    """A harness's message.new as the feed shapes it: the speaker, the room's members and
+    notes, and its context's lines (said, joined, left)."""
+    members = draw(st.lists(_people, max_size=5, unique=True))
+    lines = [
+        {
+            "seq": i,
+            "kind": draw(st.sampled_from(["said", "joined", "left"])),
+            "from": _who(draw(_people)),
+            "text": draw(st.sampled_from(["hi", "agt_j1", "Name agt_j1 said so"])),
+            "addressed_to": draw(st.lists(_people, max_size=2)),
+        }
+        for i in range(draw(st.integers(0, 6)))
+    ]
+    return {
+        "type": "message.new",
+        "actor": {k: v for k, v in _who(draw(_people)).items() if k in ("id", "kind")},
+        "from": _who(draw(_people)),
+        "addressed_to": draw(st.lists(_people, max_size=3)),
+        "context": {"lines": lines, "since_seq": 1},
+        "room": {
+            "members": [
+                {"participant_id": m, **{k: v for k, v in _who(m).items() if k != "id"}}
+                | {"handle": f"@N{m}"}
+                for m in members
+            ],
+            "notes": {ME: "In this space: " + ", ".join(f"Name {m}" for m in members)},
+        },
+    }
+
+
+@given(_harness_events(), st.booleans())
+def test_skimming_gives_what_the_whole_walk_gives(event: dict[str, Any], named: bool) -> None:
+    shown = agents_view.stand_ins(ME, MINE, {SCOUT_GIVEN: SCOUT})
+    names = {ME: "Jacobian", SCOUT: "Scout"} if named else {}
+    whole = agents_view._translate(event, ME, shown, names)
+    assert agents_view._translate(event, ME, shown, names, agents_view.SKIM) == whole
+    if not agents_view.hidden_from(event, shown):
+        assert as_seen_by(event, ME, shown, names=names) == whole
+
+
+def test_a_room_with_a_given_agent_is_walked_and_its_lines_are_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    walked: list[object] = []
+    walk = agents_view._translate
+    monkeypatch.setattr(agents_view, "_translate", lambda *a: walked.append(a[0]) or walk(*a))
+    lines = [{"seq": i, "kind": "said", "from": _who("usr_a"), "text": "hi"} for i in range(40)]
+    event = {
+        "type": "message.new",
+        "from": _who("usr_a"),
+        "context": {"lines": lines},
+        "room": {"members": [{"participant_id": SCOUT_GIVEN, "kind": "agent", "name": "S"}]},
+    }
+    shown = agents_view.stand_ins(ME, MINE, {SCOUT_GIVEN: SCOUT})
+    changed = as_seen_by(event, ME, shown)
+    assert changed is not None
+    assert changed["room"]["members"] == [{"participant_id": SCOUT, "kind": "harness", "name": "S"}]
+    assert changed["context"] is event["context"]
+    assert not any(w is event["context"] or w in lines for w in walked)
+    assert len(walked) < 10
+
+
+# -- a socket's lines translated once per view (Walked) ----------------------------------
+
+
+def _turn(lines: list[dict[str, Any]], text: str) -> dict[str, Any]:
+    return {
+        "type": "message.new",
+        "text": text,
+        "addressed_to": ["agt_j1"],
+        "context": {"lines": lines},
+    }
+
+
+def _line(seq: int, to: str = "agt_j1") -> dict[str, Any]:
+    return {"seq": seq, "kind": "said", "from": _who("usr_a"), "addressed_to": [to]}
+
+
+def test_a_line_met_again_is_not_walked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked: list[object] = []
+    walk = agents_view._translate
+    monkeypatch.setattr(agents_view, "_translate", lambda *a: walked.append(a[0]) or walk(*a))
+    lines = [_line(i) for i in range(1, 21)]
+    memo = agents_view.Walked()
+    first = as_seen_by(_turn(lines[:10], "one"), ME, MINE, walked=memo)
+    assert first is not None and first["context"]["lines"][0]["addressed_to"] == [ME]
+    walked.clear()
+    second = as_seen_by(_turn(lines[5:], "two"), ME, MINE, walked=memo)
+    again = [w for w in walked if any(w is line for line in lines[5:10])]
+    fresh = [w for w in walked if any(w is line for line in lines[10:])]
+    assert again == [] and len(fresh) == 10
+    assert second == as_seen_by(_turn(lines[5:], "two"), ME, MINE)
+    # The very same translation is handed out for a line met again.
+    assert second is not None
+    assert second["context"]["lines"][0] is first["context"]["lines"][5]
+
+
+def test_another_view_translates_afresh() -> None:
+    lines = [{**_line(1, SCOUT_GIVEN), "from": _who(SCOUT_GIVEN)}]
+    memo = agents_view.Walked()
+    shown = agents_view.stand_ins(ME, MINE, {SCOUT_GIVEN: SCOUT})
+    named = as_seen_by(_turn(lines, "x"), ME, shown, names={SCOUT: "Scout"}, walked=memo)
+    renamed = as_seen_by(_turn(lines, "x"), ME, shown, names={SCOUT: "Scouty"}, walked=memo)
+    assert named is not None and renamed is not None
+    assert named["context"]["lines"][0]["from"]["name"] == "Scout"
+    assert renamed["context"]["lines"][0]["from"]["name"] == "Scouty"
+    # Its own agents changed (one released): the line is its own no more.
+    mine_now = as_seen_by(_turn([_line(1)], "y"), ME, {"agt_j2"}, walked=memo)
+    assert mine_now is not None and mine_now["context"]["lines"][0]["addressed_to"] == ["agt_j1"]
+
+
+def test_what_is_remembered_is_bounded() -> None:
+    memo = agents_view.Walked()
+    for start in range(0, 3 * agents_view.Walked.LIMIT, 50):
+        as_seen_by(_turn([_line(i) for i in range(start, start + 50)], "t"), ME, MINE, walked=memo)
+        assert len(memo.made) <= agents_view.Walked.LIMIT
+
+
+@given(st.lists(_harness_events(), min_size=1, max_size=4), st.data())
+def test_remembered_lines_give_what_walking_them_gives(
+    events: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    # The events share lines, as a room's deliveries do.
+    pool = [line for e in events for line in e["context"]["lines"]]
+    shown = agents_view.stand_ins(ME, MINE, {SCOUT_GIVEN: SCOUT})
+    names = {ME: "Jacobian", SCOUT: "Scout"}
+    memo = agents_view.Walked()
+    for event in events:
+        if pool:
+            event["context"]["lines"] = data.draw(st.lists(st.sampled_from(pool), max_size=6))
+        expected = as_seen_by(event, ME, shown, names=names)
+        assert as_seen_by(event, ME, shown, names=names, walked=memo) == expected

@@ -46,6 +46,9 @@ AGENT_ID = re.compile(rb'"(agt_[^"\\]*)"')
 FEW = 8
 # Keys naming who a mapping is about, whose ``name`` and ``handle`` go with it.
 WHO = ("participant_id", "id")
+# How many levels down the walk asks ``untouched`` of each mapping and list before walking
+# it: an event's room, its context, and each of the context's lines.
+SKIM = 3
 
 # The agents a harness before agents is shown as somebody else: its own (as itself) as a
 # set of ids, or a mapping of agent id to the id shown for it (others' given agents, as
@@ -74,12 +77,42 @@ def _as_mapping(harness_id: str, ids: StandIns) -> Mapping[str, str]:
     return dict.fromkeys(ids, harness_id)
 
 
+class Walked:
+    """What the walk made of a room's context lines for one view, by the lines' identity.
+
+    A room's lines are the very same objects in every delivery of the room (the gateway's
+    window makes each once, and an edit or an attach makes a new one), and a harness's
+    line is most often addressed to an agent it is shown as itself: each delivery walked
+    every line again, most of a harness socket's CPU per message. One of these per socket
+    keeps each line's translation while the view (the harness, its stand-ins and their
+    names) stays as it was, at most ``LIMIT`` of them.
+    """
+
+    __slots__ = ("made", "view")
+    LIMIT = 512
+
+    def __init__(self) -> None:
+        self.view: tuple[str, dict[str, str], dict[str, str]] | None = None
+        self.made: dict[int, tuple[Any, Any]] = {}
+
+    def of(
+        self, harness_id: str, own: Mapping[str, str], names: Mapping[str, str]
+    ) -> dict[int, tuple[Any, Any]]:
+        """The translations made under this view (none, when the view changed)."""
+        view = self.view
+        if view is None or view[0] != harness_id or view[1] != own or view[2] != names:
+            self.view = (harness_id, dict(own), dict(names))
+            self.made = {}
+        return self.made
+
+
 def as_seen_by(
     event: Seen,
     harness_id: str,
     own_agent_ids: StandIns,
     encoded: str | bytes | None = None,
     names: Mapping[str, str] | None = None,
+    walked: Walked | None = None,
 ) -> Seen | None:
     """``event`` as a harness that has not declared ``agents`` sees it, or None when it is
     not sent it at all.
@@ -96,7 +129,8 @@ def as_seen_by(
     without the standing), as does another harness's (a standing the harness never knew).
 
     The event is returned unchanged (the very object) when nothing in it differs, so a
-    frame encoded once for every socket stays shared.
+    frame encoded once for every socket stays shared. ``walked``: the socket's
+    translations of its rooms' lines, kept between events (:class:`Walked`).
     """
     if hidden_from(event, own_agent_ids):
         return None
@@ -110,12 +144,16 @@ def as_seen_by(
     own = _as_mapping(harness_id, own_agent_ids)
     if untouched(event, own, encoded if event is given else None):
         return event
-    seen: Seen = _translate(event, harness_id, own, names or {})
+    names = names or {}
+    memo = walked.of(harness_id, own, names) if walked is not None else None
+    seen: Seen = _translate(event, harness_id, own, names, SKIM, memo)
     return seen
 
 
 def untouched(
-    event: Mapping[str, object], own: Collection[str], encoded: str | bytes | None = None
+    event: Mapping[str, object] | list[Any],
+    own: Collection[str],
+    encoded: str | bytes | None = None,
 ) -> bool:
     """Whether the translation would leave ``event`` as it is, decided on its JSON.
 
@@ -158,18 +196,27 @@ def hidden_from(event: Mapping[str, object], own_agent_ids: Collection[str]) -> 
 
 
 def _translate(
-    value: Any, harness_id: str, own: Mapping[str, str], names: Mapping[str, str]
+    value: Any,
+    harness_id: str,
+    own: Mapping[str, str],
+    names: Mapping[str, str],
+    skim: int = 0,
+    memo: dict[int, tuple[Any, Any]] | None = None,
 ) -> Any:
     """``value`` with own agents' ids made the harness's (others' given agents their
     harness's), and agents made harnesses, with the names ``names`` gives them.
 
-    Returns the same object when nothing changed.
+    Returns the same object when nothing changed. ``skim``: for that many levels, a
+    mapping or list inside is first asked :func:`untouched` and kept as it is when so,
+    not walked: a harness's event with a given agent in its room's members is walked
+    there, not through every line of its context. ``memo``: the translations of lines
+    (mappings with a ``seq``, in a list) made before under the same view, by identity.
     """
     if isinstance(value, str):
         return own.get(value, value)
     if isinstance(value, list):
         kept = [item for item in value if not _stand_in_moved(item, own)]
-        items = [_translate(item, harness_id, own, names) for item in kept]
+        items = [_item(item, harness_id, own, names, skim, memo) for item in kept]
         if len(kept) == len(value) and all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return _dedupe(items)
@@ -193,7 +240,7 @@ def _translate(
             elif notes is not None and k == "notes":
                 new_v = _translate(notes, harness_id, own, names)
             else:
-                new_v = _translate(v, harness_id, own, names)
+                new_v = _walk(v, harness_id, own, names, skim, memo)
             if new_key is not k or new_v is not v:
                 changed = True
             if new_key in out:  # two own agents keyed alike: the first one stands
@@ -202,6 +249,44 @@ def _translate(
             out[new_key] = new_v
         return out if changed else value
     return value
+
+
+def _walk(
+    value: Any,
+    harness_id: str,
+    own: Mapping[str, str],
+    names: Mapping[str, str],
+    skim: int,
+    memo: dict[int, tuple[Any, Any]] | None,
+) -> Any:
+    """A value inside what ``_translate`` walks: kept as it is when skimming finds it
+    untouched, else walked (skimming one level less)."""
+    if skim and isinstance(value, (dict, list)) and untouched(value, own):
+        return value
+    return _translate(value, harness_id, own, names, skim - 1 if skim else 0, memo)
+
+
+def _item(
+    item: Any,
+    harness_id: str,
+    own: Mapping[str, str],
+    names: Mapping[str, str],
+    skim: int,
+    memo: dict[int, tuple[Any, Any]] | None,
+) -> Any:
+    """An item of a list ``_translate`` walks; a line (a mapping with a ``seq``) is
+    translated once per view when there is a ``memo``, and held there with its
+    translation, so that its identity is not another's while it is remembered."""
+    if memo is None or type(item) is not dict or "seq" not in item:
+        return _walk(item, harness_id, own, names, skim, memo)
+    made = memo.get(id(item))
+    if made is not None and made[0] is item:
+        return made[1]
+    translated = _walk(item, harness_id, own, names, skim, memo)
+    if len(memo) >= Walked.LIMIT:
+        memo.clear()
+    memo[id(item)] = (item, translated)
+    return translated
 
 
 def _stand_in_moved(item: object, own: Mapping[str, str]) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import orjson
 
 from chips_common.events.wire import DeliveredJson, EventJson
-from chips_common.rules.agents_view import as_seen_by
+from chips_common.rules.agents_view import Walked, as_seen_by
 from chips_gateway import metrics, runs
 from chips_gateway.frames import EventFrame, Pending, Queued, ReceiptFrame
 from chips_gateway.windows import AsOf
@@ -111,8 +111,15 @@ class Delivery(SessionBase):
                 # The feed's encoding of the event, when it is the feed's own, made once
                 # for every socket: the view decides on it without encoding it again.
                 shared = self.feed.frame_json(shaped, event) if self.feed is not None else None
+                if self.walked is None:
+                    self.walked = Walked()
                 seen = as_seen_by(
-                    shaped, self.principal.participant_id, own, shared, names=self.names(own)
+                    shaped,
+                    self.principal.participant_id,
+                    own,
+                    shared,
+                    names=self.names(own),
+                    walked=self.walked,
                 )
                 if seen is None:
                     return

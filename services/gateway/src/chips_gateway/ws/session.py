@@ -19,6 +19,7 @@ from opentelemetry.trace import Span
 
 from chips_common.events import PROTOCOL_VERSION, JsonObject
 from chips_common.events.wire import EventJson
+from chips_common.rules.agents_view import Walked
 from chips_common.rules.context import Budget
 from chips_common.rules.scope import MembershipView
 from chips_gateway.auth import Principal
@@ -185,6 +186,7 @@ class SessionBase:
         "tasks",
         "to_log",
         "waiting",
+        "walked",
         "write_room",
         "writes",
         "writes_idle",
@@ -250,6 +252,8 @@ class SessionBase:
         self.raw: Intake | None = ws.scope.get("extensions", {}).get(RAW_OUT)
         # Frames written from the feed and waiting for the outbox's turn (docs/adr/0161).
         self.out: list[bytes] | None = None
+        # A harness before agents: its rooms' lines as it is shown them, made once each.
+        self.walked: Walked | None = None
 
     def revoke(self, why: str) -> None:
         self.revoked_why = why
