@@ -16,16 +16,22 @@ A slice's CPU is counted per process from its first request (its warm-up ones in
 and counted) until the stack it loaded is idle again: what the consumers fold after the
 last answer is a message's cost too, and must not run into the next slice. Each round
 gives each ratio; the table shows, per ratio, its median over the rounds and its lowest
-and highest. Everything listens on 127.0.0.1, is bounded in count and time, and stops by
+and highest. A first round warms every side and is not counted. Everything listens on 127.0.0.1, is bounded in count and time, and stops by
 itself. Writes bench/results/<label>paired.json.
 
-    .venv/bin/python bench/paired.py [--rounds 7] [--scale 1.0] [--tree DIR] [--label x-]
+``--versus DIR`` runs a second Chips stack of another version's exported tree (``git
+archive``) beside this one, measured in the same rounds: before and after, each against
+the floor beside it, in one run.
+
+    .venv/bin/python bench/paired.py [--rounds 7] [--scale 1.0] [--tree DIR]
+        [--versus DIR --versus-code 'main at abc1234'] [--label x-]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -123,97 +129,111 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per figure and ratio: the median over the rounds, the lowest and the highest; and
-    the median of each side's own figures."""
+# The figures of one side that the summary gives the median of.
+SHOWN = ("p50_ms", "p99_ms", "per_second", "msg_per_second", "acked_per_second", "cpu_ms_all")
+
+
+def summarize(rounds: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
+    """Per figure, per Chips side and ratio: the median over the rounds, the lowest and the
+    highest; and the median of each side's own figures (the floor's too)."""
     out: dict[str, Any] = {}
     for figure, _, target in PAIRS:
         rows = [r[figure] for r in rounds]
-        ratios: dict[str, Any] = {}
-        for key in rows[0]["ratios"]:
-            values = [row["ratios"][key] for row in rows if row["ratios"][key] is not None]
-            ratios[key] = sum(values) if key == "errors" else spread(values)
-        sides: dict[str, Any] = {}
-        for side in ("chips", "floor"):
-            sides[side] = {
+        row_out: dict[str, Any] = {"target": target, "ratios": {}}
+        for side in sides:
+            ratios: dict[str, Any] = {}
+            for key in rows[0]["ratios"][side]:
+                values = [
+                    row["ratios"][side][key] for row in rows if row["ratios"][side][key] is not None
+                ]
+                ratios[key] = sum(values) if key == "errors" else spread(values)
+            row_out["ratios"][side] = ratios
+        for side in ["floor", *sides]:
+            row_out[side] = {
                 key: round(statistics.median([row[side][key] for row in rows]), 3)
-                for key in (
-                    "p50_ms",
-                    "p99_ms",
-                    "per_second",
-                    "msg_per_second",
-                    "acked_per_second",
-                    "cpu_ms_all",
-                )
-                if key in rows[0][side] and rows[0][side][key] is not None
+                for key in SHOWN
+                if rows[0][side].get(key) is not None
             }
-        out[figure] = {"ratios": ratios, **sides, "target": target}
+        out[figure] = row_out
     return out
 
 
-def show(summary: dict[str, Any]) -> str:
+def show(summary: dict[str, Any], sides: list[str]) -> str:
     lines = [
-        "| figure | Chips (median) | floor (median) | Chips vs floor: median (lowest-highest)"
+        "| figure | side | its figures (median) | vs the floor beside it: median (lowest-highest)"
         " | target |",
         "|---|---|---|---|---|",
     ]
     for figure, row in summary.items():
-        own = ", ".join(f"{k} {v}" for k, v in row["chips"].items())
         base = ", ".join(f"{k} {v}" for k, v in row["floor"].items())
-        ratios = "; ".join(
-            f"{k} {v}"
-            if not isinstance(v, dict)
-            else f"{k} {v['median']} ({v['lowest']}-{v['highest']})"
-            for k, v in row["ratios"].items()
-        )
-        lines.append(f"| {figure} | {own} | {base} | {ratios} | {row['target']} |")
+        lines.append(f"| {figure} | floor | {base} | - | {row['target']} |")
+        for side in sides:
+            own = ", ".join(f"{k} {v}" for k, v in row[side].items())
+            ratios = "; ".join(
+                f"{k} {v}"
+                if not isinstance(v, dict)
+                else f"{k} {v['median']} ({v['lowest']}-{v['highest']})"
+                for k, v in row["ratios"][side].items()
+            )
+            lines.append(f"| {figure} | {side} | {own} | {ratios} | |")
     return "\n".join(lines)
 
 
+Run = Callable[[], Awaitable[dict[str, Any]]]
+
+
+async def chips_runs(base: str, scale: float) -> dict[str, Run]:
+    """Each figure of one Chips stack, in a workspace made for it."""
+    b = await fastpath.prepare(base)
+    n = lambda x: max(1, int(x * scale))  # noqa: E731
+    cap = 30
+    return {
+        "sequential": lambda: fastpath.seq(base, b.owner, b.space, n(400), cap),
+        "8 in flight": lambda: fastpath.http8(base, b.writers, b.room, n(1200), cap),
+        "pipelined": lambda: fastpath.pipe(b.url, b.writers, b.room, n(100), cap),
+        "socket idle": lambda: fastpath.seen(b.url, b.owner, b.harness, b.space, n(150), cap),
+    }
+
+
 async def run_rounds(
-    chips_base: str,
-    chips_pids: dict[str, int],
+    stacks: dict[str, tuple[str, dict[str, int]]],
     floor_base: str,
     floor_pids: dict[str, int],
     rounds: int,
     scale: float,
 ) -> list[dict[str, Any]]:
-    b = await fastpath.prepare(chips_base)
+    """``rounds`` rounds; in each, every figure measured on the floor and on each Chips
+    stack (``stacks``: its label, base URL and pids) one after another, the order turned
+    by one each round."""
+    runs = {label: await chips_runs(base, scale) for label, (base, _) in stacks.items()}
     n = lambda x: max(1, int(x * scale))  # noqa: E731
-    cap = 30
-    chips_runs: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
-        "sequential": lambda: fastpath.seq(chips_base, b.owner, b.space, n(400), cap),
-        "8 in flight": lambda: fastpath.http8(chips_base, b.writers, b.room, n(1200), cap),
-        "pipelined": lambda: fastpath.pipe(b.url, b.writers, b.room, n(100), cap),
-        "socket idle": lambda: fastpath.seen(b.url, b.owner, b.harness, b.space, n(150), cap),
-    }
     floor_counts = {1: n(400), 8: n(1200), 128: n(1600)}
-    await idle(chips_pids)
+    for _, pids in stacks.values():
+        await idle(pids)
     out = []
-    for r in range(rounds):
+    # Round 0 warms every side (a stack just started is still settling) and is not kept.
+    for r in range(-1, rounds):
         this: dict[str, Any] = {}
         for figure, inflight, _ in PAIRS:
 
             def base_run(k: int = inflight) -> Awaitable[dict[str, Any]]:
                 return floor.measure(floor_base, "/append-direct", floor_counts[k], k, {})
 
-            sides = [
-                ("floor", base_run, floor_pids),
-                ("chips", chips_runs[figure], chips_pids),
-            ]
-            if r % 2:
-                sides.reverse()
+            sides: list[tuple[str, Run, dict[str, int]]] = [("floor", base_run, floor_pids)]
+            sides += [(label, runs[label][figure], pids) for label, (_, pids) in stacks.items()]
+            turn = max(r, 0) % len(sides)
+            sides = sides[turn:] + sides[:turn]
             got = {side: await measured(run, pids) for side, run, pids in sides}
             got["floor"].pop("cpu_ms_per_request", None)  # its own count: Postgres only
             this[figure] = {
-                "first": sides[0][0],
-                "chips": got["chips"],
-                "floor": got["floor"],
-                "ratios": compare(figure, got["chips"], got["floor"]),
+                "order": [side for side, _, _ in sides],
+                **got,
+                "ratios": {label: compare(figure, got[label], got["floor"]) for label in stacks},
             }
         brief = {f: v["ratios"] for f, v in this.items()}
         print(json.dumps({"round": r + 1, **brief}), flush=True)
-        out.append(this)
+        if r >= 0:
+            out.append(this)
     return out
 
 
@@ -224,26 +244,35 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every count")
     parser.add_argument("--tree", default="", help="run the Chips services of this exported tree")
     parser.add_argument("--code", default="", help="what --tree is (e.g. 'main at 3acb90d')")
+    parser.add_argument(
+        "--versus",
+        default="",
+        help="another version's exported tree, measured beside this one in every round",
+    )
+    parser.add_argument("--versus-code", default="", help="what --versus is")
     parser.add_argument("--label", default="", help="prefix of the result file")
     args = parser.parse_args()
     load_before = os.getloadavg()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with (
-        floor.floor_stack() as (floor_base, floor_pids),
-        bench_stack(dict(UNLIMITED), args.tree) as stack,
-    ):
-        print(f"both up; Chips's logs and traces in {stack.root}", flush=True)
-        chips_pids = service_pids(stack)
-        rounds = asyncio.run(
-            run_rounds(stack.gateway_a, chips_pids, floor_base, floor_pids, args.rounds, args.scale)
-        )
-    summary = summarize(rounds)
-    print(show(summary), flush=True)
+    code = args.code or (args.tree or fastpath.commit())
+    trees = {"chips": (args.tree, code)}
+    if args.versus:
+        trees["versus"] = (args.versus, args.versus_code or args.versus)
+    with contextlib.ExitStack() as up:
+        floor_base, floor_pids = up.enter_context(floor.floor_stack())
+        stacks: dict[str, tuple[str, dict[str, int]]] = {}
+        for label, (tree, what) in trees.items():
+            stack = up.enter_context(bench_stack(dict(UNLIMITED), tree))
+            print(f"{label} ({what}) up; logs and traces in {stack.root}", flush=True)
+            stacks[label] = (stack.gateway_a, service_pids(stack))
+        rounds = asyncio.run(run_rounds(stacks, floor_base, floor_pids, args.rounds, args.scale))
+    summary = summarize(rounds, list(trees))
+    print(show(summary, list(trees)), flush=True)
     result = {
         "benchmark": "paired",
+        "code": {label: what for label, (_, what) in trees.items()},
         "summary": summary,
         "rounds": rounds,
-        "code": args.code or fastpath.commit(),
         "machine": fastpath.machine(),
         "started": started,
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
