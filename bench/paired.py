@@ -16,8 +16,9 @@ A slice's CPU is counted per process from its first request (its warm-up ones in
 and counted) until the stack it loaded is idle again: what the consumers fold after the
 last answer is a message's cost too, and must not run into the next slice. Each round
 gives each ratio; the table shows, per ratio, its median over the rounds and its lowest
-and highest. A first round warms every side and is not counted. Everything listens on 127.0.0.1, is bounded in count and time, and stops by
-itself. Writes bench/results/<label>paired.json.
+and highest. A first round warms every side and is not counted. Everything listens on
+127.0.0.1, is bounded in count and time, and stops by itself. Writes
+bench/results/<label>paired.json.
 
 ``--versus DIR`` runs a second Chips stack of another version's exported tree (``git
 archive``) beside this one, measured in the same rounds: before and after, each against
