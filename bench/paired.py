@@ -252,7 +252,16 @@ def main() -> None:
     )
     parser.add_argument("--versus-code", default="", help="what --versus is")
     parser.add_argument("--label", default="", help="prefix of the result file")
+    parser.add_argument(
+        "--only", default="", help="figures to measure, comma-separated (default: all)"
+    )
     args = parser.parse_args()
+    if args.only:
+        wanted = {f.strip() for f in args.only.split(",")}
+        unknown = wanted - {figure for figure, _, _ in PAIRS}
+        if unknown:
+            parser.error(f"unknown figures {sorted(unknown)}; one of {[p[0] for p in PAIRS]}")
+        PAIRS[:] = [p for p in PAIRS if p[0] in wanted]
     load_before = os.getloadavg()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     code = args.code or (args.tree or fastpath.commit())
