@@ -285,9 +285,12 @@ class Api:
         return list(r.json()["messages"])
 
     async def spaces(
-        self, who: Identity, after_seq: int = 0, archived: bool = False
+        self, who: Identity, after_seq: int | None = None, archived: bool = False
     ) -> dict[str, Any]:
-        """GET /v1/spaces once the read models hold ``after_seq``."""
+        """GET /v1/spaces once the read models hold ``after_seq``: by default the newest
+        seq ``who`` may read (a room just made may not be folded yet)."""
+        if after_seq is None:
+            after_seq = await self.head(who)
         params: dict[str, Any] = {"after_seq": after_seq}
         if archived:
             params["archived"] = "true"
