@@ -15,7 +15,8 @@ another harness's given agent read as that harness's id (a participant of kind
 This module is pure: one function over an event (or any answer shaped like one), given
 the harness and the agents it is to be shown as somebody else (its own, as itself;
 others' given ones, as their harness), so the gateway applies the same translation to a
-live frame, a replayed one and an HTTP read.
+live frame, a replayed one and an HTTP read. A socket may pass what it made of its rooms'
+lines before (:class:`Walked`, memory only, no I/O) so that a line is translated once.
 """
 
 from __future__ import annotations
