@@ -211,13 +211,13 @@ def _translate(
     mapping or list inside is first asked :func:`untouched` and kept as it is when so,
     not walked: a harness's event with a given agent in its room's members is walked
     there, not through every line of its context. ``memo``: the translations of lines
-    (mappings with a ``seq``, in a list) made before under the same view, by identity.
+    (mappings with a ``seq``) made before under the same view, by identity.
     """
     if isinstance(value, str):
         return own.get(value, value)
     if isinstance(value, list):
         kept = [item for item in value if not _stand_in_moved(item, own)]
-        items = [_item(item, harness_id, own, names, skim, memo) for item in kept]
+        items = [_walk(item, harness_id, own, names, skim, memo) for item in kept]
         if len(kept) == len(value) and all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return _dedupe(items)
@@ -261,32 +261,24 @@ def _walk(
     memo: dict[int, tuple[Any, Any]] | None,
 ) -> Any:
     """A value inside what ``_translate`` walks: kept as it is when skimming finds it
-    untouched, else walked (skimming one level less)."""
-    if skim and isinstance(value, (dict, list)) and untouched(value, own):
-        return value
-    return _translate(value, harness_id, own, names, skim - 1 if skim else 0, memo)
-
-
-def _item(
-    item: Any,
-    harness_id: str,
-    own: Mapping[str, str],
-    names: Mapping[str, str],
-    skim: int,
-    memo: dict[int, tuple[Any, Any]] | None,
-) -> Any:
-    """An item of a list ``_translate`` walks; a line (a mapping with a ``seq``) is
-    translated once per view when there is a ``memo``, and held there with its
+    untouched, else walked (skimming one level less). A line (a mapping with a ``seq``)
+    is translated once per view when there is a ``memo``, and held there with its
     translation, so that its identity is not another's while it is remembered."""
-    if memo is None or type(item) is not dict or "seq" not in item:
-        return _walk(item, harness_id, own, names, skim, memo)
-    made = memo.get(id(item))
-    if made is not None and made[0] is item:
-        return made[1]
-    translated = _walk(item, harness_id, own, names, skim, memo)
-    if len(memo) >= Walked.LIMIT:
-        memo.clear()
-    memo[id(item)] = (item, translated)
+    line = memo is not None and type(value) is dict and "seq" in value
+    if line:
+        assert memo is not None
+        made = memo.get(id(value))
+        if made is not None and made[0] is value:
+            return made[1]
+    if skim and isinstance(value, (dict, list)) and untouched(value, own):
+        translated = value
+    else:
+        translated = _translate(value, harness_id, own, names, skim - 1 if skim else 0, memo)
+    if line:
+        assert memo is not None
+        if len(memo) >= Walked.LIMIT:
+            memo.clear()
+        memo[id(value)] = (value, translated)
     return translated
 
 
