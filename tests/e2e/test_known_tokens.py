@@ -1,9 +1,10 @@
 """Who a token is, remembered by each gateway, and forgotten the moment it changes (ADR 0169).
 
 A gateway asks Postgres who a token is once, then answers from memory. Every change the
-eventlog commits to a credential or a participant is told to every gateway before its
-writer hears the answer, so a revocation or a role change made through one gateway holds
-at once on another. A new eventlog (a start, a takeover) tells them to forget everything.
+eventlog commits to a credential or a participant is told to every gateway, and its writer
+hears the answer once every gateway said it forgot (ADR 0172), so a revocation or a role
+change made through one gateway holds at once on another. A new eventlog (a start, a
+takeover) tells them to forget everything.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ import httpx
 import nats
 import pytest
 
-from chips_common.nats.principals import EVERY_WORKSPACE, noticed
+from chips_common.nats.principals import (
+    EVERY_WORKSPACE,
+    HERE_LAPSE,
+    heard_here,
+    here,
+    notice,
+    noticed,
+)
 from chips_common.nats.streams import Names
 from chips_devstack.stack import Stack
 from tests.e2e.client import Api, Identity
@@ -129,3 +137,76 @@ async def test_an_eventlog_taking_its_partitions_tells_every_gateway_to_forget(
     assert await spaces(api, owner) == 200
     after = await answers(stack, "gateway_a")
     assert after["asked"] - before["asked"] == 1, (before, after)  # forgotten: asked again
+
+
+async def test_every_gateway_says_it_is_here_and_replies_once_it_forgot(
+    stack: Stack, api: Api, api_b: Api
+) -> None:
+    nc = await nats.connect(stack.env["CHIPS_NATS_URL"])
+    said: set[str] = set()
+    replied: set[str] = set()
+
+    async def word(msg: nats.aio.msg.Msg) -> None:
+        found = heard_here(msg.data)
+        if found is not None and not found[1]:
+            said.add(found[0])
+
+    async def reply(msg: nats.aio.msg.Msg) -> None:
+        found = heard_here(msg.data)
+        if found is not None:
+            replied.add(found[0])
+
+    try:
+        await nc.subscribe(NAMES.gateways_subject, cb=word)
+        inbox = nc.new_inbox()
+        await nc.subscribe(inbox, cb=reply)
+        await nc.flush()
+        await nc.publish(NAMES.principals_subject, notice("ws_nobody"), reply=inbox)
+        deadline = asyncio.get_running_loop().time() + HERE_LAPSE * 2
+        while not {"gateway_a", "gateway_b"} <= said & replied:
+            assert asyncio.get_running_loop().time() < deadline, (said, replied)
+            await asyncio.sleep(0.1)
+    finally:
+        await nc.close()
+
+
+async def test_a_change_is_answered_only_once_every_gateway_heard_or_after_the_cap(
+    stack: Stack, api: Api
+) -> None:
+    """A gateway that says it is here and never replies is waited for, and counted."""
+    owner = await api.create_workspace()
+    nc = await nats.connect(stack.env["CHIPS_NATS_URL"])
+    noticed_by_silent: list[str | None] = []
+
+    async def silent(msg: nats.aio.msg.Msg) -> None:  # hears, never replies
+        noticed_by_silent.append(noticed(msg.data))
+
+    series = "chips_eventlog_principals_unconfirmed_total"
+    try:
+        await nc.subscribe(NAMES.principals_subject, cb=silent)
+        await nc.publish(NAMES.gateways_subject, here("gw_silent_test"))
+        await nc.flush()
+        before = await metric(stack, "eventlog", series)
+        # The eventlog hears the word on its own connection, a moment later: a revocation
+        # made before that is not waited for, so revoke until one is.
+        deadline = asyncio.get_running_loop().time() + 30
+        while await metric(stack, "eventlog", series) == before:
+            assert asyncio.get_running_loop().time() < deadline, "no change waited for it"
+            r = await api.http.post("/v1/api-keys", json={"name": "short"}, headers=api.auth(owner))
+            assert r.status_code == 201, r.text
+            key = Identity(owner.workspace_id, owner.participant_id, r.json()["token"])
+            assert await spaces(api, key) == 200
+            r = await api.http.delete(f"/v1/devices/{r.json()['id']}", headers=api.auth(owner))
+            assert r.status_code == 200, r.text
+            assert await spaces(api, key) == 401
+        assert owner.workspace_id in noticed_by_silent
+    finally:
+        await nc.publish(NAMES.gateways_subject, here("gw_silent_test", gone=True))
+        await nc.close()
+
+
+async def metric(stack: Stack, name: str, series: str) -> float:
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(f"{stack.url(name)}/metrics")).text
+    found = re.search("^" + re.escape(series) + r" ([0-9.e+]+)$", text, re.M)
+    return float(found.group(1)) if found else 0.0

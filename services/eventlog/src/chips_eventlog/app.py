@@ -66,6 +66,7 @@ async def run(settings: EventlogSettings) -> None:
         ask_wait=timedelta(seconds=settings.agent_ask_wait_seconds),
         outbox_engine=outbox_engine,
         direct=direct,
+        confirm_cap=settings.principals_confirm_seconds,
     )
 
     async def work(stop: asyncio.Event) -> None:

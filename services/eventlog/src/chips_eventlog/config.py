@@ -30,6 +30,9 @@ class EventlogSettings(Settings):
     # How long a fork's copy or a new agent may come after the person's ask and still join
     # the room (docs/product/websocket.md, Forks; New agents: a minute). Tests set a shorter one.
     agent_ask_wait_seconds: float = Field(default=60.0, gt=0)
+    # How long the answer to a change of who a workspace's tokens are waits at most for
+    # every gateway's word that it forgot them (docs/adr/0172).
+    principals_confirm_seconds: float = Field(default=2.0, ge=0)
 
     def request_cap(self) -> float:
         return self.append_request_cap_seconds or self.append_timeout_seconds * 0.4

@@ -33,6 +33,7 @@ from chips_common.events import LoggedJson
 from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import Names
 from chips_eventlog.commit import RESENDS_SECONDS
+from chips_eventlog.heard import CONFIRM_CAP, Heard
 from chips_eventlog.intake import ISOLATE_AFTER, age_seconds, backoff, deliveries, give_up
 from chips_eventlog.partitions import TAKEOVER_CHUNK, Partitions
 from chips_eventlog.pending import Pending, Sent
@@ -75,6 +76,7 @@ class Appender(Partitions):
         direct: Direct | None = None,
         clear_every: float = CLEAR_EVERY,
         clear_at_most: int = CLEAR_AT_MOST,
+        confirm_cap: float = CONFIRM_CAP,
     ) -> None:
         self.engine = engine
         # Autocommit, no pre-ping: a batch decided from memory is one statement on it.
@@ -106,3 +108,5 @@ class Appender(Partitions):
         self.clear_at_most = clear_at_most
         # A principals notice could not be sent: one naming every workspace is owed.
         self.principals_owed = False
+        # The gateways, and their replies that they heard a principals notice.
+        self.heard = Heard(nc, names, confirm_cap)

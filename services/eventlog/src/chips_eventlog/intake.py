@@ -24,6 +24,7 @@ from chips_common.db.away import database_away
 from chips_common.nats.streams import HDR_REPLY, HDR_TRACEPARENT
 from chips_eventlog import metrics
 from chips_eventlog.commit import Commit
+from chips_eventlog.heard import Waiter
 from chips_eventlog.leases import Fenced, Held
 from chips_eventlog.pending import Pending
 
@@ -166,12 +167,19 @@ class Intake(Commit):
         Nothing here waits on the network (docs/adr/0024): the events, then the answers
         and acks, are written to the NATS connection, which sends them together and in
         that order, so an event is on its way to the gateways before its writer hears the
-        ack. The publisher task awaits the stream's acks and clears the outbox.
+        ack. The publisher task awaits the stream's acks and clears the outbox. The one
+        wait: a group that changed who a workspace's tokens are is answered once every
+        gateway said it forgot them (docs/adr/0172).
         """
+        asked: list[tuple[str, Waiter]] = []
         for workspace_id in {i.request.workspace_id for i in items if i.principals_changed}:
-            await self.notice_principals(workspace_id)
+            notice = await self.notice_principals(workspace_id)
+            if notice is not None:
+                asked.append(notice)
         traced = [(e, item.traceparent) for item in items if item.answer for e in item.published]
         sent = await self.send_events(traced)
+        if asked:
+            await self.heard.wait(asked)
         for item in items:
             if item.answer is not None:
                 await self.reply(item.msg, item.answer)

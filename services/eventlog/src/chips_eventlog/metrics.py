@@ -28,6 +28,11 @@ SLOW_PATH = Counter(
     "Batches decided from memory whose guarded write did not hold (the head moved, or a key"
     " was in the table), written again under the head row's lock",
 )
+PRINCIPALS_UNCONFIRMED = Counter(
+    "chips_eventlog_principals_unconfirmed_total",
+    "Gateways that did not reply to a principals notice within the cap: the change's writer"
+    " was answered without their word that they had forgotten (docs/adr/0172)",
+)
 
 
 # ``APPENDS``' children by outcome, made the first time each is counted: ``labels()`` looks

@@ -50,6 +50,7 @@ class Partitions(Intake):
         """Serve the partitions this replica leases until ``stop``, renewing the leases by
         heartbeat and rebalancing as replicas come and go (docs/adr/0022)."""
         await self._drop_unpartitioned_consumer()
+        await self.heard.start()
         swept = await self.sweep_outbox()
         if swept:
             log.info("re-published %d events from the outbox", swept)
@@ -95,7 +96,7 @@ class Partitions(Intake):
                     if taken:
                         # A holder before this one may have died between a commit and
                         # its notice: every gateway forgets who its tokens were.
-                        await self.notice_principals(EVERY_WORKSPACE)
+                        await self.tell_principals(EVERY_WORKSPACE)
                         log.info(
                             "serving append partitions %s (took %s)",
                             sorted(running),
@@ -238,7 +239,7 @@ class Partitions(Intake):
         while not stop.is_set():
             await asyncio.sleep(seconds)
             if self.principals_owed:
-                await self.notice_principals(EVERY_WORKSPACE)
+                await self.tell_principals(EVERY_WORKSPACE)
             try:
                 await self.sweep_outbox(SWEEP_SETTLED_SECONDS)
             except Exception:

@@ -28,6 +28,7 @@ from chips_common.nats import principals
 from chips_common.nats.stored import StoredPublisher
 from chips_common.nats.streams import HDR_MSG_ID, HDR_TRACEPARENT, Names
 from chips_eventlog import purge, store
+from chips_eventlog.heard import Heard, Waiter
 from chips_eventlog.pending import Sent
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,7 @@ class Publishing:
     clear_every: float
     clear_at_most: int
     principals_owed: bool
+    heard: Heard
 
     def hand_over(self, sent: list[Sent]) -> None:
         """Give the publisher events written to the stream, in commit order (no waiting)."""
@@ -172,22 +174,35 @@ class Publishing:
         async with self.outbox_lock:
             await self.clear_waiting()
 
-    async def notice_principals(self, workspace_id: str) -> None:
+    async def notice_principals(self, workspace_id: str) -> tuple[str, Waiter] | None:
         """Tell every gateway to forget who the workspace's tokens were (docs/adr/0169):
-        on this connection, before the events and the answers that follow.
+        on this connection, before the events and the answers that follow. What it returns
+        waits for every gateway's reply that it has (``Heard.wait``, docs/adr/0172); None
+        when nothing can be waited for.
 
         One that cannot be sent is owed, as a notice naming every workspace, sent with the
         next notice or by the sweeper.
         """
         if self.principals_owed:
             workspace_id = principals.EVERY_WORKSPACE
+        reply, waiter = self.heard.ask()
         try:
-            await self.nc.publish(self.names.principals_subject, principals.notice(workspace_id))
+            await self.nc.publish(
+                self.names.principals_subject, principals.notice(workspace_id), reply=reply
+            )
         except Exception as exc:
             log.warning("could not send the principals notice of %s: %r", workspace_id, exc)
             self.principals_owed = True
-        else:
-            self.principals_owed = False
+            self.heard.drop(reply)
+            return None
+        self.principals_owed = False
+        return None if waiter is None else (reply, waiter)
+
+    async def tell_principals(self, workspace_id: str) -> None:
+        """:meth:`notice_principals`, with nobody answered after it: no reply is waited for."""
+        asked = await self.notice_principals(workspace_id)
+        if asked is not None:
+            self.heard.drop(asked[0])
 
     async def send_events(self, traced: list[tuple[LoggedJson, str | None]]) -> list[Sent]:
         """Write committed events to ``CHIPS_EVENTS`` (``Nats-Msg-Id`` = event id), each with

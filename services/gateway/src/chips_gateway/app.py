@@ -133,7 +133,10 @@ def build_app(settings: GatewaySettings) -> FastAPI:
             stack.push_async_callback(restarts.stop)
             nudge = Nudge(nc, names)
             known = Known(settings.principal_cache_seconds)
-            await known.start(nc, names.principals_subject)
+            await known.start(
+                nc, names.principals_subject, names.gateways_subject, settings.replica_id()
+            )
+            stack.push_async_callback(known.stop)
             app.state.ctx = Context(
                 settings=settings,
                 engine=engine,

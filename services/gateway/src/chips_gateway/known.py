@@ -8,7 +8,8 @@ the gateway's CPU per post. A replica remembers the answers it was given, for at
   ``participants``). When a batch changes one of them (a credential or device revoked, a
   participant renamed, re-roled, made or removed), it publishes a notice naming the
   workspace on core NATS, on the same connection and before the events and the answers,
-  so every replica forgets that workspace's tokens before its writer hears "done". When
+  and each replica replies once it has forgotten them; the writer hears "done" only once
+  every replica that said it is here has replied (docs/adr/0172). When
   it takes a partition's lease (a start, or a takeover after a crash that may have lost
   a notice) it publishes a notice naming every workspace.
 - A notice is sent at most once, so nothing is trusted that may have missed one: while
@@ -24,6 +25,8 @@ The decisions are pure (:func:`usable`); :class:`Known` holds the answers.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -35,7 +38,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
 from chips_common.db.principals import Principal
-from chips_common.nats.principals import EVERY_WORKSPACE, noticed
+from chips_common.nats.principals import EVERY_WORKSPACE, HERE_EVERY, here, noticed
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +90,9 @@ class Known:
         self.nc: NATS | None = None
         # How many notices were heard: an answer asked before the last one is not kept.
         self.heard = 0
+        self.replica = ""
+        self.here_subject = ""
+        self.saying: asyncio.Task[None] | None = None
 
     def epoch(self) -> int | None:
         """The NATS connection's number (its reconnects), or None while it is down or
@@ -132,8 +138,10 @@ class Known:
         for key in [k for k, a in self.answers.items() if a.principal.workspace_id == workspace_id]:
             del self.answers[key]
 
-    async def start(self, nc: NATS, subject: str) -> None:
-        """Listen for the eventlog's notices (before any answer is kept)."""
+    async def start(self, nc: NATS, subject: str, here_subject: str, replica: str) -> None:
+        """Listen for the eventlog's notices (before any answer is kept), reply to each once
+        its answers are forgotten, and say every ``HERE_EVERY`` seconds that this replica
+        listens, so the eventlog waits for its replies (docs/adr/0172)."""
 
         async def heard(msg: Msg) -> None:
             workspace = noticed(msg.data)
@@ -141,6 +149,32 @@ class Known:
                 log.warning("a principals notice that names no workspace: %r", msg.data[:200])
                 workspace = EVERY_WORKSPACE
             self.forget(workspace)
+            if msg.reply:
+                await nc.publish(msg.reply, here(replica))
 
         await nc.subscribe(subject, cb=heard)
         self.nc = nc
+        self.replica = replica
+        self.here_subject = here_subject
+        await nc.publish(here_subject, here(replica))
+        await nc.flush()
+        self.saying = asyncio.create_task(self._say_here())
+
+    async def _say_here(self) -> None:
+        nc = self.nc
+        assert nc is not None
+        while True:
+            await asyncio.sleep(HERE_EVERY)
+            with contextlib.suppress(Exception):  # down: said again once it is back
+                await nc.publish(self.here_subject, here(self.replica))
+
+    async def stop(self) -> None:
+        """Say this replica no longer listens (the eventlog stops waiting for it)."""
+        if self.saying is not None:
+            self.saying.cancel()
+            await asyncio.gather(self.saying, return_exceptions=True)
+            self.saying = None
+        if self.nc is not None:
+            with contextlib.suppress(Exception):
+                await self.nc.publish(self.here_subject, here(self.replica, gone=True))
+                await self.nc.flush(timeout=1)

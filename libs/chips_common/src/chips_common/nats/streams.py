@@ -105,6 +105,12 @@ class Names:
         return f"{self.subject_prefix}.notice.principals"
 
     @property
+    def gateways_subject(self) -> str:
+        """Core NATS (no stream): each gateway says it listens for principals notices (or
+        that it no longer does), so the eventlog waits for its reply to each."""
+        return f"{self.subject_prefix}.notice.gateway"
+
+    @property
     def dead_letter_subject(self) -> str:
         return f"{self.subject_prefix}.deadletter"
 
