@@ -90,6 +90,8 @@ class Endpoint:
         # Subscriptions this push service has dropped (answered 410 Gone), and how many
         # pushes were sent to each after that.
         self.gone: dict[str, int] = {}
+        # Requests whose connection closed before the whole body came, by subscription.
+        self.cut: dict[str, int] = {}
         self.lock = threading.Lock()
         endpoint = self
 
@@ -99,6 +101,13 @@ class Endpoint:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 body = self.rfile.read(length)
                 name = self.path.rsplit("/", 1)[-1]
+                if len(body) < length:
+                    # The sender went before the body's last byte (a notifier killed
+                    # between its two steps): as a push service does, nothing is delivered.
+                    with endpoint.lock:
+                        endpoint.cut[name] = endpoint.cut.get(name, 0) + 1
+                    self.close_connection = True
+                    return
                 with endpoint.lock:
                     dropped = name in endpoint.gone
                     if dropped:

@@ -290,7 +290,7 @@ async def test_the_notifier_killed_mid_burst_sends_nothing_twice_and_drops_nothi
         counts = Counter(state for pair in final.values() for state in pair)
         assert set(counts) <= {"sent", "unsure"}, counts
         assert counts["unsure"] <= 4, f"more sends caught in flight than a kill can: {counts}"
-        print(f"notifier: {APPROVALS} approvals, states {dict(counts)}")
+        print(f"notifier: {APPROVALS} approvals, states {dict(counts)}, pushes cut {endpoint.cut}")
     finally:
         endpoint.stop()
         box.stop()
