@@ -258,3 +258,39 @@ async def test_chips_trace_prints_a_messages_trace_as_a_tree(stack, api: Api) ->
     assert any("gateway_b" in line and "gateway.deliver" in line for line in lines)
     assert all(" ms" in line for line in lines[1:])
     await bot.close()
+
+
+async def test_a_gateway_with_nowhere_to_send_spans_records_none_and_the_trace_goes_on(
+    stack, api: Api, otlp: OtlpReceiver
+) -> None:
+    """ADR 0173: the quiet gateway records nothing, yet its ack names a trace, its sockets
+    are delivered to, and the eventlog and the projector, which export, record their spans
+    of that trace though the gateway's context says "not sampled"."""
+    stack.extra_env["gateway_quiet"] = {"OTEL_EXPORTER_OTLP_ENDPOINT": "", "CHIPS_TRACE_FILE": ""}
+    stack.start("gateway_quiet")
+    try:
+        stack.wait_ready("gateway_quiet")
+        quiet = stack.url("gateway_quiet")
+        owner = await api.create_workspace()
+        harness, space_id = await api.connect_harness(owner, "Scout")
+        bot = await Socket.open(quiet, harness)
+        await bot.subscribe(owner.workspace_id)
+        await bot.attached()
+        person = await Socket.open(quiet, owner)
+        k = await person.write({"type": "message.post", "space_id": space_id, "text": "quiet"})
+        ack = await person.answer(k)
+        trace_id = ack["trace_id"]
+        assert len(trace_id) == 32
+        await bot.wait_for_seq(ack["seq"])
+
+        wanted = {("eventlog.append", None), ("projector.apply", None)}
+        spans = await wait_for_spans(otlp, trace_id, wanted)
+        assert wanted <= {(s.name, None) for s in spans}, spans
+        append = next(s for s in spans if s.name == "eventlog.append")
+        assert append.parent_id is not None  # the quiet gateway's span, never recorded
+        assert append.parent_id not in {s.span_id for s in spans}
+        assert not [s for s in spans if s.instance == "gateway_quiet"]
+        await person.close()
+        await bot.close()
+    finally:
+        stack.stop("gateway_quiet")

@@ -2,7 +2,10 @@
 
 Spans go to an OTLP endpoint when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, and to a JSON
 lines file when ``CHIPS_TRACE_FILE`` is (what ``make up`` does, for ``chips trace``).
-With neither, the provider keeps no exporter and spans cost next to nothing.
+With neither, nothing is recorded (docs/adr/0173): every span still has its ids, so trace
+context goes on from process to process and answers name their trace, but no attribute,
+link or timing is kept, and a batch's links are not even made (:func:`recording`).
+A process that exports records every span, whatever an unrecorded caller's flags say.
 
 Span attributes follow docs/architecture/design.md §8: ``chips.workspace_id``, ``chips.seq``,
 ``chips.event_type``, and ``chips.message_id`` on a message's spans.
@@ -27,6 +30,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased, Sampler
 from opentelemetry.trace import Span, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
@@ -125,17 +129,40 @@ def setup_tracing(service: str, instance: str | None = None) -> TracerProvider:
     attributes: dict[str, str] = {"service.name": f"chips-{service}"}
     if instance:
         attributes["service.instance.id"] = instance
-    provider = TracerProvider(resource=Resource.create(attributes))
-    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get(
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-    ):
+    otlp = bool(
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
+    path = os.environ.get("CHIPS_TRACE_FILE")
+    # One named in OTEL_TRACES_SAMPLER is the SDK's to read.
+    sampler = None if os.environ.get("OTEL_TRACES_SAMPLER") else sampler_for(otlp or bool(path))
+    provider = TracerProvider(resource=Resource.create(attributes), sampler=sampler)
+    if otlp:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    if path := os.environ.get("CHIPS_TRACE_FILE"):
+    if path:
         provider.add_span_processor(BatchSpanProcessor(JsonLinesExporter(path)))
     trace.set_tracer_provider(provider)
     return provider
+
+
+# Whatever the caller's trace context says: a process that exports records every span,
+# also under a caller that records nothing (a process with no exporter, a client's flags).
+EVERY_SPAN = ParentBased(ALWAYS_ON, remote_parent_not_sampled=ALWAYS_ON)
+
+
+def sampler_for(exporting: bool) -> Sampler:
+    """What a process records: every span when its spans go somewhere, none when they go
+    nowhere (docs/adr/0173). Spans not recorded still have their ids."""
+    return EVERY_SPAN if exporting else ALWAYS_OFF
+
+
+def recording(provider: trace.TracerProvider | None = None) -> bool:
+    """Whether this process (``provider``'s tracers) records spans: when it does not, what
+    only a span would keep (a batch's links to its events' traces) need not be made."""
+    chosen = provider if provider is not None else trace.get_tracer_provider()
+    return getattr(chosen, "sampler", None) is not ALWAYS_OFF
 
 
 def tracer(name: str) -> trace.Tracer:

@@ -313,6 +313,7 @@ async def sort_batch(
 ) -> Sorted:
     """Group a batch by workspace; dead-letter (and terminate) what cannot be decoded."""
     batch = Sorted()
+    linking = otel.recording()
     for msg in msgs:
         try:
             event = orjson.loads(msg.data)
@@ -327,7 +328,7 @@ async def sort_batch(
             await msg.term()
             continue
         # A link per event received, to the append that logged it (the batch's span).
-        sender = otel.span_context_of(msg.headers)
+        sender = otel.span_context_of(msg.headers) if linking else None
         if sender is not None:
             batch.links.append(
                 Link(

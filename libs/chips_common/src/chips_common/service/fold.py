@@ -88,6 +88,8 @@ class Applied:
         self.name = name
         self.started = time.time_ns()
         self.links: list[Link] = []
+        # Nothing to link when no span is recorded (docs/adr/0173).
+        self.linking = otel.recording()
 
     def __enter__(self) -> Applied:
         return self
@@ -97,7 +99,7 @@ class Applied:
 
     def add(self, event: EventJson, traceparent: str | None) -> None:
         """An event applied, under the trace it was appended in (none: not linked)."""
-        sender = otel.span_context_from(traceparent)
+        sender = otel.span_context_from(traceparent) if self.linking else None
         if sender is None:
             return
         attributes: dict[str, AttributeValue] = {
