@@ -24,8 +24,14 @@ bench/results/<label>paired.json.
 archive``) beside this one, measured in the same rounds: before and after, each against
 the floor beside it, in one run.
 
+Chips's stacks write every span to a trace file, as ``make up`` does (``--traces file``).
+``--traces off`` gives them nowhere to send spans, so none is recorded (docs/adr/0173), as
+the floor records none; ``--versus-traces off`` with no ``--versus`` runs this tree a
+second time that way, beside the traced one, in the same rounds.
+
     .venv/bin/python bench/paired.py [--rounds 7] [--scale 1.0] [--tree DIR]
-        [--versus DIR --versus-code 'main at abc1234'] [--label x-]
+        [--traces file|off] [--versus DIR --versus-code 'main at abc1234']
+        [--versus-traces file|off] [--label x-]
 """
 
 from __future__ import annotations
@@ -238,6 +244,14 @@ async def run_rounds(
     return out
 
 
+def traced(traces: str) -> dict[str, str]:
+    """A Chips stack's environment for where its spans go: the stack's trace file (as
+    ``make up``), or nowhere, so that none is recorded (docs/adr/0173)."""
+    if traces == "off":
+        return {"CHIPS_TRACE_FILE": "", "OTEL_EXPORTER_OTLP_ENDPOINT": ""}
+    return {}
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -251,6 +265,18 @@ def main() -> None:
         help="another version's exported tree, measured beside this one in every round",
     )
     parser.add_argument("--versus-code", default="", help="what --versus is")
+    parser.add_argument(
+        "--traces",
+        choices=["file", "off"],
+        default="file",
+        help="where Chips's spans go: a trace file, or nowhere (none recorded)",
+    )
+    parser.add_argument(
+        "--versus-traces",
+        choices=["file", "off"],
+        default="",
+        help="where the second stack's spans go (alone: this tree again, traced so)",
+    )
     parser.add_argument("--label", default="", help="prefix of the result file")
     parser.add_argument(
         "--only", default="", help="figures to measure, comma-separated (default: all)"
@@ -265,22 +291,25 @@ def main() -> None:
     load_before = os.getloadavg()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     code = args.code or (args.tree or fastpath.commit())
-    trees = {"chips": (args.tree, code)}
-    if args.versus:
-        trees["versus"] = (args.versus, args.versus_code or args.versus)
+    trees = {"chips": (args.tree, code, args.traces)}
+    if args.versus or args.versus_traces:
+        versus_code = args.versus_code or args.versus or code
+        trees["versus"] = (args.versus or args.tree, versus_code, args.versus_traces or args.traces)
     with contextlib.ExitStack() as up:
         floor_base, floor_pids = up.enter_context(floor.floor_stack())
         stacks: dict[str, tuple[str, dict[str, int]]] = {}
-        for label, (tree, what) in trees.items():
-            stack = up.enter_context(bench_stack(dict(UNLIMITED), tree))
-            print(f"{label} ({what}) up; logs and traces in {stack.root}", flush=True)
+        for label, (tree, what, traces) in trees.items():
+            env = {**UNLIMITED, **traced(traces)}
+            stack = up.enter_context(bench_stack(env, tree))
+            print(f"{label} ({what}, traces {traces}) up; logs in {stack.root}", flush=True)
             stacks[label] = (stack.gateway_a, service_pids(stack))
         rounds = asyncio.run(run_rounds(stacks, floor_base, floor_pids, args.rounds, args.scale))
     summary = summarize(rounds, list(trees))
     print(show(summary, list(trees)), flush=True)
     result = {
         "benchmark": "paired",
-        "code": {label: what for label, (_, what) in trees.items()},
+        "code": {label: what for label, (_, what, _) in trees.items()},
+        "traces": {label: traces for label, (_, _, traces) in trees.items()},
         "summary": summary,
         "rounds": rounds,
         "machine": fastpath.machine(),

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from chips_common import otel
 from chips_common.append import AppendAnswer, AppendRequest, answer_json
 from chips_common.db.away import database_away
+from chips_common.nats.connect import ack_all
 from chips_common.nats.streams import HDR_REPLY, HDR_TRACEPARENT
 from chips_eventlog import metrics
 from chips_eventlog.commit import Commit
@@ -180,10 +181,12 @@ class Intake(Commit):
         sent = await self.send_events(traced)
         if asked:
             await self.heard.wait(asked)
+        answered = [(item.msg, item.answer) for item in items if item.answer is not None]
+        for msg, answer in answered:
+            await self.reply(msg, answer)
+        await ack_all([msg for msg, _ in answered])  # one write for the batch's acks
         for item in items:
             if item.answer is not None:
-                await self.reply(item.msg, item.answer)
-                await item.msg.ack()
                 self.record(item)
             item.span.end()
         self.hand_over(sent)

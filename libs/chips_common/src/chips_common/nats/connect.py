@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.errors import MsgAlreadyAckdError, NotJSMessageError
 from nats.js import JetStreamContext
 
 from chips_common.config import Settings
@@ -42,9 +45,52 @@ def header_lines(raw: bytes) -> dict[str, str]:
 
 
 class Client(NATS):
-    """nats-py's client, reading headers with :func:`header_lines`."""
+    """nats-py's client, reading headers with :func:`header_lines`, and acking many
+    messages as one write (:meth:`ack_all`)."""
 
     _parse_header_lines = staticmethod(header_lines)
+
+    async def ack_all(self, msgs: Sequence[Msg]) -> None:
+        """Ack JetStream messages, as ``Msg.ack`` does one by one, in one command.
+
+        ``Msg.ack`` is a publish of an empty body to the message's reply subject, and
+        nats-py's publish checks the subject, the connection and the payload, formats the
+        command and queues it, about fifteen Python calls an ack, for every event in each
+        consumer. Here the commands are formatted together and queued once. While the
+        connection is down, each goes through ``Msg.ack`` (which knows what to buffer).
+        """
+        if not msgs:
+            return
+        if not self.is_connected:
+            for msg in msgs:
+                await msg.ack()
+            return
+        commands = []
+        for msg in msgs:
+            if not msg.reply:
+                raise NotJSMessageError
+            if msg._ackd:
+                raise MsgAlreadyAckdError(msg)
+            commands.append(b"PUB %b  0\r\n\r\n" % msg.reply.encode())
+        for msg in msgs:
+            msg._ackd = True
+        self.stats["out_msgs"] += len(msgs)
+        await self._send_command(b"".join(commands))
+        if self._flush_queue is not None and self._flush_queue.empty():
+            await self._flush_pending()
+
+
+async def ack_all(msgs: Sequence[Msg]) -> None:
+    """Ack messages together through :meth:`Client.ack_all` when they came on such a
+    client, else one by one."""
+    if not msgs:
+        return
+    client = getattr(msgs[0], "_client", None)
+    if isinstance(client, Client):
+        await client.ack_all(msgs)
+        return
+    for msg in msgs:
+        await msg.ack()
 
 
 async def build_nats(settings: Settings, *, name: str, attempts: int = 30) -> NATS:

@@ -14,6 +14,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
+from chips_common.nats.connect import ack_all
 from chips_common.nats.streams import Names
 from chips_common.service import poison
 from chips_common.service.poison import FoldFailed, Limits
@@ -53,8 +54,7 @@ class SetAside:
                     failure = exc
                 else:
                     poison.went_on(workspace_id)
-                    for msg in msgs:
-                        await msg.ack()
+                    await ack_all(msgs)
                     return
             named = isinstance(failure, FoldFailed) and failure.workspace_id == workspace_id
             delivered = max(poison.deliveries(m) for m in msgs)

@@ -47,6 +47,7 @@ from opentelemetry.trace import Link, Span, SpanKind
 from chips_common import otel
 from chips_common.db.away import database_away
 from chips_common.nats import nudge
+from chips_common.nats.connect import ack_all
 from chips_common.nats.pull import Flow
 from chips_common.nats.streams import Names, declare_streams
 from chips_common.service import poison
@@ -265,12 +266,10 @@ async def _consume(
             if due and settle_due is not None:
                 await settle_due(due)
             if late is not None and late.msgs:
-                for msg in late.due():
-                    await msg.ack()
+                await ack_all(late.due())
     finally:
         with contextlib.suppress(Exception):  # read past: acked, not handed out again
-            for msg in late.take_all() if late is not None else []:
-                await msg.ack()
+            await ack_all(late.take_all() if late is not None else [])
         with contextlib.suppress(Exception):  # the connection may be gone already
             await flow.give_back()
         # What is held is handed out again at once, to this process started again or to
@@ -450,8 +449,7 @@ async def ack(msgs: list[Msg], late: LateAcks | None) -> None:
     if late is not None:
         late.add(msgs)
         return
-    for msg in msgs:
-        await msg.ack()
+    await ack_all(msgs)
 
 
 async def fold_together(
@@ -473,8 +471,7 @@ async def fold_together(
         failed = exc
     for workspace_id, workspace_msgs in msgs_of.items():
         if failed is None:
-            for msg in workspace_msgs:
-                await msg.ack()
+            await ack_all(workspace_msgs)
             continue
 
         async def alone(workspace_id: str = workspace_id) -> None:
