@@ -25,6 +25,7 @@ from chips_common.nats.appender import Appender, Unavailable
 from chips_common.nats.streams import HDR_REPLY, Names, declare_streams
 from chips_gateway.appender import AppendClient
 from chips_gateway.errors import ChipsError
+from tests.e2e.afresh import afresh
 
 NAMES = Names("APPTEST", "apptest", 1)
 SYSTEM = Actor(kind="system", id="system")
@@ -37,7 +38,7 @@ async def nc(own_nats: str) -> AsyncIterator[NATS]:
     for stream in (NAMES.append_stream, NAMES.events_stream, NAMES.dead_letter_stream):
         with contextlib.suppress(Exception):  # not there yet
             await js.delete_stream(stream)
-    await declare_streams(js, NAMES)
+    await afresh(lambda: declare_streams(js, NAMES))
     yield client
     await client.close()
 

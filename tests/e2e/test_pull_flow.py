@@ -18,6 +18,7 @@ from nats.aio.client import Client as NATS
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 
 from chips_common.nats.pull import ConsumerGone, Flow
+from tests.e2e.afresh import afresh
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ async def nc(own_nats: str) -> AsyncIterator[NATS]:
     js = client.jetstream()
     with contextlib.suppress(Exception):
         await js.delete_stream("FLOW")
-    await js.add_stream(StreamConfig(name="FLOW", subjects=["flow.>"]))
+    await afresh(lambda: js.add_stream(StreamConfig(name="FLOW", subjects=["flow.>"])))
     yield client
     await client.close()
 

@@ -18,6 +18,7 @@ from nats.js.api import DiscardPolicy, PubAck, StreamConfig
 from nats.js.errors import APIError, NoStreamResponseError
 
 from chips_common.nats.stored import StoredPublisher
+from tests.e2e.afresh import afresh
 
 
 @pytest.fixture
@@ -27,10 +28,9 @@ async def nc(own_nats: str) -> AsyncIterator[NATS]:
     for name in ("STORED", "SMALL"):
         with contextlib.suppress(Exception):
             await js.delete_stream(name)
-    await js.add_stream(StreamConfig(name="STORED", subjects=["stored.>"]))
-    await js.add_stream(
-        StreamConfig(name="SMALL", subjects=["small.>"], max_msgs=1, discard=DiscardPolicy.NEW)
-    )
+    await afresh(lambda: js.add_stream(StreamConfig(name="STORED", subjects=["stored.>"])))
+    small = StreamConfig(name="SMALL", subjects=["small.>"], max_msgs=1, discard=DiscardPolicy.NEW)
+    await afresh(lambda: js.add_stream(small))
     yield client
     await client.close()
 
