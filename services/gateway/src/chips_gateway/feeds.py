@@ -87,6 +87,9 @@ class Feed:
         # While an event is offered: its frame, when every person's socket is sent it as
         # logged (``fanout.as_logged_to_people``); None otherwise (docs/adr/0163).
         self.plain: bytes | None = None
+        # Whether each event is offered inside a deliver span: only when spans are
+        # recorded (docs/adr/0173), asked once for the feed's life.
+        self.spanned = otel.recording()
         # The sockets with frames to write at the loop's next turn.
         self.outbox = Outbox()
         # A membership view per participant, shared by its live sockets in the same state.
@@ -273,7 +276,7 @@ class Feed:
         """Offer one event to every listener, inside a span of the event's own trace (when
         spans are recorded, docs/adr/0173)."""
         self.last = event["seq"]
-        if not otel.recording():
+        if not self.spanned:
             self._offer(event)
             metrics.DELIVERED.inc()
             return
