@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from chips_devstack.procs import Started
+from chips_devstack.procs import Started, free_port
 
 
 @pytest.fixture
@@ -35,3 +35,12 @@ def test_another_process_given_the_same_pid_is_not_it(sleeper: subprocess.Popen[
     sleeper.kill()
     sleeper.wait()
     assert not Started("nats", sleeper.pid, started).alive()
+
+
+def test_a_port_handed_out_is_not_handed_out_again_while_its_service_starts() -> None:
+    """The kernel may give the same free port twice before the first asker binds it: two
+    services of one stack were once given one port. The second ask gets another."""
+    kernel = iter([47001, 47001, 47001, 47002])
+    first = free_port(lambda: next(kernel))
+    second = free_port(lambda: next(kernel))
+    assert (first, second) == (47001, 47002)

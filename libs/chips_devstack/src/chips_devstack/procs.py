@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,10 +103,27 @@ def with_database(url: str, database: str) -> str:
     return make_url(url).set(database=database).render_as_string(hide_password=False)
 
 
-def free_port() -> int:
+def any_port() -> int:
+    """A port the kernel has free on 127.0.0.1 now (it may hand it out again later)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# The ports this process handed out lately. A port is handed out well before its service
+# binds it, and the kernel may give the same one to the next ask meanwhile: two services
+# of one stack were once given one port, and the second could not start.
+_HANDED_OUT: deque[int] = deque(maxlen=4096)
+
+
+def free_port(pick: Callable[[], int] = any_port) -> int:
+    """A free port on 127.0.0.1 that this process has not handed out lately."""
+    for _ in range(1000):
+        port = pick()
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.append(port)
+            return port
+    raise RuntimeError("no free port that was not handed out already")
 
 
 def wait_until(
