@@ -570,8 +570,14 @@ async def test_a_line_offers_what_the_door_takes_and_leaving_closes_the_room(
 
     mayas = await sign_in(browser, stack.gateway_b, maya)
     await mayas.open_room(room)
+    # The room archived under her eyes stays drawn as it was (its lines are not read again
+    # from nothing once the list no longer holds it as open, which closed a menu just opened).
+    await mayas.line("Then Monday is mine").evaluate("el => { el.dataset.seen = 'before' }")
     assert (await api.change_room(owner, room, state="closed")).status_code == 200
     await expect(mayas.page.get_by_text("This room is archived.")).to_be_visible()
+    await expect(mayas.page.get_by_test_id("archived-toggle")).to_contain_text("Archived 1")
+    await expect(mayas.page.get_by_text("No rooms yet.")).to_be_visible()
+    await expect(mayas.line("Then Monday is mine")).to_have_attribute("data-seen", "before")
     await mayas.line_menu("Then Monday is mine")
     await expect(mayas.page.get_by_role("menuitem", name="Pin")).to_be_visible()
     await expect(mayas.page.get_by_role("menuitem", name="Reply", exact=True)).to_have_count(0)

@@ -37,17 +37,25 @@ export abstract class Lists extends RoomReads {
     const api = this.api!;
     const [people, list] = await Promise.all([api.participants(), api.spaces()]);
     this.participants = new Map(people.participants.map((p) => [p.participant_id, p]));
-    this.setList(list.spaces, list.archived_count);
+    await this.setList(list.spaces, list.archived_count, list.as_of_seq);
     this.gate.last = list.as_of_seq;
     this.changed();
   }
 
-  private setList(rows: SpaceRow[], archivedCount: number): void {
+  /**
+   * The open rooms, and the rooms read so far that are on neither list dropped (left, or
+   * erased, while this client heard nothing of it). A room just archived is off the open
+   * list but still mine: with the Archived row not read yet, it is read here to tell the
+   * two apart, so a room open on the screen is not read again from nothing (its lines drawn
+   * anew, an open menu closed) because somebody archived it.
+   */
+  private async setList(rows: SpaceRow[], archivedCount: number, after: number): Promise<void> {
     this.spaces = new Map(rows.map((s) => [s.id, s]));
     this.archivedCount = archivedCount;
-    for (const id of [...this.rooms.keys()]) {
-      if (!this.spaces.has(id) && !this.archived?.some((a) => a.id === id)) this.rooms.delete(id);
-    }
+    const off = [...this.rooms.keys()].filter((id) => !this.spaces.has(id) && !this.archived?.some((a) => a.id === id));
+    if (!off.length) return;
+    const archived = this.archived ?? (archivedCount > 0 ? (await this.api!.spaces(after, true)).spaces : []);
+    for (const id of off) if (!archived.some((a) => a.id === id)) this.rooms.delete(id);
   }
 
   /** Read the list again once the read models hold `seq` (several changes, one read). */
@@ -59,7 +67,7 @@ export abstract class Lists extends RoomReads {
       const after = this.listAfter;
       try {
         const list = await this.api!.spaces(after);
-        this.setList(list.spaces, list.archived_count);
+        await this.setList(list.spaces, list.archived_count, after);
         if (this.archived !== null) this.archived = (await this.api!.spaces(after, true)).spaces;
         for (const room of this.rooms.values()) if (room.sheet) void this.reloadSheet(room.id, after);
         this.changed();
