@@ -67,8 +67,9 @@ export abstract class Lists extends RoomReads {
       const after = this.listAfter;
       try {
         const list = await this.api!.spaces(after);
-        await this.setList(list.spaces, list.archived_count, after);
+        // The Archived row, when kept, is read first: the rooms dropped are judged by both lists as they are now.
         if (this.archived !== null) this.archived = (await this.api!.spaces(after, true)).spaces;
+        await this.setList(list.spaces, list.archived_count, after);
         for (const room of this.rooms.values()) if (room.sheet) void this.reloadSheet(room.id, after);
         this.changed();
       } catch {
